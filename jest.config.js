@@ -1,0 +1,24 @@
+/** Jest runs under `node --experimental-vm-modules` (see package.json) so PGlite can load its WASM. */
+const moduleNameMapper = {
+  '^@zmodu/(guard|skills|agent)$': '<rootDir>/libs/$1/src',
+  '^@zmodu/(guard|skills|agent)/(.*)$': '<rootDir>/libs/$1/src/$2',
+};
+const base = {
+  rootDir: __dirname,
+  moduleFileExtensions: ['js', 'json', 'ts'],
+  transform: { '^.+\\.ts$': ['ts-jest', { isolatedModules: true }] },
+  testEnvironment: 'node',
+  moduleNameMapper,
+};
+module.exports = {
+  globalSetup: '<rootDir>/test/support/global-setup.ts',
+  projects: [
+    { ...base, displayName: 'unit', testMatch: ['<rootDir>/libs/**/*.spec.ts'] },
+    {
+      ...base,
+      displayName: 'db',
+      testMatch: ['<rootDir>/libs/**/*.db-spec.ts', '<rootDir>/test/**/*.e2e-spec.ts'],
+      testTimeout: 60000,
+    },
+  ],
+};

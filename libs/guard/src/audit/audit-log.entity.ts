@@ -1,0 +1,45 @@
+import { Column, CreateDateColumn, Entity, Index, PrimaryGeneratedColumn } from 'typeorm';
+
+@Entity({ name: 'zmodu_audit_log' })
+@Index('zmodu_audit_log_run_idx', ['runId'])
+@Index('zmodu_audit_log_tenant_at_idx', ['tenantId', 'at'])
+export class AuditLogEntity {
+  @PrimaryGeneratedColumn({ type: 'bigint' })
+  id: string;
+
+  @Column({ name: 'run_id', type: 'text' })
+  runId: string;
+
+  @Column({ type: 'text', nullable: true })
+  agent: string | null;
+
+  @Column({ name: 'tenant_id', type: 'text', nullable: true })
+  tenantId: string | null;
+
+  @Column({ name: 'user_id', type: 'text', nullable: true })
+  userId: string | null;
+
+  @Column({ type: 'text' })
+  skill: string;
+
+  @Column({ type: 'text' })
+  action: string;
+
+  @Column({ type: 'text' })
+  decision: string;
+
+  @Column({ type: 'text', nullable: true })
+  cause: string | null;
+
+  @Column({ type: 'text' })
+  outcome: string;
+
+  @Column({ name: 'duration_ms', type: 'integer' })
+  durationMs: number;
+
+  @Column({ type: 'integer' })
+  tokens: number;
+
+  @CreateDateColumn({ type: 'timestamptz' })
+  at: Date;
+}

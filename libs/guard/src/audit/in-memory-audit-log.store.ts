@@ -1,0 +1,30 @@
+import { AuditEntry, AuditQuery, AuditRecord, clampAuditLimit } from './audit-entry';
+import { AuditLogStore } from './audit-log.store';
+
+/** An audit store in process memory, for tests and apps without a database. Lost on restart. */
+export class InMemoryAuditLogStore implements AuditLogStore {
+  private readonly records: AuditRecord[] = [];
+  private nextId = 1;
+
+  async append(entries: readonly AuditEntry[]): Promise<void> {
+    for (const entry of entries) this.records.push({ ...entry, id: String(this.nextId++) });
+  }
+
+  async query(filter: AuditQuery): Promise<AuditRecord[]> {
+    const limit = clampAuditLimit(filter.limit);
+    const out: AuditRecord[] = [];
+    for (const r of this.records) {
+      if (filter.runId !== undefined && r.runId !== filter.runId) continue;
+      if (filter.agent !== undefined && r.agent !== filter.agent) continue;
+      if (filter.tenantId !== undefined && r.tenantId !== filter.tenantId) continue;
+      if (filter.userId !== undefined && r.userId !== filter.userId) continue;
+      if (filter.skill !== undefined && r.skill !== filter.skill) continue;
+      if (filter.decision !== undefined && r.decision !== filter.decision) continue;
+      if (filter.since !== undefined && r.at < filter.since) continue;
+      if (filter.until !== undefined && r.at > filter.until) continue;
+      out.push({ ...r });
+      if (out.length >= limit) break;
+    }
+    return out;
+  }
+}

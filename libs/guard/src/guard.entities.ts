@@ -1,0 +1,8 @@
+import { AuditLogEntity } from './audit/audit-log.entity';
+import { ZmoduGuard1764460800000 } from './migrations/1764460800000-zmodu-guard';
+import { TokenUsageEntity } from './quota/token-usage.entity';
+
+/** Add these to your TypeORM DataSource `entities`. */
+export const ZMODU_GUARD_ENTITIES = [AuditLogEntity, TokenUsageEntity];
+/** Add these to your TypeORM DataSource `migrations`. */
+export const ZMODU_GUARD_MIGRATIONS = [ZmoduGuard1764460800000];

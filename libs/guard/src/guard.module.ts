@@ -1,0 +1,93 @@
+import { Inject, Injectable, Module, OnApplicationShutdown, Provider } from '@nestjs/common';
+import { getDataSourceToken } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { AgentAuditLog } from './audit/agent-audit-log';
+import { AuditLogStore } from './audit/audit-log.store';
+import { InMemoryAuditLogStore } from './audit/in-memory-audit-log.store';
+import { TypeOrmAuditLogStore } from './audit/typeorm-audit-log.store';
+import { AUDIT_LOG_STORE, TOKEN_QUOTA_STORE } from './guard.constants';
+import { ConfigurableGuardModule, GUARD_MODULE_OPTIONS } from './guard.module-definition';
+import { GuardModuleOptions, StoreChoice } from './guard-module.options';
+import { InMemoryTokenQuotaStore } from './quota/in-memory-token-quota.store';
+import { TokenQuota } from './quota/token-quota';
+import { TokenQuotaStore } from './quota/token-quota.store';
+import { TypeOrmTokenQuotaStore } from './quota/typeorm-token-quota.store';
+
+function mergeOptions(options: Partial<GuardModuleOptions>): GuardModuleOptions {
+  return Object.assign(new GuardModuleOptions(), options);
+}
+
+function requireDataSource(dataSource: DataSource | null | undefined): DataSource {
+  if (dataSource) return dataSource;
+  throw new Error(
+    `@zmodu/guard: no TypeORM DataSource was found for the audit log and token quota. ` +
+      `Import TypeOrmModule.forRoot({...}) with ZMODU_GUARD_ENTITIES and ZMODU_GUARD_MIGRATIONS, ` +
+      `or pass auditStore/quotaStore: 'memory' (or a store of your own) in the guard options.`,
+  );
+}
+
+function resolveStore<T>(
+  choice: StoreChoice<T> | undefined,
+  memory: () => T,
+  typeorm: () => T,
+): T {
+  if (choice === 'memory') return memory();
+  if (choice === undefined || choice === 'typeorm') return typeorm();
+  return choice;
+}
+
+const storeProviders: Provider[] = [
+  {
+    provide: AUDIT_LOG_STORE,
+    inject: [GUARD_MODULE_OPTIONS, { token: getDataSourceToken(), optional: true }],
+    useFactory: (raw: GuardModuleOptions, dataSource?: DataSource): AuditLogStore => {
+      const options = mergeOptions(raw);
+      return resolveStore<AuditLogStore>(
+        options.auditStore,
+        () => new InMemoryAuditLogStore(),
+        () => new TypeOrmAuditLogStore(requireDataSource(dataSource)),
+      );
+    },
+  },
+  {
+    provide: TOKEN_QUOTA_STORE,
+    inject: [GUARD_MODULE_OPTIONS, { token: getDataSourceToken(), optional: true }],
+    useFactory: (raw: GuardModuleOptions, dataSource?: DataSource): TokenQuotaStore => {
+      const options = mergeOptions(raw);
+      return resolveStore<TokenQuotaStore>(
+        options.quotaStore,
+        () => new InMemoryTokenQuotaStore(),
+        () => new TypeOrmTokenQuotaStore(requireDataSource(dataSource)),
+      );
+    },
+  },
+  {
+    provide: AgentAuditLog,
+    inject: [AUDIT_LOG_STORE, GUARD_MODULE_OPTIONS],
+    useFactory: (store: AuditLogStore, raw: GuardModuleOptions) => new AgentAuditLog(store, mergeOptions(raw).audit),
+  },
+  {
+    provide: TokenQuota,
+    inject: [TOKEN_QUOTA_STORE, GUARD_MODULE_OPTIONS],
+    useFactory: (store: TokenQuotaStore, raw: GuardModuleOptions) => new TokenQuota(store, mergeOptions(raw).quota),
+  },
+];
+
+/** Flushes the audit log when the application shuts down (enableShutdownHooks, or app.close()). */
+@Injectable()
+class AuditLogShutdown implements OnApplicationShutdown {
+  constructor(@Inject(AgentAuditLog) private readonly audit: AgentAuditLog) {}
+  async onApplicationShutdown(): Promise<void> {
+    await this.audit.close();
+  }
+}
+
+/**
+ * The guard's stores: `AgentAuditLog` and `TokenQuota`, global by default.
+ * `AgentModule.forRoot` imports it for you; import it yourself to dispatch skills without agents.
+ */
+@Module({
+  providers: [...storeProviders, AuditLogShutdown],
+  exports: [AgentAuditLog, TokenQuota, AUDIT_LOG_STORE, TOKEN_QUOTA_STORE],
+})
+export class GuardModule extends ConfigurableGuardModule {}

@@ -1,0 +1,6 @@
+export class InvalidSkillContextException extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidSkillContextException';
+  }
+}

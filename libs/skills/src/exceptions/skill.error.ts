@@ -1,0 +1,14 @@
+/**
+ * Throw from a skill handler to give the model a reason it may see (and act on).
+ * Any other error reaches the model only as `internal_error`: its text stays in the logs.
+ */
+export class SkillError extends Error {
+  constructor(
+    readonly reason: string,
+    message?: string,
+    readonly details?: Record<string, unknown>,
+  ) {
+    super(message ?? reason);
+    this.name = 'SkillError';
+  }
+}

@@ -1,0 +1,32 @@
+import { ActionClass } from '@zmodu/guard';
+import { ValidateFunction } from 'ajv';
+import { JsonSchema } from './json-schema';
+import { SkillInvocation } from './skill-context';
+import { SkillOptions } from './skill-options';
+
+export type SkillHandler = (args: Record<string, unknown>, ctx: SkillInvocation) => unknown;
+
+export interface NormalizedSkillOptions {
+  readonly name: string;
+  readonly action: ActionClass;
+  readonly description: string;
+  readonly parameters: JsonSchema;
+  readonly requiredPermission?: string;
+  readonly timeoutMs: number;
+  readonly tenantScoped: boolean;
+  readonly cost?: number;
+}
+
+/** A dynamic skill for `SkillRegistry.register`. */
+export interface SkillRegistration extends SkillOptions {
+  readonly handler: SkillHandler;
+  /** Where it comes from, named in duplicate errors. Default 'SkillRegistry.register'. */
+  readonly source?: string;
+}
+
+/** A skill as the registry holds it: declaration with defaults, handler, compiled argument validator. */
+export interface RegisteredSkill extends NormalizedSkillOptions {
+  readonly source: string;
+  readonly handler: SkillHandler;
+  readonly validate: ValidateFunction;
+}

@@ -1,0 +1,27 @@
+import { ActionClass } from '@zmodu/guard';
+import { JsonSchema } from './json-schema';
+
+/** What `@Skill(...)` and `SkillRegistry.register(...)` take. */
+export interface SkillOptions {
+  /** Dotted lower-case name the model and the policy use, e.g. `order.draft`. */
+  readonly name: string;
+  /** `read`, `propose` or `execute`. Undeclared: `execute` (the strictest). */
+  readonly action?: ActionClass;
+  /** What the skill does, for the model. */
+  readonly description: string;
+  /** JSON Schema of the arguments object. Default: no arguments. */
+  readonly parameters?: JsonSchema;
+  /** Permission code the caller must hold (`ctx.permissions`). */
+  readonly requiredPermission?: string;
+  /** Deadline of one call in ms. Default 30000. */
+  readonly timeoutMs?: number;
+  /** A tenant-scoped skill refuses a call without a tenant. Default true (fail closed). */
+  readonly tenantScoped?: boolean;
+  /** Tokens a call is charged against the guard budget before it runs. Default: estimated from the arguments. */
+  readonly cost?: number;
+}
+
+export const SKILL_NAME_PATTERN = /^[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)*$/;
+export const SKILL_NAME_MAX_LENGTH = 64;
+export const DEFAULT_SKILL_TIMEOUT_MS = 30_000;
+export const MAX_SKILL_TIMEOUT_MS = 15 * 60_000;

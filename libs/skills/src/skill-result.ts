@@ -1,0 +1,31 @@
+import { ActionClass, AuditOutcome, DenialCause } from '@zmodu/guard';
+
+/** The JSON error the model sees, e.g. {"error":"ToolDenied","reason":"denied_execute_class"}. */
+export interface SkillErrorBody {
+  readonly error: 'ToolDenied' | 'PermissionDenied' | 'InvalidArguments' | 'TenantRequired' | 'Timeout' | 'SkillFailed';
+  readonly reason: string;
+  readonly [detail: string]: unknown;
+}
+
+export interface SkillCallResult {
+  readonly ok: boolean;
+  readonly skill: string;
+  readonly action: ActionClass;
+  /** The guard's decision; `allowed` also when a later step (permission, arguments, tenant) refused. */
+  readonly decision: 'allowed' | 'denied';
+  /** Guard denial cause, or the later refusal (`missing_permission`, `invalid_arguments`, `tenant_required`). */
+  readonly cause: DenialCause | 'missing_permission' | 'invalid_arguments' | 'tenant_required' | null;
+  readonly outcome: AuditOutcome;
+  /** The handler's value when ok. */
+  readonly value?: unknown;
+  readonly error?: SkillErrorBody;
+  /** What the model sees: the value, or the error, as JSON. */
+  readonly observation: string;
+  readonly durationMs: number;
+  /** Tokens metered for the call (arguments and observation, estimated at 4 characters a token). */
+  readonly tokens: number;
+}
+
+export function estimateTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}

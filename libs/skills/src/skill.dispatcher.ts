@@ -1,0 +1,229 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { AgentAuditLog, DenialCause, DENIED, Guard, TokenQuota, AuditOutcome } from '@zmodu/guard';
+import { InvalidSkillContextException } from './exceptions/invalid-context.exception';
+import { SkillError } from './exceptions/skill.error';
+import { describeErrors } from './json-schema';
+import { SkillContext, SkillInvocation } from './skill-context';
+import { RegisteredSkill } from './skill-definition';
+import { estimateTokens, SkillCallResult, SkillErrorBody } from './skill-result';
+import { INVALID_CONTEXT_MESSAGE, MISSING_GUARD_MESSAGE } from './skill.messages';
+import { SkillRegistry } from './skill.registry';
+
+type Cause = SkillCallResult['cause'];
+
+const TIMED_OUT = Symbol('timed out');
+const CANCELLED = Symbol('cancelled');
+
+/**
+ * The one path of every tool call (DESIGN.md §1): resolve, guard, permission,
+ * arguments, tenant, handler under a deadline, then audit and metering, allowed or not.
+ * It never throws for what a caller or a model sends; it returns a result with a JSON observation.
+ */
+@Injectable()
+export class SkillDispatcher {
+  private readonly logger = new Logger('SkillDispatcher');
+
+  constructor(
+    private readonly registry: SkillRegistry,
+    private readonly audit: AgentAuditLog,
+    private readonly quota: TokenQuota,
+  ) {}
+
+  async dispatch(ctx: SkillContext, name: string, args: unknown): Promise<SkillCallResult> {
+    assertContext(ctx);
+    const started = performance.now();
+    const skillName = typeof name === 'string' ? name : String(name);
+    // 1. Resolve. An unknown name is refused like a name missing from the allow list.
+    const skill = this.registry.get(skillName);
+    const action = skill ? skill.action : 'execute';
+    const argsText = safeStringify(args);
+    const cost = skill?.cost ?? estimateTokens(argsText ?? '');
+
+    // 2. Guard: deny, allow, execute switch, budget (in-memory budget, then the persistent quota).
+    let decision = ctx.guard.evaluate(action, skillName, cost);
+    if (decision.allowed && !skill) decision = DENIED.denied_not_listed;
+    if (decision.allowed) {
+      const quota = await this.quotaAllows(ctx);
+      if (!quota) decision = DENIED.denied_budget;
+    }
+    ctx.guard.commit(decision, cost);
+    if (!decision.allowed || !skill) {
+      return this.finish(ctx, skillName, action, started, argsText, 'denied', decision.cause as DenialCause, 'denied', {
+        error: 'ToolDenied',
+        reason: decision.cause as string,
+      });
+    }
+
+    // 3. Permission.
+    if (skill.requiredPermission !== undefined && !ctx.permissions.includes(skill.requiredPermission)) {
+      return this.finish(ctx, skillName, action, started, argsText, 'allowed', 'missing_permission', 'forbidden', {
+        error: 'PermissionDenied',
+        reason: 'missing_permission',
+        permission: skill.requiredPermission,
+      });
+    }
+
+    // 4. Arguments against the JSON Schema.
+    const parsed = args === undefined || args === null ? {} : args;
+    if (typeof parsed !== 'object' || Array.isArray(parsed) || argsText === undefined) {
+      return this.finish(ctx, skillName, action, started, argsText, 'allowed', 'invalid_arguments', 'invalid_arguments', {
+        error: 'InvalidArguments',
+        reason: 'arguments must be a JSON object',
+      });
+    }
+    if (!skill.validate(parsed)) {
+      return this.finish(ctx, skillName, action, started, argsText, 'allowed', 'invalid_arguments', 'invalid_arguments', {
+        error: 'InvalidArguments',
+        reason: 'arguments do not match the skill parameters',
+        problems: describeErrors(skill.validate.errors),
+      });
+    }
+
+    // 5. Tenant: a tenant-scoped skill without a tenant fails closed.
+    if (skill.tenantScoped && !ctx.tenantId) {
+      return this.finish(ctx, skillName, action, started, argsText, 'allowed', 'tenant_required', 'tenant_required', {
+        error: 'TenantRequired',
+        reason: 'tenant_scope_unavailable',
+      });
+    }
+
+    // 6. Handler under the deadline.
+    return this.run(ctx, skill, parsed as Record<string, unknown>, started, argsText);
+  }
+
+  private async run(
+    ctx: SkillContext,
+    skill: RegisteredSkill,
+    args: Record<string, unknown>,
+    started: number,
+    argsText: string,
+  ): Promise<SkillCallResult> {
+    const controller = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    let onParentAbort: (() => void) | undefined;
+    const deadline = new Promise<typeof TIMED_OUT | typeof CANCELLED>((resolve) => {
+      timer = setTimeout(() => {
+        controller.abort(new Error(`skill '${skill.name}' exceeded its ${skill.timeoutMs} ms deadline`));
+        resolve(TIMED_OUT);
+      }, skill.timeoutMs);
+      if (ctx.signal) {
+        onParentAbort = () => {
+          controller.abort(ctx.signal?.reason);
+          resolve(CANCELLED);
+        };
+        if (ctx.signal.aborted) onParentAbort();
+        else ctx.signal.addEventListener('abort', onParentAbort, { once: true });
+      }
+    });
+    const invocation: SkillInvocation = {
+      guard: ctx.guard,
+      tenantId: ctx.tenantId,
+      userId: ctx.userId,
+      permissions: ctx.permissions,
+      runId: ctx.runId,
+      agent: ctx.agent,
+      signal: controller.signal,
+      skill: skill.name,
+    };
+    try {
+      const work = Promise.resolve().then(() => skill.handler(args, invocation));
+      // A handler that ignores its signal may still settle later: keep that from being unhandled.
+      work.catch(() => undefined);
+      const value = await Promise.race([work, deadline]);
+      if (value === TIMED_OUT || value === CANCELLED) {
+        const reason = value === TIMED_OUT ? 'deadline_exceeded' : 'cancelled';
+        return this.finish(ctx, skill.name, skill.action, started, argsText, 'allowed', null, 'timeout', {
+          error: 'Timeout',
+          reason,
+          timeoutMs: skill.timeoutMs,
+        });
+      }
+      const observation = safeStringify(value === undefined ? null : value);
+      if (observation === undefined) {
+        this.logger.error(`skill '${skill.name}' returned a value that is not JSON-serializable`);
+        return this.finish(ctx, skill.name, skill.action, started, argsText, 'allowed', null, 'error', {
+          error: 'SkillFailed',
+          reason: 'result_not_serializable',
+        });
+      }
+      return this.finish(ctx, skill.name, skill.action, started, argsText, 'allowed', null, 'ok', undefined, value, observation);
+    } catch (err) {
+      const body: SkillErrorBody =
+        err instanceof SkillError
+          ? { error: 'SkillFailed', reason: err.reason, message: err.message, ...(err.details ?? {}) }
+          : { error: 'SkillFailed', reason: 'internal_error' };
+      if (!(err instanceof SkillError)) this.logger.error(`skill '${skill.name}' failed: ${(err as Error)?.stack ?? String(err)}`);
+      return this.finish(ctx, skill.name, skill.action, started, argsText, 'allowed', null, 'error', body);
+    } finally {
+      if (timer) clearTimeout(timer);
+      if (onParentAbort) ctx.signal?.removeEventListener('abort', onParentAbort);
+    }
+  }
+
+  /** 7. Audit entry and metering, for every call. */
+  private async finish(
+    ctx: SkillContext,
+    skill: string,
+    action: SkillCallResult['action'],
+    started: number,
+    argsText: string | undefined,
+    decision: 'allowed' | 'denied',
+    cause: Cause,
+    outcome: AuditOutcome,
+    error?: SkillErrorBody,
+    value?: unknown,
+    valueText?: string,
+  ): Promise<SkillCallResult> {
+    const observation = error ? JSON.stringify(error) : (valueText as string);
+    const durationMs = performance.now() - started;
+    const tokens = decision === 'allowed' ? estimateTokens(argsText ?? '') + estimateTokens(observation) : 0;
+    this.audit.record({
+      runId: ctx.runId,
+      agent: ctx.agent ?? null,
+      tenantId: ctx.tenantId ?? null,
+      userId: ctx.userId ?? null,
+      skill,
+      action,
+      decision,
+      cause,
+      outcome,
+      durationMs,
+      tokens,
+      at: new Date(),
+    });
+    if (tokens > 0) await this.quota.chargeQuietly(quotaKey(ctx), tokens);
+    return error
+      ? { ok: false, skill, action, decision, cause, outcome, error, observation, durationMs, tokens }
+      : { ok: true, skill, action, decision, cause, outcome, value, observation, durationMs, tokens };
+  }
+
+  private async quotaAllows(ctx: SkillContext): Promise<boolean> {
+    try {
+      return (await this.quota.check(quotaKey(ctx))).allowed;
+    } catch (err) {
+      // Fail closed: a quota that cannot be read is a quota that is not granted.
+      this.logger.error(`token quota check failed, refusing the call: ${String(err)}`);
+      return false;
+    }
+  }
+}
+
+function quotaKey(ctx: SkillContext) {
+  return { tenantId: ctx.tenantId ?? '', agent: ctx.agent ?? '' };
+}
+
+function safeStringify(value: unknown): string | undefined {
+  try {
+    return JSON.stringify(value === undefined ? {} : value);
+  } catch {
+    return undefined;
+  }
+}
+
+function assertContext(ctx: SkillContext): void {
+  if (!ctx || !(ctx.guard instanceof Guard)) throw new InvalidSkillContextException(MISSING_GUARD_MESSAGE);
+  if (!Array.isArray(ctx.permissions))
+    throw new InvalidSkillContextException(INVALID_CONTEXT_MESSAGE('permissions must be an array of permission codes'));
+  if (typeof ctx.runId !== 'string' || ctx.runId === '')
+    throw new InvalidSkillContextException(INVALID_CONTEXT_MESSAGE('runId must be a non-empty string (createSkillContext makes one)'));
+}

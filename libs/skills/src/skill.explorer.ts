@@ -1,0 +1,44 @@
+import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { DiscoveryService, MetadataScanner } from '@nestjs/core';
+import { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
+import { SkillMetadata } from './skill.decorator';
+import { SkillRegistry } from './skill.registry';
+import { SkillHandler } from './skill-definition';
+
+/** Finds `@Skill` methods on providers at boot and registers them. */
+@Injectable()
+export class SkillExplorer implements OnModuleInit {
+  private readonly logger = new Logger('SkillExplorer');
+
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly scanner: MetadataScanner,
+    private readonly registry: SkillRegistry,
+  ) {}
+
+  onModuleInit(): void {
+    for (const wrapper of this.discovery.getProviders()) this.explore(wrapper);
+  }
+
+  private explore(wrapper: InstanceWrapper): void {
+    const instance = wrapper.instance as Record<string, unknown> | undefined;
+    if (!instance || typeof instance !== 'object') return;
+    const prototype = Object.getPrototypeOf(instance) as object | null;
+    if (!prototype) return;
+    for (const method of this.scanner.getAllMethodNames(prototype)) {
+      const options = this.discovery.getMetadataByDecorator(SkillMetadata, wrapper, method);
+      if (!options) continue;
+      const owner = `${wrapper.metatype?.name ?? wrapper.name ?? 'provider'}.${method}`;
+      if (!wrapper.isDependencyTreeStatic()) {
+        throw new Error(
+          `@Skill('${options.name}') on ${owner}: skills must live on singleton providers; ${owner} is request-scoped. ` +
+            `Read request data from the SkillInvocation context instead.`,
+        );
+      }
+      const fn = instance[method] as (...a: unknown[]) => unknown;
+      const handler: SkillHandler = (args, ctx) => fn.call(instance, args, ctx);
+      this.registry.add(options, handler, owner);
+      this.logger.debug(`skill ${options.name} (${options.action}) -> ${owner}`);
+    }
+  }
+}

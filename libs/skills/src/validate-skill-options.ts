@@ -1,0 +1,43 @@
+import { isActionClass, normalizeActionClass } from '@zmodu/guard';
+import { InvalidSkillDefinitionException } from './exceptions/invalid-skill-definition.exception';
+import { EMPTY_PARAMETERS, schemaProblem } from './json-schema';
+import { DEFAULT_SKILL_TIMEOUT_MS, MAX_SKILL_TIMEOUT_MS, SKILL_NAME_MAX_LENGTH, SKILL_NAME_PATTERN, SkillOptions } from './skill-options';
+import { NormalizedSkillOptions } from './skill-definition';
+
+/** Check a skill declaration and fill its defaults. Throws InvalidSkillDefinitionException saying what to fix. */
+export function validateSkillOptions(options: SkillOptions): NormalizedSkillOptions {
+  if (options === null || typeof options !== 'object') throw new InvalidSkillDefinitionException(undefined, 'options are missing');
+  const { name } = options;
+  const fail = (problem: string): never => {
+    throw new InvalidSkillDefinitionException(name, problem);
+  };
+  if (typeof name !== 'string' || !SKILL_NAME_PATTERN.test(name) || name.length > SKILL_NAME_MAX_LENGTH)
+    fail(
+      `name must be lower-case dotted words (letters, digits, '_'), at most ${SKILL_NAME_MAX_LENGTH} characters, like 'order.draft' (got ${JSON.stringify(name)})`,
+    );
+  if (options.action !== undefined && !isActionClass(options.action))
+    fail(`action must be 'read', 'propose' or 'execute' (got ${JSON.stringify(options.action)})`);
+  if (typeof options.description !== 'string' || options.description.trim() === '')
+    fail('description must be a non-empty string: the model reads it to choose the skill');
+  const parameters = options.parameters ?? EMPTY_PARAMETERS;
+  const problem = schemaProblem(parameters);
+  if (problem) fail(problem);
+  if (options.requiredPermission !== undefined && (typeof options.requiredPermission !== 'string' || options.requiredPermission === ''))
+    fail('requiredPermission must be a non-empty string when given');
+  const timeoutMs = options.timeoutMs ?? DEFAULT_SKILL_TIMEOUT_MS;
+  if (!Number.isInteger(timeoutMs) || timeoutMs <= 0 || timeoutMs > MAX_SKILL_TIMEOUT_MS)
+    fail(`timeoutMs must be a whole number of ms between 1 and ${MAX_SKILL_TIMEOUT_MS} (got ${String(options.timeoutMs)})`);
+  if (options.tenantScoped !== undefined && typeof options.tenantScoped !== 'boolean') fail('tenantScoped must be a boolean');
+  if (options.cost !== undefined && !(typeof options.cost === 'number' && options.cost >= 0 && Number.isFinite(options.cost)))
+    fail('cost must be a finite number >= 0');
+  return Object.freeze({
+    name,
+    action: normalizeActionClass(options.action),
+    description: options.description,
+    parameters,
+    requiredPermission: options.requiredPermission,
+    timeoutMs,
+    tenantScoped: options.tenantScoped ?? true,
+    cost: options.cost,
+  });
+}
