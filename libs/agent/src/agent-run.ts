@@ -1,0 +1,43 @@
+import { AgentMetricsSnapshot } from './agent-metrics';
+
+export type StopReason = 'final' | 'max_steps' | 'budget_exhausted' | 'aborted' | 'model_error';
+
+export interface ToolCallRecord {
+  readonly id: string;
+  readonly name: string;
+  readonly arguments: unknown;
+  readonly decision: 'allowed' | 'denied';
+  readonly cause: string | null;
+  readonly outcome: string;
+  readonly ok: boolean;
+  /** The JSON the model saw. */
+  readonly observation: string;
+  readonly durationMs: number;
+}
+
+export interface AgentStep {
+  readonly index: number;
+  readonly text: string;
+  readonly toolCalls: ToolCallRecord[];
+  readonly usage: { readonly inputTokens: number; readonly outputTokens: number };
+}
+
+export interface AgentRunResult {
+  readonly runId: string;
+  readonly agent: string;
+  readonly answer: string;
+  readonly stoppedReason: StopReason;
+  readonly steps: AgentStep[];
+  readonly metrics: AgentMetricsSnapshot;
+  /** Set when the run ended on a model error or was aborted. */
+  readonly error?: string;
+}
+
+/** Who runs the agent: the same fields every caller puts in a SkillContext, minus the guard (the agent brings it). */
+export interface AgentRunContext {
+  readonly tenantId?: string | null;
+  readonly userId?: string | null;
+  readonly permissions?: readonly string[];
+  readonly runId?: string;
+  readonly signal?: AbortSignal;
+}

@@ -1,0 +1,33 @@
+import { GuardPolicy } from '@zmodu/guard';
+import { SkillSummary } from '@zmodu/skills';
+import { ModelProvider } from './providers/model-provider';
+
+/** Memory injected into the system prompt. Recall with a missing tenant or user returns nothing. */
+export interface AgentMemory {
+  recallBlock(scope: { tenantId: string; userId: string }, goal: string): Promise<string>;
+}
+
+export interface AgentBudget {
+  /** Tokens one run may spend (model turns and tool calls); past it, calls are `denied_budget`. */
+  readonly tokensPerRun?: number;
+  /** Tokens per tenant per quota period for this agent, persisted (TokenQuota). */
+  readonly tokensPerPeriod?: number;
+}
+
+/** Declarative wiring of one agent. `guard` is required: there is no unguarded agent. */
+export interface AgentSpec {
+  readonly name: string;
+  readonly provider: ModelProvider;
+  /** The skills the model is offered: names, or a filter over the registry. The guard still decides each call. */
+  readonly skills: readonly string[] | ((skill: SkillSummary) => boolean);
+  readonly guard: GuardPolicy;
+  readonly memory?: AgentMemory;
+  readonly systemPrompt?: string;
+  /** Model turns per run. Default 8, at most 100. */
+  readonly maxSteps?: number;
+  readonly budget?: AgentBudget;
+}
+
+export const DEFAULT_MAX_STEPS = 8;
+export const MAX_MAX_STEPS = 100;
+export const AGENT_NAME_PATTERN = /^[a-z][a-z0-9_-]{0,62}$/;

@@ -1,0 +1,71 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { PolicyHealth, policyNeedsAttention, TokenQuota } from '@zmodu/guard';
+import { SkillDispatcher, SkillRegistry } from '@zmodu/skills';
+import { Agent } from './agent';
+import { AgentModuleOptions } from './agent-module.options';
+import { AGENT_MODULE_OPTIONS } from './agent.module-definition';
+import { DUPLICATE_AGENT_MESSAGE, POLICY_WARNING_MESSAGE } from './agent.messages';
+import { AgentNotFoundException } from './exceptions/agent-not-found.exception';
+import { InvalidAgentSpecException } from './exceptions/invalid-agent-spec.exception';
+import { PolicyHealthException } from './exceptions/policy-health.exception';
+import { validateAgentSpec } from './validate-agent-spec';
+
+/** The application's agents, built from their specs; the policy of each is audited at boot. */
+@Injectable()
+export class AgentRegistry implements OnApplicationBootstrap {
+  private readonly logger = new Logger('AgentRegistry');
+  private readonly agents = new Map<string, Agent>();
+  private readonly strict: boolean;
+
+  constructor(
+    @Inject(AGENT_MODULE_OPTIONS) raw: AgentModuleOptions,
+    registry: SkillRegistry,
+    dispatcher: SkillDispatcher,
+    private readonly quota: TokenQuota,
+  ) {
+    const options = Object.assign(new AgentModuleOptions(), raw);
+    if (!Array.isArray(options.agents))
+      throw new InvalidAgentSpecException(undefined, 'AgentModule options need agents: AgentSpec[]');
+    this.strict = options.strictPolicies === true;
+    for (const spec of options.agents) {
+      validateAgentSpec(spec);
+      if (this.agents.has(spec.name)) throw new InvalidAgentSpecException(spec.name, DUPLICATE_AGENT_MESSAGE(spec.name));
+      this.agents.set(spec.name, new Agent(spec, registry, dispatcher, quota));
+    }
+  }
+
+  /** After every @Skill is registered: audit each policy and apply quota limits. */
+  onApplicationBootstrap(): void {
+    for (const agent of this.agents.values()) {
+      this.quota.setAgentLimit(agent.name, agent.spec.budget?.tokensPerPeriod);
+      const health = agent.auditPolicy();
+      if (!policyNeedsAttention(health)) continue;
+      const message = POLICY_WARNING_MESSAGE(agent.name, describe(health));
+      if (this.strict) throw new PolicyHealthException(message.replace(/ Set strictPolicies.*$/, ''));
+      this.logger.warn(message);
+    }
+  }
+
+  get(name: string): Agent {
+    const agent = this.agents.get(name);
+    if (!agent) throw new AgentNotFoundException(name, [...this.agents.keys()]);
+    return agent;
+  }
+
+  has(name: string): boolean {
+    return this.agents.has(name);
+  }
+
+  list(): Agent[] {
+    return [...this.agents.values()];
+  }
+}
+
+function describe(h: PolicyHealth): string {
+  const parts: string[] = [];
+  if (h.inert) parts.push('the policy is inert (it lets no name through)');
+  if (h.hasClassBlindSpot)
+    parts.push(`execute-class skills are allowed by name but refused by class while allowExecute is false: ${h.classDeniedTools.join(', ')}`);
+  if (h.unknownTools.length) parts.push(`unknown skill names: ${h.unknownTools.join(', ')}`);
+  return parts.join('; ');
+}

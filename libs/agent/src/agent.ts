@@ -1,0 +1,155 @@
+import { randomUUID } from 'node:crypto';
+import { Logger } from '@nestjs/common';
+import { auditPolicy, Guard, GuardPolicy, GuardStats, PolicyHealth, TokenQuota } from '@zmodu/guard';
+import { createSkillContext, SkillDispatcher, SkillRegistry } from '@zmodu/skills';
+import { AgentMetrics, AgentMetricsSnapshot } from './agent-metrics';
+import { AgentRunContext, AgentRunResult, AgentStep, StopReason } from './agent-run';
+import { AgentSpec, DEFAULT_MAX_STEPS } from './agent-spec';
+import { ChatMessage, ToolSpec } from './providers/model-provider';
+
+/**
+ * A guarded agent: model turn, tool calls (each through the one dispatcher), observations
+ * back to the model, until a final answer or `maxSteps`. Build it through AgentModule (or
+ * `new Agent(spec, ...)` after validateAgentSpec); there is no agent without a guard.
+ */
+export class Agent {
+  readonly name: string;
+  readonly metrics = new AgentMetrics();
+  /** Guard counters across all runs of this agent. */
+  readonly guardStats = new GuardStats();
+  private readonly logger: Logger;
+  private readonly policy: GuardPolicy;
+
+  constructor(
+    readonly spec: AgentSpec,
+    private readonly registry: SkillRegistry,
+    private readonly dispatcher: SkillDispatcher,
+    private readonly quota: TokenQuota,
+  ) {
+    this.name = spec.name;
+    this.logger = new Logger(`Agent:${spec.name}`);
+    const tokensPerRun = spec.budget?.tokensPerRun;
+    this.policy = tokensPerRun === undefined ? spec.guard : { ...spec.guard, budget: Math.min(tokensPerRun, spec.guard.budget ?? Infinity) };
+  }
+
+  /** The policy health report (auditPolicy) of this agent against the registry. */
+  auditPolicy(): PolicyHealth {
+    return auditPolicy(this.registry, this.policy);
+  }
+
+  /** The tools offered to the model. */
+  tools(): ToolSpec[] {
+    const skills = this.spec.skills;
+    const defs = Array.isArray(skills)
+      ? this.registry.definitions(skills as readonly string[])
+      : this.registry.definitions().filter((d) => (skills as (s: typeof d) => boolean)(d));
+    return defs.map((d) => ({ name: d.name, description: d.description, parameters: d.parameters }));
+  }
+
+  async run(goal: string, context: AgentRunContext = {}): Promise<AgentRunResult> {
+    if (typeof goal !== 'string' || goal.trim() === '') throw new TypeError('Agent.run needs a non-empty goal string.');
+    const started = performance.now();
+    const runId = context.runId ?? randomUUID();
+    const guard = new Guard(this.policy, { stats: this.guardStats });
+    const ctx = createSkillContext({
+      guard,
+      tenantId: context.tenantId,
+      userId: context.userId,
+      permissions: context.permissions ?? [],
+      runId,
+      agent: this.name,
+      signal: context.signal,
+    });
+    const quotaKey = { tenantId: ctx.tenantId ?? '', agent: this.name };
+    const metrics = new AgentMetrics();
+    metrics.runs = 1;
+    const steps: AgentStep[] = [];
+    const tools = this.tools();
+    const system = await this.systemPrompt(ctx.tenantId, ctx.userId, goal);
+    const messages: ChatMessage[] = [{ role: 'user', content: goal }];
+    const signal = context.signal ?? new AbortController().signal;
+    const maxSteps = this.spec.maxSteps ?? DEFAULT_MAX_STEPS;
+    let answer = '';
+    let stoppedReason: StopReason = 'max_steps';
+    let error: string | undefined;
+
+    for (let index = 0; index < maxSteps; index++) {
+      if (signal.aborted) {
+        stoppedReason = 'aborted';
+        error = 'the run was aborted';
+        break;
+      }
+      if (guard.remainingBudget <= 0 || !(await this.quotaAllows(quotaKey))) {
+        stoppedReason = 'budget_exhausted';
+        break;
+      }
+      let turn;
+      try {
+        turn = await this.spec.provider.complete({ system, messages, tools, signal });
+      } catch (err) {
+        stoppedReason = signal.aborted ? 'aborted' : 'model_error';
+        error = (err as Error)?.message ?? String(err);
+        this.logger.warn(`run ${runId}: model error: ${error}`);
+        break;
+      }
+      const tokens = turn.usage.inputTokens + turn.usage.outputTokens;
+      metrics.tokensIn += turn.usage.inputTokens;
+      metrics.tokensOut += turn.usage.outputTokens;
+      metrics.steps++;
+      guard.spend(tokens);
+      await this.quota.chargeQuietly(quotaKey, tokens);
+      const step: AgentStep = { index, text: turn.text, toolCalls: [], usage: turn.usage };
+      steps.push(step);
+      messages.push({ role: 'assistant', content: turn.text, toolCalls: turn.toolCalls });
+      if (turn.toolCalls.length === 0) {
+        answer = turn.text;
+        stoppedReason = 'final';
+        break;
+      }
+      answer = turn.text;
+      for (const call of turn.toolCalls) {
+        const result = await this.dispatcher.dispatch(ctx, call.name, call.arguments);
+        metrics.toolCalls++;
+        if (result.cause !== null) metrics.denial(result.cause);
+        else if (!result.ok) metrics.toolErrors++;
+        step.toolCalls.push({
+          id: call.id,
+          name: call.name,
+          arguments: call.arguments,
+          decision: result.decision,
+          cause: result.cause,
+          outcome: result.outcome,
+          ok: result.ok,
+          observation: result.observation,
+          durationMs: result.durationMs,
+        });
+        messages.push({ role: 'tool', toolCallId: call.id, name: call.name, content: result.observation });
+      }
+    }
+    metrics.durationMs = performance.now() - started;
+    const snapshot = metrics.snapshot();
+    this.metrics.add(snapshot);
+    return { runId, agent: this.name, answer, stoppedReason, steps, metrics: snapshot, ...(error ? { error } : {}) };
+  }
+
+  getMetrics(): AgentMetricsSnapshot {
+    return this.metrics.snapshot();
+  }
+
+  private async systemPrompt(tenantId: string | undefined, userId: string | undefined, goal: string): Promise<string> {
+    const base = this.spec.systemPrompt ?? '';
+    // Memory only with both a tenant and a user: no wildcard scope, ever.
+    if (!this.spec.memory || !tenantId || !userId) return base;
+    const block = await this.spec.memory.recallBlock({ tenantId, userId }, goal);
+    return block ? `${base}\n\n${block}` : base;
+  }
+
+  private async quotaAllows(key: { tenantId: string; agent: string }): Promise<boolean> {
+    try {
+      return (await this.quota.check(key)).allowed;
+    } catch (err) {
+      this.logger.error(`token quota check failed, stopping the run: ${String(err)}`);
+      return false;
+    }
+  }
+}

@@ -1,0 +1,6 @@
+export class PolicyHealthException extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PolicyHealthException';
+  }
+}

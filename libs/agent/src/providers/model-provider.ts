@@ -1,0 +1,48 @@
+import { JsonSchema } from '@zmodu/skills';
+
+/** A tool as the model sees it. */
+export interface ToolSpec {
+  readonly name: string;
+  readonly description: string;
+  readonly parameters: JsonSchema;
+}
+
+/** One tool call requested by the model. `arguments` is the parsed JSON (or the raw text if it did not parse). */
+export interface ToolCall {
+  readonly id: string;
+  readonly name: string;
+  readonly arguments: unknown;
+}
+
+export type ChatMessage =
+  | { readonly role: 'user'; readonly content: string }
+  | { readonly role: 'assistant'; readonly content: string; readonly toolCalls: readonly ToolCall[] }
+  | { readonly role: 'tool'; readonly toolCallId: string; readonly name: string; readonly content: string };
+
+export interface ModelRequest {
+  readonly system: string;
+  readonly messages: readonly ChatMessage[];
+  readonly tools: readonly ToolSpec[];
+  readonly signal: AbortSignal;
+}
+
+export interface TokenUsage {
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+}
+
+/** One model turn: text and/or several tool calls, with token usage. No tool calls means a final answer. */
+export interface ModelTurn {
+  readonly text: string;
+  readonly toolCalls: readonly ToolCall[];
+  readonly usage: TokenUsage;
+}
+
+/**
+ * Port to a chat model with tool calling, shaped after OpenAI chat completions and
+ * Anthropic Messages (several tool calls per turn, tool results by call id, token usage).
+ */
+export interface ModelProvider {
+  readonly name: string;
+  complete(request: ModelRequest): Promise<ModelTurn>;
+}

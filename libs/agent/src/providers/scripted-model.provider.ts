@@ -1,0 +1,80 @@
+import { ChatMessage, ModelProvider, ModelRequest, ModelTurn, TokenUsage } from './model-provider';
+
+export interface ScriptedToolCall {
+  readonly name: string;
+  readonly arguments?: unknown;
+  readonly id?: string;
+}
+
+export interface ScriptedReply {
+  readonly text?: string;
+  readonly toolCalls?: readonly ScriptedToolCall[];
+  readonly usage?: TokenUsage;
+}
+
+/** A fixed reply, or one computed from the conversation so far (e.g. to react to a denial). */
+export type ScriptedTurn = ScriptedReply | ((request: ModelRequest) => ScriptedReply);
+
+export class ScriptExhaustedError extends Error {
+  constructor(turn: number, length: number) {
+    super(`Scripted model has ${length} turns and was asked for turn ${turn + 1}; add turns or end the script with a reply that has no tool calls.`);
+    this.name = 'ScriptExhaustedError';
+  }
+}
+
+/**
+ * Replays a fixed list of turns, for tests and the offline demo. The turn played is the
+ * number of assistant messages already in the conversation, so one provider serves many
+ * runs at once, each from the start of the script.
+ */
+export class ScriptedModelProvider implements ModelProvider {
+  readonly name = 'scripted';
+  private readonly turns: readonly ScriptedTurn[];
+
+  constructor(turns: readonly ScriptedTurn[]) {
+    if (!Array.isArray(turns) || turns.length === 0) throw new TypeError('ScriptedModelProvider needs a non-empty array of turns.');
+    this.turns = [...turns];
+  }
+
+  async complete(request: ModelRequest): Promise<ModelTurn> {
+    let index = 0;
+    for (const m of request.messages) if (m.role === 'assistant') index++;
+    const turn = this.turns[index];
+    if (turn === undefined) throw new ScriptExhaustedError(index, this.turns.length);
+    const reply = typeof turn === 'function' ? turn(request) : turn;
+    const text = reply.text ?? '';
+    const toolCalls = (reply.toolCalls ?? []).map((c, i) => ({
+      id: c.id ?? `call_${index + 1}_${i + 1}`,
+      name: c.name,
+      arguments: c.arguments ?? {},
+    }));
+    const usage = reply.usage ?? {
+      inputTokens: estimate(request.system) + request.messages.reduce((n, m) => n + estimateMessage(m), 0),
+      outputTokens: estimate(text) + toolCalls.reduce((n, c) => n + estimate(c.name) + estimate(JSON.stringify(c.arguments)), 0),
+    };
+    return { text, toolCalls, usage };
+  }
+}
+
+/** The last tool observation in the conversation, parsed; handy in scripted turns. */
+export function lastObservation(request: ModelRequest): unknown {
+  for (let i = request.messages.length - 1; i >= 0; i--) {
+    const m = request.messages[i];
+    if (m.role === 'tool') {
+      try {
+        return JSON.parse(m.content);
+      } catch {
+        return m.content;
+      }
+    }
+  }
+  return undefined;
+}
+
+function estimate(text: string): number {
+  return Math.ceil(text.length / 4);
+}
+
+function estimateMessage(m: ChatMessage): number {
+  return estimate(m.content) + (m.role === 'assistant' ? m.toolCalls.length * 8 : 0);
+}

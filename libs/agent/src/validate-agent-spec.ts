@@ -1,0 +1,32 @@
+import { Guard } from '@zmodu/guard';
+import { AGENT_NAME_PATTERN, AgentSpec, MAX_MAX_STEPS } from './agent-spec';
+import { MISSING_GUARD_MESSAGE } from './agent.messages';
+import { InvalidAgentSpecException } from './exceptions/invalid-agent-spec.exception';
+
+/** Refuse a spec that cannot be built, saying what to add or fix. */
+export function validateAgentSpec(spec: AgentSpec): void {
+  if (spec === null || typeof spec !== 'object') throw new InvalidAgentSpecException(undefined, 'the spec is missing');
+  const fail = (problem: string): never => {
+    throw new InvalidAgentSpecException(spec.name, problem);
+  };
+  if (typeof spec.name !== 'string' || !AGENT_NAME_PATTERN.test(spec.name))
+    fail(`name must be lower-case letters, digits, '-' or '_', starting with a letter (got ${JSON.stringify(spec.name)})`);
+  if (spec.guard === undefined || spec.guard === null) fail(MISSING_GUARD_MESSAGE);
+  try {
+    new Guard(spec.guard);
+  } catch (err) {
+    fail((err as Error).message);
+  }
+  if (!spec.provider || typeof spec.provider.complete !== 'function')
+    fail('provider must be a ModelProvider (an object with complete(request)), e.g. new ScriptedModelProvider([...])');
+  if (!Array.isArray(spec.skills) && typeof spec.skills !== 'function')
+    fail('skills must be an array of skill names or a filter function (skill) => boolean');
+  if (spec.maxSteps !== undefined && (!Number.isInteger(spec.maxSteps) || spec.maxSteps < 1 || spec.maxSteps > MAX_MAX_STEPS))
+    fail(`maxSteps must be a whole number from 1 to ${MAX_MAX_STEPS}`);
+  for (const key of ['tokensPerRun', 'tokensPerPeriod'] as const) {
+    const v = spec.budget?.[key];
+    if (v !== undefined && !(typeof v === 'number' && v >= 0 && Number.isFinite(v))) fail(`budget.${key} must be a number >= 0`);
+  }
+  if (spec.systemPrompt !== undefined && typeof spec.systemPrompt !== 'string') fail('systemPrompt must be a string');
+  if (spec.memory !== undefined && typeof spec.memory?.recallBlock !== 'function') fail('memory must implement recallBlock(scope, goal)');
+}
