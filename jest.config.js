@@ -1,17 +1,17 @@
 /** Jest runs under `node --experimental-vm-modules` (see package.json) so PGlite can load its WASM. */
 const moduleNameMapper = {
-  '^@zmodu/(guard|skills|agent)$': '<rootDir>/libs/$1/src',
-  '^@zmodu/(guard|skills|agent)/(.*)$': '<rootDir>/libs/$1/src/$2',
+  '^@zmodu/(guard|skills|agent|db)$': '<rootDir>/libs/$1/src',
+  '^@zmodu/(guard|skills|agent|db)/(.*)$': '<rootDir>/libs/$1/src/$2',
 };
 const base = {
   rootDir: __dirname,
   moduleFileExtensions: ['js', 'json', 'ts'],
-  transform: { '^.+\\.ts$': ['ts-jest', { isolatedModules: true }] },
+  transform: { '^.+\\.ts$': 'ts-jest' },
   testEnvironment: 'node',
   moduleNameMapper,
 };
 module.exports = {
-  globalSetup: '<rootDir>/test/support/global-setup.ts',
+  globalSetup: '<rootDir>/test/support/global-setup.js',
   projects: [
     { ...base, displayName: 'unit', testMatch: ['<rootDir>/libs/**/*.spec.ts'] },
     {

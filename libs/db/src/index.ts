@@ -1,0 +1,3 @@
+export * from './pglite-driver';
+export * from './embedded-database';
+export * from './database-options';

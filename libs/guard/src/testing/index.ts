@@ -1,0 +1,2 @@
+export * from './audit-log-store.contract';
+export * from './token-quota-store.contract';

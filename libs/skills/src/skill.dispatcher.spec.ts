@@ -1,0 +1,177 @@
+import { Injectable } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { AgentAuditLog, Guard, GuardModule, TokenQuota } from '@zmodu/guard';
+import { SkillError } from './exceptions/skill.error';
+import { createSkillContext, SkillInvocation } from './skill-context';
+import { Skill } from './skill.decorator';
+import { SkillDispatcher } from './skill.dispatcher';
+import { SkillRegistry } from './skill.registry';
+import { SkillsModule } from './skills.module';
+
+@Injectable()
+class FixtureSkills {
+  calls = 0;
+  lastSignal?: AbortSignal;
+
+  @Skill({ name: 'market.quote', action: 'read', description: 'Quote a symbol', parameters: { type: 'object', properties: { symbol: { type: 'string', minLength: 1 } }, required: ['symbol'], additionalProperties: false } })
+  quote(args: { symbol: string }, ctx: SkillInvocation) {
+    this.calls++;
+    return { symbol: args.symbol, price: 10, tenant: ctx.tenantId };
+  }
+
+  @Skill({ name: 'order.submit', description: 'Submit an order (no action declared: execute)', requiredPermission: 'order:submit' })
+  submit() {
+    this.calls++;
+    return { submitted: true };
+  }
+
+  @Skill({ name: 'slow.thing', action: 'read', description: 'Takes too long', timeoutMs: 50 })
+  async slow(_args: unknown, ctx: SkillInvocation) {
+    this.lastSignal = ctx.signal;
+    await new Promise((resolve) => setTimeout(resolve, 5_000).unref());
+    return 'late';
+  }
+
+  @Skill({ name: 'public.info', action: 'read', description: 'No tenant needed', tenantScoped: false })
+  info() {
+    return 'info';
+  }
+
+  @Skill({ name: 'broken.thing', action: 'read', description: 'Throws' })
+  broken() {
+    throw new Error('database password is hunter2');
+  }
+
+  @Skill({ name: 'picky.thing', action: 'read', description: 'Throws a reason for the model' })
+  picky() {
+    throw new SkillError('unknown_symbol', 'No such symbol: use market.list');
+  }
+}
+
+describe('SkillDispatcher', () => {
+  let dispatcher: SkillDispatcher;
+  let audit: AgentAuditLog;
+  let quota: TokenQuota;
+  let fixture: FixtureSkills;
+  const policy = { allow: ['market.quote', 'order.submit', 'slow.thing', 'public.info', 'broken.thing', 'picky.thing', 'ghost.skill'], allowExecute: true };
+  const ctx = (over: Partial<Parameters<typeof createSkillContext>[0]> = {}) =>
+    createSkillContext({ guard: new Guard(policy), tenantId: 't1', userId: 'u1', permissions: ['order:submit'], agent: 'trader', ...over });
+
+  beforeEach(async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [GuardModule.forRoot({ auditStore: 'memory', quotaStore: 'memory', audit: { flushIntervalMs: 60_000 } }), SkillsModule.forRoot()],
+      providers: [FixtureSkills],
+    }).compile();
+    await moduleRef.init();
+    dispatcher = moduleRef.get(SkillDispatcher);
+    audit = moduleRef.get(AgentAuditLog);
+    quota = moduleRef.get(TokenQuota);
+    fixture = moduleRef.get(FixtureSkills);
+  });
+
+  it('discovers decorated skills, with undeclared action as execute', () => {
+    const registry = (dispatcher as unknown as { registry: SkillRegistry }).registry;
+    expect(registry.get('order.submit')?.action).toBe('execute');
+    expect(registry.get('market.quote')?.source).toBe('FixtureSkills.quote');
+  });
+
+  it('runs an allowed call and returns its JSON observation', async () => {
+    const r = await dispatcher.dispatch(ctx(), 'market.quote', { symbol: 'ACME' });
+    expect(r).toMatchObject({ ok: true, decision: 'allowed', outcome: 'ok', value: { symbol: 'ACME', price: 10, tenant: 't1' } });
+    expect(JSON.parse(r.observation)).toEqual({ symbol: 'ACME', price: 10, tenant: 't1' });
+  });
+
+  it('refuses a denied call with a ToolDenied observation, no handler run, no budget spent, and an audit entry', async () => {
+    const c = ctx({ guard: new Guard({ ...policy, allowExecute: false, budget: 1000 }) });
+    const r = await dispatcher.dispatch(c, 'order.submit', {});
+    expect(JSON.parse(r.observation)).toEqual({ error: 'ToolDenied', reason: 'denied_execute_class' });
+    expect(fixture.calls).toBe(0);
+    expect(c.guard.spent).toBe(0);
+    expect(c.guard.getStats().denied_execute_class).toBe(1);
+    const rows = await audit.query({ runId: c.runId });
+    expect(rows).toMatchObject([{ skill: 'order.submit', action: 'execute', decision: 'denied', cause: 'denied_execute_class', outcome: 'denied', tokens: 0 }]);
+  });
+
+  it('refuses an unknown name like a name missing from the allow list, even when listed', async () => {
+    const c = ctx();
+    const r = await dispatcher.dispatch(c, 'ghost.skill', {});
+    expect(r.error).toEqual({ error: 'ToolDenied', reason: 'denied_not_listed' });
+    expect(c.guard.getStats().denied_not_listed).toBe(1);
+  });
+
+  it('refuses a call without the required permission', async () => {
+    const r = await dispatcher.dispatch(ctx({ permissions: [] }), 'order.submit', {});
+    expect(r).toMatchObject({ ok: false, decision: 'allowed', cause: 'missing_permission', outcome: 'forbidden' });
+    expect(r.error).toEqual({ error: 'PermissionDenied', reason: 'missing_permission', permission: 'order:submit' });
+    expect(fixture.calls).toBe(0);
+  });
+
+  it('validates arguments against the schema before the handler runs', async () => {
+    const missing = await dispatcher.dispatch(ctx(), 'market.quote', {});
+    expect(missing.error).toMatchObject({ error: 'InvalidArguments', problems: [{ path: '/symbol', message: expect.stringContaining('required') }] });
+    const extra = await dispatcher.dispatch(ctx(), 'market.quote', { symbol: 'A', drop: 'table' });
+    expect(extra.error).toMatchObject({ problems: [{ path: '/drop', message: 'is not an accepted argument' }] });
+    const notObject = await dispatcher.dispatch(ctx(), 'market.quote', '{"symbol":"A"}');
+    expect(notObject.error).toMatchObject({ error: 'InvalidArguments', reason: 'arguments must be a JSON object' });
+    expect(fixture.calls).toBe(0);
+  });
+
+  it('fails closed for a tenant-scoped skill without a tenant', async () => {
+    const r = await dispatcher.dispatch(ctx({ tenantId: undefined }), 'market.quote', { symbol: 'A' });
+    expect(r.error).toEqual({ error: 'TenantRequired', reason: 'tenant_scope_unavailable' });
+    const ok = await dispatcher.dispatch(ctx({ tenantId: undefined }), 'public.info', {});
+    expect(ok.ok).toBe(true);
+  });
+
+  it('cancels a slow skill at its deadline and reports a timeout', async () => {
+    const t0 = Date.now();
+    const r = await dispatcher.dispatch(ctx(), 'slow.thing', {});
+    expect(Date.now() - t0).toBeLessThan(2_000);
+    expect(r).toMatchObject({ ok: false, outcome: 'timeout', error: { error: 'Timeout', reason: 'deadline_exceeded', timeoutMs: 50 } });
+    expect(fixture.lastSignal?.aborted).toBe(true);
+  });
+
+  it('stops a call when the caller aborts', async () => {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 10);
+    const r = await dispatcher.dispatch(ctx({ signal: controller.signal }), 'slow.thing', {});
+    expect(r.error).toMatchObject({ error: 'Timeout', reason: 'cancelled' });
+  });
+
+  it('hides an unexpected handler error from the model; passes a SkillError reason through', async () => {
+    const r = await dispatcher.dispatch(ctx(), 'broken.thing', {});
+    expect(r.observation).toBe('{"error":"SkillFailed","reason":"internal_error"}');
+    expect(r.observation).not.toContain('hunter2');
+    const p = await dispatcher.dispatch(ctx(), 'picky.thing', {});
+    expect(p.error).toMatchObject({ error: 'SkillFailed', reason: 'unknown_symbol', message: 'No such symbol: use market.list' });
+  });
+
+  it('refuses with denied_budget when the persistent quota is used up, without running or charging', async () => {
+    quota.setAgentLimit('trader', 5);
+    await quota.charge({ tenantId: 't1', agent: 'trader' }, 5);
+    const c = ctx();
+    const r = await dispatcher.dispatch(c, 'market.quote', { symbol: 'A' });
+    expect(r.error).toEqual({ error: 'ToolDenied', reason: 'denied_budget' });
+    expect(c.guard.getStats().denied_budget).toBe(1);
+    expect(fixture.calls).toBe(0);
+    expect((await quota.check({ tenantId: 't1', agent: 'trader' })).used).toBe(5);
+  });
+
+  it('meters allowed calls into the quota and audits every call', async () => {
+    const c = ctx();
+    const r = await dispatcher.dispatch(c, 'market.quote', { symbol: 'ACME' });
+    expect(r.tokens).toBeGreaterThan(0);
+    quota.setAgentLimit('trader', 1_000_000);
+    expect((await quota.check({ tenantId: 't1', agent: 'trader' })).used).toBe(r.tokens);
+    await dispatcher.dispatch(c, 'nope', {});
+    const rows = await audit.query({ runId: c.runId });
+    expect(rows.map((x) => [x.skill, x.decision, x.outcome])).toEqual([
+      ['market.quote', 'allowed', 'ok'],
+      ['nope', 'denied', 'denied'],
+    ]);
+  });
+
+  it('throws a clear error for a context without a guard', async () => {
+    await expect(dispatcher.dispatch({ permissions: [], runId: 'r' } as never, 'market.quote', {})).rejects.toThrow(/needs a SkillContext with a guard/);
+  });
+});

@@ -1,0 +1,47 @@
+import { DuplicateSkillException } from './exceptions/duplicate-skill.exception';
+import { SkillRegistry } from './skill.registry';
+
+describe('SkillRegistry', () => {
+  const handler = () => 'ok';
+
+  it('registers, lists, gets and removes dynamic skills', () => {
+    const r = new SkillRegistry();
+    r.register({ name: 'b.two', description: 'two', action: 'read', handler });
+    r.register({ name: 'a.one', description: 'one', handler });
+    expect(r.list().map((s) => [s.name, s.action])).toEqual([
+      ['a.one', 'execute'],
+      ['b.two', 'read'],
+    ]);
+    expect(r.get('b.two')?.description).toBe('two');
+    r.remove('b.two');
+    expect(r.has('b.two')).toBe(false);
+    expect(() => r.remove('b.two')).toThrow(/no such skill/);
+  });
+
+  it('refuses a duplicate name and names both sources', () => {
+    const r = new SkillRegistry();
+    r.register({ name: 'a.one', description: 'one', handler, source: 'First.method' });
+    const attempt = () => r.register({ name: 'a.one', description: 'again', handler, source: 'Second.method' });
+    expect(attempt).toThrow(DuplicateSkillException);
+    expect(attempt).toThrow(/First\.method.*Second\.method/);
+  });
+
+  it('refuses a registration without a handler or with a bad declaration', () => {
+    const r = new SkillRegistry();
+    expect(() => r.register({ name: 'a.one', description: 'x' } as never)).toThrow(/needs a handler/);
+    expect(() => r.register({ name: 'A', description: 'x', handler })).toThrow(/name must be/);
+  });
+
+  it('compiles the argument schema once at registration', () => {
+    const r = new SkillRegistry();
+    const s = r.register({
+      name: 'q.one',
+      description: 'x',
+      parameters: { type: 'object', properties: { n: { type: 'integer' } }, required: ['n'] },
+      handler,
+    });
+    expect(s.validate({ n: 1 })).toBe(true);
+    expect(s.validate({ n: 'x' })).toBe(false);
+    expect(r.get('q.one')?.validate).toBe(s.validate);
+  });
+});

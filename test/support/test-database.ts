@@ -1,0 +1,77 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from 'pg';
+import type { DataSourceOptions } from 'typeorm';
+import { embeddedDataSourceOptions, openEmbeddedDatabase, serverDataSourceOptions } from '@zmodu/db';
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { templatePath } = require('./pglite-template-path');
+
+type Extra = Partial<Omit<DataSourceOptions, 'type'>>;
+
+/**
+ * A database of its own for one test suite: PGlite in a temp folder by default, or a fresh
+ * database on the PostgreSQL server named by ZMODU_TEST_DATABASE_URL (CI runs both).
+ * `options()` may be called again after the previous DataSource was destroyed: it opens the
+ * same database anew, as a restarted process would.
+ */
+export interface TestDatabase {
+  readonly kind: 'pglite' | 'postgres';
+  options(extra?: Extra): Promise<DataSourceOptions>;
+  drop(): Promise<void>;
+}
+
+export const usingPostgres = (): boolean => !!process.env.ZMODU_TEST_DATABASE_URL;
+
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const adminUrl = process.env.ZMODU_TEST_DATABASE_URL;
+  if (adminUrl) return createServerDatabase(adminUrl);
+  return createPgliteDatabase();
+}
+
+async function createPgliteDatabase(): Promise<TestDatabase> {
+  const dir = mkdtempSync(join(tmpdir(), 'zmodu-test-'));
+  let first = true;
+  return {
+    kind: 'pglite',
+    async options(extra = {}) {
+      const template = templatePath();
+      const loadDataDir = first && existsSync(template) ? new Blob([readFileSync(template)]) : undefined;
+      first = false;
+      const db = await openEmbeddedDatabase({ dataDir: dir, loadDataDir });
+      return embeddedDataSourceOptions(db, extra);
+    },
+    async drop() {
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+async function createServerDatabase(adminUrl: string): Promise<TestDatabase> {
+  const name = `zt_${randomBytes(6).toString('hex')}`;
+  const admin = new Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    kind: 'postgres',
+    async options(extra = {}) {
+      return serverDataSourceOptions(url.toString(), extra);
+    },
+    async drop() {
+      const c = new Client({ connectionString: adminUrl });
+      await c.connect();
+      try {
+        await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      } finally {
+        await c.end();
+      }
+    },
+  };
+}
