@@ -1,0 +1,196 @@
+import { Injectable } from '@nestjs/common';
+import { Test, TestingModule } from '@nestjs/testing';
+import { AgentAuditLog } from '@zmodu/guard';
+import { Skill, SkillInvocation } from '@zmodu/skills';
+import { AgentModule } from './agent.module';
+import { AgentRegistry } from './agent.registry';
+import { AgentSpec } from './agent-spec';
+import { lastObservation, ScriptedModelProvider } from './providers/scripted-model.provider';
+import { ModelRequest } from './providers/model-provider';
+
+@Injectable()
+class TradingSkills {
+  drafts: unknown[] = [];
+  submits = 0;
+
+  @Skill({ name: 'market.quote', action: 'read', description: 'Quote', parameters: { type: 'object', properties: { symbol: { type: 'string' } }, required: ['symbol'] } })
+  quote(args: { symbol: string }) {
+    return { symbol: args.symbol, price: 101.5 };
+  }
+
+  @Skill({ name: 'order.draft', action: 'propose', description: 'Draft an order', parameters: { type: 'object', properties: { symbol: { type: 'string' }, qty: { type: 'integer' } }, required: ['symbol', 'qty'] } })
+  draft(args: { symbol: string; qty: number }, ctx: SkillInvocation) {
+    this.drafts.push({ ...args, tenant: ctx.tenantId });
+    return { draftId: `d-${this.drafts.length}`, status: 'draft' };
+  }
+
+  @Skill({ name: 'order.submit', description: 'Submit an order', parameters: { type: 'object', properties: { symbol: { type: 'string' }, qty: { type: 'integer' } }, required: ['symbol', 'qty'] } })
+  submit() {
+    this.submits++;
+    return { status: 'submitted' };
+  }
+}
+
+const fallbackScript = () =>
+  new ScriptedModelProvider([
+    { text: 'Looking at the price.', toolCalls: [{ name: 'market.quote', arguments: { symbol: 'ACME' } }, { name: 'market.quote', arguments: { symbol: 'GLOBEX' } }] },
+    { toolCalls: [{ name: 'order.submit', arguments: { symbol: 'ACME', qty: 10 } }] },
+    (req: ModelRequest) => {
+      const obs = lastObservation(req) as { error?: string };
+      return obs?.error === 'ToolDenied'
+        ? { toolCalls: [{ name: 'order.draft', arguments: { symbol: 'ACME', qty: 10 } }] }
+        : { text: 'submitted' };
+    },
+    (req: ModelRequest) => ({ text: `Drafted ${(lastObservation(req) as { draftId: string }).draftId} for review.` }),
+  ]);
+
+const trader = (over: Partial<AgentSpec> = {}): AgentSpec => ({
+  name: 'trader',
+  provider: fallbackScript(),
+  skills: ['market.quote', 'order.draft', 'order.submit'],
+  guard: { allow: ['market.quote', 'order.draft', 'order.submit'], allowExecute: false },
+  systemPrompt: 'You are a trading assistant.',
+  ...over,
+});
+
+async function boot(agents: AgentSpec[], strictPolicies = false): Promise<TestingModule> {
+  const app = await Test.createTestingModule({
+    imports: [AgentModule.forRoot({ agents, strictPolicies, guard: { auditStore: 'memory', quotaStore: 'memory' } })],
+    providers: [TradingSkills],
+  }).compile();
+  await app.init();
+  return app;
+}
+
+describe('Agent.run', () => {
+  it('turns a denied call into a ToolDenied observation and the model falls back to propose', async () => {
+    const app = await boot([trader()], false);
+    const agent = app.get(AgentRegistry).get('trader');
+    const result = await agent.run('Buy 10 ACME', { tenantId: 't1', userId: 'alice' });
+
+    expect(result.stoppedReason).toBe('final');
+    expect(result.answer).toBe('Drafted d-1 for review.');
+    expect(result.steps.map((s) => s.toolCalls.map((c) => `${c.name}:${c.decision}:${c.cause ?? ''}`))).toEqual([
+      ['market.quote:allowed:', 'market.quote:allowed:'],
+      ['order.submit:denied:denied_execute_class'],
+      ['order.draft:allowed:'],
+      [],
+    ]);
+    expect(JSON.parse(result.steps[1].toolCalls[0].observation)).toEqual({ error: 'ToolDenied', reason: 'denied_execute_class' });
+    expect(app.get(TradingSkills).submits).toBe(0);
+    expect(app.get(TradingSkills).drafts).toEqual([{ symbol: 'ACME', qty: 10, tenant: 't1' }]);
+
+    expect(result.metrics).toMatchObject({ runs: 1, steps: 4, toolCalls: 4, toolDenied: { denied_execute_class: 1 }, toolDeniedTotal: 1 });
+    expect(result.metrics.tokensIn).toBeGreaterThan(0);
+    expect(result.metrics.tokensOut).toBeGreaterThan(0);
+    expect(agent.guardStats.snapshot()).toMatchObject({ allowed: 3, denied_execute_class: 1 });
+
+    const audit = await app.get(AgentAuditLog).query({ runId: result.runId });
+    expect(audit.map((a) => [a.skill, a.decision, a.cause])).toEqual([
+      ['market.quote', 'allowed', null],
+      ['market.quote', 'allowed', null],
+      ['order.submit', 'denied', 'denied_execute_class'],
+      ['order.draft', 'allowed', null],
+    ]);
+    expect(audit.every((a) => a.agent === 'trader' && a.tenantId === 't1' && a.userId === 'alice')).toBe(true);
+    await app.close();
+  });
+
+  it('offers the model the agent skills with their schemas', async () => {
+    let seen: ModelRequest | undefined;
+    const provider = new ScriptedModelProvider([(req) => ((seen = req), { text: 'done' })]);
+    const app = await boot([trader({ provider, skills: (s) => s.action !== 'execute' })]);
+    await app.get(AgentRegistry).get('trader').run('hi', { tenantId: 't1', userId: 'u' });
+    expect(seen?.tools.map((t) => t.name).sort()).toEqual(['market.quote', 'order.draft']);
+    expect(seen?.system).toBe('You are a trading assistant.');
+    expect(seen?.tools.find((t) => t.name === 'market.quote')?.parameters).toMatchObject({ required: ['symbol'] });
+    await app.close();
+  });
+
+  it('stops at maxSteps', async () => {
+    const loop = { toolCalls: [{ name: 'market.quote', arguments: { symbol: 'A' } }] };
+    const app = await boot([trader({ provider: new ScriptedModelProvider([loop, loop, loop, loop]), maxSteps: 2 })]);
+    const r = await app.get(AgentRegistry).get('trader').run('loop', { tenantId: 't1', userId: 'u' });
+    expect(r.stoppedReason).toBe('max_steps');
+    expect(r.steps).toHaveLength(2);
+    await app.close();
+  });
+
+  it('denies tool calls past the run budget and stops the run', async () => {
+    const provider = new ScriptedModelProvider([
+      { toolCalls: [{ name: 'market.quote', arguments: { symbol: 'A' } }], usage: { inputTokens: 40, outputTokens: 10 } },
+      { toolCalls: [{ name: 'market.quote', arguments: { symbol: 'B' } }], usage: { inputTokens: 40, outputTokens: 10 } },
+      { text: 'never reached' },
+    ]);
+    const app = await boot([trader({ provider, budget: { tokensPerRun: 60 } })]);
+    const r = await app.get(AgentRegistry).get('trader').run('go', { tenantId: 't1', userId: 'u' });
+    expect(r.steps[0].toolCalls[0].decision).toBe('allowed');
+    expect(r.steps[1].toolCalls[0].cause).toBe('denied_budget');
+    expect(r.stoppedReason).toBe('budget_exhausted');
+    expect(r.metrics.toolDenied).toEqual({ denied_budget: 1 });
+    await app.close();
+  });
+
+  it('reports a model error in the result instead of throwing', async () => {
+    const provider = { name: 'broken', complete: async () => Promise.reject(new Error('503 from model')) };
+    const app = await boot([trader({ provider })]);
+    const r = await app.get(AgentRegistry).get('trader').run('go', { tenantId: 't1', userId: 'u' });
+    expect(r).toMatchObject({ stoppedReason: 'model_error', error: '503 from model', steps: [] });
+    await app.close();
+  });
+
+  it('injects memory only with both a tenant and a user', async () => {
+    const systems: string[] = [];
+    const provider = new ScriptedModelProvider([(req) => (systems.push(req.system), { text: 'ok' })]);
+    const memory = { recallBlock: async (scope: { tenantId: string; userId: string }) => `Memory of ${scope.tenantId}/${scope.userId}` };
+    const app = await boot([trader({ provider, memory })]);
+    const agent = app.get(AgentRegistry).get('trader');
+    await agent.run('a', { tenantId: 't1', userId: 'u1' });
+    await agent.run('b', { tenantId: 't1' });
+    await agent.run('c', { userId: 'u1' });
+    await agent.run('d', { tenantId: '', userId: 'u1' });
+    expect(systems[0]).toContain('Memory of t1/u1');
+    expect(systems.slice(1).some((s) => s.includes('Memory'))).toBe(false);
+    await app.close();
+  });
+});
+
+describe('AgentModule', () => {
+  it('refuses an agent without a guard, saying what to add', async () => {
+    const spec = { ...trader(), guard: undefined } as unknown as AgentSpec;
+    await expect(boot([spec])).rejects.toThrow(/trader.*has no guard policy.*add guard: \{ allow:/);
+  });
+
+  it('refuses duplicate agent names and bad specs', async () => {
+    await expect(boot([trader(), trader()])).rejects.toThrow(/unique/);
+    await expect(boot([trader({ maxSteps: 0 })])).rejects.toThrow(/maxSteps/);
+    await expect(boot([trader({ provider: {} as never })])).rejects.toThrow(/ModelProvider/);
+  });
+
+  it('warns at boot about a blind spot, and fails boot with strictPolicies', async () => {
+    const app = await boot([trader()], false);
+    const health = app.get(AgentRegistry).get('trader').auditPolicy();
+    expect(health).toMatchObject({ hasClassBlindSpot: true, classDeniedTools: ['order.submit'] });
+    await app.close();
+    await expect(boot([trader()], true)).rejects.toThrow(/Agent 'trader' policy needs attention.*order\.submit/);
+    await expect(boot([trader({ guard: { allow: [], allowExecute: false } })], true)).rejects.toThrow(/inert/);
+    const healthy = await boot([trader({ guard: { allow: ['market.quote', 'order.draft'], allowExecute: false } })], true);
+    await healthy.close();
+  });
+
+  it('answers an unknown agent name with the list of agents', async () => {
+    const app = await boot([trader()]);
+    expect(() => app.get(AgentRegistry).get('nobody')).toThrow(/No agent named 'nobody'. Agents: trader/);
+    await app.close();
+  });
+
+  it('supports forRootAsync', async () => {
+    const app = await Test.createTestingModule({
+      imports: [AgentModule.forRootAsync({ useFactory: async () => ({ agents: [trader()] }), guard: { auditStore: 'memory', quotaStore: 'memory' } })],
+      providers: [TradingSkills],
+    }).compile();
+    await app.init();
+    expect(app.get(AgentRegistry).has('trader')).toBe(true);
+    await app.close();
+  });
+});
