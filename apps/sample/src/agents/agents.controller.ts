@@ -1,0 +1,46 @@
+import { Body, Controller, Get, HttpCode, NotFoundException, Param, Post } from '@nestjs/common';
+import { Agent, AgentNotFoundException, AgentRegistry, AgentRunResult } from '@zmodu/agent';
+import { PolicyHealth } from '@zmodu/guard';
+import { PERMISSIONS } from '../auth/auth.constants';
+import { RequestContext } from '../auth/request-context';
+import { RequirePermission } from '../auth/require-permission.decorator';
+import { RunGoalDto } from './run-goal.dto';
+
+@Controller('agents')
+export class AgentsController {
+  constructor(
+    private readonly agents: AgentRegistry,
+    private readonly context: RequestContext,
+  ) {}
+
+  @Get()
+  @RequirePermission(PERMISSIONS.agentRead)
+  list() {
+    return this.agents.list().map((a) => ({ name: a.name, skills: a.tools().map((t) => t.name), policy: a.spec.guard }));
+  }
+
+  /** Run an agent on a goal as the caller; returns the answer, the steps and every tool call with its guard decision. */
+  @Post(':name/runs')
+  @HttpCode(200)
+  @RequirePermission(PERMISSIONS.agentRun)
+  run(@Param('name') name: string, @Body() body: RunGoalDto): Promise<AgentRunResult> {
+    return this.agent(name).run(body.goal, this.context.runContext());
+  }
+
+  /** The auditPolicy report of the agent's guard policy against the registered skills. */
+  @Get(':name/policy')
+  @RequirePermission(PERMISSIONS.agentRead)
+  policy(@Param('name') name: string): PolicyHealth & { agent: string; policy: unknown } {
+    const agent = this.agent(name);
+    return { agent: agent.name, policy: agent.spec.guard, ...agent.auditPolicy() };
+  }
+
+  private agent(name: string): Agent {
+    try {
+      return this.agents.get(name);
+    } catch (err) {
+      if (err instanceof AgentNotFoundException) throw new NotFoundException(err.message);
+      throw err;
+    }
+  }
+}

@@ -1,0 +1,82 @@
+import { AgentSpec, lastObservation, ModelRequest, ScriptedModelProvider } from '@zmodu/agent';
+
+/**
+ * The offline trader: a scripted model that quotes, tries to submit, is refused by the
+ * guard (order.submit is execute-class and the policy keeps allowExecute off), and falls
+ * back to drafting the order for a human. It reads quantity and ticker from the goal
+ * ("buy 10 ACME"), defaulting to 10 ACME.
+ */
+export function scriptedTrader(): ScriptedModelProvider {
+  const order = (req: ModelRequest) => {
+    const goal = req.messages[0]?.role === 'user' ? req.messages[0].content : '';
+    const m = /\b(buy|sell)\s+(\d{1,6})\s+([A-Za-z]{1,6})\b/i.exec(goal);
+    return { side: (m?.[1]?.toLowerCase() ?? 'buy') as 'buy' | 'sell', qty: m ? Number(m[2]) : 10, symbol: (m?.[3] ?? 'ACME').toUpperCase() };
+  };
+  const quoted = (req: ModelRequest): number | undefined => {
+    for (const msg of req.messages) {
+      if (msg.role !== 'tool' || msg.name !== 'market.quote') continue;
+      const value = JSON.parse(msg.content) as { symbol?: string; price?: number };
+      if (value.symbol === order(req).symbol) return value.price;
+    }
+    return undefined;
+  };
+  return new ScriptedModelProvider([
+    (req) => ({
+      text: `Checking the price of ${order(req).symbol} first.`,
+      toolCalls: [{ name: 'market.quote', arguments: { symbol: order(req).symbol } }],
+    }),
+    (req) => {
+      const price = quoted(req);
+      if (price === undefined) return { text: `I could not get a price for ${order(req).symbol}, so I placed nothing.` };
+      return {
+        text: `${order(req).symbol} trades at ${price}. Submitting the order with that limit.`,
+        toolCalls: [{ name: 'order.submit', arguments: { ...order(req), limitPrice: price } }],
+      };
+    },
+    (req) => {
+      const obs = lastObservation(req) as { error?: string; reason?: string; orderId?: string };
+      if (obs?.error === 'ToolDenied')
+        return {
+          text: `Submitting was refused (${obs.reason}); drafting the order for a human to submit instead.`,
+          toolCalls: [{ name: 'order.draft', arguments: { ...order(req), limitPrice: quoted(req) } }],
+        };
+      return { text: obs?.orderId ? `Order ${obs.orderId} submitted.` : `The order was not placed: ${JSON.stringify(obs)}` };
+    },
+    (req) => {
+      const obs = lastObservation(req) as { orderId?: string; error?: string; notional?: number };
+      return {
+        text: obs?.orderId
+          ? `Drafted order ${obs.orderId} (${order(req).side} ${order(req).qty} ${order(req).symbol}, notional ${obs.notional}). A human with order:submit rights must submit it.`
+          : `Could not draft the order: ${JSON.stringify(obs)}`,
+      };
+    },
+  ]);
+}
+
+/** The trader agent: it may quote and draft, and it is shown order.submit, which its guard refuses by class. */
+export function traderAgent(): AgentSpec {
+  return {
+    name: 'trader',
+    provider: scriptedTrader(),
+    skills: ['market.quote', 'order.draft', 'order.submit'],
+    guard: { allow: ['market.quote', 'order.draft', 'order.submit'], deny: [], allowExecute: false },
+    systemPrompt: 'You are a trading assistant. You may quote and draft orders; a human submits them.',
+    maxSteps: 6,
+    budget: { tokensPerRun: 20_000, tokensPerPeriod: 1_000_000 },
+  };
+}
+
+/** A read-only analyst: a healthy policy, for comparison in GET /agents/:name/policy. */
+export function analystAgent(): AgentSpec {
+  return {
+    name: 'analyst',
+    provider: new ScriptedModelProvider([
+      { text: 'Quoting ACME.', toolCalls: [{ name: 'market.quote', arguments: { symbol: 'ACME' } }] },
+      (req) => ({ text: `ACME: ${JSON.stringify(lastObservation(req))}` }),
+    ]),
+    skills: ['market.quote'],
+    guard: { allow: ['market.quote'], allowExecute: false },
+    systemPrompt: 'You are a read-only market analyst.',
+    maxSteps: 4,
+  };
+}

@@ -1,0 +1,75 @@
+import { randomUUID } from 'node:crypto';
+import { DynamicModule, Module, ValidationPipe } from '@nestjs/common';
+import { APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { JwtModule } from '@nestjs/jwt';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { AgentModule } from '@zmodu/agent';
+import { ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
+import type { Request } from 'express';
+import { ClsModule } from 'nestjs-cls';
+import { analystAgent, traderAgent } from './agents/trader.agent';
+import { AgentsController } from './agents/agents.controller';
+import { JwtAuthGuard } from './auth/jwt-auth.guard';
+import { PermissionsGuard } from './auth/permissions.guard';
+import { RequestContext } from './auth/request-context';
+import { RequestIdInterceptor } from './auth/request-id.interceptor';
+import { HealthController } from './health.controller';
+import { SampleTrading1764461000000 } from './migrations/1764461000000-sample-trading';
+import { SAMPLE_OPTIONS, SampleAppOptions } from './sample.options';
+import { Instrument } from './trading/instrument.entity';
+import { Order } from './trading/order.entity';
+import { TradingSeed } from './trading/trading.seed';
+import { TradingSkills } from './trading/trading.skills';
+
+const SAFE_REQUEST_ID = /^[A-Za-z0-9._-]{8,64}$/;
+
+export const SAMPLE_ENTITIES = [...ZMODU_GUARD_ENTITIES, Instrument, Order];
+export const SAMPLE_MIGRATIONS = [...ZMODU_GUARD_MIGRATIONS, SampleTrading1764461000000];
+
+/** The trading assistant: two agents over the trading skills, behind JWT auth and permission checks. */
+@Module({})
+export class AppModule {
+  static register(options: SampleAppOptions): DynamicModule {
+    return {
+      module: AppModule,
+      imports: [
+        ClsModule.forRoot({
+          global: true,
+          middleware: {
+            mount: true,
+            generateId: true,
+            idGenerator: (req: Request) => {
+              const given = req.headers['x-request-id'];
+              return typeof given === 'string' && SAFE_REQUEST_ID.test(given) ? given : randomUUID();
+            },
+          },
+        }),
+        JwtModule.register({
+          secret: options.jwtSecret,
+          signOptions: { algorithm: 'HS256' },
+          verifyOptions: { algorithms: ['HS256'] },
+        }),
+        TypeOrmModule.forRootAsync({
+          useFactory: async () => ({
+            ...(await options.dataSource()),
+            entities: SAMPLE_ENTITIES,
+            migrations: SAMPLE_MIGRATIONS,
+            migrationsRun: true,
+          }),
+        }),
+        AgentModule.forRoot({ agents: [traderAgent(), analystAgent()] }),
+      ],
+      controllers: [AgentsController, HealthController],
+      providers: [
+        { provide: SAMPLE_OPTIONS, useValue: options },
+        TradingSkills,
+        TradingSeed,
+        RequestContext,
+        { provide: APP_GUARD, useClass: JwtAuthGuard },
+        { provide: APP_GUARD, useClass: PermissionsGuard },
+        { provide: APP_INTERCEPTOR, useClass: RequestIdInterceptor },
+        { provide: APP_PIPE, useValue: new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true }) },
+      ],
+    };
+  }
+}

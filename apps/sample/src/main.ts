@@ -1,0 +1,75 @@
+import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { AppModule } from './app.module';
+import { mintToken } from './auth/dev-token';
+import { databaseDescription, jwtSecretFromEnv, optionsFromEnv } from './config';
+import { runDemo } from './demo';
+
+const USAGE = `usage:
+  node dist/apps/sample/main.js              serve the sample over HTTP (PORT, default 3000)
+  node dist/apps/sample/main.js demo         run the offline demo and exit
+  node dist/apps/sample/main.js token [--tenant acme] [--user alice] [--permissions a,b] [--expires 1h]
+                                             print a development bearer token (signed with ZMODU_JWT_SECRET)`;
+
+async function serve(): Promise<void> {
+  const app = await NestFactory.create(AppModule.register(optionsFromEnv()));
+  app.enableShutdownHooks();
+  const port = Number(process.env.PORT ?? 3000);
+  await app.listen(port, process.env.HOST ?? '127.0.0.1');
+  new Logger('Sample').log(`trading assistant on http://127.0.0.1:${port} (${databaseDescription()}); mint a token with: npm run token`);
+}
+
+function token(args: string[]): number {
+  const flags = new Map<string, string>();
+  for (let i = 0; i < args.length; i += 2) {
+    const key = args[i];
+    const value = args[i + 1];
+    if (!['--tenant', '--user', '--permissions', '--expires'].includes(key) || value === undefined || value.startsWith('--')) {
+      process.stderr.write(`bad flag ${key ?? ''}\n${USAGE}\n`);
+      return 2;
+    }
+    flags.set(key, value);
+  }
+  const permissions = flags.get('--permissions')?.split(',').map((p) => p.trim()).filter(Boolean);
+  process.stdout.write(
+    `${mintToken(jwtSecretFromEnv(), {
+      tenant: flags.get('--tenant') ?? 'acme',
+      user: flags.get('--user') ?? 'alice',
+      permissions,
+      expiresIn: flags.get('--expires'),
+    })}\n`,
+  );
+  return 0;
+}
+
+async function main(argv: string[]): Promise<number | undefined> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case undefined:
+    case 'serve':
+      await serve();
+      return undefined;
+    case 'demo':
+      return runDemo();
+    case 'token':
+      return token(rest);
+    case '--help':
+    case 'help':
+      process.stdout.write(`${USAGE}\n`);
+      return 0;
+    default:
+      process.stderr.write(`unknown command '${command}'\n${USAGE}\n`);
+      return 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code !== undefined) process.exit(code);
+  },
+  (err: unknown) => {
+    process.stderr.write(`${(err as Error)?.stack ?? String(err)}\n`);
+    process.exit(1);
+  },
+);

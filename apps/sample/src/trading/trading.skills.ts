@@ -1,0 +1,103 @@
+import { Injectable } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import { Skill, SkillError, SkillInvocation } from '@zmodu/skills';
+import { DataSource } from 'typeorm';
+import { PERMISSIONS } from '../auth/auth.constants';
+import { Instrument } from './instrument.entity';
+import { Order, OrderSide, OrderStatus } from './order.entity';
+
+const ORDER_PARAMETERS = {
+  type: 'object',
+  properties: {
+    symbol: { type: 'string', pattern: '^[A-Z]{1,6}$', description: 'Ticker, e.g. ACME' },
+    side: { type: 'string', enum: ['buy', 'sell'] },
+    qty: { type: 'integer', minimum: 1, maximum: 1_000_000 },
+    limitPrice: { type: 'number', exclusiveMinimum: 0, maximum: 1_000_000 },
+  },
+  required: ['symbol', 'side', 'qty', 'limitPrice'],
+  additionalProperties: false,
+} as const;
+
+interface OrderArgs {
+  symbol: string;
+  side: OrderSide;
+  qty: number;
+  limitPrice: number;
+}
+
+/** The trading desk's skills. Every query is scoped to the caller's tenant from the context. */
+@Injectable()
+export class TradingSkills {
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
+
+  @Skill({
+    name: 'market.quote',
+    action: 'read',
+    description: 'Last price of an instrument on your desk.',
+    requiredPermission: PERMISSIONS.marketRead,
+    parameters: {
+      type: 'object',
+      properties: { symbol: { type: 'string', pattern: '^[A-Z]{1,6}$', description: 'Ticker, e.g. ACME' } },
+      required: ['symbol'],
+      additionalProperties: false,
+    },
+    timeoutMs: 5_000,
+  })
+  async quote(args: { symbol: string }, ctx: SkillInvocation) {
+    const instrument = await this.db.getRepository(Instrument).findOneBy({ tenantId: ctx.tenantId, symbol: args.symbol });
+    if (!instrument) throw new SkillError('unknown_symbol', `No instrument ${args.symbol} on this desk.`);
+    return { symbol: instrument.symbol, price: Number(instrument.price), currency: instrument.currency };
+  }
+
+  @Skill({
+    name: 'order.draft',
+    action: 'propose',
+    description: 'Draft an order for a human to review. Nothing is sent to the market.',
+    requiredPermission: PERMISSIONS.orderDraft,
+    parameters: ORDER_PARAMETERS,
+    timeoutMs: 5_000,
+  })
+  draft(args: OrderArgs, ctx: SkillInvocation) {
+    return this.place(args, ctx, 'draft');
+  }
+
+  @Skill({
+    name: 'order.submit',
+    action: 'execute',
+    description: 'Submit an order to the market.',
+    requiredPermission: PERMISSIONS.orderSubmit,
+    parameters: ORDER_PARAMETERS,
+    timeoutMs: 5_000,
+  })
+  submit(args: OrderArgs, ctx: SkillInvocation) {
+    return this.place(args, ctx, 'submitted');
+  }
+
+  private async place(args: OrderArgs, ctx: SkillInvocation, status: OrderStatus) {
+    return this.db.transaction(async (m) => {
+      const known = await m.getRepository(Instrument).existsBy({ tenantId: ctx.tenantId, symbol: args.symbol });
+      if (!known) throw new SkillError('unknown_symbol', `No instrument ${args.symbol} on this desk.`);
+      const order = await m.getRepository(Order).save(
+        m.getRepository(Order).create({
+          tenantId: ctx.tenantId,
+          userId: ctx.userId ?? 'unknown',
+          symbol: args.symbol,
+          side: args.side,
+          qty: args.qty,
+          limitPrice: String(args.limitPrice),
+          status,
+          runId: ctx.runId,
+        }),
+      );
+      return {
+        orderId: order.id,
+        status: order.status,
+        symbol: order.symbol,
+        side: order.side,
+        qty: order.qty,
+        limitPrice: args.limitPrice,
+        notional: Math.round(args.qty * args.limitPrice * 100) / 100,
+      };
+    });
+  }
+}
