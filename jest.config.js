@@ -12,6 +12,7 @@ const base = {
 };
 module.exports = {
   globalSetup: '<rootDir>/test/support/global-setup.js',
+  reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
   projects: [
     { ...base, displayName: 'unit', testMatch: ['<rootDir>/libs/**/*.spec.ts'] },
     {

@@ -1,0 +1,161 @@
+import { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { getDataSourceToken } from '@nestjs/typeorm';
+import { AgentAuditLog } from '@zmodu/guard';
+import request from 'supertest';
+import { DataSource } from 'typeorm';
+import { AppModule } from '../apps/sample/src/app.module';
+import { mintToken } from '../apps/sample/src/auth/dev-token';
+import { createTestDatabase, TestDatabase } from './support/test-database';
+
+const SECRET = 'test-secret-that-is-long-enough-for-hs256-0123456789';
+
+describe('sample app over HTTP', () => {
+  let db: TestDatabase;
+  let app: INestApplication;
+  const token = (over: { tenant?: string; user?: string; permissions?: string[] } = {}) =>
+    mintToken(SECRET, { tenant: over.tenant ?? 'acme', user: over.user ?? 'alice', permissions: over.permissions });
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    const moduleRef = await Test.createTestingModule({
+      imports: [AppModule.register({ dataSource: () => db.options(), jwtSecret: SECRET })],
+    }).compile();
+    app = moduleRef.createNestApplication({ logger: ['error'] });
+    await app.init();
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await db?.drop();
+  });
+
+  describe('authentication', () => {
+    it('answers 401 without a token, saying how to send one', async () => {
+      const res = await request(app.getHttpServer()).post('/agents/trader/runs').send({ goal: 'buy 10 ACME' });
+      expect(res.status).toBe(401);
+      expect(res.body.message).toMatch(/Missing bearer token/);
+    });
+
+    it('answers 401 for a token signed with another secret', async () => {
+      const forged = mintToken('another-secret-which-is-also-long-enough-000000', { tenant: 'acme', user: 'mallory' });
+      const res = await request(app.getHttpServer()).post('/agents/trader/runs').set('Authorization', `Bearer ${forged}`).send({ goal: 'x' });
+      expect(res.status).toBe(401);
+      expect(res.body.message).toMatch(/signature or format is invalid/);
+    });
+
+    it('answers 401 for an unsigned (alg none) token and for garbage', async () => {
+      const b64 = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url');
+      const unsigned = `${b64({ alg: 'none', typ: 'JWT' })}.${b64({ sub: 'mallory', tenant: 'acme', permissions: ['agent:run'] })}.`;
+      for (const t of [unsigned, 'garbage', `Basic ${token()}`]) {
+        const header = t.startsWith('Basic') ? t : `Bearer ${t}`;
+        const res = await request(app.getHttpServer()).get('/agents/trader/policy').set('Authorization', header);
+        expect(res.status).toBe(401);
+      }
+    });
+
+    it('answers 401 for an expired token and one without a tenant', async () => {
+      const expired = mintToken(SECRET, { tenant: 'acme', user: 'alice', expiresIn: '-10s' });
+      const res = await request(app.getHttpServer()).get('/agents').set('Authorization', `Bearer ${expired}`);
+      expect(res.status).toBe(401);
+      expect(res.body.message).toMatch(/expired/);
+      const noTenant = mintToken(SECRET, { tenant: '', user: 'alice' });
+      const res2 = await request(app.getHttpServer()).get('/agents').set('Authorization', `Bearer ${noTenant}`);
+      expect(res2.status).toBe(401);
+      expect(res2.body.message).toMatch(/tenant/);
+    });
+
+    it('answers 403 naming the missing permission', async () => {
+      const res = await request(app.getHttpServer())
+        .post('/agents/trader/runs')
+        .set('Authorization', `Bearer ${token({ permissions: ['agent:read'] })}`)
+        .send({ goal: 'buy 10 ACME' });
+      expect(res.status).toBe(403);
+      expect(res.body.message).toMatch(/Missing permission: agent:run/);
+    });
+
+    it('lets the health check through without a token', async () => {
+      await request(app.getHttpServer()).get('/health').expect(200, { status: 'ok' });
+    });
+  });
+
+  describe('POST /agents/:name/runs', () => {
+    it('runs the trader: quote, ToolDenied on order.submit, fallback to order.draft, with audit rows', async () => {
+      const res = await request(app.getHttpServer())
+        .post('/agents/trader/runs')
+        .set('Authorization', `Bearer ${token()}`)
+        .set('x-request-id', 'e2e-run-0001')
+        .send({ goal: 'Buy 5 ACME please' });
+      expect(res.status).toBe(200);
+      expect(res.headers['x-request-id']).toBe('e2e-run-0001');
+      const body = res.body;
+      expect(body.runId).toBe('e2e-run-0001');
+      expect(body.stoppedReason).toBe('final');
+      const calls = body.steps.flatMap((s: { toolCalls: unknown[] }) => s.toolCalls);
+      expect(calls.map((c: { name: string; decision: string; cause: string | null }) => [c.name, c.decision, c.cause])).toEqual([
+        ['market.quote', 'allowed', null],
+        ['order.submit', 'denied', 'denied_execute_class'],
+        ['order.draft', 'allowed', null],
+      ]);
+      expect(JSON.parse(calls[0].observation)).toEqual({ symbol: 'ACME', price: 101.25, currency: 'USD' });
+      expect(JSON.parse(calls[1].observation)).toEqual({ error: 'ToolDenied', reason: 'denied_execute_class' });
+      expect(JSON.parse(calls[2].observation)).toMatchObject({ status: 'draft', qty: 5, symbol: 'ACME' });
+      expect(body.answer).toMatch(/Drafted order/);
+      expect(body.metrics.toolDenied).toEqual({ denied_execute_class: 1 });
+
+      const ds = app.get<DataSource>(getDataSourceToken());
+      const orders = await ds.query('SELECT tenant_id, user_id, status, qty FROM sample_orders WHERE run_id = $1', ['e2e-run-0001']);
+      expect(orders).toEqual([{ tenant_id: 'acme', user_id: 'alice', status: 'draft', qty: 5 }]);
+
+      const audit = await app.get(AgentAuditLog).query({ runId: 'e2e-run-0001' });
+      expect(audit.map((a) => [a.skill, a.decision, a.cause, a.tenantId, a.userId])).toEqual([
+        ['market.quote', 'allowed', null, 'acme', 'alice'],
+        ['order.submit', 'denied', 'denied_execute_class', 'acme', 'alice'],
+        ['order.draft', 'allowed', null, 'acme', 'alice'],
+      ]);
+    });
+
+    it('sees only the caller tenant data (globex has its own ACME price)', async () => {
+      const res = await request(app.getHttpServer())
+        .post('/agents/trader/runs')
+        .set('Authorization', `Bearer ${token({ tenant: 'globex', user: 'gina' })}`)
+        .send({ goal: 'buy 1 ACME' });
+      expect(res.status).toBe(200);
+      expect(JSON.parse(res.body.steps[0].toolCalls[0].observation)).toEqual({ symbol: 'ACME', price: 99.9, currency: 'EUR' });
+    });
+
+    it('refuses a skill whose permission the caller lacks, and the model sees why', async () => {
+      const res = await request(app.getHttpServer())
+        .post('/agents/trader/runs')
+        .set('Authorization', `Bearer ${token({ permissions: ['agent:run'] })}`)
+        .send({ goal: 'buy 1 ACME' });
+      expect(res.status).toBe(200);
+      const first = res.body.steps[0].toolCalls[0];
+      expect(first).toMatchObject({ name: 'market.quote', decision: 'allowed', cause: 'missing_permission', ok: false });
+      expect(JSON.parse(first.observation)).toEqual({ error: 'PermissionDenied', reason: 'missing_permission', permission: 'market:read' });
+    });
+
+    it('validates the body: 400 naming the field', async () => {
+      for (const body of [{}, { goal: '' }, { goal: 42 }, { goal: 'x', extra: true }]) {
+        const res = await request(app.getHttpServer()).post('/agents/trader/runs').set('Authorization', `Bearer ${token()}`).send(body);
+        expect(res.status).toBe(400);
+        expect(JSON.stringify(res.body.message)).toMatch(/goal|extra/);
+      }
+    });
+
+    it('answers 404 for an unknown agent', async () => {
+      const res = await request(app.getHttpServer()).post('/agents/nobody/runs').set('Authorization', `Bearer ${token()}`).send({ goal: 'x' });
+      expect(res.status).toBe(404);
+      expect(res.body.message).toMatch(/No agent named 'nobody'/);
+    });
+  });
+
+  describe('GET /agents/:name/policy', () => {
+    it('returns the auditPolicy report: the trader has a class blind spot, the analyst is healthy', async () => {
+      const trader = await request(app.getHttpServer()).get('/agents/trader/policy').set('Authorization', `Bearer ${token()}`).expect(200);
+      expect(trader.body).toMatchObject({ agent: 'trader', inert: false, hasClassBlindSpot: true, classDeniedTools: ['order.submit'], unknownTools: [] });
+      const analyst = await request(app.getHttpServer()).get('/agents/analyst/policy').set('Authorization', `Bearer ${token()}`).expect(200);
+      expect(analyst.body).toMatchObject({ inert: false, hasClassBlindSpot: false, effectiveTools: ['market.quote'] });
+    });
+  });
+});
