@@ -1,4 +1,3 @@
-import { Logger } from '@nestjs/common';
 import { embeddedDataSourceOptions, openEmbeddedDatabase, serverDataSourceOptions } from '@zmodu/db';
 import { SampleAppOptions } from './sample.options';
 
@@ -23,7 +22,8 @@ export function jwtSecretFromEnv(env: NodeJS.ProcessEnv = process.env): string {
     return secret;
   }
   if (env.NODE_ENV === 'production') throw new Error('Set ZMODU_JWT_SECRET (32+ characters): there is no default secret in production.');
-  new Logger('Config').warn('ZMODU_JWT_SECRET is not set: using the development secret. Set it for anything but local development.');
+  // stderr, so that `TOKEN=$(npm run -s token)` captures only the token.
+  process.stderr.write('warning: ZMODU_JWT_SECRET is not set: using the development secret. Set it for anything but local development.\n');
   return DEV_JWT_SECRET;
 }
 
