@@ -1,0 +1,35 @@
+import 'reflect-metadata';
+import { resolve } from 'node:path';
+import { runAgentLoopBench } from './agent-loop.bench';
+import { runGuardBench } from './guard.bench';
+import { checksum } from './measure';
+import { formatTable, Row, writeResults } from './report';
+
+/**
+ * `npm run bench`: the guard's decision cost against a Set lookup and casbin, and the agent
+ * loop against the Vercel AI SDK, in one run. Prints a table and writes bench-results.json.
+ * Missed targets are reported (MISS), never turned into a failing exit code; only a crash is.
+ */
+async function main(): Promise<void> {
+  const started = process.hrtime.bigint();
+  const log = (line: string) => console.log(`  ${line}`);
+  console.log(`zmodu bench: node ${process.version}, ${process.platform}/${process.arch}`);
+
+  const rows: Row[] = [];
+  rows.push(...(await runGuardBench(log)).rows);
+  rows.push(...(await runAgentLoopBench(log)).rows);
+
+  const out = resolve(__dirname, '..', 'bench-results.json');
+  writeResults(out, rows);
+  console.log('');
+  console.log(formatTable(rows));
+  console.log('');
+  const missed = rows.filter((r) => !r.target.met).length;
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  console.log(`${rows.length - missed}/${rows.length} targets met; wrote ${out} in ${seconds.toFixed(1)} s (checksum ${checksum()})`);
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exitCode = 1;
+});
