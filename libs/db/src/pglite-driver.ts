@@ -29,6 +29,8 @@ interface PgResult {
 /** What TypeORM's postgres driver needs of a `driver`: a pg-style Pool class. */
 export interface PgCompatibleDriver {
   readonly Pool: new (options?: unknown) => EventEmitter;
+  /** Marks the embedded database: statements cannot be interrupted there (no statement_timeout). */
+  readonly embedded: true;
 }
 
 export function createPgliteDriver(db: PGlite, options: PgliteDriverOptions = {}): PgCompatibleDriver {
@@ -106,7 +108,7 @@ export function createPgliteDriver(db: PGlite, options: PgliteDriverOptions = {}
     }
   }
 
-  return { Pool: PglitePool };
+  return { Pool: PglitePool, embedded: true };
 }
 
 async function execute(db: PGlite, sql: string, params?: unknown[]): Promise<PgResult> {

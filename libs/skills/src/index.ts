@@ -12,3 +12,4 @@ export * from './exceptions/skill.error';
 export * from './exceptions/invalid-skill-definition.exception';
 export * from './exceptions/duplicate-skill.exception';
 export * from './exceptions/invalid-context.exception';
+export * from './business';

@@ -2,7 +2,8 @@ import { ActionClass, AuditOutcome, DenialCause } from '@zmodu/guard';
 
 /** The JSON error the model sees, e.g. {"error":"ToolDenied","reason":"denied_execute_class"}. */
 export interface SkillErrorBody {
-  readonly error: 'ToolDenied' | 'PermissionDenied' | 'InvalidArguments' | 'TenantRequired' | 'Timeout' | 'SkillFailed';
+  /** 'ToolDenied', 'PermissionDenied', 'InvalidArguments', 'TenantRequired', 'Timeout', 'SkillFailed', or a handler's SkillError code. */
+  readonly error: string;
   readonly reason: string;
   readonly [detail: string]: unknown;
 }

@@ -150,7 +150,7 @@ export class SkillDispatcher {
     } catch (err) {
       const body: SkillErrorBody =
         err instanceof SkillError
-          ? { error: 'SkillFailed', reason: err.reason, message: err.message, ...(err.details ?? {}) }
+          ? { ...(err.details ?? {}), error: err.code, reason: err.reason, message: err.message }
           : { error: 'SkillFailed', reason: 'internal_error' };
       if (!(err instanceof SkillError)) this.logger.error(`skill '${skill.name}' failed: ${(err as Error)?.stack ?? String(err)}`);
       return this.finish(ctx, skill.name, skill.action, started, argsText, 'allowed', null, 'error', body);

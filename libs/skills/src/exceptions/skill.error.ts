@@ -7,6 +7,8 @@ export class SkillError extends Error {
     readonly reason: string,
     message?: string,
     readonly details?: Record<string, unknown>,
+    /** The `error` field the model sees. Default 'SkillFailed'. */
+    readonly code: string = 'SkillFailed',
   ) {
     super(message ?? reason);
     this.name = 'SkillError';

@@ -1,0 +1,69 @@
+import type { DataSource } from 'typeorm';
+
+/** A table the data skills may read. */
+export interface EntitySpec {
+  /** The name the model uses, e.g. 'order'. */
+  readonly name: string;
+  readonly table: string;
+  readonly schema?: string;
+  /** Primary key column (entity.lookup). */
+  readonly pk: string;
+  /** Tenant column; null marks a table shared by all tenants; omitted: `dbQueryTenantColumn`. */
+  readonly tenantColumn?: string | null;
+  /** Columns the model may see and filter on; omitted: all columns, and no filters in entity.list. */
+  readonly columns?: readonly string[];
+  /** Columns entity.create/update may write (write skills, a later module). */
+  readonly writable?: readonly string[];
+  readonly description?: string;
+}
+
+/** An application metric for kpi.query. */
+export interface KpiMetric {
+  readonly name: string;
+  readonly description?: string;
+  /** Run for a tenant-scoped call, with the tenant as its single bind (`?` or `$1`). */
+  readonly tenantSql?: string;
+  /** Run for a call without a tenant (system callers). */
+  readonly sql?: string;
+}
+
+/** An application aggregation report for report.generate. */
+export interface ReportSpec {
+  readonly name: string;
+  readonly description?: string;
+  /** Run for a tenant-scoped call, with the tenant as its single bind (`?` or `$1`). */
+  readonly tenantSql?: string;
+  /** Run for a call without a tenant. */
+  readonly sql?: string;
+}
+
+export interface DataLimits {
+  /** Statement timeout (ms) on a PostgreSQL server. Default 5000. */
+  readonly timeoutMs?: number;
+  /** db.query rows when the model asks for no limit. Default 20. */
+  readonly defaultRows?: number;
+  /** Most rows any data skill returns. Default 100. */
+  readonly maxRows?: number;
+  /** Most JSON bytes of rows returned. Default 256 KiB. */
+  readonly maxBytes?: number;
+  /** Largest planner cost a db.query statement may have (default: 200000 on the embedded database, off on a server). */
+  readonly maxCost?: number;
+}
+
+export const BUSINESS_SKILL_NAMES = ['db.query', 'entity.lookup', 'entity.list', 'kpi.query', 'report.generate'] as const;
+export type BusinessSkillName = (typeof BUSINESS_SKILL_NAMES)[number];
+
+export class BusinessSkillsOptions {
+  entities: EntitySpec[] = [];
+  /** The tenant column of entities that declare none. Unset: such tables fail closed (TenantScopeUnavailable) with a tenant. */
+  dbQueryTenantColumn?: string;
+  kpis?: KpiMetric[] = [];
+  reports?: ReportSpec[] = [];
+  limits?: DataLimits = {};
+  /** Which skills to register. Default: all five. */
+  skills?: BusinessSkillName[];
+  /** The DataSource to read; default: the application's TypeORM DataSource. */
+  dataSource?: DataSource;
+  /** Permission each data skill requires (e.g. 'data:read'); default none. */
+  requiredPermission?: string;
+}

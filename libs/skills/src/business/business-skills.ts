@@ -1,0 +1,289 @@
+import { Inject, Injectable, OnModuleInit, Optional } from '@nestjs/common';
+import { getDataSourceToken } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { SkillError } from '../exceptions/skill.error';
+import { SkillInvocation } from '../skill-context';
+import { SkillRegistration } from '../skill-definition';
+import { SkillRegistry } from '../skill.registry';
+import { BUSINESS_SKILLS_OPTIONS } from './business-skills.module-definition';
+import { BUSINESS_SKILL_NAMES, BusinessSkillsOptions, EntitySpec, KpiMetric, ReportSpec } from './business-skills.options';
+import { toCsv } from './csv';
+import { DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT_MS, runReadOnly } from './data/read-only-query';
+import { qualifiedTable, quoteIdent, tenantBound } from './identifiers';
+import { loadSqlParser } from './sql/pg-parser';
+import { SqlGuard } from './sql/sql-guard';
+import { SqlRefusal } from './sql/sql-refusal';
+
+const SOURCE = 'BusinessSkillsModule';
+const MAX_ROWS_CAP = 100;
+const REPORT_ROW_CAP = 100;
+
+interface ResolvedEntity extends EntitySpec {
+  /** The tenant column after defaults: a name, null (shared), or undefined (unknown: fail closed). */
+  readonly resolvedTenantColumn: string | null | undefined;
+}
+
+/**
+ * The read-only data and business skills of the spec (db.query, entity.lookup, entity.list,
+ * kpi.query, report.generate), registered into the SkillRegistry, so they run only through
+ * the dispatcher and its guard.
+ */
+@Injectable()
+export class BusinessSkills implements OnModuleInit {
+  private readonly options: BusinessSkillsOptions;
+  private readonly entities = new Map<string, ResolvedEntity>();
+  private readonly kpis = new Map<string, KpiMetric>();
+  private readonly reports = new Map<string, ReportSpec>();
+  private readonly guard: SqlGuard;
+  private readonly maxRows: number;
+  private readonly defaultRows: number;
+
+  constructor(
+    @Inject(BUSINESS_SKILLS_OPTIONS) raw: BusinessSkillsOptions,
+    private readonly registry: SkillRegistry,
+    @Optional() @Inject(getDataSourceToken()) private readonly appDataSource?: DataSource,
+  ) {
+    this.options = Object.assign(new BusinessSkillsOptions(), raw);
+    const o = this.options;
+    if (!Array.isArray(o.entities)) throw new Error('BusinessSkillsModule: entities must be an array of { name, table, pk, tenantColumn?, columns? }.');
+    if (o.dbQueryTenantColumn !== undefined) quoteIdent(o.dbQueryTenantColumn, 'dbQueryTenantColumn');
+    for (const e of o.entities) this.addEntity(e);
+    for (const k of o.kpis ?? []) {
+      if (!k?.name || (!k.tenantSql && !k.sql)) throw new Error(`BusinessSkillsModule: kpi ${JSON.stringify(k?.name)} needs a name and tenantSql (and/or sql).`);
+      if (k.tenantSql) tenantBound(k.tenantSql, `kpi ${k.name} tenantSql`);
+      this.kpis.set(k.name, k);
+    }
+    for (const r of o.reports ?? []) {
+      if (!r?.name || (!r.tenantSql && !r.sql)) throw new Error(`BusinessSkillsModule: report ${JSON.stringify(r?.name)} needs a name and tenantSql (and/or sql).`);
+      if (r.tenantSql) tenantBound(r.tenantSql, `report ${r.name} tenantSql`);
+      this.reports.set(r.name, r);
+    }
+    this.maxRows = Math.min(MAX_ROWS_CAP, Math.max(1, o.limits?.maxRows ?? MAX_ROWS_CAP));
+    this.defaultRows = Math.min(this.maxRows, Math.max(1, o.limits?.defaultRows ?? 20));
+    this.guard = new SqlGuard(
+      [...this.entities.values()].map((e) => ({ table: e.table, schema: e.schema, tenantColumn: e.resolvedTenantColumn, columns: e.columns })),
+    );
+  }
+
+  async onModuleInit(): Promise<void> {
+    await loadSqlParser();
+    const wanted = new Set(this.options.skills ?? BUSINESS_SKILL_NAMES);
+    for (const skill of this.skills()) if (wanted.has(skill.name as (typeof BUSINESS_SKILL_NAMES)[number])) this.registry.register(skill);
+  }
+
+  private get dataSource(): DataSource {
+    const ds = this.options.dataSource ?? this.appDataSource;
+    if (!ds) throw new SkillError('not_configured', 'No database is configured for the data skills.');
+    return ds;
+  }
+
+  private addEntity(e: EntitySpec): void {
+    if (!e || typeof e.name !== 'string' || !/^[a-z][a-z0-9_]*$/.test(e.name))
+      throw new Error(`BusinessSkillsModule: entity name ${JSON.stringify(e?.name)} must be lower-case letters, digits and '_'.`);
+    if (this.entities.has(e.name)) throw new Error(`BusinessSkillsModule: two entities are named '${e.name}'.`);
+    qualifiedTable(e.table, e.schema);
+    quoteIdent(e.pk, `pk of entity ${e.name}`);
+    if (e.tenantColumn) quoteIdent(e.tenantColumn, `tenantColumn of entity ${e.name}`);
+    for (const c of e.columns ?? []) quoteIdent(c, `column of entity ${e.name}`);
+    const resolved = e.tenantColumn === null ? null : (e.tenantColumn ?? this.options.dbQueryTenantColumn);
+    this.entities.set(e.name, { ...e, resolvedTenantColumn: resolved });
+  }
+
+  private common() {
+    return { requiredPermission: this.options.requiredPermission, source: SOURCE };
+  }
+
+  private skills(): SkillRegistration[] {
+    const entityNames = [...this.entities.keys()];
+    const entityProp = { type: 'string', enum: entityNames.length ? entityNames : ['(none registered)'], description: 'Entity name' };
+    return [
+      {
+        ...this.common(),
+        name: 'db.query',
+        action: 'read',
+        description:
+          `Run one read-only SELECT over the tables ${this.guard.tableNames().join(', ') || '(none)'}. ` +
+          'Values go in args, one per ? placeholder; no literals, comments or ";". Rows are limited (default 20, at most 100). ' +
+          'You only ever see your own tenant\'s rows.',
+        parameters: {
+          type: 'object',
+          properties: {
+            sql: { type: 'string', minLength: 1, maxLength: 10_000 },
+            args: { type: 'array', maxItems: 100, description: 'Values for the ? placeholders, in order' },
+            limit: { type: 'integer', minimum: 1, maximum: this.maxRows },
+          },
+          required: ['sql'],
+          additionalProperties: false,
+        },
+        handler: (args, ctx) => this.dbQuery(args as { sql: string; args?: unknown[]; limit?: number }, ctx),
+      },
+      {
+        ...this.common(),
+        name: 'entity.lookup',
+        action: 'read',
+        description: 'Look up one record of a registered entity by its primary key.',
+        parameters: {
+          type: 'object',
+          properties: { entity: entityProp, id: { type: ['string', 'integer'] } },
+          required: ['entity', 'id'],
+          additionalProperties: false,
+        },
+        handler: (args, ctx) => this.lookup(args as { entity: string; id: string | number }, ctx),
+      },
+      {
+        ...this.common(),
+        name: 'entity.list',
+        action: 'read',
+        description: 'List records of a registered entity, with equality filters on its declared columns.',
+        parameters: {
+          type: 'object',
+          properties: {
+            entity: entityProp,
+            filters: { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean', 'null'] } },
+            limit: { type: 'integer', minimum: 1, maximum: this.maxRows },
+          },
+          required: ['entity'],
+          additionalProperties: false,
+        },
+        handler: (args, ctx) => this.list(args as { entity: string; filters?: Record<string, unknown>; limit?: number }, ctx),
+      },
+      {
+        ...this.common(),
+        name: 'kpi.query',
+        action: 'read',
+        tenantScoped: false,
+        description: `Read an application metric: ${[...this.kpis.values()].map((k) => `${k.name}${k.description ? ` (${k.description})` : ''}`).join('; ') || '(none registered)'}.`,
+        parameters: {
+          type: 'object',
+          properties: { metric: { type: 'string', enum: this.kpis.size ? [...this.kpis.keys()] : ['(none registered)'] } },
+          required: ['metric'],
+          additionalProperties: false,
+        },
+        handler: (args, ctx) => this.kpi(args as { metric: string }, ctx),
+      },
+      {
+        ...this.common(),
+        name: 'report.generate',
+        action: 'read',
+        tenantScoped: false,
+        description: `Run an application report as CSV or JSON (at most ${REPORT_ROW_CAP} rows): ${[...this.reports.values()].map((r) => `${r.name}${r.description ? ` (${r.description})` : ''}`).join('; ') || '(none registered)'}.`,
+        parameters: {
+          type: 'object',
+          properties: {
+            report: { type: 'string', enum: this.reports.size ? [...this.reports.keys()] : ['(none registered)'] },
+            format: { type: 'string', enum: ['json', 'csv'], default: 'json' },
+          },
+          required: ['report'],
+          additionalProperties: false,
+        },
+        handler: (args, ctx) => this.report(args as { report: string; format?: 'json' | 'csv' }, ctx),
+      },
+    ];
+  }
+
+  // ---------------------------------------------------------------- handlers
+
+  async dbQuery(args: { sql: string; args?: unknown[]; limit?: number }, ctx: SkillInvocation) {
+    let prepared;
+    try {
+      prepared = this.guard.prepare({ sql: args.sql, args: args.args, tenantId: ctx.tenantId });
+    } catch (err) {
+      if (err instanceof SqlRefusal)
+        throw new SkillError(err.reason, err.message, undefined, err.reason === 'TenantScopeUnavailable' ? 'TenantScopeUnavailable' : 'QueryRefused');
+      throw err;
+    }
+    const rows = Math.min(this.maxRows, args.limit ?? this.defaultRows);
+    return runReadOnly(this.dataSource, prepared.text, prepared.values, this.limits(rows, this.options.limits?.maxCost));
+  }
+
+  async lookup(args: { entity: string; id: string | number }, ctx: SkillInvocation) {
+    const e = this.entity(args.entity);
+    const values: unknown[] = [args.id];
+    let sql = `SELECT ${this.selectList(e)} FROM ${qualifiedTable(e.table, e.schema)} WHERE ${quoteIdent(e.pk, 'pk')} = $1`;
+    sql += this.tenantFilter(e, ctx, values);
+    const result = await runReadOnly(this.dataSource, sql, values, this.limits(1));
+    return { entity: e.name, found: result.rowCount > 0, record: result.rows[0] ?? null };
+  }
+
+  async list(args: { entity: string; filters?: Record<string, unknown>; limit?: number }, ctx: SkillInvocation) {
+    const e = this.entity(args.entity);
+    const values: unknown[] = [];
+    const where: string[] = [];
+    const allowed = new Set(e.columns ?? []);
+    for (const [column, value] of Object.entries(args.filters ?? {})) {
+      if (!allowed.has(column) || column === e.resolvedTenantColumn)
+        throw new SkillError(
+          'filter_not_allowed',
+          `Cannot filter ${e.name} on '${column}'. Filterable columns: ${[...allowed].filter((c) => c !== e.resolvedTenantColumn).join(', ') || '(none declared)'}.`,
+          undefined,
+          'QueryRefused',
+        );
+      if (value === null) where.push(`${quoteIdent(column, 'column')} IS NULL`);
+      else {
+        values.push(value);
+        where.push(`${quoteIdent(column, 'column')} = $${values.length}`);
+      }
+    }
+    let sql = `SELECT ${this.selectList(e)} FROM ${qualifiedTable(e.table, e.schema)} WHERE ${where.length ? where.join(' AND ') : 'TRUE'}`;
+    sql += this.tenantFilter(e, ctx, values);
+    sql += ` ORDER BY ${quoteIdent(e.pk, 'pk')}`;
+    const rows = Math.min(this.maxRows, args.limit ?? this.defaultRows);
+    const result = await runReadOnly(this.dataSource, sql, values, this.limits(rows));
+    return { entity: e.name, ...result };
+  }
+
+  async kpi(args: { metric: string }, ctx: SkillInvocation) {
+    const metric = this.kpis.get(args.metric);
+    if (!metric) throw new SkillError('unknown_metric', `No metric '${args.metric}'. Metrics: ${[...this.kpis.keys()].join(', ') || '(none)'}.`, undefined, 'QueryRefused');
+    const { sql, values } = this.scopedStatement(metric, ctx, 'metric');
+    const result = await runReadOnly(this.dataSource, sql, values, this.limits(1));
+    const row = result.rows[0];
+    return { metric: metric.name, value: row ? Object.values(row)[0] ?? null : null };
+  }
+
+  async report(args: { report: string; format?: 'json' | 'csv' }, ctx: SkillInvocation) {
+    const report = this.reports.get(args.report);
+    if (!report) throw new SkillError('unknown_report', `No report '${args.report}'. Reports: ${[...this.reports.keys()].join(', ') || '(none)'}.`, undefined, 'QueryRefused');
+    const { sql, values } = this.scopedStatement(report, ctx, 'report');
+    const result = await runReadOnly(this.dataSource, sql, values, this.limits(REPORT_ROW_CAP));
+    const format = args.format ?? 'json';
+    const base = { report: report.name, format, rowCount: result.rowCount, truncated: result.truncated };
+    return format === 'csv' ? { ...base, csv: toCsv(result.columns, result.rows) } : { ...base, columns: result.columns, rows: result.rows };
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  private entity(name: string): ResolvedEntity {
+    const e = this.entities.get(name);
+    if (!e) throw new SkillError('unknown_entity', `No entity '${name}'. Entities: ${[...this.entities.keys()].join(', ') || '(none)'}.`, undefined, 'QueryRefused');
+    return e;
+  }
+
+  private selectList(e: ResolvedEntity): string {
+    return e.columns?.length ? [...new Set([e.pk, ...e.columns])].map((c) => quoteIdent(c, 'column')).join(', ') : '*';
+  }
+
+  /** ` AND tenant = $n` for a tenant-scoped call; fails closed when the entity's tenant column is unknown. */
+  private tenantFilter(e: ResolvedEntity, ctx: SkillInvocation, values: unknown[]): string {
+    if (!ctx.tenantId || e.resolvedTenantColumn === null) return '';
+    if (e.resolvedTenantColumn === undefined)
+      throw new SkillError('TenantScopeUnavailable', `Entity ${e.name} has no tenant column configured.`, undefined, 'TenantScopeUnavailable');
+    values.push(ctx.tenantId);
+    return ` AND ${quoteIdent(e.resolvedTenantColumn, 'tenant column')} = $${values.length}`;
+  }
+
+  private scopedStatement(def: KpiMetric | ReportSpec, ctx: SkillInvocation, what: string): { sql: string; values: unknown[] } {
+    if (ctx.tenantId) {
+      if (!def.tenantSql)
+        throw new SkillError('TenantScopeUnavailable', `The ${what} ${def.name} declares no tenant query, so it cannot be read for a tenant.`, undefined, 'TenantScopeUnavailable');
+      return { sql: tenantBound(def.tenantSql, what), values: [ctx.tenantId] };
+    }
+    if (!def.sql) throw new SkillError('TenantRequired', `The ${what} ${def.name} can only be read for a tenant.`, undefined, 'TenantRequired');
+    return { sql: def.sql, values: [] };
+  }
+
+  private limits(maxRows: number, maxCost?: number) {
+    const l = this.options.limits ?? {};
+    return { timeoutMs: l.timeoutMs ?? DEFAULT_TIMEOUT_MS, maxRows, maxBytes: l.maxBytes ?? DEFAULT_MAX_BYTES, maxCost };
+  }
+}

@@ -1,0 +1,9 @@
+export * from './business-skills.options';
+export { BUSINESS_SKILLS_OPTIONS } from './business-skills.module-definition';
+export * from './business-skills.module';
+export * from './business-skills';
+export * from './sql/sql-guard';
+export * from './sql/sql-refusal';
+export { loadSqlParser } from './sql/pg-parser';
+export * from './data/read-only-query';
+export { toCsv } from './csv';

@@ -1,0 +1,86 @@
+import { refuse } from './sql-refusal';
+
+export interface Placeholders {
+  /** The statement with every `?` turned into `$n`. */
+  readonly text: string;
+  /** How many parameters the statement uses (the highest `$n`). */
+  readonly count: number;
+}
+
+/**
+ * A lexical pass before parsing: refuses comments, `;`, string and dollar-quoted literals
+ * (values come only as parameters), and turns `?` placeholders into `$1..$n`.
+ * Quoted identifiers are skipped intact. `?` and `$n` may not be mixed.
+ */
+export function bindPlaceholders(sql: string): Placeholders {
+  let out = '';
+  let question = 0;
+  let numbered = 0;
+  let i = 0;
+  const n = sql.length;
+  while (i < n) {
+    const c = sql[i];
+    if (c === '"') {
+      const end = closingQuote(sql, i);
+      out += sql.slice(i, end + 1);
+      i = end + 1;
+      continue;
+    }
+    if (c === "'") refuse('literal_not_allowed', 'String literals are not allowed: use ? placeholders and pass the values in args.');
+    if (c === '-' && sql[i + 1] === '-') refuse('comment_not_allowed', 'Comments are not allowed in db.query.');
+    if (c === '/' && sql[i + 1] === '*') refuse('comment_not_allowed', 'Comments are not allowed in db.query.');
+    if (c === ';') refuse('multiple_statements', 'Send exactly one SELECT statement, without ";".');
+    if (c === '\\') refuse('literal_not_allowed', 'Backslashes are not allowed outside quoted identifiers.');
+    if (c === '?') {
+      question++;
+      out += `$${question}`;
+      i++;
+      continue;
+    }
+    if (c === '$') {
+      const m = /^\$(\d{1,3})(?![0-9A-Za-z_$])/.exec(sql.slice(i, i + 5));
+      if (!m) refuse('literal_not_allowed', 'Dollar-quoted literals are not allowed: use ? placeholders.');
+      const num = Number(m![1]);
+      if (num < 1) refuse('bad_placeholder', 'Parameters are numbered from $1.');
+      numbered = Math.max(numbered, num);
+      out += m![0];
+      i += m![0].length;
+      continue;
+    }
+    if (isIdentStart(c)) {
+      // Identifiers and keywords are copied whole, so that `$` inside one (legal in PostgreSQL) is not taken for a parameter.
+      let j = i + 1;
+      while (j < n && isIdentPart(sql[j])) j++;
+      out += sql.slice(i, j);
+      i = j;
+      continue;
+    }
+    out += c;
+    i++;
+  }
+  if (question > 0 && numbered > 0) refuse('bad_placeholder', 'Use either ? placeholders or $1..$n, not both.');
+  return { text: out, count: question || numbered };
+}
+
+function closingQuote(sql: string, start: number): number {
+  let i = start + 1;
+  while (i < sql.length) {
+    if (sql[i] === '"') {
+      if (sql[i + 1] === '"') {
+        i += 2;
+        continue;
+      }
+      return i;
+    }
+    i++;
+  }
+  return refuse('syntax_error', 'Unterminated quoted identifier.');
+}
+
+function isIdentStart(c: string): boolean {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c === '_' || c > '\x7f';
+}
+
+function isIdentPart(c: string): boolean {
+  return isIdentStart(c) || (c >= '0' && c <= '9') || c === '$';
+}

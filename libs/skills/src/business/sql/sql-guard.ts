@@ -1,0 +1,397 @@
+import { bindPlaceholders } from './placeholders';
+import { deparseSql, parseSql } from './pg-parser';
+import {
+  ALLOWED_A_EXPR_KINDS,
+  ALLOWED_FUNCTIONS,
+  ALLOWED_OPERATORS,
+  ALLOWED_SQL_VALUE_FUNCTIONS,
+  ALLOWED_SUBLINK_TYPES,
+  ALLOWED_TYPES,
+  EXTRACT_FIELDS,
+  SYSTEM_COLUMNS,
+} from './sql-allowlists';
+import { refuse, SqlRefusal } from './sql-refusal';
+
+/** A table db.query may read, and how it is scoped. */
+export interface QueryableTable {
+  /** Table name as written in SQL (and its schema, if any). */
+  readonly table: string;
+  readonly schema?: string;
+  /** Column that holds the tenant id; null: a table shared by all tenants; undefined: unknown (fails closed with a tenant). */
+  readonly tenantColumn?: string | null;
+  /** Columns the model may see; omitted: all. */
+  readonly columns?: readonly string[];
+}
+
+export interface PreparedQuery {
+  /** The rewritten statement: every tenant table replaced by a scoped subquery. */
+  readonly text: string;
+  /** The caller's arguments, then the tenant id when a scoped table is read. */
+  readonly values: unknown[];
+  /** The registered tables the statement reads. */
+  readonly tables: string[];
+}
+
+export interface PrepareInput {
+  readonly sql: unknown;
+  readonly args?: unknown;
+  /** The caller's tenant (from the context, never from the model). */
+  readonly tenantId?: string;
+}
+
+export const MAX_SQL_LENGTH = 10_000;
+export const MAX_ARGS = 100;
+
+type Node = Record<string, unknown>;
+type Scope = ReadonlySet<string>;
+
+interface WalkState {
+  readonly paramCount: number;
+  readonly tenantId?: string;
+  readonly tenantParam: number;
+  readonly tables: Set<string>;
+  scoped: boolean;
+  /** Replacements to apply after the walk: container[key] = node. */
+  readonly rewrites: Array<() => void>;
+}
+
+const EMPTY: Scope = new Set();
+
+/**
+ * Turns a model's SELECT into a statement that can only read the caller's rows: parsed
+ * with PostgreSQL's own parser, one plain SELECT, no literals, registered tables and
+ * allowed functions only, and every reference to a tenant table replaced by
+ * `(SELECT cols FROM table WHERE tenant_col = $t OFFSET 0) AS alias` — a subquery the
+ * planner neither flattens nor pushes the model's predicates into, so no predicate of
+ * the model is ever evaluated on another tenant's row.
+ */
+export class SqlGuard {
+  private readonly byName = new Map<string, QueryableTable[]>();
+
+  constructor(tables: readonly QueryableTable[]) {
+    for (const t of tables) {
+      const key = t.table.toLowerCase();
+      this.byName.set(key, [...(this.byName.get(key) ?? []), t]);
+    }
+  }
+
+  tableNames(): string[] {
+    return [...this.byName.keys()].sort();
+  }
+
+  prepare(input: PrepareInput): PreparedQuery {
+    const { sql } = input;
+    if (typeof sql !== 'string' || sql.trim() === '') refuse('bad_request', 'sql must be a non-empty string holding one SELECT.');
+    if ((sql as string).length > MAX_SQL_LENGTH) refuse('too_long', `sql is longer than ${MAX_SQL_LENGTH} characters.`);
+    const args = input.args ?? [];
+    if (!Array.isArray(args)) refuse('bad_request', 'args must be an array of values, one per ? placeholder, in order.');
+    const values = args as unknown[];
+    if (values.length > MAX_ARGS) refuse('bad_request', `At most ${MAX_ARGS} args.`);
+    values.forEach((v, i) => checkValue(v, i));
+
+    const bound = bindPlaceholders(sql as string);
+    if (bound.count !== values.length)
+      refuse('arg_count', `The statement has ${bound.count} placeholder(s) but ${values.length} arg(s) were given: pass one arg per ?.`);
+
+    let tree: ReturnType<typeof parseSql>;
+    try {
+      tree = parseSql(bound.text);
+    } catch (err) {
+      throw new SqlRefusal('syntax_error', `Syntax error: ${(err as Error).message}`);
+    }
+    const stmts = tree.stmts ?? [];
+    if (stmts.length !== 1) refuse('multiple_statements', 'Send exactly one SELECT statement.');
+    const stmt = stmts[0].stmt;
+    if (!stmt || !('SelectStmt' in stmt)) refuse('not_select', 'Only a SELECT is allowed (no INSERT, UPDATE, DELETE, DDL or utility statements).');
+
+    const state: WalkState = {
+      paramCount: bound.count,
+      tenantId: input.tenantId,
+      tenantParam: bound.count + 1,
+      tables: new Set(),
+      scoped: false,
+      rewrites: [],
+    };
+    this.visit(stmts[0] as unknown as Node, 'stmt', EMPTY, state, 'the statement');
+    for (const apply of state.rewrites) apply();
+    const text = deparseSql(tree);
+    return {
+      text,
+      values: state.scoped ? [...values, input.tenantId] : [...values],
+      tables: [...state.tables].sort(),
+    };
+  }
+
+  // ---------------------------------------------------------------- the walk
+
+  /** Visit container[key], which holds one node `{ Type: fields }`, or a list, or a scalar. */
+  private visit(container: Node | unknown[], key: string | number, scope: Scope, s: WalkState, where: string): void {
+    const value = (container as Record<string | number, unknown>)[key];
+    if (value === null || value === undefined || typeof value !== 'object') return;
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) this.visit(value, i, scope, s, where);
+      return;
+    }
+    const entries = Object.keys(value as Node);
+    if (entries.length === 0) return; // e.g. the empty marker of a plain DISTINCT
+    if (entries.length !== 1) refuse('unsupported_syntax', `Unsupported syntax in ${where}.`);
+    const type = entries[0];
+    const fields = (value as Node)[type] as Node;
+    switch (type) {
+      case 'SelectStmt':
+        return this.selectStmt(fields, scope, s);
+      case 'RangeVar':
+        return this.rangeVar(container, key, fields, scope, s);
+      case 'RangeSubselect':
+        return this.children(fields, ['subquery'], scope, s, 'a subquery in FROM');
+      case 'JoinExpr':
+        if (fields.rarg && isNode(fields.rarg, 'RangeFunction')) refuse('function_in_from', 'Functions in FROM are not allowed.');
+        return this.children(fields, ['larg', 'rarg', 'quals', 'usingClause'], scope, s, 'a JOIN');
+      case 'ResTarget':
+        return this.children(fields, ['val', 'indirection'], scope, s, 'the select list');
+      case 'ColumnRef':
+        return this.columnRef(fields);
+      case 'A_Star':
+      case 'String':
+        return;
+      case 'ParamRef': {
+        const n = fields.number as number;
+        if (!(n >= 1 && n <= s.paramCount)) refuse('bad_placeholder', `Parameter $${n} has no arg.`);
+        return;
+      }
+      case 'A_Const':
+        return aConst(fields, where);
+      case 'A_Expr':
+        return this.aExpr(fields, scope, s);
+      case 'BoolExpr':
+      case 'NullTest':
+      case 'BooleanTest':
+      case 'CoalesceExpr':
+      case 'MinMaxExpr':
+      case 'CaseExpr':
+      case 'CaseWhen':
+      case 'List':
+      case 'RowExpr':
+      case 'A_ArrayExpr':
+      case 'GroupingSet':
+        return this.children(fields, Object.keys(fields), scope, s, where);
+      case 'SortBy':
+        if (Array.isArray(fields.useOp) && fields.useOp.length) refuse('unsupported_syntax', 'ORDER BY ... USING is not allowed.');
+        return this.positional(fields, 'node', scope, s, 'ORDER BY');
+      case 'FuncCall':
+        return this.funcCall(fields, scope, s);
+      case 'WindowDef':
+        return this.children(fields, ['partitionClause', 'orderClause', 'startOffset', 'endOffset'], scope, s, 'a window');
+      case 'TypeCast':
+        checkTypeName(fields.typeName as Node);
+        if (isNode(fields.arg, 'A_Const') && !isNullOrBool(fields.arg))
+          refuse('literal_not_allowed', 'Typed literals (like date \'...\') are not allowed: cast a ? placeholder instead, e.g. ?::date.');
+        return this.visit(fields, 'arg', scope, s, 'a cast');
+      case 'SubLink': {
+        if (!ALLOWED_SUBLINK_TYPES.has(fields.subLinkType as string)) refuse('unsupported_syntax', 'This kind of subquery is not allowed.');
+        if (Array.isArray(fields.operName) && fields.operName.length) checkOperator(fields.operName as Node[]);
+        return this.children(fields, ['testexpr', 'subselect'], scope, s, 'a subquery');
+      }
+      case 'SQLValueFunction':
+        if (!ALLOWED_SQL_VALUE_FUNCTIONS.has(fields.op as string))
+          refuse('function_not_allowed', 'Only CURRENT_DATE, CURRENT_TIME, CURRENT_TIMESTAMP, LOCALTIME and LOCALTIMESTAMP may be read.');
+        return;
+      default:
+        return refuse('unsupported_syntax', `${describeNode(type)} is not allowed in db.query.`);
+    }
+  }
+
+  private children(fields: Node, keys: readonly string[], scope: Scope, s: WalkState, where: string): void {
+    for (const k of keys) if (k in fields) this.visit(fields, k, scope, s, where);
+  }
+
+  /** ORDER BY 1 / GROUP BY 1: a positional integer is allowed there, and only there. */
+  private positional(container: Node | unknown[], key: string | number, scope: Scope, s: WalkState, where: string): void {
+    const v = (container as Record<string | number, unknown>)[key];
+    if (isNode(v, 'A_Const') && isInteger((v as Node).A_Const as Node)) return;
+    this.visit(container, key, scope, s, where);
+  }
+
+  private selectStmt(f: Node, outer: Scope, s: WalkState): void {
+    if (f.intoClause) refuse('not_select', 'SELECT ... INTO is not allowed.');
+    if (Array.isArray(f.lockingClause) && f.lockingClause.length) refuse('locking_not_allowed', 'FOR UPDATE / FOR SHARE are not allowed.');
+    if (Array.isArray(f.valuesLists) && f.valuesLists.length) refuse('unsupported_syntax', 'VALUES lists are not allowed.');
+    let scope = outer;
+    const withClause = f.withClause as Node | undefined;
+    if (withClause) {
+      const w = (withClause.WithClause ?? withClause) as Node;
+      if (w.recursive) refuse('recursive_not_allowed', 'WITH RECURSIVE is not allowed.');
+      const names = new Set(outer);
+      for (const cte of (w.ctes as Node[]) ?? []) {
+        const c = cte.CommonTableExpr as Node;
+        if (!c) refuse('unsupported_syntax', 'Unsupported WITH clause.');
+        if (c.search_clause || c.cycle_clause) refuse('unsupported_syntax', 'SEARCH / CYCLE clauses are not allowed.');
+        if (!isNode(c.ctequery, 'SelectStmt')) refuse('not_select', 'Only SELECT is allowed inside WITH (no data-modifying CTEs).');
+        // A CTE sees the CTEs before it, and what the enclosing query sees.
+        this.visit(c, 'ctequery', new Set(names), s, 'a WITH query');
+        names.add(String(c.ctename).toLowerCase());
+      }
+      scope = names;
+    }
+    // UNION / INTERSECT / EXCEPT: both sides are SelectStmt fields (unwrapped), under this WITH.
+    for (const side of ['larg', 'rarg'] as const) if (f[side]) this.selectStmt(f[side] as Node, scope, s);
+    this.children(f, ['targetList', 'fromClause', 'whereClause', 'havingClause', 'windowClause', 'distinctClause'], scope, s, 'the query');
+    for (const listKey of ['groupClause', 'sortClause'] as const) {
+      const list = f[listKey];
+      if (Array.isArray(list)) for (let i = 0; i < list.length; i++) this.positional(list, i, scope, s, listKey === 'groupClause' ? 'GROUP BY' : 'ORDER BY');
+    }
+    for (const k of ['limitCount', 'limitOffset'] as const) {
+      const v = f[k];
+      if (v === undefined) continue;
+      if (isNode(v, 'A_Const') && !isNullOrBool(v))
+        refuse('literal_not_allowed', 'LIMIT and OFFSET take ? placeholders, not literals.');
+      this.visit(f, k, scope, s, 'LIMIT/OFFSET');
+    }
+  }
+
+  private rangeVar(container: Node | unknown[], key: string | number, rv: Node, scope: Scope, s: WalkState): void {
+    const relname = String(rv.relname ?? '').toLowerCase();
+    const schema = rv.schemaname ? String(rv.schemaname).toLowerCase() : undefined;
+    if (rv.catalogname) refuse('table_not_allowed', 'Cross-database references are not allowed.');
+    if (!schema && scope.has(relname)) return; // a CTE of an enclosing WITH
+    const candidates = this.byName.get(relname) ?? [];
+    const table = candidates.find((t) => (schema ? (t.schema ?? 'public').toLowerCase() === schema : true));
+    if (!table || (!schema && candidates.length > 1))
+      refuse('table_not_allowed', `Table ${schema ? `${schema}.` : ''}${relname} is not available. Tables you can query: ${this.tableNames().join(', ') || '(none)'}.`);
+    s.tables.add(table!.table);
+    const scoped = this.scopedSubquery(table!, rv, s);
+    s.rewrites.push(() => {
+      (container as Record<string | number, unknown>)[key] = scoped;
+    });
+  }
+
+  private scopedSubquery(table: QueryableTable, rv: Node, s: WalkState): Node {
+    let where: Node | undefined;
+    if (s.tenantId !== undefined) {
+      if (table.tenantColumn === undefined)
+        refuse('TenantScopeUnavailable', `Table ${table.table} has no tenant column configured, so it cannot be read with a tenant in scope.`);
+      if (table.tenantColumn !== null) {
+        s.scoped = true;
+        where = {
+          A_Expr: {
+            kind: 'AEXPR_OP',
+            name: [{ String: { sval: '=' } }],
+            lexpr: { ColumnRef: { fields: [{ String: { sval: table.tenantColumn } }] } },
+            rexpr: { ParamRef: { number: s.tenantParam } },
+          },
+        };
+      }
+    }
+    const targetList = table.columns?.length
+      ? table.columns.map((c) => ({ ResTarget: { val: { ColumnRef: { fields: [{ String: { sval: c } }] } } } }))
+      : [{ ResTarget: { val: { ColumnRef: { fields: [{ A_Star: {} }] } } } }];
+    const inner: Node = {
+      targetList,
+      fromClause: [{ RangeVar: { ...(table.schema ? { schemaname: table.schema } : {}), relname: table.table, inh: true, relpersistence: 'p' } }],
+      ...(where ? { whereClause: where } : {}),
+      // OFFSET 0: an optimization fence, so the model's predicates never run on other tenants' rows.
+      limitOffset: { A_Const: { ival: {} } },
+      limitOption: 'LIMIT_OPTION_DEFAULT',
+      op: 'SETOP_NONE',
+    };
+    const alias = (rv.alias as Node | undefined) ?? { aliasname: rv.relname };
+    return { RangeSubselect: { lateral: false, subquery: { SelectStmt: inner }, alias } };
+  }
+
+  private columnRef(f: Node): void {
+    for (const field of (f.fields as Node[]) ?? []) {
+      if (isNode(field, 'A_Star')) continue;
+      const name = String(((field as Node).String as Node | undefined)?.sval ?? '').toLowerCase();
+      if (SYSTEM_COLUMNS.has(name)) refuse('column_not_allowed', `System column ${name} is not available.`);
+    }
+  }
+
+  private aExpr(f: Node, scope: Scope, s: WalkState): void {
+    if (!ALLOWED_A_EXPR_KINDS.has(f.kind as string))
+      refuse('operator_not_allowed', f.kind === 'AEXPR_SIMILAR' ? 'SIMILAR TO is not allowed: use LIKE.' : 'This operator is not allowed.');
+    if (f.kind === 'AEXPR_OP' || f.kind === 'AEXPR_OP_ANY' || f.kind === 'AEXPR_OP_ALL') checkOperator(f.name as Node[]);
+    this.children(f, ['lexpr', 'rexpr'], scope, s, 'an expression');
+  }
+
+  private funcCall(f: Node, scope: Scope, s: WalkState): void {
+    const parts = ((f.funcname as Node[]) ?? []).map((p) => String(((p as Node).String as Node)?.sval ?? ''));
+    const sqlSyntax = f.funcformat === 'COERCE_SQL_SYNTAX';
+    let name: string;
+    if (parts.length === 1) name = parts[0].toLowerCase();
+    else if (parts.length === 2 && parts[0] === 'pg_catalog' && sqlSyntax) name = parts[1].toLowerCase();
+    else return refuse('function_not_allowed', `Function ${parts.join('.')} is not allowed: schema-qualified functions are refused.`);
+    if (!ALLOWED_FUNCTIONS.has(name)) refuse('function_not_allowed', `Function ${name}() is not allowed in db.query.`);
+    if (f.func_variadic) refuse('function_not_allowed', 'VARIADIC calls are not allowed.');
+    const args = (f.args as unknown[]) ?? [];
+    if (name === 'extract' && sqlSyntax && isNode(args[0], 'A_Const')) {
+      const field = String(((((args[0] as Node).A_Const as Node).sval as Node) ?? {}).sval ?? '').toLowerCase();
+      if (!EXTRACT_FIELDS.has(field)) refuse('function_not_allowed', `EXTRACT field ${field} is not allowed.`);
+      for (let i = 1; i < args.length; i++) this.visit(args, i, scope, s, 'EXTRACT');
+    } else {
+      this.visit(f, 'args', scope, s, `${name}()`);
+    }
+    this.children(f, ['agg_order', 'agg_filter'], scope, s, `${name}()`);
+    // OVER (...) holds WindowDef fields (unwrapped).
+    if (f.over) this.children(f.over as Node, ['partitionClause', 'orderClause', 'startOffset', 'endOffset'], scope, s, 'a window');
+  }
+}
+
+// ---------------------------------------------------------------- helpers
+
+function isNode(v: unknown, type: string): boolean {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && type in (v as Node);
+}
+
+function isInteger(c: Node): boolean {
+  return 'ival' in c;
+}
+
+function isNullOrBool(v: unknown): boolean {
+  const c = (v as Node).A_Const as Node;
+  return c.isnull === true || 'boolval' in c;
+}
+
+/** NULL, TRUE and FALSE are allowed: they carry no value an attacker could not send as a parameter. */
+function aConst(c: Node, where: string): void {
+  if (c.isnull === true || 'boolval' in c) return;
+  const hint =
+    'sval' in c || 'bsval' in c
+      ? 'String and bit-string literals are not allowed'
+      : 'Numeric literals are not allowed';
+  refuse('literal_not_allowed', `${hint} (in ${where}): use ? placeholders instead of literals and pass the values in args.`);
+}
+
+function checkOperator(name: Node[] | undefined): void {
+  const parts = (name ?? []).map((p) => String(((p as Node).String as Node)?.sval ?? ''));
+  if (parts.length !== 1 || !ALLOWED_OPERATORS.has(parts[0]))
+    refuse('operator_not_allowed', `Operator ${parts.join('.')} is not allowed.`);
+}
+
+function checkTypeName(t: Node | undefined): void {
+  const names = ((t?.names as Node[]) ?? []).map((p) => String(((p as Node).String as Node)?.sval ?? '').toLowerCase());
+  const name = names.length === 2 && names[0] === 'pg_catalog' ? names[1] : names.length === 1 ? names[0] : '';
+  if (!ALLOWED_TYPES.has(name)) refuse('type_not_allowed', `Cast to ${names.join('.') || 'this type'} is not allowed.`);
+  if (t?.arrayBounds && (t.arrayBounds as unknown[]).length) refuse('type_not_allowed', 'Casts to array types are not allowed.');
+  if (t?.setof || t?.pct_type) refuse('type_not_allowed', 'This type form is not allowed.');
+}
+
+function checkValue(v: unknown, i: number): void {
+  const ok = (x: unknown) => x === null || typeof x === 'string' || typeof x === 'boolean' || (typeof x === 'number' && Number.isFinite(x));
+  if (ok(v)) return;
+  if (Array.isArray(v) && v.length <= 1000 && v.every(ok)) return;
+  refuse('bad_request', `args[${i}] must be a string, a finite number, a boolean, null, or an array of those.`);
+}
+
+function describeNode(type: string): string {
+  const names: Record<string, string> = {
+    RangeFunction: 'A function in FROM',
+    RangeTableFunc: 'XMLTABLE',
+    RangeTableSample: 'TABLESAMPLE',
+    CollateClause: 'COLLATE',
+    A_Indirection: 'Subscripts and field selection',
+    XmlExpr: 'XML functions',
+    XmlSerialize: 'XML functions',
+    CurrentOfExpr: 'CURRENT OF',
+  };
+  return names[type] ?? `The construct ${type}`;
+}
