@@ -8,7 +8,7 @@ import { SkillRegistry } from '../skill.registry';
 import { BUSINESS_SKILLS_OPTIONS } from './business-skills.module-definition';
 import { BUSINESS_SKILL_NAMES, BusinessSkillsOptions, EntitySpec, KpiMetric, ReportSpec } from './business-skills.options';
 import { toCsv } from './csv';
-import { DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT_MS, runReadOnly } from './data/read-only-query';
+import { DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT_MS, isEmbedded, runReadOnly } from './data/read-only-query';
 import { qualifiedTable, quoteIdent, tenantBound } from './identifiers';
 import { loadSqlParser } from './sql/pg-parser';
 import { SqlGuard } from './sql/sql-guard';
@@ -17,6 +17,7 @@ import { SqlRefusal } from './sql/sql-refusal';
 const SOURCE = 'BusinessSkillsModule';
 const MAX_ROWS_CAP = 100;
 const REPORT_ROW_CAP = 100;
+const STATISTICS_MAX_AGE_MS = 30_000;
 
 interface ResolvedEntity extends EntitySpec {
   /** The tenant column after defaults: a name, null (shared), or undefined (unknown: fail closed). */
@@ -37,6 +38,7 @@ export class BusinessSkills implements OnModuleInit {
   private readonly guard: SqlGuard;
   private readonly maxRows: number;
   private readonly defaultRows: number;
+  private analyzedAt = 0;
 
   constructor(
     @Inject(BUSINESS_SKILLS_OPTIONS) raw: BusinessSkillsOptions,
@@ -193,7 +195,20 @@ export class BusinessSkills implements OnModuleInit {
       throw err;
     }
     const rows = Math.min(this.maxRows, args.limit ?? this.defaultRows);
+    await this.refreshStatistics();
     return runReadOnly(this.dataSource, prepared.text, prepared.values, this.limits(rows, this.options.limits?.maxCost));
+  }
+
+  /**
+   * The embedded database cannot stop a running statement, so db.query refuses statements whose
+   * planner cost is too high; the planner needs statistics for that, and PGlite has no autovacuum
+   * to gather them: ANALYZE the registered tables at most every 30 s (statistics only, no data).
+   */
+  private async refreshStatistics(): Promise<void> {
+    if (!isEmbedded(this.dataSource) || Date.now() - this.analyzedAt < STATISTICS_MAX_AGE_MS) return;
+    this.analyzedAt = Date.now();
+    const tables = [...this.entities.values()].map((e) => qualifiedTable(e.table, e.schema));
+    if (tables.length) await this.dataSource.query(`ANALYZE ${tables.join(', ')}`);
   }
 
   async lookup(args: { entity: string; id: string | number }, ctx: SkillInvocation) {

@@ -1,0 +1,50 @@
+import { TestingModule, Test } from '@nestjs/testing';
+import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
+import { Guard, GuardModule } from '@zmodu/guard';
+import { BusinessSkillsModule, BusinessSkillsOptions, createSkillContext, SkillCallResult, SkillDispatcher, SkillsModule } from '@zmodu/skills';
+import { DataSource } from 'typeorm';
+import { ALPHA, ENTITIES, KPIS, REPORTS, seedBusinessData } from './business-fixture';
+import { createTestDatabase, TestDatabase } from './test-database';
+
+export const DATA_SKILLS = ['db.query', 'entity.lookup', 'entity.list', 'kpi.query', 'report.generate'];
+
+export interface BusinessApp {
+  readonly app: TestingModule;
+  readonly ds: DataSource;
+  readonly db: TestDatabase;
+  /** Dispatch through the one dispatcher, as tenant alpha (or as given). */
+  call(skill: string, args: unknown, tenantId?: string | null): Promise<SkillCallResult>;
+  close(): Promise<void>;
+}
+
+export async function startBusinessApp(options: Partial<BusinessSkillsOptions> = {}, perTenant = 60): Promise<BusinessApp> {
+  const db = await createTestDatabase();
+  const dsOptions = await db.options();
+  const app = await Test.createTestingModule({
+    imports: [
+      TypeOrmModule.forRoot(dsOptions),
+      GuardModule.forRoot({ auditStore: 'memory', quotaStore: 'memory' }),
+      SkillsModule.forRoot(),
+      BusinessSkillsModule.register({ entities: ENTITIES, dbQueryTenantColumn: 'tenant_id', kpis: KPIS, reports: REPORTS, ...options }),
+    ],
+  }).compile();
+  await app.init();
+  const ds = app.get<DataSource>(getDataSourceToken());
+  await seedBusinessData(ds, perTenant);
+  const dispatcher = app.get(SkillDispatcher);
+  return {
+    app,
+    ds,
+    db,
+    call: (skill, args, tenantId = ALPHA) =>
+      dispatcher.dispatch(
+        createSkillContext({ guard: new Guard({ allow: DATA_SKILLS, allowExecute: false }), tenantId, userId: 'analyst', agent: 'analyst' }),
+        skill,
+        args,
+      ),
+    close: async () => {
+      await app.close();
+      await db.drop();
+    },
+  };
+}
