@@ -11,6 +11,7 @@ const base = {
   moduleNameMapper,
 };
 module.exports = {
+  testTimeout: 60000,
   globalSetup: '<rootDir>/test/support/global-setup.js',
   reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
   projects: [
@@ -19,7 +20,6 @@ module.exports = {
       ...base,
       displayName: 'db',
       testMatch: ['<rootDir>/libs/**/*.db-spec.ts', '<rootDir>/test/**/*.e2e-spec.ts'],
-      testTimeout: 60000,
     },
   ],
 };

@@ -18,6 +18,8 @@ type Extra = Partial<Omit<DataSourceOptions, 'type'>>;
  */
 export interface TestDatabase {
   readonly kind: 'pglite' | 'postgres';
+  /** Where another process finds it: a server URL, or the PGlite data folder (open by one process at a time). */
+  readonly location: { readonly url?: string; readonly dataDir?: string };
   options(extra?: Extra): Promise<DataSourceOptions>;
   drop(): Promise<void>;
 }
@@ -35,6 +37,7 @@ async function createPgliteDatabase(): Promise<TestDatabase> {
   let first = true;
   return {
     kind: 'pglite',
+    location: { dataDir: dir },
     async options(extra = {}) {
       const template = templatePath();
       const loadDataDir = first && existsSync(template) ? new Blob([readFileSync(template)]) : undefined;
@@ -61,6 +64,7 @@ async function createServerDatabase(adminUrl: string): Promise<TestDatabase> {
   url.pathname = `/${name}`;
   return {
     kind: 'postgres',
+    location: { url: url.toString() },
     async options(extra = {}) {
       return serverDataSourceOptions(url.toString(), extra);
     },

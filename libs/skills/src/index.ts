@@ -8,6 +8,7 @@ export * from './validate-skill-options';
 export * from './skill.registry';
 export * from './skill.dispatcher';
 export * from './skills.module';
+export * from './catalog-export';
 export * from './exceptions/skill.error';
 export * from './exceptions/invalid-skill-definition.exception';
 export * from './exceptions/duplicate-skill.exception';

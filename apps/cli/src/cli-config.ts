@@ -1,0 +1,50 @@
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import type { GuardPolicy } from '@zmodu/guard';
+import type { DataLimits, EntitySpec, KpiMetric, ReportSpec } from '@zmodu/skills';
+
+/** zmodu.config.json */
+export interface CliConfig {
+  readonly database?: { readonly url?: string; readonly dataDir?: string };
+  readonly tenantColumn?: string;
+  readonly entities: EntitySpec[];
+  readonly kpis?: KpiMetric[];
+  readonly reports?: ReportSpec[];
+  readonly policy: GuardPolicy;
+  readonly limits?: DataLimits;
+  /** Permissions of a call that names none. Default none. */
+  readonly permissions?: string[];
+}
+
+export class UsageError extends Error {}
+
+/** Read and check a config file; every problem is one clear line. */
+export function loadConfig(path: string | undefined): CliConfig {
+  if (!path) throw new UsageError('--config FILE is required (a zmodu.config.json).');
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    throw new UsageError(`cannot read config file ${path}`);
+  }
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (err) {
+    throw new UsageError(`config ${path} is not valid JSON: ${(err as Error).message}`);
+  }
+  const c = raw as Record<string, unknown>;
+  if (!c || typeof c !== 'object' || Array.isArray(c)) throw new UsageError(`config ${path} must be a JSON object`);
+  if (!Array.isArray(c.entities)) throw new UsageError(`config ${path}: "entities" must be an array of { name, table, pk, tenantColumn? }`);
+  const policy = c.policy as Record<string, unknown> | undefined;
+  if (!policy || !Array.isArray(policy.allow)) throw new UsageError(`config ${path}: "policy" must be { "allow": [...], "deny": [...], "allowExecute": false }`);
+  const db = c.database as Record<string, unknown> | undefined;
+  if (db !== undefined && (typeof db !== 'object' || (db.url === undefined && db.dataDir === undefined)))
+    throw new UsageError(`config ${path}: "database" needs "url" (PostgreSQL) or "dataDir" (embedded PGlite)`);
+  if (c.tenantColumn !== undefined && typeof c.tenantColumn !== 'string') throw new UsageError(`config ${path}: "tenantColumn" must be a string`);
+  const base = dirname(resolve(path));
+  const database = db
+    ? { url: db.url as string | undefined, dataDir: typeof db.dataDir === 'string' ? resolve(base, db.dataDir) : undefined }
+    : undefined;
+  return { ...(c as unknown as CliConfig), database };
+}

@@ -1,0 +1,82 @@
+import { randomUUID } from 'node:crypto';
+import { INestApplicationContext, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { embeddedDataSourceOptions, openEmbeddedDatabase, serverDataSourceOptions } from '@zmodu/db';
+import { Guard, GuardModule } from '@zmodu/guard';
+import { BusinessSkillsModule, createSkillContext, SkillCallResult, SkillDispatcher, SkillRegistry, SkillsModule } from '@zmodu/skills';
+import { DataSource } from 'typeorm';
+import { CliConfig } from './cli-config';
+
+export interface CallRequest {
+  readonly skill: string;
+  readonly args: unknown;
+  readonly tenant?: string | null;
+  readonly user?: string | null;
+  readonly permissions?: readonly string[];
+}
+
+/** The skills of a config, behind the same registry, dispatcher and guard as in an application. */
+export class CliRuntime {
+  private constructor(
+    private readonly app: INestApplicationContext,
+    private readonly config: CliConfig,
+    private readonly dataSource?: DataSource,
+  ) {}
+
+  /** `withDatabase`: connect for calls; the catalog commands need no database. */
+  static async start(config: CliConfig, withDatabase: boolean): Promise<CliRuntime> {
+    let dataSource: DataSource | undefined;
+    if (withDatabase) {
+      if (!config.database) throw new Error('the config has no "database": add { "url": "postgres://..." } or { "dataDir": "..." }');
+      const options = config.database.url
+        ? serverDataSourceOptions(config.database.url, { poolSize: 4 })
+        : embeddedDataSourceOptions(await openEmbeddedDatabase({ dataDir: config.database.dataDir }));
+      dataSource = new DataSource(options);
+      await dataSource.initialize();
+    }
+    @Module({
+      imports: [
+        GuardModule.forRoot({ auditStore: 'memory', quotaStore: 'memory' }),
+        SkillsModule.forRoot(),
+        BusinessSkillsModule.register({
+          entities: config.entities,
+          dbQueryTenantColumn: config.tenantColumn,
+          kpis: config.kpis ?? [],
+          reports: config.reports ?? [],
+          limits: config.limits ?? {},
+          dataSource,
+        }),
+      ],
+    })
+    class CliModule {}
+    try {
+      const app = await NestFactory.createApplicationContext(CliModule, { logger: false, abortOnError: false });
+      return new CliRuntime(app, config, dataSource);
+    } catch (err) {
+      await dataSource?.destroy();
+      throw err;
+    }
+  }
+
+  get registry(): SkillRegistry {
+    return this.app.get(SkillRegistry);
+  }
+
+  /** One call through the dispatcher, under the config's policy. Never throws for a refusal. */
+  async call(req: CallRequest): Promise<SkillCallResult> {
+    const ctx = createSkillContext({
+      guard: new Guard(this.config.policy),
+      tenantId: req.tenant ?? undefined,
+      userId: req.user ?? undefined,
+      permissions: req.permissions ?? this.config.permissions ?? [],
+      runId: `cli-${randomUUID()}`,
+      agent: 'cli',
+    });
+    return this.app.get(SkillDispatcher).dispatch(ctx, req.skill, req.args);
+  }
+
+  async close(): Promise<void> {
+    await this.app.close();
+    await this.dataSource?.destroy();
+  }
+}

@@ -1,0 +1,173 @@
+import 'reflect-metadata';
+import { createReadStream } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { auditPolicy } from '@zmodu/guard';
+import { SkillCallResult, toOpenApi, toSkillsJson } from '@zmodu/skills';
+import { flag, parseArgs } from './cli-args';
+import { CliConfig, loadConfig, UsageError } from './cli-config';
+import { CliRuntime } from './cli-runtime';
+
+const HELP: Record<string, string> = {
+  main: `zmodu: the skills of an application, from the command line, through the same guard and dispatcher.
+
+usage: zmodu ai <command> [options]
+
+commands:
+  call           dispatch one skill call, or a batch of them
+  export-skills  print the skill catalog as skills JSON
+  openapi        print the skill catalog as an OpenAPI 3.1 document
+  audit-policy   report the health of the config's policy (exit 1 on a blind spot or an inert policy)
+
+Every command takes --config FILE (a zmodu.config.json) and --help.`,
+  call: `usage: zmodu ai call <skill> --config F --tenant T --user U [--permissions a,b] --args JSON
+       zmodu ai call --batch FILE.jsonl --config F
+
+One call: prints the result as JSON; exit 0 on success, 1 with {"error","reason"} on a refusal or failure.
+Batch: one call a line, {"skill","args","tenant","user","permissions"}; one JSON result a line, in order;
+exit 0 when every call succeeded, 1 when any did not (every line is still answered).`,
+  'export-skills': 'usage: zmodu ai export-skills --config F\n\nPrints [{ name, description, action, requiredPermission, tenantScoped, timeoutMs, parameters }].',
+  openapi: 'usage: zmodu ai openapi --config F [--title T] [--version V] [--base-path /skills]\n\nPrints an OpenAPI 3.1 document with one POST operation per skill.',
+  'audit-policy': 'usage: zmodu ai audit-policy --config F\n\nPrints { inert, unknownTools, classDeniedTools, hasClassBlindSpot, effectiveTools }; exit 1 on a blind spot or an inert policy.',
+};
+
+const out = (value: unknown) => process.stdout.write(`${JSON.stringify(value)}\n`);
+
+export async function main(argv: string[]): Promise<number> {
+  const [group, command, ...rest] = argv;
+  if (group === undefined || group === '--help' || group === 'help') {
+    process.stdout.write(`${HELP.main}\n`);
+    return group === undefined ? 2 : 0;
+  }
+  if (group !== 'ai') throw new UsageError(`unknown command '${group}' (try: zmodu ai --help)`);
+  if (command === undefined || command === '--help') {
+    process.stdout.write(`${HELP.main}\n`);
+    return command === undefined ? 2 : 0;
+  }
+  switch (command) {
+    case 'call':
+      return call(rest);
+    case 'export-skills':
+    case 'openapi':
+    case 'audit-policy':
+      return catalog(command, rest);
+    default:
+      throw new UsageError(`unknown command 'ai ${command}' (commands: call, export-skills, openapi, audit-policy)`);
+  }
+}
+
+async function catalog(command: 'export-skills' | 'openapi' | 'audit-policy', argv: string[]): Promise<number> {
+  const args = parseArgs(argv, ['--config', '--title', '--version', '--base-path']);
+  if (args.flags.has('--help')) return help(command);
+  if (args.positional.length) throw new UsageError(`unexpected argument ${args.positional[0]}`);
+  const config = loadConfig(flag(args, '--config'));
+  const runtime = await CliRuntime.start(config, false);
+  try {
+    if (command === 'export-skills') out(toSkillsJson(runtime.registry));
+    else if (command === 'openapi')
+      out(toOpenApi(runtime.registry, { title: flag(args, '--title'), version: flag(args, '--version'), basePath: flag(args, '--base-path') }));
+    else {
+      const health = auditPolicy(runtime.registry, config.policy);
+      out(health);
+      return health.inert || health.hasClassBlindSpot ? 1 : 0;
+    }
+    return 0;
+  } finally {
+    await runtime.close();
+  }
+}
+
+async function call(argv: string[]): Promise<number> {
+  const args = parseArgs(argv, ['--config', '--tenant', '--user', '--permissions', '--args', '--batch']);
+  if (args.flags.has('--help')) return help('call');
+  const config = loadConfig(flag(args, '--config'));
+  const batch = flag(args, '--batch');
+  if (batch) {
+    if (args.positional.length || args.flags.has('--args')) throw new UsageError('--batch takes no skill name and no --args: each line names its own');
+    return runBatch(config, batch);
+  }
+  if (args.positional.length !== 1) throw new UsageError('name one skill: zmodu ai call <skill> --args JSON ...');
+  let parsed: unknown = {};
+  const text = flag(args, '--args');
+  if (text !== undefined) {
+    try {
+      parsed = JSON.parse(text);
+    } catch (err) {
+      throw new UsageError(`--args is not valid JSON: ${(err as Error).message}`);
+    }
+  }
+  const runtime = await CliRuntime.start(config, true);
+  try {
+    const result = await runtime.call({
+      skill: args.positional[0],
+      args: parsed,
+      tenant: flag(args, '--tenant'),
+      user: flag(args, '--user'),
+      permissions: flag(args, '--permissions')?.split(',').map((p) => p.trim()).filter(Boolean),
+    });
+    out(result.ok ? result.value : result.error);
+    return result.ok ? 0 : 1;
+  } finally {
+    await runtime.close();
+  }
+}
+
+async function runBatch(config: CliConfig, file: string): Promise<number> {
+  const stream = createReadStream(file, 'utf8');
+  const opened = new Promise<void>((resolve, reject) => {
+    stream.once('open', () => resolve());
+    stream.once('error', () => reject(new UsageError(`cannot read batch file ${file}`)));
+  });
+  await opened;
+  const runtime = await CliRuntime.start(config, true);
+  let failures = 0;
+  let lineNo = 0;
+  try {
+    for await (const line of createInterface({ input: stream, crlfDelay: Infinity })) {
+      lineNo++;
+      if (line.trim() === '') continue;
+      const result = await batchLine(runtime, line, lineNo);
+      if (!result.ok) failures++;
+      out(result.ok ? { ok: true, line: lineNo, value: result.value } : { ok: false, line: lineNo, ...result.error });
+    }
+  } finally {
+    await runtime.close();
+  }
+  return failures === 0 ? 0 : 1;
+}
+
+type LineResult = { ok: true; value: unknown } | { ok: false; error: { error: string; reason: string; [k: string]: unknown } };
+
+async function batchLine(runtime: CliRuntime, line: string, lineNo: number): Promise<LineResult> {
+  let req: Record<string, unknown>;
+  try {
+    req = JSON.parse(line);
+  } catch {
+    return { ok: false, error: { error: 'BadRequest', reason: 'invalid_json', message: `line ${lineNo} is not JSON` } };
+  }
+  if (!req || typeof req !== 'object' || Array.isArray(req) || typeof req.skill !== 'string')
+    return { ok: false, error: { error: 'BadRequest', reason: 'invalid_call', message: 'each line is {"skill","args","tenant","user","permissions"}' } };
+  const perms = req.permissions;
+  if (perms !== undefined && (!Array.isArray(perms) || perms.some((p) => typeof p !== 'string')))
+    return { ok: false, error: { error: 'BadRequest', reason: 'invalid_call', message: 'permissions must be an array of strings' } };
+  for (const k of ['tenant', 'user'] as const)
+    if (req[k] !== undefined && req[k] !== null && typeof req[k] !== 'string')
+      return { ok: false, error: { error: 'BadRequest', reason: 'invalid_call', message: `${k} must be a string` } };
+  let result: SkillCallResult;
+  try {
+    result = await runtime.call({
+      skill: req.skill,
+      args: req.args ?? {},
+      tenant: req.tenant as string | undefined,
+      user: req.user as string | undefined,
+      permissions: perms as string[] | undefined,
+    });
+  } catch (err) {
+    return { ok: false, error: { error: 'SkillFailed', reason: 'internal_error', message: (err as Error).message } };
+  }
+  return result.ok ? { ok: true, value: result.value } : { ok: false, error: result.error as { error: string; reason: string } };
+}
+
+function help(command: string): number {
+  process.stdout.write(`${HELP[command]}\n`);
+  return 0;
+}

@@ -1,0 +1,166 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DataSource } from 'typeorm';
+import { ALPHA, BETA, ENTITIES, KPIS, REPORTS, seedBusinessData } from './support/business-fixture';
+import { createTestDatabase, TestDatabase } from './support/test-database';
+
+const ROOT = join(__dirname, '..');
+const BIN = join(ROOT, 'bin', 'zmodu.js');
+
+interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function zmodu(...args: string[]): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [BIN, ...args], { cwd: ROOT, timeout: 60_000 }, (err, stdout, stderr) => {
+      const code = err ? ((err as { code?: number }).code ?? 1) : 0;
+      resolve({ code: typeof code === 'number' ? code : 1, stdout, stderr });
+    });
+  });
+}
+
+describe('zmodu CLI end to end', () => {
+  let db: TestDatabase;
+  let dir: string;
+  let config: string;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    const ds = new DataSource(await db.options());
+    await ds.initialize();
+    await seedBusinessData(ds, 40);
+    await ds.destroy(); // the CLI is another process: PGlite's folder is opened by one process at a time
+    dir = mkdtempSync(join(tmpdir(), 'zmodu-cli-'));
+    config = join(dir, 'zmodu.config.json');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        database: db.location,
+        tenantColumn: 'tenant_id',
+        entities: ENTITIES,
+        kpis: KPIS,
+        reports: REPORTS,
+        limits: { timeoutMs: 500 },
+        policy: { allow: ['db.query', 'entity.lookup', 'entity.list', 'kpi.query', 'report.generate'], deny: [], allowExecute: false },
+      }),
+    );
+  });
+
+  afterAll(async () => {
+    rmSync(dir, { recursive: true, force: true });
+    await db?.drop();
+  });
+
+  it('ai call dispatches through the guard and prints the result as JSON', async () => {
+    const r = await zmodu('ai', 'call', 'db.query', '--config', config, '--tenant', ALPHA, '--user', 'u1', '--args', JSON.stringify({ sql: 'SELECT count(*) AS n FROM orders' }));
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ rows: [{ n: '40' }], truncated: false });
+  });
+
+  it('ai call exits 1 with {"error","reason"} on a refusal', async () => {
+    const denied = await zmodu('ai', 'call', 'order.submit', '--config', config, '--tenant', ALPHA, '--user', 'u1', '--args', '{}');
+    expect(denied.code).toBe(1);
+    expect(JSON.parse(denied.stdout)).toEqual({ error: 'ToolDenied', reason: 'denied_not_listed' });
+    const literal = await zmodu('ai', 'call', 'db.query', '--config', config, '--tenant', ALPHA, '--user', 'u1', '--args', JSON.stringify({ sql: "SELECT * FROM orders WHERE note = 'x'" }));
+    expect(literal.code).toBe(1);
+    expect(JSON.parse(literal.stdout)).toMatchObject({ error: 'QueryRefused', reason: 'literal_not_allowed' });
+  });
+
+  it('ai call --batch answers every line, in order, and survives refusals, bad lines and slow statements', async () => {
+    const lines = [
+      { skill: 'entity.lookup', args: { entity: 'order', id: 1 }, tenant: ALPHA, user: 'u' },
+      'not json',
+      { skill: 'db.query', args: { sql: 'SELECT * FROM secrets' }, tenant: ALPHA },
+      { skill: 'db.query', args: { sql: 'SELECT count(*) FROM order_lines a, order_lines b, order_lines c, order_lines d, order_lines e' }, tenant: ALPHA },
+      { skill: 'db.query', args: { sql: 'SELECT CAST(note AS integer) FROM orders' }, tenant: ALPHA },
+      { skill: 'entity.lookup', args: { entity: 'order', id: 100000 }, tenant: ALPHA, user: 'u' },
+      { skill: 'entity.lookup', args: { entity: 'order', id: 100000 }, tenant: BETA, user: 'u' },
+      { skill: 'kpi.query', args: { metric: 'open_orders' }, tenant: ALPHA },
+      { skill: 'entity.list', args: { entity: 'order' } },
+    ];
+    const file = join(dir, 'calls.jsonl');
+    writeFileSync(file, lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n') + '\n');
+    const started = Date.now();
+    const r = await zmodu('ai', 'call', '--batch', file, '--config', config);
+    expect(Date.now() - started).toBeLessThan(45_000);
+    expect(r.code).toBe(1);
+    const out = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    expect(out.map((o) => o.line)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(out[0]).toMatchObject({ ok: true, value: { found: true, record: { id: 1, tenant_id: ALPHA } } });
+    expect(out[1]).toMatchObject({ ok: false, error: 'BadRequest', reason: 'invalid_json' });
+    expect(out[2]).toMatchObject({ ok: false, error: 'QueryRefused', reason: 'table_not_allowed' });
+    expect(out[3]).toMatchObject({ ok: false });
+    expect(out[3].reason).toMatch(/too_expensive|timeout/);
+    expect(out[4]).toMatchObject({ ok: false, error: 'QueryFailed', reason: 'invalid_input' });
+    expect(out[5]).toMatchObject({ ok: true, value: { found: false } });
+    expect(out[6]).toMatchObject({ ok: true, value: { found: true, record: { tenant_id: BETA } } });
+    expect(out[7]).toMatchObject({ ok: true, value: { metric: 'open_orders', value: expect.any(String) } });
+    expect(out[8]).toMatchObject({ ok: false, error: 'TenantRequired' });
+  });
+
+  it('export-skills prints the catalog', async () => {
+    const r = await zmodu('ai', 'export-skills', '--config', config);
+    expect(r.code).toBe(0);
+    const skills = JSON.parse(r.stdout);
+    expect(skills.map((s: { name: string }) => s.name)).toEqual(['db.query', 'entity.list', 'entity.lookup', 'kpi.query', 'report.generate']);
+    expect(skills[0]).toMatchObject({ action: 'read', requiredPermission: null, parameters: { type: 'object', required: ['sql'] } });
+  });
+
+  it('openapi prints an OpenAPI 3.1 document that passes a standard validator', async () => {
+    const r = await zmodu('ai', 'openapi', '--config', config, '--title', 'Desk skills');
+    expect(r.code).toBe(0);
+    const doc = JSON.parse(r.stdout);
+    expect(doc).toMatchObject({ openapi: '3.1.0', info: { title: 'Desk skills' } });
+    expect(Object.keys(doc.paths)).toContain('/skills/db.query');
+    const file = join(dir, 'openapi.json');
+    writeFileSync(file, r.stdout);
+    const validator = join(ROOT, 'node_modules', '@seriousme', 'openapi-schema-validator', 'bin', 'validate-api-cli.js');
+    const verdict = await new Promise<{ code: number; out: string }>((resolve) =>
+      execFile(process.execPath, [validator, file], (err, stdout) => resolve({ code: err ? 1 : 0, out: stdout })),
+    );
+    expect(JSON.parse(verdict.out)).toEqual({ valid: true });
+    expect(verdict.code).toBe(0);
+  });
+
+  it('audit-policy exits 0 on a healthy policy and 1 on a blind spot or an inert one', async () => {
+    const healthy = await zmodu('ai', 'audit-policy', '--config', config);
+    expect(healthy.code).toBe(0);
+    expect(JSON.parse(healthy.stdout)).toMatchObject({ inert: false, hasClassBlindSpot: false });
+    const inertConfig = join(dir, 'inert.json');
+    writeFileSync(inertConfig, JSON.stringify({ entities: ENTITIES, policy: { allow: [], allowExecute: false } }));
+    const inert = await zmodu('ai', 'audit-policy', '--config', inertConfig);
+    expect(inert.code).toBe(1);
+    expect(JSON.parse(inert.stdout)).toMatchObject({ inert: true });
+  });
+
+  it('--help works on every command, and bad flags or config give one clear line and exit 2', async () => {
+    for (const args of [['--help'], ['ai', '--help'], ['ai', 'call', '--help'], ['ai', 'export-skills', '--help'], ['ai', 'openapi', '--help'], ['ai', 'audit-policy', '--help']]) {
+      const r = await zmodu(...args);
+      expect(r.code).toBe(0);
+      expect(r.stdout).toMatch(/usage:/);
+    }
+    const cases: Array<[string[], RegExp]> = [
+      [['ai', 'call', 'db.query', '--config', config, '--bogus'], /unknown option --bogus/],
+      [['ai', 'call', 'db.query', '--config', join(dir, 'missing.json')], /cannot read config file/],
+      [['ai', 'call', 'db.query', '--config', config, '--args', '{nope'], /--args is not valid JSON/],
+      [['ai', 'nonsense'], /unknown command 'ai nonsense'/],
+      [['ai', 'call', 'db.query'], /--config FILE is required/],
+    ];
+    for (const [args, message] of cases) {
+      const r = await zmodu(...args);
+      expect(r.code).toBe(2);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stderr).toMatch(message);
+    }
+    const badJson = join(dir, 'bad.json');
+    writeFileSync(badJson, '{"entities": [');
+    const r = await zmodu('ai', 'export-skills', '--config', badJson);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/not valid JSON/);
+  });
+});
