@@ -1,13 +1,14 @@
 import 'reflect-metadata';
 import { resolve } from 'node:path';
 import { runAgentLoopBench } from './agent-loop.bench';
+import { runDbQueryBench } from './db-query.bench';
 import { runGuardBench } from './guard.bench';
 import { checksum } from './measure';
 import { formatTable, Row, writeResults } from './report';
 
 /**
- * `npm run bench`: the guard's decision cost against a Set lookup and casbin, and the agent
- * loop against the Vercel AI SDK, in one run. Prints a table and writes bench-results.json.
+ * `npm run bench`: the guard's decision cost against a Set lookup and casbin, the agent
+ * loop against the Vercel AI SDK, and db.query against pg on the same final SQL, in one run. Prints a table and writes bench-results.json.
  * Missed targets are reported (MISS), never turned into a failing exit code; only a crash is.
  */
 async function main(): Promise<void> {
@@ -18,6 +19,7 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   rows.push(...(await runGuardBench(log)).rows);
   rows.push(...(await runAgentLoopBench(log)).rows);
+  rows.push(...(await runDbQueryBench(log)).rows);
 
   const out = resolve(__dirname, '..', 'bench-results.json');
   writeResults(out, rows);

@@ -43,28 +43,38 @@ export async function runReadOnly(dataSource: DataSource, text: string, values: 
   const maxBytes = limits.maxBytes ?? DEFAULT_MAX_BYTES;
   const maxCost = limits.maxCost ?? (isEmbedded(dataSource) ? EMBEDDED_MAX_COST : undefined);
   const capped = `SELECT * FROM (${text}) AS _zt_result LIMIT ${Math.floor(limits.maxRows) + 1}`;
+  const embedded = isEmbedded(dataSource);
   const runner: QueryRunner = dataSource.createQueryRunner();
-  let began = false;
+  let conn: RawConnection | undefined;
   try {
-    await runner.connect();
-    await runner.query('BEGIN TRANSACTION READ ONLY');
-    began = true;
-    await runner.query(`SET LOCAL statement_timeout = ${timeoutMs}`);
+    // The driver's own connection (pg Client, or the embedded session): one call per statement, no ORM layers.
+    conn = (await runner.connect()) as RawConnection;
+    // BEGIN and the timeout in one round trip (simple protocol, no parameters).
+    await conn.query(`BEGIN TRANSACTION READ ONLY; SET LOCAL statement_timeout = ${timeoutMs}`);
     if (maxCost !== undefined) {
-      const plan = (await runner.query(`EXPLAIN (FORMAT JSON) ${capped}`, values)) as Array<Record<string, unknown>>;
+      const plan = (await conn.query(`EXPLAIN (FORMAT JSON) ${capped}`, values)).rows;
       const cost = totalCost(plan);
       if (cost > maxCost)
         throw new SkillError('too_expensive', `The statement is estimated too expensive to run (cost ${Math.round(cost)} over ${maxCost}): filter more, or aggregate.`, undefined, 'QueryRefused');
     }
-    const rows = (await runner.query(capped, values)) as Record<string, unknown>[];
+    const rows = (await conn.query(capped, values)).rows as Record<string, unknown>[];
     return shape(rows, limits.maxRows, maxBytes);
   } catch (err) {
     if (err instanceof SkillError) throw err;
     throw new SkillError(categorize(err), 'The database refused the statement; the reason is a category only.', undefined, 'QueryFailed');
   } finally {
-    if (began) await runner.query('ROLLBACK').catch(() => undefined);
+    if (conn) {
+      // pg queues the ROLLBACK on the connection now, ahead of anything its next user sends, so a
+      // server caller need not wait the round trip; the embedded session is released only after it.
+      const rollback = conn.query('ROLLBACK').catch(() => undefined);
+      if (embedded) await rollback;
+    }
     await runner.release();
   }
+}
+
+interface RawConnection {
+  query(sql: string, values?: unknown[]): Promise<{ rows: Array<Record<string, unknown>> }>;
 }
 
 function shape(rows: Record<string, unknown>[], maxRows: number, maxBytes: number): ReadOnlyResult {

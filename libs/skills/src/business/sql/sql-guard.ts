@@ -56,6 +56,14 @@ interface WalkState {
 }
 
 const EMPTY: Scope = new Set();
+const PLAN_CACHE_SIZE = 500;
+
+interface Plan {
+  readonly text: string;
+  readonly paramCount: number;
+  readonly scoped: boolean;
+  readonly tables: string[];
+}
 
 /**
  * Turns a model's SELECT into a statement that can only read the caller's rows: parsed
@@ -67,8 +75,14 @@ const EMPTY: Scope = new Set();
  */
 export class SqlGuard {
   private readonly byName = new Map<string, QueryableTable[]>();
+  /** Accepted statements, rewritten: an agent repeats its queries with other values. */
+  private readonly cache = new Map<string, Plan>();
 
-  constructor(tables: readonly QueryableTable[]) {
+  private readonly cacheSize: number;
+
+  /** `cacheSize`: accepted statements kept rewritten (default 500; 0 turns the cache off). */
+  constructor(tables: readonly QueryableTable[], options: { cacheSize?: number } = {}) {
+    this.cacheSize = Math.max(0, options.cacheSize ?? PLAN_CACHE_SIZE);
     for (const t of tables) {
       const key = t.table.toLowerCase();
       this.byName.set(key, [...(this.byName.get(key) ?? []), t]);
@@ -89,10 +103,27 @@ export class SqlGuard {
     if (values.length > MAX_ARGS) refuse('bad_request', `At most ${MAX_ARGS} args.`);
     values.forEach((v, i) => checkValue(v, i));
 
-    const bound = bindPlaceholders(sql as string);
-    if (bound.count !== values.length)
-      refuse('arg_count', `The statement has ${bound.count} placeholder(s) but ${values.length} arg(s) were given: pass one arg per ?.`);
+    const key = `${input.tenantId === undefined ? 0 : 1}${sql as string}`;
+    let plan = this.cache.get(key);
+    if (plan) {
+      // Refresh its place in the LRU order.
+      this.cache.delete(key);
+      this.cache.set(key, plan);
+    } else {
+      plan = this.plan(sql as string, input.tenantId);
+      if (this.cacheSize > 0) {
+        this.cache.set(key, plan);
+        if (this.cache.size > this.cacheSize) this.cache.delete(this.cache.keys().next().value as string);
+      }
+    }
+    if (plan.paramCount !== values.length)
+      refuse('arg_count', `The statement has ${plan.paramCount} placeholder(s) but ${values.length} arg(s) were given: pass one arg per ?.`);
+    return { text: plan.text, values: plan.scoped ? [...values, input.tenantId] : [...values], tables: plan.tables };
+  }
 
+  /** Parse, check and rewrite (the result depends only on the text and on whether a tenant is in scope). */
+  private plan(sql: string, tenantId: string | undefined): Plan {
+    const bound = bindPlaceholders(sql);
     let tree: ReturnType<typeof parseSql>;
     try {
       tree = parseSql(bound.text);
@@ -106,7 +137,7 @@ export class SqlGuard {
 
     const state: WalkState = {
       paramCount: bound.count,
-      tenantId: input.tenantId,
+      tenantId,
       tenantParam: bound.count + 1,
       tables: new Set(),
       scoped: false,
@@ -114,12 +145,7 @@ export class SqlGuard {
     };
     this.visit(stmts[0] as unknown as Node, 'stmt', EMPTY, state, 'the statement');
     for (const apply of state.rewrites) apply();
-    const text = deparseSql(tree);
-    return {
-      text,
-      values: state.scoped ? [...values, input.tenantId] : [...values],
-      tables: [...state.tables].sort(),
-    };
+    return Object.freeze({ text: deparseSql(tree), paramCount: bound.count, scoped: state.scoped, tables: [...state.tables].sort() });
   }
 
   // ---------------------------------------------------------------- the walk
