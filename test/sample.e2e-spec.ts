@@ -150,12 +150,28 @@ describe('sample app over HTTP', () => {
     });
   });
 
+  describe('the analyst reads the desk data with db.query', () => {
+    it('counts only the caller desk orders', async () => {
+      const ds = app.get<DataSource>(getDataSourceToken());
+      const mine = await ds.query(`SELECT count(*) AS n FROM sample_orders WHERE tenant_id = $1`, ['globex']);
+      const res = await request(app.getHttpServer())
+        .post('/agents/analyst/runs')
+        .set('Authorization', `Bearer ${token({ tenant: 'globex', user: 'gina' })}`)
+        .send({ goal: 'How are the orders of my desk?' });
+      expect(res.status).toBe(200);
+      const call = res.body.steps[0].toolCalls.find((c: { name: string }) => c.name === 'db.query');
+      expect(call.decision).toBe('allowed');
+      const rows = JSON.parse(call.observation).rows as Array<{ orders: string }>;
+      expect(rows.reduce((n, r) => n + Number(r.orders), 0)).toBe(Number(mine[0].n));
+    });
+  });
+
   describe('GET /agents/:name/policy', () => {
     it('returns the auditPolicy report: the trader has a class blind spot, the analyst is healthy', async () => {
       const trader = await request(app.getHttpServer()).get('/agents/trader/policy').set('Authorization', `Bearer ${token()}`).expect(200);
       expect(trader.body).toMatchObject({ agent: 'trader', inert: false, hasClassBlindSpot: true, classDeniedTools: ['order.submit'], unknownTools: [] });
       const analyst = await request(app.getHttpServer()).get('/agents/analyst/policy').set('Authorization', `Bearer ${token()}`).expect(200);
-      expect(analyst.body).toMatchObject({ inert: false, hasClassBlindSpot: false, effectiveTools: ['market.quote'] });
+      expect(analyst.body).toMatchObject({ inert: false, hasClassBlindSpot: false, effectiveTools: ['db.query', 'entity.list', 'market.quote'] });
     });
   });
 });

@@ -4,11 +4,13 @@ import { APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import { JwtModule } from '@nestjs/jwt';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AgentModule } from '@zmodu/agent';
+import { BusinessSkillsModule } from '@zmodu/skills';
 import { ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
 import type { Request } from 'express';
 import { ClsModule } from 'nestjs-cls';
 import { analystAgent, traderAgent } from './agents/trader.agent';
 import { AgentsController } from './agents/agents.controller';
+import { PERMISSIONS } from './auth/auth.constants';
 import { JwtAuthGuard } from './auth/jwt-auth.guard';
 import { PermissionsGuard } from './auth/permissions.guard';
 import { RequestContext } from './auth/request-context';
@@ -58,6 +60,15 @@ export class AppModule {
           }),
         }),
         AgentModule.forRoot({ agents: [traderAgent(), analystAgent()] }),
+        // db.query, entity.lookup/list (read-only, scoped to the caller's desk) over the sample tables.
+        BusinessSkillsModule.register({
+          entities: [
+            { name: 'order', table: 'sample_orders', pk: 'id', tenantColumn: 'tenant_id' },
+            { name: 'instrument', table: 'sample_instruments', pk: 'id', tenantColumn: 'tenant_id' },
+          ],
+          skills: ['db.query', 'entity.lookup', 'entity.list'],
+          requiredPermission: PERMISSIONS.marketRead,
+        }),
       ],
       controllers: [AgentsController, HealthController],
       providers: [

@@ -66,17 +66,23 @@ export function traderAgent(): AgentSpec {
   };
 }
 
-/** A read-only analyst: a healthy policy, for comparison in GET /agents/:name/policy. */
+/** A read-only analyst: a healthy policy (read skills only), which reads the desk's orders with db.query. */
 export function analystAgent(): AgentSpec {
   return {
     name: 'analyst',
     provider: new ScriptedModelProvider([
-      { text: 'Quoting ACME.', toolCalls: [{ name: 'market.quote', arguments: { symbol: 'ACME' } }] },
-      (req) => ({ text: `ACME: ${JSON.stringify(lastObservation(req))}` }),
+      {
+        text: 'Quoting ACME and counting the desk orders by status.',
+        toolCalls: [
+          { name: 'market.quote', arguments: { symbol: 'ACME' } },
+          { name: 'db.query', arguments: { sql: 'SELECT status, count(*) AS orders, sum(qty) AS quantity FROM sample_orders GROUP BY status ORDER BY status' } },
+        ],
+      },
+      (req) => ({ text: `Orders by status: ${JSON.stringify((lastObservation(req) as { rows?: unknown[] })?.rows ?? lastObservation(req))}` }),
     ]),
-    skills: ['market.quote'],
-    guard: { allow: ['market.quote'], allowExecute: false },
-    systemPrompt: 'You are a read-only market analyst.',
+    skills: ['market.quote', 'db.query', 'entity.list'],
+    guard: { allow: ['market.quote', 'db.query', 'entity.list'], allowExecute: false },
+    systemPrompt: 'You are a read-only market analyst. You may quote and query the desk data.',
     maxSteps: 4,
   };
 }
