@@ -40,6 +40,22 @@ describe('db.query tenant isolation', () => {
     return r.error!;
   };
 
+  /** The same statement, unscoped, on the data without tenant beta (deleted in a transaction that is rolled back). */
+  async function withoutOtherTenant(sql: string, args: unknown[]): Promise<Record<string, unknown>[]> {
+    let n = 0;
+    const raw = sql.replace(/\?/g, () => `$${++n}`);
+    const runner = t.ds.createQueryRunner();
+    await runner.connect();
+    try {
+      await runner.startTransaction();
+      for (const table of ['orders', 'customers', 'order_lines']) await runner.query(`DELETE FROM ${table} WHERE tenant_id = $1`, [BETA]);
+      return await runner.query(raw, args);
+    } finally {
+      await runner.rollbackTransaction();
+      await runner.release();
+    }
+  }
+
   const alphaCount = async (table: string) => Number((await t.ds.query(`SELECT count(*) AS n FROM ${table} WHERE tenant_id = $1`, [ALPHA]))[0].n);
 
   describe('scoping where each table is referenced', () => {
@@ -210,22 +226,6 @@ describe('db.query tenant isolation', () => {
   });
 
   describe('legitimate analytical queries', () => {
-    /** The same statement, unscoped, on the data without tenant beta (rolled back after). */
-    async function alone(sql: string, args: unknown[]): Promise<unknown[]> {
-      let n = 0;
-      const raw = sql.replace(/\?/g, () => `$${++n}`);
-      const runner = t.ds.createQueryRunner();
-      await runner.connect();
-      try {
-        await runner.startTransaction();
-        for (const table of ['orders', 'customers', 'order_lines']) await runner.query(`DELETE FROM ${table} WHERE tenant_id = $1`, [BETA]);
-        return await runner.query(raw, args);
-      } finally {
-        await runner.rollbackTransaction();
-        await runner.release();
-      }
-    }
-
     it.each<[string, string, unknown[]]>([
       ['join + GROUP BY + HAVING', 'SELECT c.region, count(*) AS n, sum(o.amount) AS total FROM orders o JOIN customers c ON c.id = o.customer_id GROUP BY c.region HAVING count(*) > ? ORDER BY c.region', [1]],
       ['three-way join', 'SELECT c.name, o.id, l.sku, l.qty * l.price AS value FROM customers c JOIN orders o ON o.customer_id = c.id JOIN order_lines l ON l.order_id = o.id WHERE o.status = ? ORDER BY o.id, l.sku LIMIT ?', ['open', 50]],
@@ -247,7 +247,7 @@ describe('db.query tenant isolation', () => {
       expect(r.ok).toBe(true);
       const rows = (r.value as { rows: unknown[] }).rows;
       expect(rows.length).toBeGreaterThan(0);
-      expect(rows).toEqual(await alone(sql, args));
+      expect(rows).toEqual(await withoutOtherTenant(sql, args));
     });
   });
 
@@ -320,21 +320,9 @@ describe('db.query tenant isolation', () => {
           if (!r.ok) throw new Error(`refused ${sql}: ${r.observation}`);
           const rows = (r.value as { rows: Record<string, unknown>[] }).rows;
           expect(rows.every((row) => row.tenant_id === undefined || row.tenant_id === ALPHA)).toBe(true);
-          // The same statement, unscoped, on the data with tenant beta deleted (rolled back after).
-          let n = 0;
-          const raw = sql.replace(/\?/g, () => `$${++n}`);
-          const runner = t.ds.createQueryRunner();
-          await runner.connect();
-          try {
-            await runner.startTransaction();
-            for (const table of ['orders', 'customers', 'order_lines']) await runner.query(`DELETE FROM ${table} WHERE tenant_id = $1`, [BETA]);
-            const alone: Record<string, unknown>[] = await runner.query(raw, args);
-            expect(isSubMultiset(rows, alone)).toBe(true);
-            if (!(r.value as { truncated: boolean }).truncated) expect(rows.length).toBe(alone.length);
-          } finally {
-            await runner.rollbackTransaction();
-            await runner.release();
-          }
+          const alone = await withoutOtherTenant(sql, args);
+          expect(isSubMultiset(rows, alone)).toBe(true);
+          if (!(r.value as { truncated: boolean }).truncated) expect(rows.length).toBe(alone.length);
         }),
         { numRuns: 60, seed: 20261130 },
       );
