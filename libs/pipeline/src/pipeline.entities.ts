@@ -1,0 +1,8 @@
+import { ApprovalDecisionEntity } from './entities/approval-decision.entity';
+import { ProposalEntity } from './entities/proposal.entity';
+import { ZmoduPipeline1764461100000 } from './migrations/1764461100000-zmodu-pipeline';
+
+/** Add these to your TypeORM DataSource `entities`. */
+export const ZMODU_PIPELINE_ENTITIES = [ProposalEntity, ApprovalDecisionEntity];
+/** Add these to your TypeORM DataSource `migrations` (after ZMODU_GUARD_MIGRATIONS). */
+export const ZMODU_PIPELINE_MIGRATIONS = [ZmoduPipeline1764461100000];

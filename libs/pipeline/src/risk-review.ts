@@ -1,0 +1,36 @@
+import type { ProposalContext, ProposalInput } from './proposal.types';
+
+export type RiskVerdict = { readonly verdict: 'approve' } | { readonly verdict: 'reject' | 'escalate'; readonly reason: string };
+
+/** A custom review (the port): approve, reject, or escalate to a human. */
+export interface RiskReviewer {
+  review(input: ProposalInput, ctx: ProposalContext): Promise<RiskVerdict> | RiskVerdict;
+}
+
+export interface RiskRules {
+  /** Per action: escalate to a human from `escalateAt`, reject from `rejectAt` (inclusive). */
+  readonly thresholds?: Readonly<Record<string, { readonly escalateAt?: number; readonly rejectAt?: number }>>;
+  /** Per tenant: the largest amount one proposal may carry; more is rejected. '*' applies to tenants not listed. */
+  readonly tenantLimits?: Readonly<Record<string, number>>;
+  /** At most `max` proposals per `windowMs`, per user or per tenant; more are rejected. */
+  readonly velocity?: { readonly max: number; readonly windowMs: number; readonly per: 'user' | 'tenant' };
+}
+
+/** The rule part of the risk review (velocity is counted by the pipeline, in the database). */
+export function reviewByRules(rules: RiskRules, input: ProposalInput, ctx: ProposalContext, recentCount: number): RiskVerdict {
+  if (rules.velocity && recentCount >= rules.velocity.max)
+    return {
+      verdict: 'reject',
+      reason: `velocity: at most ${rules.velocity.max} proposals per ${rules.velocity.windowMs} ms per ${rules.velocity.per}`,
+    };
+  const amount = input.amount;
+  if (amount !== undefined) {
+    const limit = rules.tenantLimits?.[ctx.tenantId] ?? rules.tenantLimits?.['*'];
+    if (limit !== undefined && amount > limit) return { verdict: 'reject', reason: `amount ${amount} is over the tenant limit of ${limit}` };
+    const t = rules.thresholds?.[input.action];
+    if (t?.rejectAt !== undefined && amount >= t.rejectAt) return { verdict: 'reject', reason: `amount ${amount} is at or over ${t.rejectAt} for ${input.action}` };
+    if (t?.escalateAt !== undefined && amount >= t.escalateAt)
+      return { verdict: 'escalate', reason: `amount ${amount} is at or over ${t.escalateAt} for ${input.action}: a human must approve` };
+  }
+  return { verdict: 'approve' };
+}
