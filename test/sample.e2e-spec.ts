@@ -166,6 +166,83 @@ describe('sample app over HTTP', () => {
     });
   });
 
+  describe('staged execution: order.submit through the pipeline and the admin approval queue', () => {
+    const lead = (tenant = 'acme', user = 'lee') => token({ tenant, user, permissions: ['approval:decide', 'desk:lead'] });
+    let pendingId: string;
+
+    it('the desk submits three orders: one executes, one is over the limit, one waits for a human (said in the answer)', async () => {
+      const res = await request(app.getHttpServer()).post('/agents/desk/runs').set('Authorization', `Bearer ${token({ user: 'alice' })}`).send({ goal: 'place the orders' });
+      expect(res.status).toBe(200);
+      const outcomes = res.body.steps[0].toolCalls.map((c: { observation: string }) => JSON.parse(c.observation));
+      expect(outcomes.map((o: { verdict: string }) => o.verdict)).toEqual(['executed', 'risk_rejected', 'needs_human']);
+      pendingId = outcomes[2].proposalId;
+      expect(res.body.pendingApprovals).toEqual([expect.objectContaining({ proposalId: pendingId, verdict: 'needs_human', skill: 'order.submit' })]);
+      expect(res.body.answer).toContain(`Proposal ${pendingId} (order.submit) needs human approval`);
+    });
+
+    it('lists the pending proposal for its tenant only, paginated', async () => {
+      const mine = await request(app.getHttpServer()).get('/admin/approvals?status=pending&limit=50').set('Authorization', `Bearer ${lead()}`).expect(200);
+      expect(mine.body.items.map((p: { id: string }) => p.id)).toContain(pendingId);
+      expect(mine.body).toMatchObject({ page: 1, limit: 50 });
+      const paged = await request(app.getHttpServer()).get('/admin/approvals?limit=1&page=1').set('Authorization', `Bearer ${lead()}`).expect(200);
+      expect(paged.body.items).toHaveLength(1);
+      expect(paged.body.total).toBeGreaterThanOrEqual(2);
+      const theirs = await request(app.getHttpServer()).get('/admin/approvals?status=pending').set('Authorization', `Bearer ${lead('globex', 'gil')}`).expect(200);
+      expect(theirs.body.items.map((p: { id: string }) => p.id)).not.toContain(pendingId);
+    });
+
+    it('another tenant gets 404 for the proposal, on read and on decide (no existence oracle)', async () => {
+      await request(app.getHttpServer()).get(`/admin/approvals/${pendingId}`).set('Authorization', `Bearer ${lead('globex', 'gil')}`).expect(404);
+      await request(app.getHttpServer()).post(`/admin/approvals/${pendingId}/approve`).set('Authorization', `Bearer ${lead('globex', 'gil')}`).send({ reason: 'x' }).expect(404);
+      const missing = await request(app.getHttpServer()).get('/admin/approvals/00000000-0000-4000-8000-000000000000').set('Authorization', `Bearer ${lead('globex', 'gil')}`);
+      expect(missing.status).toBe(404);
+    });
+
+    it('refuses the proposer (403), a caller without approval:decide (403), and bad input (400 naming the field)', async () => {
+      const self = await request(app.getHttpServer()).post(`/admin/approvals/${pendingId}/approve`).set('Authorization', `Bearer ${token({ user: 'alice' })}`).send({ reason: 'mine' });
+      expect(self.status).toBe(403);
+      expect(self.body.message).toMatch(/proposer cannot decide/);
+      const noPerm = await request(app.getHttpServer()).post(`/admin/approvals/${pendingId}/approve`).set('Authorization', `Bearer ${token({ user: 'zed', permissions: ['agent:run'] })}`).send({ reason: 'x' });
+      expect(noPerm.status).toBe(403);
+      expect(noPerm.body.message).toMatch(/approval:decide/);
+      const noReason = await request(app.getHttpServer()).post(`/admin/approvals/${pendingId}/approve`).set('Authorization', `Bearer ${lead()}`).send({});
+      expect(noReason.status).toBe(400);
+      expect(noReason.body.field).toBe('reason');
+      const badId = await request(app.getHttpServer()).get('/admin/approvals/not-a-uuid').set('Authorization', `Bearer ${lead()}`);
+      expect(badId.status).toBe(400);
+      expect(badId.body.field).toBe('id');
+      const badPage = await request(app.getHttpServer()).get('/admin/approvals?page=zero').set('Authorization', `Bearer ${lead()}`);
+      expect(badPage.status).toBe(400);
+      expect(badPage.body.field).toBe('page');
+      const badStatus = await request(app.getHttpServer()).get('/admin/approvals?status=sideways').set('Authorization', `Bearer ${lead()}`);
+      expect(badStatus.status).toBe(400);
+      expect(badStatus.body.field).toBe('status');
+      await request(app.getHttpServer()).get('/admin/approvals').expect(401);
+    });
+
+    it('a desk lead approves: the order executes once; a second decision is 409', async () => {
+      const res = await request(app.getHttpServer()).post(`/admin/approvals/${pendingId}/approve`).set('Authorization', `Bearer ${lead()}`).send({ reason: 'within the desk mandate' });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ verdict: 'executed', status: 'executed', result: { status: 'submitted', symbol: 'GLOBEX', qty: 500 } });
+      const ds = app.get<DataSource>(getDataSourceToken());
+      const orders = await ds.query(`SELECT count(*) AS n FROM sample_orders WHERE id = $1 AND tenant_id = 'acme' AND status = 'submitted'`, [res.body.result.orderId]);
+      expect(orders[0].n).toBe('1');
+      const again = await request(app.getHttpServer()).post(`/admin/approvals/${pendingId}/reject`).set('Authorization', `Bearer ${lead('acme', 'max')}`).send({ reason: 'late' });
+      expect(again.status).toBe(409);
+      const detail = await request(app.getHttpServer()).get(`/admin/approvals/${pendingId}`).set('Authorization', `Bearer ${lead()}`).expect(200);
+      expect(detail.body).toMatchObject({ status: 'executed', decisions: [{ decidedBy: 'lee', decision: 'approve', reason: 'within the desk mandate' }] });
+    });
+
+    it('a rejection closes a proposal', async () => {
+      const run = await request(app.getHttpServer()).post('/agents/desk/runs').set('Authorization', `Bearer ${token({ user: 'alice' })}`).send({ goal: 'again' });
+      const id = run.body.pendingApprovals[0].proposalId;
+      const res = await request(app.getHttpServer()).post(`/admin/approvals/${id}/reject`).set('Authorization', `Bearer ${lead()}`).send({ reason: 'not today' });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ verdict: 'rejected_by_human', status: 'rejected' });
+      await request(app.getHttpServer()).post(`/admin/approvals/${id}/approve`).set('Authorization', `Bearer ${lead('acme', 'max')}`).send({ reason: 'x' }).expect(409);
+    });
+  });
+
   describe('GET /agents/:name/policy', () => {
     it('returns the auditPolicy report: the trader has a class blind spot, the analyst is healthy', async () => {
       const trader = await request(app.getHttpServer()).get('/agents/trader/policy').set('Authorization', `Bearer ${token()}`).expect(200);

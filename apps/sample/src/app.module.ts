@@ -5,10 +5,13 @@ import { JwtModule } from '@nestjs/jwt';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AgentModule } from '@zmodu/agent';
 import { BusinessSkillsModule } from '@zmodu/skills';
+import { AdminModule } from '@zmodu/admin';
 import { ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
+import { PipelineModule, ZMODU_PIPELINE_ENTITIES, ZMODU_PIPELINE_MIGRATIONS } from '@zmodu/pipeline';
 import type { Request } from 'express';
 import { ClsModule } from 'nestjs-cls';
-import { analystAgent, traderAgent } from './agents/trader.agent';
+import { analystAgent, deskAgent, traderAgent } from './agents/trader.agent';
+import { ORDER_PIPELINE_RULES, submitOrderExecutor } from './trading/order-executor';
 import { AgentsController } from './agents/agents.controller';
 import { PERMISSIONS } from './auth/auth.constants';
 import { JwtAuthGuard } from './auth/jwt-auth.guard';
@@ -25,8 +28,8 @@ import { TradingSkills } from './trading/trading.skills';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._-]{8,64}$/;
 
-export const SAMPLE_ENTITIES = [...ZMODU_GUARD_ENTITIES, Instrument, Order];
-export const SAMPLE_MIGRATIONS = [...ZMODU_GUARD_MIGRATIONS, SampleTrading1764461000000];
+export const SAMPLE_ENTITIES = [...ZMODU_GUARD_ENTITIES, ...ZMODU_PIPELINE_ENTITIES, Instrument, Order];
+export const SAMPLE_MIGRATIONS = [...ZMODU_GUARD_MIGRATIONS, ...ZMODU_PIPELINE_MIGRATIONS, SampleTrading1764461000000];
 
 /** The trading assistant: two agents over the trading skills, behind JWT auth and permission checks. */
 @Module({})
@@ -59,7 +62,10 @@ export class AppModule {
             migrationsRun: true,
           }),
         }),
-        AgentModule.forRoot({ agents: [traderAgent(), analystAgent()] }),
+        AgentModule.forRoot({ agents: [traderAgent(), analystAgent(), deskAgent()] }),
+        // order.submit goes through risk review and, for large orders, the human approval queue.
+        PipelineModule.forRoot({ executors: { 'order.submit': submitOrderExecutor }, ...ORDER_PIPELINE_RULES }),
+        AdminModule.forRoot(),
         // db.query, entity.lookup/list (read-only, scoped to the caller's desk) over the sample tables.
         BusinessSkillsModule.register({
           entities: [

@@ -29,6 +29,8 @@ export interface AgentRunResult {
   readonly stoppedReason: StopReason;
   readonly steps: AgentStep[];
   readonly metrics: AgentMetricsSnapshot;
+  /** Proposals of this run that wait for a human (a tool call ended in needs_human or execute_not_permitted). */
+  readonly pendingApprovals: PendingApproval[];
   /** Set when the run ended on a model error or was aborted. */
   readonly error?: string;
 }
@@ -40,4 +42,11 @@ export interface AgentRunContext {
   readonly permissions?: readonly string[];
   readonly runId?: string;
   readonly signal?: AbortSignal;
+}
+
+export interface PendingApproval {
+  readonly proposalId: string;
+  readonly verdict: 'needs_human' | 'execute_not_permitted';
+  readonly skill: string;
+  readonly reason: string | null;
 }

@@ -3,7 +3,7 @@ import { Logger } from '@nestjs/common';
 import { auditPolicy, Guard, GuardPolicy, GuardStats, PolicyHealth, TokenQuota } from '@zmodu/guard';
 import { createSkillContext, SkillDispatcher, SkillRegistry } from '@zmodu/skills';
 import { AgentMetrics, AgentMetricsSnapshot } from './agent-metrics';
-import { AgentRunContext, AgentRunResult, AgentStep, StopReason } from './agent-run';
+import { AgentRunContext, AgentRunResult, AgentStep, PendingApproval, StopReason } from './agent-run';
 import { AgentSpec, DEFAULT_MAX_STEPS } from './agent-spec';
 import { ChatMessage, ToolSpec } from './providers/model-provider';
 
@@ -129,7 +129,11 @@ export class Agent {
     metrics.durationMs = performance.now() - started;
     const snapshot = metrics.snapshot();
     this.metrics.add(snapshot);
-    return { runId, agent: this.name, answer, stoppedReason, steps, metrics: snapshot, ...(error ? { error } : {}) };
+    const pendingApprovals = pendingOf(steps);
+    // The answer says when work waits for a human, whatever the model wrote.
+    if (pendingApprovals.length)
+      answer = `${answer}${answer ? '\n\n' : ''}${pendingApprovals.map((p) => `Proposal ${p.proposalId} (${p.skill}) needs human approval${p.reason ? `: ${p.reason}` : ''}.`).join('\n')}`;
+    return { runId, agent: this.name, answer, stoppedReason, steps, metrics: snapshot, pendingApprovals, ...(error ? { error } : {}) };
   }
 
   getMetrics(): AgentMetricsSnapshot {
@@ -152,4 +156,17 @@ export class Agent {
       return false;
     }
   }
+}
+
+/** Tool calls whose value says a proposal waits for a human. */
+function pendingOf(steps: AgentStep[]): PendingApproval[] {
+  const out: PendingApproval[] = [];
+  for (const step of steps)
+    for (const call of step.toolCalls) {
+      if (!call.ok || !call.observation.includes('"proposalId"')) continue;
+      const v = JSON.parse(call.observation) as { verdict?: string; proposalId?: string; reason?: string | null };
+      if ((v.verdict === 'needs_human' || v.verdict === 'execute_not_permitted') && typeof v.proposalId === 'string')
+        out.push({ proposalId: v.proposalId, verdict: v.verdict, skill: call.name, reason: v.reason ?? null });
+    }
+  return out;
 }

@@ -86,3 +86,34 @@ export function analystAgent(): AgentSpec {
     maxSteps: 4,
   };
 }
+
+/**
+ * The desk: may submit orders (allowExecute), and every order still goes through the pipeline's
+ * risk review. Its scripted model submits a small order, one over the desk limit, and a large one.
+ */
+export function deskAgent(): AgentSpec {
+  return {
+    name: 'desk',
+    provider: new ScriptedModelProvider([
+      {
+        text: 'Submitting three orders: a small one, one over the desk limit, and a large one.',
+        toolCalls: [
+          { name: 'order.submit', arguments: { symbol: 'ACME', side: 'buy', qty: 10, limitPrice: 101.25 } },
+          { name: 'order.submit', arguments: { symbol: 'ACME', side: 'buy', qty: 5000, limitPrice: 101.25 } },
+          { name: 'order.submit', arguments: { symbol: 'GLOBEX', side: 'buy', qty: 500, limitPrice: 48.1 } },
+        ],
+      },
+      (req) => {
+        const verdicts = req.messages
+          .filter((m) => m.role === 'tool')
+          .map((m) => (m.role === 'tool' ? (JSON.parse(m.content) as { verdict?: string; error?: string }) : {}))
+          .map((o) => o.verdict ?? o.error);
+        return { text: `Orders placed: ${verdicts.join(', ')}.` };
+      },
+    ]),
+    skills: ['market.quote', 'order.submit'],
+    guard: { allow: ['market.quote', 'order.submit'], allowExecute: true },
+    systemPrompt: 'You place orders for the desk. Every order goes through risk review.',
+    maxSteps: 4,
+  };
+}

@@ -12,6 +12,8 @@ export const PERMISSIONS = {
   marketRead: 'market:read',
   orderDraft: 'order:draft',
   orderSubmit: 'order:submit',
+  deskLead: 'desk:lead',
+  approvalDecide: 'approval:decide',
 } as const;
 
 export const ALL_PERMISSIONS: string[] = Object.values(PERMISSIONS);

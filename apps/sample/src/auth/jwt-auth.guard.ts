@@ -39,6 +39,7 @@ export class JwtAuthGuard implements CanActivate {
     }
     const caller = callerFrom(claims);
     this.cls.set(CLS_CALLER, caller);
+    (request as Request & { user?: Caller }).user = caller;
     return true;
   }
 }

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
+import { ProposalPipeline } from '@zmodu/pipeline';
 import { Skill, SkillError, SkillInvocation } from '@zmodu/skills';
 import { DataSource } from 'typeorm';
 import { PERMISSIONS } from '../auth/auth.constants';
@@ -28,7 +29,10 @@ interface OrderArgs {
 /** The trading desk's skills. Every query is scoped to the caller's tenant from the context. */
 @Injectable()
 export class TradingSkills {
-  constructor(@InjectDataSource() private readonly db: DataSource) {}
+  constructor(
+    @InjectDataSource() private readonly db: DataSource,
+    private readonly pipeline: ProposalPipeline,
+  ) {}
 
   @Skill({
     name: 'market.quote',
@@ -64,13 +68,18 @@ export class TradingSkills {
   @Skill({
     name: 'order.submit',
     action: 'execute',
-    description: 'Submit an order to the market.',
+    description: 'Submit an order to the market. It goes through risk review: small orders execute, orders over the desk limit are rejected, large ones wait for a human.',
     requiredPermission: PERMISSIONS.orderSubmit,
     parameters: ORDER_PARAMETERS,
     timeoutMs: 5_000,
   })
-  submit(args: OrderArgs, ctx: SkillInvocation) {
-    return this.place(args, ctx, 'submitted');
+  async submit(args: OrderArgs, ctx: SkillInvocation) {
+    const known = await this.db.getRepository(Instrument).existsBy({ tenantId: ctx.tenantId, symbol: args.symbol });
+    if (!known) throw new SkillError('unknown_symbol', `No instrument ${args.symbol} on this desk.`);
+    if (!ctx.userId) throw new SkillError('proposer_required', 'An order needs a user in the context.');
+    const notional = Math.round(args.qty * args.limitPrice * 100) / 100;
+    const payload = { symbol: args.symbol, side: args.side, qty: args.qty, limitPrice: args.limitPrice };
+    return this.pipeline.submit({ tenantId: ctx.tenantId as string, userId: ctx.userId, runId: ctx.runId }, { action: 'order.submit', payload, amount: notional });
   }
 
   private async place(args: OrderArgs, ctx: SkillInvocation, status: OrderStatus) {

@@ -1,0 +1,3 @@
+export * from './admin.options';
+export * from './admin.module';
+export * from './approvals.controller';
