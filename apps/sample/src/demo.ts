@@ -1,9 +1,10 @@
-import { INestApplicationContext } from '@nestjs/common';
+import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { AgentRegistry, AgentRunResult } from '@zmodu/agent';
 import { AgentAuditLog, AuditRecord } from '@zmodu/guard';
 import { AppModule } from './app.module';
-import { ALL_PERMISSIONS } from './auth/auth.constants';
+import { ALL_PERMISSIONS, PERMISSIONS } from './auth/auth.constants';
+import { mintToken } from './auth/dev-token';
 import { databaseDescription, optionsFromEnv } from './config';
 
 const TENANT = 'acme';
@@ -16,9 +17,9 @@ export async function runDemo(): Promise<number> {
   out('zmodu for NestJS: offline demo (scripted model, no model key needed)');
   out(`database: ${databaseDescription()}`);
   out();
-  const app: INestApplicationContext = await NestFactory.createApplicationContext(AppModule.register(optionsFromEnv()), {
-    logger: ['error', 'warn'],
-  });
+  const options = optionsFromEnv();
+  const app: INestApplication = await NestFactory.create(AppModule.register(options), { logger: ['error', 'warn'] });
+  await app.listen(0, '127.0.0.1');
   try {
     const agent = app.get(AgentRegistry).get('trader');
     const health = agent.auditPolicy();
@@ -33,11 +34,57 @@ export async function runDemo(): Promise<number> {
     printAudit(audit, out);
     const ok = scenarioHeld(result);
     out();
-    out(ok ? 'scenario complete: order.submit was refused by class and the trader fell back to order.draft.' : 'scenario did NOT go as expected.');
-    return ok ? 0 : 1;
+    out(ok ? 'part 1 complete: order.submit was refused by class and the trader fell back to order.draft.' : 'part 1 did NOT go as expected.');
+    out();
+    const staged = await stagedExecution(app, options.jwtSecret, out);
+    out();
+    out(staged ? 'part 2 complete: executed, risk_rejected, needs_human, then approved over HTTP and executed.' : 'part 2 did NOT go as expected.');
+    return ok && staged ? 0 : 1;
   } finally {
     await app.close();
   }
+}
+
+/**
+ * Part 2, over HTTP: the desk agent (allowed to execute) submits three orders through the
+ * pipeline; a desk lead then approves the one that waits for a human, and it executes.
+ */
+async function stagedExecution(app: INestApplication, secret: string, out: (l?: string) => void): Promise<boolean> {
+  const base = (await app.getUrl()).replace('[::1]', '127.0.0.1');
+  const call = async (method: string, path: string, token: string, body?: unknown) => {
+    const res = await fetch(`${base}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+  const trader = mintToken(secret, { tenant: TENANT, user: USER });
+  const lead = mintToken(secret, { tenant: TENANT, user: 'demo-lead', permissions: [PERMISSIONS.deskLead, PERMISSIONS.approvalDecide] });
+  out(`part 2: staged execution over HTTP at ${base}`);
+  out(`POST /agents/desk/runs as ${USER}: the desk agent may execute, and every order goes through risk review`);
+  const run = await call('POST', '/agents/desk/runs', trader, { goal: 'Place the desk orders.' });
+  const steps = (run.body.steps ?? []) as AgentRunResult['steps'];
+  const outcomes = steps.flatMap((s) => s.toolCalls).map((c) => ({ args: c.arguments, value: JSON.parse(c.observation) as Record<string, unknown> }));
+  for (const o of outcomes)
+    out(`  order.submit ${JSON.stringify(o.args)}\n    -> ${o.value.verdict}${o.value.reason ? ` (${o.value.reason})` : ''}  proposal ${o.value.proposalId}`);
+  out(`answer: ${run.body.answer}`);
+  const pending = outcomes.find((o) => o.value.verdict === 'needs_human')?.value.proposalId as string | undefined;
+  if (!pending) return false;
+  out();
+  out('GET /admin/approvals?status=pending as demo-lead');
+  const queue = await call('GET', '/admin/approvals?status=pending', lead);
+  out(`  ${(queue.body.items as Array<{ id: string; action: string; amount: number }>).map((p) => `${p.id} ${p.action} ${p.amount}`).join('\n  ')}`);
+  out(`POST /admin/approvals/${pending}/approve as demo-lead`);
+  const approved = await call('POST', `/admin/approvals/${pending}/approve`, lead, { reason: 'within the desk mandate' });
+  out(`  ${approved.status} ${JSON.stringify(approved.body)}`);
+  const verdicts = outcomes.map((o) => o.value.verdict);
+  return (
+    run.status === 200 &&
+    JSON.stringify(verdicts) === JSON.stringify(['executed', 'risk_rejected', 'needs_human']) &&
+    approved.status === 200 &&
+    approved.body.verdict === 'executed'
+  );
 }
 
 export function scenarioHeld(result: AgentRunResult): boolean {
