@@ -128,14 +128,17 @@ export async function runDbQueryBench(log: (line: string) => void): Promise<{ ro
   return { rows };
 }
 
-/** ZMODU_BENCH_DATABASE_URL, or a throwaway server started with scripts/postgres.sh; null (with a note) when neither works. */
-async function postgresServer(log: (line: string) => void): Promise<{ url: string; stop: () => void } | null> {
+/**
+ * ZMODU_BENCH_DATABASE_URL, or a throwaway server started with scripts/postgres.sh with the server's
+ * durable defaults (a committed INSERT pays its fsync, as in production); null (with a note) when neither works.
+ */
+export async function postgresServer(log: (line: string) => void): Promise<{ url: string; stop: () => void } | null> {
   const given = process.env.ZMODU_BENCH_DATABASE_URL;
   if (given) return { url: given, stop: () => undefined };
   const script = join(__dirname, '..', 'scripts', 'postgres.sh');
   try {
     const port = await freePort();
-    const [url, dir] = execFileSync('bash', [script, 'start', String(port)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim().split(' ');
+    const [url, dir] = execFileSync('bash', [script, 'start', String(port), 'durable'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim().split(' ');
     return { url, stop: () => execFileSync('bash', [script, 'stop', dir], { stdio: 'ignore' }) };
   } catch (err) {
     log(`no PostgreSQL server for the db.query rows (set ZMODU_BENCH_DATABASE_URL): ${(err as Error).message.split('\n')[0]}`);

@@ -2,13 +2,15 @@ import 'reflect-metadata';
 import { resolve } from 'node:path';
 import { runAgentLoopBench } from './agent-loop.bench';
 import { runDbQueryBench } from './db-query.bench';
+import { runPipelineBench } from './pipeline.bench';
 import { runGuardBench } from './guard.bench';
 import { checksum } from './measure';
 import { formatTable, Row, writeResults } from './report';
 
 /**
  * `npm run bench`: the guard's decision cost against a Set lookup and casbin, the agent
- * loop against the Vercel AI SDK, and db.query against pg on the same final SQL, in one run. Prints a table and writes bench-results.json.
+ * loop against the Vercel AI SDK, db.query against pg on the same final SQL, and the proposal
+ * pipeline against one committed INSERT, in one run. Prints a table and writes bench-results.json.
  * Missed targets are reported (MISS), never turned into a failing exit code; only a crash is.
  */
 async function main(): Promise<void> {
@@ -20,6 +22,7 @@ async function main(): Promise<void> {
   rows.push(...(await runGuardBench(log)).rows);
   rows.push(...(await runAgentLoopBench(log)).rows);
   rows.push(...(await runDbQueryBench(log)).rows);
+  rows.push(...(await runPipelineBench(log)).rows);
 
   const out = resolve(__dirname, '..', 'bench-results.json');
   writeResults(out, rows);

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # A throwaway PostgreSQL server for the test suites, on a port of its own under a temp dir.
-#   scripts/postgres.sh start [PORT]   installs PostgreSQL with apt if missing, starts it,
-#                                      prints the admin URL (postgres://postgres@127.0.0.1:PORT/postgres)
+#   scripts/postgres.sh start [PORT] [durable]
+#                                      installs PostgreSQL with apt if missing, starts it, prints the admin
+#                                      URL and the folder; tests run it without fsync, 'durable' keeps the
+#                                      server's defaults (fsync, synchronous commit), for benchmarks
 #   scripts/postgres.sh stop  DIR      stops the server started in DIR (by its pid) and removes DIR
 set -euo pipefail
 
@@ -14,6 +16,8 @@ as_postgres() {
 case "${1:-}" in
   start)
     port="${2:-54329}"
+    fast="-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+    [ "${3:-}" = "durable" ] && fast=""
     bin="$(find_bin)"
     if [ -z "$bin" ] || [ ! -x "$bin/initdb" ]; then
       echo "installing PostgreSQL (apt)..." >&2
@@ -25,7 +29,7 @@ case "${1:-}" in
     [ "$(id -u)" = "0" ] && chown postgres:postgres "$dir"
     as_postgres "$bin/initdb" -D "$dir/data" -A trust -U postgres -E UTF8 >"$dir/initdb.log" 2>&1
     as_postgres "$bin/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-      -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" \
+      -o "-p $port -k $dir -c listen_addresses=127.0.0.1 $fast -c max_connections=200" \
       start >&2
     echo "$dir" >"$dir/dir"
     echo "postgres://postgres@127.0.0.1:$port/postgres $dir"
@@ -40,7 +44,7 @@ case "${1:-}" in
     rm -rf "$dir"
     ;;
   *)
-    echo "usage: scripts/postgres.sh start [PORT] | stop DIR" >&2
+    echo "usage: scripts/postgres.sh start [PORT] [durable] | stop DIR" >&2
     exit 2
     ;;
 esac

@@ -26,7 +26,13 @@ export interface ProposalPage {
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const STATUSES: readonly ProposalStatus[] = ['refused', 'rejected', 'pending', 'approved', 'executed', 'failed', 'expired'];
 const COLUMNS = 'id, tenant_id, action, payload, amount, proposer, status, verdict, reason, steps, approvals, run_id, created_at, expires_at, executed_at, result';
+const P_COLUMNS = COLUMNS.split(', ')
+  .map((c) => `p.${c}`)
+  .join(', ');
+const DECISIONS_JSON = `coalesce((SELECT json_agg(json_build_object('step', d.step, 'decided_by', d.decided_by, 'decision', d.decision, 'reason', d.reason, 'at', d.at) ORDER BY d.step)
+  FROM zmodu_approval_decisions d WHERE d.proposal_id = p.id), '[]')`;
 const MAX_PAYLOAD_BYTES = 64 * 1024;
+const ALREADY_DECIDED = 'Separation of duties: you already decided a step of this proposal; another person must decide the next.';
 
 /**
  * Staged execution (spec §3): propose check, risk review, approval flow, execute check, executor.
@@ -96,7 +102,7 @@ export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationSh
     }
     // Velocity, counted and written under one lock, so that racing submits cannot both pass.
     const velocity = this.options.risk?.velocity;
-    const placed = await this.db.transaction(async (m) => {
+    const place = async (m: EntityManager) => {
       if (velocity && risk.verdict !== 'reject') {
         const key = JSON.stringify(velocity.per === 'user' ? [ctx.tenantId, ctx.userId] : [ctx.tenantId]);
         await m.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`zmodu:velocity:${key}`]);
@@ -125,12 +131,40 @@ export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationSh
         await this.insert({ id, ctx, action, payload, amount, status: 'pending', verdict: 'execute_not_permitted', reason: exec.cause, steps }, m);
         return { verdict: 'execute_not_permitted' as const, status: 'pending' as const, reason: exec.cause as string, steps };
       }
-      await this.insert({ id, ctx, action, payload, amount, status: 'approved', verdict: 'executed', reason: null, steps: [] }, m);
-      return null;
-    });
-    if (placed) return { verdict: placed.verdict, proposalId: id, status: placed.status, reason: placed.reason, ...(placed.steps.length ? { waitingFor: placed.steps } : {}) };
-    // 5. Executor.
-    return (await this.execute(id)) ?? this.outcomeOf(await this.load(id));
+      // 5. Executor, in the transaction that records the proposal as executed: both commit, or neither.
+      const record: ProposalRecord = {
+        id, tenantId: ctx.tenantId, action, payload, amount: amount ?? null, proposer: ctx.userId, status: 'approved', verdict: 'executed',
+        reason: null, steps: [], approvals: 0, createdAt: new Date(), expiresAt: null, executedAt: null, result: null, runId: ctx.runId ?? null, decisions: [],
+      };
+      let result: unknown;
+      try {
+        result = await this.options.executors[action](record, { manager: m, idempotencyKey: id });
+      } catch (err) {
+        throw new ExecutorFailure(err);
+      }
+      await this.insert({ id, ctx, action, payload, amount, status: 'executed', verdict: 'executed', reason: null, steps: [], result: result ?? null }, m);
+      return { verdict: 'executed' as const, status: 'executed' as const, reason: null, steps: [], result: result ?? null };
+    };
+    // Counting for velocity, or executing, takes a transaction; a lone INSERT does not.
+    const autoExecute = risk.verdict === 'approve' && this.guard.evaluate('execute', action).allowed;
+    let placed: Awaited<ReturnType<typeof place>>;
+    try {
+      placed = velocity || autoExecute ? await this.db.transaction(place) : await place(this.db.manager);
+    } catch (err) {
+      if (!(err instanceof ExecutorFailure)) throw err;
+      const reason = err.cause instanceof Error ? err.cause.message : String(err.cause);
+      this.logger.warn(`executor of proposal ${id} failed: ${reason}`);
+      await this.insert({ id, ctx, action, payload, amount, status: 'failed', verdict: 'executor_failed', reason: reason.slice(0, 1000), steps: [] });
+      return { verdict: 'executor_failed', proposalId: id, status: 'failed', reason };
+    }
+    return {
+      verdict: placed.verdict,
+      proposalId: id,
+      status: placed.status,
+      reason: placed.reason,
+      ...('result' in placed ? { result: placed.result } : {}),
+      ...(placed.steps.length ? { waitingFor: placed.steps } : {}),
+    };
   }
 
   // ---------------------------------------------------------------- human decisions
@@ -141,37 +175,7 @@ export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationSh
     if (decision !== 'approve' && decision !== 'reject') throw new InvalidProposalException('decision', "decision must be 'approve' or 'reject'");
     if (typeof reason !== 'string' || reason.trim() === '' || reason.length > 1000)
       throw new InvalidProposalException('reason', 'reason must be a non-empty string of at most 1000 characters');
-    const step = await this.db.transaction(async (m) => {
-      const rows = await m.query(`SELECT ${COLUMNS} FROM zmodu_proposals WHERE id = $1 AND tenant_id = $2 FOR UPDATE`, [id, caller.tenantId]);
-      if (rows.length === 0) return { kind: 'missing' as const };
-      const p = toRecord(rows[0], []);
-      if (p.status === 'pending' && p.expiresAt && p.expiresAt.getTime() <= Date.now()) {
-        await m.query(`UPDATE zmodu_proposals SET status = 'expired' WHERE id = $1`, [id]);
-        return { kind: 'expired' as const };
-      }
-      if (p.status !== 'pending') return { kind: 'conflict' as const, status: p.status };
-      if (p.proposer === caller.userId) return { kind: 'forbidden' as const, message: 'Separation of duties: the proposer cannot decide on their own proposal.' };
-      const mine = await m.query(`SELECT 1 FROM zmodu_approval_decisions WHERE proposal_id = $1 AND decided_by = $2`, [id, caller.userId]);
-      if (mine.length) return { kind: 'forbidden' as const, message: 'Separation of duties: you already decided a step of this proposal; another person must decide the next.' };
-      const current = p.steps[p.approvals] ?? DEFAULT_STEPS[0];
-      if (!caller.permissions.includes(current.permission))
-        return { kind: 'forbidden' as const, message: `Step ${p.approvals + 1} (${current.name}) needs the permission ${current.permission}.` };
-      await m.query(`INSERT INTO zmodu_approval_decisions (proposal_id, step, decided_by, decision, reason, at) VALUES ($1, $2, $3, $4, $5, now())`, [
-        id,
-        p.approvals,
-        caller.userId,
-        decision,
-        reason,
-      ]);
-      if (decision === 'reject') {
-        await m.query(`UPDATE zmodu_proposals SET status = 'rejected', reason = $2 WHERE id = $1`, [id, `rejected by ${caller.userId}: ${reason}`]);
-        return { kind: 'rejected' as const };
-      }
-      const approvals = p.approvals + 1;
-      const done = approvals >= Math.max(1, p.steps.length);
-      await m.query(`UPDATE zmodu_proposals SET approvals = $2, status = $3 WHERE id = $1`, [id, approvals, done ? 'approved' : 'pending']);
-      return { kind: done ? ('approved' as const) : ('next' as const) };
-    });
+    const step = await this.decideStep(caller, id, decision, reason);
     switch (step.kind) {
       case 'missing':
         throw new ProposalNotFoundException(id);
@@ -192,6 +196,56 @@ export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationSh
     }
   }
 
+  /**
+   * Read, check, then write the decision and the proposal's new state in one conditional statement
+   * (atomic in the database: it only applies while the proposal is still pending at the step that
+   * was read). Lost a race: read again, and the checks say why.
+   */
+  private async decideStep(caller: Approver, id: string, decision: 'approve' | 'reject', reason: string) {
+    for (let attempt = 0; attempt < 5; attempt++) {
+      const rows = await this.db.query(
+        `SELECT ${P_COLUMNS}, EXISTS (SELECT 1 FROM zmodu_approval_decisions d WHERE d.proposal_id = p.id AND d.decided_by = $3) AS mine
+         FROM zmodu_proposals p WHERE p.id = $1 AND p.tenant_id = $2`,
+        [id, caller.tenantId, caller.userId],
+      );
+      if (rows.length === 0) return { kind: 'missing' as const };
+      const p = toRecord(rows[0], []);
+      if (p.status === 'pending' && p.expiresAt && p.expiresAt.getTime() <= Date.now()) {
+        await this.db.query(`UPDATE zmodu_proposals SET status = 'expired' WHERE id = $1 AND status = 'pending'`, [id]);
+        return { kind: 'expired' as const };
+      }
+      if (p.status !== 'pending') return { kind: 'conflict' as const, status: p.status };
+      if (p.proposer === caller.userId) return { kind: 'forbidden' as const, message: 'Separation of duties: the proposer cannot decide on their own proposal.' };
+      if (rows[0].mine === true) return { kind: 'forbidden' as const, message: ALREADY_DECIDED };
+      const current = p.steps[p.approvals] ?? DEFAULT_STEPS[0];
+      if (!caller.permissions.includes(current.permission))
+        return { kind: 'forbidden' as const, message: `Step ${p.approvals + 1} (${current.name}) needs the permission ${current.permission}.` };
+      const approvals = decision === 'approve' ? p.approvals + 1 : p.approvals;
+      const done = decision === 'approve' && approvals >= Math.max(1, p.steps.length);
+      const status = decision === 'reject' ? 'rejected' : done ? 'approved' : 'pending';
+      let written: unknown[];
+      try {
+        written = await this.db.query(
+          `WITH claimed AS (
+             UPDATE zmodu_proposals SET approvals = $6, status = $7, reason = coalesce($8, reason)
+             WHERE id = $1 AND status = 'pending' AND approvals = $2 AND (expires_at IS NULL OR expires_at > now())
+             RETURNING id
+           )
+           INSERT INTO zmodu_approval_decisions (proposal_id, step, decided_by, decision, reason, at)
+           SELECT id, $2, $3, $4, $5, now() FROM claimed
+           RETURNING id`,
+          [id, p.approvals, caller.userId, decision, reason, approvals, status, decision === 'reject' ? `rejected by ${caller.userId}: ${reason}` : null],
+        );
+      } catch (err) {
+        // One person racing themselves across two steps: the (proposal, person) key refuses the second.
+        if ((err as { driverError?: { code?: string }; code?: string }).driverError?.code === '23505') return { kind: 'forbidden' as const, message: ALREADY_DECIDED };
+        throw err;
+      }
+      if (written.length === 1) return { kind: decision === 'reject' ? ('rejected' as const) : done ? ('approved' as const) : ('next' as const) };
+    }
+    return { kind: 'conflict' as const, status: 'pending' as ProposalStatus };
+  }
+
   // ---------------------------------------------------------------- execution, exactly once
 
   /** Execute an approved proposal if nobody else has it; null when it is not (or no longer) approved. */
@@ -200,9 +254,12 @@ export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationSh
     let threw = false;
     const done = await this.db
       .transaction(async (m) => {
-        const rows = await m.query(`SELECT ${COLUMNS} FROM zmodu_proposals WHERE id = $1 AND status = 'approved' FOR UPDATE SKIP LOCKED`, [id]);
+        const rows = await m.query(
+          `SELECT ${P_COLUMNS}, ${DECISIONS_JSON} AS decisions FROM zmodu_proposals p WHERE p.id = $1 AND p.status = 'approved' FOR UPDATE OF p SKIP LOCKED`,
+          [id],
+        );
         if (rows.length === 0) return null;
-        const p = toRecord(rows[0], await this.decisions(m, id));
+        const p = toRecord(rows[0], decisionsFrom(rows[0].decisions));
         const executor = this.options.executors[p.action];
         if (!executor) throw new Error(`no executor is registered for '${p.action}'`);
         let result: unknown;
@@ -285,14 +342,21 @@ export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationSh
   }
 
   private async insert(
-    p: { id: string; ctx: ProposalContext; action: string; payload: unknown; amount?: number; status: ProposalStatus; verdict: ProposalVerdict; reason: string | null; steps: ApprovalStep[] },
+    p: {
+      id: string; ctx: ProposalContext; action: string; payload: unknown; amount?: number; status: ProposalStatus; verdict: ProposalVerdict;
+      reason: string | null; steps: ApprovalStep[]; result?: unknown;
+    },
     m: EntityManager = this.db.manager,
   ): Promise<void> {
     const expires = p.status === 'pending' ? new Date(Date.now() + (this.options.approval?.expiresInMs ?? DEFAULT_EXPIRY_MS)) : null;
+    const executed = p.status === 'executed';
     await m.query(
-      `INSERT INTO zmodu_proposals (id, tenant_id, action, payload, amount, proposer, status, verdict, reason, steps, run_id, created_at, expires_at)
-       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, now(), $12)`,
-      [p.id, p.ctx.tenantId, p.action, JSON.stringify(p.payload ?? null), p.amount ?? null, p.ctx.userId, p.status, p.verdict, p.reason, JSON.stringify(p.steps), p.ctx.runId ?? null, expires],
+      `INSERT INTO zmodu_proposals (id, tenant_id, action, payload, amount, proposer, status, verdict, reason, steps, run_id, created_at, expires_at, executed_at, result)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, now(), $12, CASE WHEN $13::boolean THEN now() END, $14)`,
+      [
+        p.id, p.ctx.tenantId, p.action, JSON.stringify(p.payload ?? null), p.amount ?? null, p.ctx.userId, p.status, p.verdict, p.reason,
+        JSON.stringify(p.steps), p.ctx.runId ?? null, expires, executed, executed ? JSON.stringify(p.result ?? null) : null,
+      ],
     );
   }
 
@@ -303,7 +367,7 @@ export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationSh
 
   private async decisions(m: EntityManager, id: string): Promise<DecisionRecord[]> {
     const rows = await m.query(`SELECT step, decided_by, decision, reason, at FROM zmodu_approval_decisions WHERE proposal_id = $1 ORDER BY step`, [id]);
-    return rows.map((r: Row) => ({ step: Number(r.step), decidedBy: String(r.decided_by), decision: r.decision as 'approve' | 'reject', reason: String(r.reason), at: new Date(r.at as string) }));
+    return decisionsFrom(rows);
   }
 
   private async expire(tenantId: string): Promise<void> {
@@ -324,6 +388,24 @@ export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationSh
 }
 
 type Row = Record<string, unknown>;
+
+/** Carries an executor's own failure out of the transaction it rolled back. */
+class ExecutorFailure extends Error {
+  constructor(override readonly cause: unknown) {
+    super('executor failed');
+  }
+}
+
+function decisionsFrom(value: unknown): DecisionRecord[] {
+  const rows = (typeof value === 'string' ? JSON.parse(value) : value) as Row[];
+  return (rows ?? []).map((r) => ({
+    step: Number(r.step),
+    decidedBy: String(r.decided_by),
+    decision: r.decision as 'approve' | 'reject',
+    reason: String(r.reason),
+    at: new Date(r.at as string),
+  }));
+}
 
 function toRecord(r: Row, decisions: DecisionRecord[]): ProposalRecord {
   const json = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v);
