@@ -139,6 +139,22 @@ describe('ProposalPipeline', () => {
     });
   });
 
+  describe('custom reviewers', () => {
+    it('a RiskReviewer can escalate or reject what the rules would approve; the first refusal wins', async () => {
+      const seen: string[] = [];
+      const reviewers = [
+        { review: (input: { payload: unknown }) => (seen.push('first'), (input.payload as { symbol?: string }).symbol === 'RISKY' ? { verdict: 'escalate' as const, reason: 'watch list' } : { verdict: 'approve' as const }) },
+        { review: async (input: { payload: unknown }) => (seen.push('second'), (input.payload as { symbol?: string }).symbol === 'BANNED' ? { verdict: 'reject' as const, reason: 'sanctioned' } : { verdict: 'approve' as const }) },
+      ];
+      await withPipeline({ reviewers }, async (p6) => {
+        expect(await p6.pipeline.submit(ALICE, { action: 'order.submit', payload: { symbol: 'RISKY' }, amount: 5 })).toMatchObject({ verdict: 'needs_human', reason: 'watch list' });
+        expect(seen).toEqual(['first']);
+        expect(await p6.pipeline.submit(ALICE, { action: 'order.submit', payload: { symbol: 'BANNED' }, amount: 5 })).toMatchObject({ verdict: 'risk_rejected', reason: 'sanctioned' });
+        expect(await p6.pipeline.submit(ALICE, { action: 'order.submit', payload: { symbol: 'FINE' }, amount: 5 })).toMatchObject({ verdict: 'executed' });
+      });
+    });
+  });
+
   describe('velocity', () => {
     it('rejects past N proposals per window per user; other users are not affected', async () => {
       await withPipeline({ risk: { velocity: { max: 3, windowMs: 60_000, per: 'user' } } }, async (p5) => {
