@@ -14,3 +14,4 @@ export * from './exceptions/invalid-skill-definition.exception';
 export * from './exceptions/duplicate-skill.exception';
 export * from './exceptions/invalid-context.exception';
 export * from './business';
+export * from './outbox';
