@@ -12,8 +12,10 @@ export interface EntitySpec {
   readonly tenantColumn?: string | null;
   /** Columns the model may see and filter on; omitted: all columns, and no filters in entity.list. */
   readonly columns?: readonly string[];
-  /** Columns entity.create/update may write (write skills, a later module). */
+  /** Columns entity.create/update may write; omitted: the entity is read-only. */
   readonly writable?: readonly string[];
+  /** Foreign keys: column -> the entity it points at. A write must point at a record of the caller's tenant. */
+  readonly references?: Readonly<Record<string, string>>;
   readonly description?: string;
 }
 
@@ -50,8 +52,11 @@ export interface DataLimits {
   readonly maxCost?: number;
 }
 
+/** The read-only skills, registered by default. */
 export const BUSINESS_SKILL_NAMES = ['db.query', 'entity.lookup', 'entity.list', 'kpi.query', 'report.generate'] as const;
-export type BusinessSkillName = (typeof BUSINESS_SKILL_NAMES)[number];
+/** The write skills (execute class, permission entity:write), registered only when named in `skills`. */
+export const WRITE_SKILL_NAMES = ['entity.create', 'entity.update'] as const;
+export type BusinessSkillName = (typeof BUSINESS_SKILL_NAMES)[number] | (typeof WRITE_SKILL_NAMES)[number];
 
 export class BusinessSkillsOptions {
   entities: EntitySpec[] = [];
@@ -60,10 +65,12 @@ export class BusinessSkillsOptions {
   kpis?: KpiMetric[] = [];
   reports?: ReportSpec[] = [];
   limits?: DataLimits = {};
-  /** Which skills to register. Default: all five. */
+  /** Which skills to register. Default: the five read skills; add 'entity.create' and 'entity.update' to write. */
   skills?: BusinessSkillName[];
   /** The DataSource to read; default: the application's TypeORM DataSource. */
   dataSource?: DataSource;
-  /** Permission each data skill requires (e.g. 'data:read'); default none. */
+  /** Permission each read skill requires (e.g. 'data:read'); default none. */
   requiredPermission?: string;
+  /** Permission the write skills require. Default 'entity:write'. */
+  writePermission?: string = 'entity:write';
 }

@@ -6,7 +6,8 @@ import { SkillInvocation } from '../skill-context';
 import { SkillRegistration } from '../skill-definition';
 import { SkillRegistry } from '../skill.registry';
 import { BUSINESS_SKILLS_OPTIONS } from './business-skills.module-definition';
-import { BUSINESS_SKILL_NAMES, BusinessSkillsOptions, EntitySpec, KpiMetric, ReportSpec } from './business-skills.options';
+import { BUSINESS_SKILL_NAMES, BusinessSkillName, BusinessSkillsOptions, EntitySpec, KpiMetric, ReportSpec } from './business-skills.options';
+import { EntityWriter } from './entity-writer';
 import { toCsv } from './csv';
 import { DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT_MS, isEmbedded, runReadOnly } from './data/read-only-query';
 import { qualifiedTable, quoteIdent, tenantBound } from './identifiers';
@@ -39,6 +40,7 @@ export class BusinessSkills implements OnModuleInit {
   private readonly maxRows: number;
   private readonly defaultRows: number;
   private analyzedAt = 0;
+  private readonly writer: EntityWriter;
 
   constructor(
     @Inject(BUSINESS_SKILLS_OPTIONS) raw: BusinessSkillsOptions,
@@ -62,6 +64,12 @@ export class BusinessSkills implements OnModuleInit {
     }
     this.maxRows = Math.min(MAX_ROWS_CAP, Math.max(1, o.limits?.maxRows ?? MAX_ROWS_CAP));
     this.defaultRows = Math.min(this.maxRows, Math.max(1, o.limits?.defaultRows ?? 20));
+    for (const e of this.entities.values())
+      for (const [column, target] of Object.entries(e.references ?? {})) {
+        quoteIdent(column, `reference of entity ${e.name}`);
+        if (!this.entities.has(target)) throw new Error(`BusinessSkillsModule: entity ${e.name} references unknown entity '${target}' (column ${column}).`);
+      }
+    this.writer = new EntityWriter(() => this.dataSource, (name) => this.entity(name));
     this.guard = new SqlGuard(
       [...this.entities.values()].map((e) => ({ table: e.table, schema: e.schema, tenantColumn: e.resolvedTenantColumn, columns: e.columns })),
     );
@@ -69,8 +77,8 @@ export class BusinessSkills implements OnModuleInit {
 
   async onModuleInit(): Promise<void> {
     await loadSqlParser();
-    const wanted = new Set(this.options.skills ?? BUSINESS_SKILL_NAMES);
-    for (const skill of this.skills()) if (wanted.has(skill.name as (typeof BUSINESS_SKILL_NAMES)[number])) this.registry.register(skill);
+    const wanted = new Set<string>(this.options.skills ?? BUSINESS_SKILL_NAMES);
+    for (const skill of [...this.skills(), ...this.writeSkills()]) if (wanted.has(skill.name as BusinessSkillName)) this.registry.register(skill);
   }
 
   private get dataSource(): DataSource {
@@ -87,6 +95,7 @@ export class BusinessSkills implements OnModuleInit {
     quoteIdent(e.pk, `pk of entity ${e.name}`);
     if (e.tenantColumn) quoteIdent(e.tenantColumn, `tenantColumn of entity ${e.name}`);
     for (const c of e.columns ?? []) quoteIdent(c, `column of entity ${e.name}`);
+    for (const c of e.writable ?? []) quoteIdent(c, `writable column of entity ${e.name}`);
     const resolved = e.tenantColumn === null ? null : (e.tenantColumn ?? this.options.dbQueryTenantColumn);
     this.entities.set(e.name, { ...e, resolvedTenantColumn: resolved });
   }
@@ -179,6 +188,35 @@ export class BusinessSkills implements OnModuleInit {
           additionalProperties: false,
         },
         handler: (args, ctx) => this.report(args as { report: string; format?: 'json' | 'csv' }, ctx),
+      },
+    ];
+  }
+
+  private writeSkills(): SkillRegistration[] {
+    const writable = [...this.entities.values()].filter((e) => e.writable?.length).map((e) => e.name);
+    const entityProp = { type: 'string', enum: writable.length ? writable : ['(none writable)'], description: 'Entity name' };
+    const values = { type: 'object', description: 'column: value, writable columns only (never the tenant column or the primary key)' };
+    const common = { action: 'execute' as const, requiredPermission: this.options.writePermission ?? 'entity:write', source: SOURCE };
+    const describe = writable.map((n) => `${n} (${(this.entities.get(n)?.writable ?? []).join(', ')})`).join('; ') || '(none writable)';
+    return [
+      {
+        ...common,
+        name: 'entity.create',
+        description: `Create a record of a writable entity: ${describe}. The tenant is set for you.`,
+        parameters: { type: 'object', properties: { entity: entityProp, values }, required: ['entity', 'values'], additionalProperties: false },
+        handler: (args, ctx) => this.writer.create(args.entity as string, args.values as Record<string, unknown>, ctx.tenantId),
+      },
+      {
+        ...common,
+        name: 'entity.update',
+        description: `Update writable columns of a record of your tenant: ${describe}.`,
+        parameters: {
+          type: 'object',
+          properties: { entity: entityProp, id: { type: ['string', 'integer'] }, values },
+          required: ['entity', 'id', 'values'],
+          additionalProperties: false,
+        },
+        handler: (args, ctx) => this.writer.update(args.entity as string, args.id, args.values as Record<string, unknown>, ctx.tenantId),
       },
     ];
   }
