@@ -1,3 +1,4 @@
+import { DynamicModule } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
 import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
 import { Guard, GuardModule, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
@@ -18,7 +19,7 @@ export class LedgerTables1764461400000 implements MigrationInterface {
   }
 }
 
-export async function startOutboxApp(db: TestDatabase, options: Partial<OutboxModuleOptions> = {}) {
+export async function startOutboxApp(db: TestDatabase, options: Partial<OutboxModuleOptions> = {}, extra: DynamicModule[] = []) {
   const dsOptions = await db.options({ migrations: [...ZMODU_GUARD_MIGRATIONS, ...ZMODU_OUTBOX_MIGRATIONS, LedgerTables1764461400000], migrationsRun: true });
   const app: TestingModule = await Test.createTestingModule({
     imports: [
@@ -26,6 +27,7 @@ export async function startOutboxApp(db: TestDatabase, options: Partial<OutboxMo
       GuardModule.forRoot({ auditStore: 'memory', quotaStore: 'memory' }),
       SkillsModule.forRoot(),
       OutboxModule.forRoot({ relay: { autoStart: false }, ...options }),
+      ...extra,
     ],
   }).compile();
   await app.init();

@@ -15,3 +15,4 @@ export * from './exceptions/duplicate-skill.exception';
 export * from './exceptions/invalid-context.exception';
 export * from './business';
 export * from './outbox';
+export * from './notify';
