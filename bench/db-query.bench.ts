@@ -1,7 +1,3 @@
-import { execFileSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
-import { join } from 'node:path';
 import { INestApplicationContext, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
@@ -13,6 +9,7 @@ import { DataSource } from 'typeorm';
 import { ENTITIES, seedBusinessData } from '../test/support/business-fixture';
 import { consume, msPerRun, nsPerOp } from './measure';
 import { Row } from './report';
+import { BenchServer, withBenchDatabase } from './bench-database';
 
 /** A ~300-character three-join analytical query, as a model would write it. */
 export const THREE_JOIN_QUERY =
@@ -28,7 +25,7 @@ const ANALYTICAL = {
 };
 const PER_TENANT = 3000;
 
-export async function runDbQueryBench(log: (line: string) => void): Promise<{ rows: Row[] }> {
+export async function runDbQueryBench(log: (line: string) => void, server: BenchServer | null): Promise<{ rows: Row[] }> {
   const rows: Row[] = [];
   await loadSqlParser();
   const tables = ENTITIES.map((e) => ({ table: e.table, tenantColumn: e.tenantColumn === undefined ? 'tenant_id' : e.tenantColumn, columns: e.columns }));
@@ -61,98 +58,61 @@ export async function runDbQueryBench(log: (line: string) => void): Promise<{ ro
     target: { text: 'value <= 250 µs', met: us <= 250 },
   });
 
-  const server = await postgresServer(log);
   if (!server) return { rows };
-  const admin = new Client({ connectionString: server.url });
-  await admin.connect();
-  const name = `zb_${randomBytes(5).toString('hex')}`;
-  await admin.query(`CREATE DATABASE ${name}`);
-  const url = new URL(server.url);
-  url.pathname = `/${name}`;
-  let app: INestApplicationContext | undefined;
-  const direct = new Client({ connectionString: url.toString() });
-  try {
-    const seed = new DataSource({ type: 'postgres', url: url.toString() });
-    await seed.initialize();
-    await seedBusinessData(seed, PER_TENANT);
-    await seed.query('ANALYZE');
-    await seed.destroy();
-    log(`seeded ${PER_TENANT} orders, ${PER_TENANT * 2} order lines per tenant (two tenants) on PostgreSQL`);
+  await withBenchDatabase(server, 'zb', async (url) => {
+    let app: INestApplicationContext | undefined;
+    const direct = new Client({ connectionString: url });
+    try {
+      const seed = new DataSource({ type: 'postgres', url });
+      await seed.initialize();
+      await seedBusinessData(seed, PER_TENANT);
+      await seed.query('ANALYZE');
+      await seed.destroy();
+      log(`seeded ${PER_TENANT} orders, ${PER_TENANT * 2} order lines per tenant (two tenants) on PostgreSQL`);
 
-    @Module({
-      imports: [
-        TypeOrmModule.forRoot({ type: 'postgres', url: url.toString() }),
-        GuardModule.forRoot({ auditStore: 'memory', quotaStore: 'memory' }),
-        SkillsModule.forRoot(),
-        BusinessSkillsModule.register({ entities: ENTITIES, dbQueryTenantColumn: 'tenant_id' }),
-      ],
-    })
-    class BenchDataModule {}
-    app = await NestFactory.createApplicationContext(BenchDataModule, { logger: false });
-    const dispatcher = app.get(SkillDispatcher);
-    await direct.connect();
-    const policy = { allow: ['db.query'], allowExecute: false };
+      @Module({
+        imports: [
+          TypeOrmModule.forRoot({ type: 'postgres', url }),
+          GuardModule.forRoot({ auditStore: 'memory', quotaStore: 'memory' }),
+          SkillsModule.forRoot(),
+          BusinessSkillsModule.register({ entities: ENTITIES, dbQueryTenantColumn: 'tenant_id' }),
+        ],
+      })
+      class BenchDataModule {}
+      app = await NestFactory.createApplicationContext(BenchDataModule, { logger: false });
+      const dispatcher = app.get(SkillDispatcher);
+      await direct.connect();
+      const policy = { allow: ['db.query'], allowExecute: false };
 
-    for (const [label, q, runsPerRound, target] of [
-      ['point lookup', POINT, 300, 2.5],
-      ['analytical query over 3,000 orders', ANALYTICAL, 60, 1.2],
-    ] as const) {
-      const prepared = guard.prepare({ sql: q.sql, args: q.args, tenantId: 'alpha' });
-      const finalSql = `SELECT * FROM (${prepared.text}) AS _zt_result LIMIT 21`;
-      const ours = async () => {
-        const ctx = createSkillContext({ guard: new Guard(policy), tenantId: 'alpha', userId: 'bench', agent: 'bench' });
-        const r = await dispatcher.dispatch(ctx, 'db.query', { sql: q.sql, args: q.args });
-        if (!r.ok) throw new Error(`db.query failed in the bench: ${r.observation}`);
-        return (r.value as { rowCount: number }).rowCount;
-      };
-      const pg = async () => (await direct.query(finalSql, prepared.values)).rowCount ?? 0;
-      consume((await ours()) + (await pg()));
-      const ms = await msPerRun({ ours, pg }, { warmupRounds: 3, rounds: 11, runsPerRound });
-      const ratio = ms.ours / ms.pg;
-      log(`db.query ${label}: ${(ms.ours * 1000).toFixed(0)} µs, the same final SQL with pg: ${(ms.pg * 1000).toFixed(0)} µs (${ratio.toFixed(2)}x)`);
-      rows.push({
-        name: `db.query ${label} vs the same final SQL with pg, PostgreSQL (ratio = ours/pg)`,
-        value: ms.ours,
-        unit: 'ms/query',
-        baseline: ms.pg,
-        target: { text: `ratio <= ${target}`, met: ratio <= target },
-      });
+      for (const [label, q, runsPerRound, target] of [
+        ['point lookup', POINT, 300, 2.5],
+        ['analytical query over 3,000 orders', ANALYTICAL, 60, 1.2],
+      ] as const) {
+        const prepared = guard.prepare({ sql: q.sql, args: q.args, tenantId: 'alpha' });
+        const finalSql = `SELECT * FROM (${prepared.text}) AS _zt_result LIMIT 21`;
+        const ours = async () => {
+          const ctx = createSkillContext({ guard: new Guard(policy), tenantId: 'alpha', userId: 'bench', agent: 'bench' });
+          const r = await dispatcher.dispatch(ctx, 'db.query', { sql: q.sql, args: q.args });
+          if (!r.ok) throw new Error(`db.query failed in the bench: ${r.observation}`);
+          return (r.value as { rowCount: number }).rowCount;
+        };
+        const pg = async () => (await direct.query(finalSql, prepared.values)).rowCount ?? 0;
+        consume((await ours()) + (await pg()));
+        const ms = await msPerRun({ ours, pg }, { warmupRounds: 3, rounds: 11, runsPerRound });
+        const ratio = ms.ours / ms.pg;
+        log(`db.query ${label}: ${(ms.ours * 1000).toFixed(0)} µs, the same final SQL with pg: ${(ms.pg * 1000).toFixed(0)} µs (${ratio.toFixed(2)}x)`);
+        rows.push({
+          name: `db.query ${label} vs the same final SQL with pg, PostgreSQL (ratio = ours/pg)`,
+          value: ms.ours,
+          unit: 'ms/query',
+          baseline: ms.pg,
+          target: { text: `ratio <= ${target}`, met: ratio <= target },
+        });
+      }
+    } finally {
+      await app?.close();
+      await direct.end().catch(() => undefined);
     }
-  } finally {
-    await app?.close();
-    await direct.end().catch(() => undefined);
-    await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).catch(() => undefined);
-    await admin.end();
-    server.stop();
-  }
-  return { rows };
-}
-
-/**
- * ZMODU_BENCH_DATABASE_URL, or a throwaway server started with scripts/postgres.sh with the server's
- * durable defaults (a committed INSERT pays its fsync, as in production); null (with a note) when neither works.
- */
-export async function postgresServer(log: (line: string) => void): Promise<{ url: string; stop: () => void } | null> {
-  const given = process.env.ZMODU_BENCH_DATABASE_URL;
-  if (given) return { url: given, stop: () => undefined };
-  const script = join(__dirname, '..', 'scripts', 'postgres.sh');
-  try {
-    const port = await freePort();
-    const [url, dir] = execFileSync('bash', [script, 'start', String(port), 'durable'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim().split(' ');
-    return { url, stop: () => execFileSync('bash', [script, 'stop', dir], { stdio: 'ignore' }) };
-  } catch (err) {
-    log(`no PostgreSQL server for the db.query rows (set ZMODU_BENCH_DATABASE_URL): ${(err as Error).message.split('\n')[0]}`);
-    return null;
-  }
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
   });
+  return { rows };
 }

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { resolve } from 'node:path';
 import { runAgentLoopBench } from './agent-loop.bench';
+import { postgresServer } from './bench-database';
 import { runDbQueryBench } from './db-query.bench';
 import { runPipelineBench } from './pipeline.bench';
 import { runGuardBench } from './guard.bench';
@@ -21,8 +22,13 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   rows.push(...(await runGuardBench(log)).rows);
   rows.push(...(await runAgentLoopBench(log)).rows);
-  rows.push(...(await runDbQueryBench(log)).rows);
-  rows.push(...(await runPipelineBench(log)).rows);
+  const server = await postgresServer(log);
+  try {
+    rows.push(...(await runDbQueryBench(log, server)).rows);
+    rows.push(...(await runPipelineBench(log, server)).rows);
+  } finally {
+    server?.stop();
+  }
 
   const out = resolve(__dirname, '..', 'bench-results.json');
   writeResults(out, rows);
