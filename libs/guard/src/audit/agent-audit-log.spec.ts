@@ -46,8 +46,9 @@ describe('AgentAuditLog', () => {
     const store = new FlakyStore();
     const log = new AgentAuditLog(store, { batchSize: 100, flushIntervalMs: 5 });
     log.record(e('1'));
-    await new Promise((r) => setTimeout(r, 40));
+    for (let i = 0; i < 100 && (await store.query({})).length === 0; i++) await new Promise((r) => setTimeout(r, 10));
     expect((await store.query({})).length).toBe(1);
+    expect(store.appends).toBe(1);
     await log.close();
   });
 

@@ -129,17 +129,25 @@ describe('transactional outbox: nothing lost, nothing twice', () => {
 
   it('a stale relay cannot settle an attempt that a newer relay owns (fencing)', async () => {
     const slowDone: string[] = [];
+    let fastSettled = false;
     const slow = new OutboxRelay(t.ds, { owner: 'slow', leaseMs: 60 });
     const fast = new OutboxRelay(t.ds, { owner: 'fast', leaseMs: 5_000 });
     slow.on('fence.test', async (e) => {
-      await sleep(300);
+      // Long enough for the fast relay to take over and settle first.
+      for (let i = 0; i < 300 && !fastSettled; i++) await sleep(10);
       slowDone.push(e.id);
     });
     fast.on('fence.test', () => undefined);
     const id = await t.ds.transaction((m) => t.app.get(OutboxService).enqueue(m, { tenantId: 'acme', topic: 'fence.test', payload: {} }));
     const slowPass = slow.runOnce();
-    await sleep(150); // the slow relay's lease has expired; the fast one takes the event over
+    // Wait until the slow relay holds the event and its lease has run out; then the fast one takes it over.
+    for (let i = 0; i < 200; i++) {
+      const [row] = await t.ds.query(`SELECT lease_owner, lease_until < now() AS expired FROM zmodu_outbox WHERE id = $1`, [id]);
+      if (row.lease_owner === 'slow' && row.expired) break;
+      await sleep(10);
+    }
     const fastPass = await fast.runOnce();
+    fastSettled = true;
     expect(fastPass).toMatchObject({ claimed: 1, delivered: 1 });
     expect(await slowPass).toMatchObject({ claimed: 1, delivered: 0, stale: 1 });
     expect(slowDone).toEqual([id]);
