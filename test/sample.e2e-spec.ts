@@ -243,6 +243,40 @@ describe('sample app over HTTP', () => {
     });
   });
 
+  describe('operations: command.execute through the outbox, notification.send', () => {
+    it('cancels a draft order once per run id, publishes the event, notes it on the desk log', async () => {
+      const ds = app.get<DataSource>(getDataSourceToken());
+      const [draft] = await ds.query(`SELECT id FROM sample_orders WHERE tenant_id = 'acme' AND status = 'draft' LIMIT 1`);
+      const ops = token({ user: 'olga', permissions: ['agent:run', 'command:execute', 'admin:outbox'] });
+      const run = () =>
+        request(app.getHttpServer()).post('/agents/ops/runs').set('Authorization', `Bearer ${ops}`).set('x-request-id', 'ops-run-0001').send({ goal: `cancel ${draft.id}` });
+      const first = await run();
+      expect(first.status).toBe(200);
+      const [cmd, note] = first.body.steps[0].toolCalls;
+      expect(cmd).toMatchObject({ name: 'command.execute', decision: 'allowed', ok: true });
+      const { eventId, replayed } = JSON.parse(cmd.observation);
+      expect(replayed).toBe(false);
+      expect(JSON.parse(note.observation)).toEqual({ channel: 'desk-log', delivered: true });
+      expect((await ds.query('SELECT status FROM sample_orders WHERE id = $1', [draft.id]))[0].status).toBe('cancelled');
+      // The same run id again: the stored event, and nothing runs twice.
+      const again = await run();
+      expect(JSON.parse(again.body.steps[0].toolCalls[0].observation)).toEqual({ eventId, replayed: true });
+      // The relay delivers the event (it polls every second).
+      let status = '';
+      for (let i = 0; i < 50 && status !== 'delivered'; i++) {
+        const ev = await request(app.getHttpServer()).get(`/admin/outbox/${eventId}`).set('Authorization', `Bearer ${ops}`);
+        status = ev.body.status;
+        if (status !== 'delivered') await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(status).toBe('delivered');
+      // Another desk's order is not found, and nothing is written.
+      const [theirs] = await ds.query(`SELECT id FROM sample_orders WHERE tenant_id = 'globex' LIMIT 1`);
+      const cross = await request(app.getHttpServer()).post('/agents/ops/runs').set('Authorization', `Bearer ${ops}`).send({ goal: `cancel ${theirs.id}` });
+      expect(JSON.parse(cross.body.steps[0].toolCalls[0].observation)).toMatchObject({ error: 'SkillFailed', reason: 'not_found' });
+      expect((await ds.query('SELECT status FROM sample_orders WHERE id = $1', [theirs.id]))[0].status).not.toBe('cancelled');
+    });
+  });
+
   describe('GET /agents/:name/policy', () => {
     it('returns the auditPolicy report: the trader has a class blind spot, the analyst is healthy', async () => {
       const trader = await request(app.getHttpServer()).get('/agents/trader/policy').set('Authorization', `Bearer ${token()}`).expect(200);

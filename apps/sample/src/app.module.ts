@@ -4,13 +4,13 @@ import { APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import { JwtModule } from '@nestjs/jwt';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AgentModule } from '@zmodu/agent';
-import { BusinessSkillsModule } from '@zmodu/skills';
+import { BusinessSkillsModule, ChannelSpec, NotifyModule, OutboxModule, ZMODU_OUTBOX_MIGRATIONS } from '@zmodu/skills';
 import { AdminModule } from '@zmodu/admin';
 import { ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
 import { PipelineModule, ZMODU_PIPELINE_ENTITIES, ZMODU_PIPELINE_MIGRATIONS } from '@zmodu/pipeline';
 import type { Request } from 'express';
 import { ClsModule } from 'nestjs-cls';
-import { analystAgent, deskAgent, traderAgent } from './agents/trader.agent';
+import { analystAgent, deskAgent, opsAgent, traderAgent } from './agents/trader.agent';
 import { ORDER_PIPELINE_RULES, submitOrderExecutor } from './trading/order-executor';
 import { AgentsController } from './agents/agents.controller';
 import { PERMISSIONS } from './auth/auth.constants';
@@ -20,6 +20,8 @@ import { RequestContext } from './auth/request-context';
 import { RequestIdInterceptor } from './auth/request-id.interceptor';
 import { HealthController } from './health.controller';
 import { SampleTrading1764461000000 } from './migrations/1764461000000-sample-trading';
+import { SampleOrderCancel1764461500000 } from './migrations/1764461500000-sample-order-cancel';
+import { cancelOrderCommand, deskLogSink, orderCancelledHandler } from './trading/order-commands';
 import { SAMPLE_OPTIONS, SampleAppOptions } from './sample.options';
 import { Instrument } from './trading/instrument.entity';
 import { Order } from './trading/order.entity';
@@ -29,7 +31,13 @@ import { TradingSkills } from './trading/trading.skills';
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._-]{8,64}$/;
 
 export const SAMPLE_ENTITIES = [...ZMODU_GUARD_ENTITIES, ...ZMODU_PIPELINE_ENTITIES, Instrument, Order];
-export const SAMPLE_MIGRATIONS = [...ZMODU_GUARD_MIGRATIONS, ...ZMODU_PIPELINE_MIGRATIONS, SampleTrading1764461000000];
+export const SAMPLE_MIGRATIONS = [
+  ...ZMODU_GUARD_MIGRATIONS,
+  ...ZMODU_PIPELINE_MIGRATIONS,
+  ...ZMODU_OUTBOX_MIGRATIONS,
+  SampleTrading1764461000000,
+  SampleOrderCancel1764461500000,
+];
 
 /** The trading assistant: two agents over the trading skills, behind JWT auth and permission checks. */
 @Module({})
@@ -62,10 +70,13 @@ export class AppModule {
             migrationsRun: true,
           }),
         }),
-        AgentModule.forRoot({ agents: [traderAgent(), analystAgent(), deskAgent()] }),
+        AgentModule.forRoot({ agents: [traderAgent(), analystAgent(), deskAgent(), opsAgent()] }),
         // order.submit goes through risk review and, for large orders, the human approval queue.
         PipelineModule.forRoot({ executors: { 'order.submit': submitOrderExecutor }, ...ORDER_PIPELINE_RULES }),
-        AdminModule.forRoot(),
+        // command.execute (order.cancel) through the transactional outbox, and notification.send.
+        OutboxModule.forRoot({ commands: [cancelOrderCommand], handlers: { 'order.cancelled': orderCancelledHandler } }),
+        NotifyModule.forRoot({ channels: notificationChannels() }),
+        AdminModule.forRoot({ outbox: true }),
         // db.query, entity.lookup/list (read-only, scoped to the caller's desk) over the sample tables.
         BusinessSkillsModule.register({
           entities: [
@@ -89,4 +100,12 @@ export class AppModule {
       ],
     };
   }
+}
+
+/** desk-log (an in-process sink) always; ops (a signed webhook) when ZMODU_OPS_WEBHOOK_URL and ZMODU_OPS_WEBHOOK_SECRET are set. */
+function notificationChannels(env: NodeJS.ProcessEnv = process.env): Record<string, ChannelSpec> {
+  const channels: Record<string, ChannelSpec> = { 'desk-log': { type: 'sink', handler: deskLogSink } };
+  if (env.ZMODU_OPS_WEBHOOK_URL && env.ZMODU_OPS_WEBHOOK_SECRET)
+    channels.ops = { type: 'webhook', url: env.ZMODU_OPS_WEBHOOK_URL, secret: env.ZMODU_OPS_WEBHOOK_SECRET };
+  return channels;
 }

@@ -117,3 +117,31 @@ export function deskAgent(): AgentSpec {
     maxSteps: 4,
   };
 }
+
+/**
+ * Operations: cancels an order with order.cancel (command.execute, through the outbox; one per
+ * run) and leaves a note on the desk log (notification.send). The order id comes from the goal.
+ */
+export function opsAgent(): AgentSpec {
+  const orderId = (req: ModelRequest) => {
+    const goal = req.messages[0]?.role === 'user' ? req.messages[0].content : '';
+    return /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/i.exec(goal)?.[0] ?? '00000000-0000-0000-0000-000000000000';
+  };
+  return {
+    name: 'ops',
+    provider: new ScriptedModelProvider([
+      (req) => ({
+        text: 'Cancelling the order and noting it on the desk log.',
+        toolCalls: [
+          { name: 'command.execute', arguments: { command: 'order.cancel', args: { orderId: orderId(req), reason: 'requested by the desk' } } },
+          { name: 'notification.send', arguments: { channel: 'desk-log', subject: 'cancel', message: `cancel requested for ${orderId(req)}` } },
+        ],
+      }),
+      (req) => ({ text: `Done: ${JSON.stringify(lastObservation(req))}` }),
+    ]),
+    skills: ['command.execute', 'notification.send'],
+    guard: { allow: ['command.execute', 'notification.send'], allowExecute: true },
+    systemPrompt: 'You run operations for the desk.',
+    maxSteps: 3,
+  };
+}

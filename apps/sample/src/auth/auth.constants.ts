@@ -14,6 +14,8 @@ export const PERMISSIONS = {
   orderSubmit: 'order:submit',
   deskLead: 'desk:lead',
   approvalDecide: 'approval:decide',
+  commandExecute: 'command:execute',
+  adminOutbox: 'admin:outbox',
 } as const;
 
 export const ALL_PERMISSIONS: string[] = Object.values(PERMISSIONS);
