@@ -40,8 +40,9 @@ export function createPgliteDriver(db: PGlite, options: PgliteDriverOptions = {}
   let ended = false;
 
   class PgliteClient extends EventEmitter {
-    query(sql: string, params?: unknown[], callback?: Callback): Promise<PgResult> {
-      const p = execute(db, sql, params);
+    /** pg's forms: (text, values) or ({ name?, text, values }); a statement name is accepted and ignored. */
+    query(sql: string | { text: string; values?: unknown[]; name?: string }, params?: unknown[], callback?: Callback): Promise<PgResult> {
+      const p = typeof sql === 'object' ? execute(db, sql.text, sql.values) : execute(db, sql, params);
       if (callback) p.then((r) => callback(null, r), (e: Error) => callback(e));
       return p;
     }

@@ -202,6 +202,10 @@ export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationSh
    * was read). Lost a race: read again, and the checks say why.
    */
   private async decideStep(caller: Approver, id: string, decision: 'approve' | 'reject', reason: string) {
+    // The common case in one statement: every check holds, so the decision and the new state are written at once.
+    const fast = await this.decideAtOnce(caller, id, decision, reason);
+    if (fast) return fast;
+    // Otherwise read, and the checks say why (or the proposal moved on meanwhile: try again).
     for (let attempt = 0; attempt < 5; attempt++) {
       const rows = await this.db.query(
         `SELECT ${P_COLUMNS}, EXISTS (SELECT 1 FROM zmodu_approval_decisions d WHERE d.proposal_id = p.id AND d.decided_by = $3) AS mine
@@ -238,12 +242,45 @@ export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationSh
         );
       } catch (err) {
         // One person racing themselves across two steps: the (proposal, person) key refuses the second.
-        if ((err as { driverError?: { code?: string }; code?: string }).driverError?.code === '23505') return { kind: 'forbidden' as const, message: ALREADY_DECIDED };
+        if (sqlState(err) === '23505') return { kind: 'forbidden' as const, message: ALREADY_DECIDED };
         throw err;
       }
       if (written.length === 1) return { kind: decision === 'reject' ? ('rejected' as const) : done ? ('approved' as const) : ('next' as const) };
     }
     return { kind: 'conflict' as const, status: 'pending' as ProposalStatus };
+  }
+
+  /** One conditional statement: applies only if the caller may decide the current step now; null when it did not apply. */
+  private async decideAtOnce(caller: Approver, id: string, decision: 'approve' | 'reject', reason: string) {
+    let rows: Row[];
+    try {
+      rows = await this.prepared(null, 'decide', 
+        `WITH claimed AS (
+           UPDATE zmodu_proposals p SET
+             approvals = CASE WHEN $4 = 'approve' THEN p.approvals + 1 ELSE p.approvals END,
+             status = CASE WHEN $4 = 'reject' THEN 'rejected'
+                           WHEN p.approvals + 1 >= greatest(1, jsonb_array_length(p.steps)) THEN 'approved'
+                           ELSE 'pending' END,
+             reason = CASE WHEN $4 = 'reject' THEN $6 ELSE p.reason END
+           WHERE p.id = $1 AND p.tenant_id = $2 AND p.status = 'pending'
+             AND (p.expires_at IS NULL OR p.expires_at > now())
+             AND p.proposer <> $3
+             AND coalesce(p.steps -> p.approvals ->> 'permission', $7) = ANY ($8::text[])
+             AND NOT EXISTS (SELECT 1 FROM zmodu_approval_decisions d WHERE d.proposal_id = p.id AND d.decided_by = $3)
+           RETURNING p.id, p.status, p.approvals - CASE WHEN $4 = 'approve' THEN 1 ELSE 0 END AS step
+         )
+         INSERT INTO zmodu_approval_decisions (proposal_id, step, decided_by, decision, reason, at)
+         SELECT id, step, $3, $4, $5, now() FROM claimed
+         RETURNING (SELECT status FROM claimed) AS status`,
+        [id, caller.tenantId, caller.userId, decision, reason, `rejected by ${caller.userId}: ${reason}`, DEFAULT_STEPS[0].permission, [...caller.permissions]],
+      );
+    } catch (err) {
+      if (sqlState(err) === '23505') return { kind: 'forbidden' as const, message: ALREADY_DECIDED };
+      throw err;
+    }
+    if (rows.length !== 1) return null;
+    const status = rows[0].status;
+    return { kind: status === 'rejected' ? ('rejected' as const) : status === 'approved' ? ('approved' as const) : ('next' as const) };
   }
 
   // ---------------------------------------------------------------- execution, exactly once
@@ -254,7 +291,9 @@ export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationSh
     let threw = false;
     const done = await this.db
       .transaction(async (m) => {
-        const rows = await m.query(
+        const rows = await this.prepared(
+          m,
+          'claim',
           `SELECT ${P_COLUMNS}, ${DECISIONS_JSON} AS decisions FROM zmodu_proposals p WHERE p.id = $1 AND p.status = 'approved' FOR UPDATE OF p SKIP LOCKED`,
           [id],
         );
@@ -269,7 +308,7 @@ export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationSh
           threw = true;
           throw err;
         }
-        await m.query(`UPDATE zmodu_proposals SET status = 'executed', verdict = 'executed', executed_at = now(), result = $2 WHERE id = $1`, [
+        await this.prepared(m, 'executed', `UPDATE zmodu_proposals SET status = 'executed', verdict = 'executed', executed_at = now(), result = $2 WHERE id = $1`, [
           id,
           JSON.stringify(result ?? null),
         ]);
@@ -333,6 +372,21 @@ export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationSh
 
   // ---------------------------------------------------------------- helpers
 
+  /**
+   * One of the pipeline's own statements, as a named prepared statement on the connection (in `m`'s
+   * transaction when given): planning costs these statements more than running them.
+   */
+  private async prepared(m: EntityManager | null, name: string, text: string, values: unknown[]): Promise<Row[]> {
+    const runner = m?.queryRunner ?? this.db.createQueryRunner();
+    const own = !m?.queryRunner;
+    try {
+      const conn = (await runner.connect()) as { query(q: { name: string; text: string; values: unknown[] }): Promise<{ rows: Row[] }> };
+      return (await conn.query({ name: `zmodu_pipeline_${name}`, text, values })).rows;
+    } finally {
+      if (own) await runner.release();
+    }
+  }
+
   private stepsFor(action: string, amount: number | undefined): ApprovalStep[] {
     const rules = this.options.approval?.chains?.[action] ?? [];
     const steps: ApprovalStep[] = [];
@@ -350,7 +404,7 @@ export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationSh
   ): Promise<void> {
     const expires = p.status === 'pending' ? new Date(Date.now() + (this.options.approval?.expiresInMs ?? DEFAULT_EXPIRY_MS)) : null;
     const executed = p.status === 'executed';
-    await m.query(
+    await this.prepared(m, 'insert', 
       `INSERT INTO zmodu_proposals (id, tenant_id, action, payload, amount, proposer, status, verdict, reason, steps, run_id, created_at, expires_at, executed_at, result)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, now(), $12, CASE WHEN $13::boolean THEN now() END, $14)`,
       [
@@ -388,6 +442,12 @@ export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationSh
 }
 
 type Row = Record<string, unknown>;
+
+/** SQLSTATE of a database error, raw or wrapped by TypeORM. */
+function sqlState(err: unknown): string | undefined {
+  const e = err as { code?: string; driverError?: { code?: string } };
+  return e?.driverError?.code ?? e?.code;
+}
 
 /** Carries an executor's own failure out of the transaction it rolled back. */
 class ExecutorFailure extends Error {
