@@ -133,8 +133,23 @@ export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationSh
       }
       // 5. Executor, in the transaction that records the proposal as executed: both commit, or neither.
       const record: ProposalRecord = {
-        id, tenantId: ctx.tenantId, action, payload, amount: amount ?? null, proposer: ctx.userId, status: 'approved', verdict: 'executed',
-        reason: null, steps: [], approvals: 0, createdAt: new Date(), expiresAt: null, executedAt: null, result: null, runId: ctx.runId ?? null, decisions: [],
+        id,
+        tenantId: ctx.tenantId,
+        action,
+        payload,
+        amount: amount ?? null,
+        proposer: ctx.userId,
+        status: 'approved',
+        verdict: 'executed',
+        reason: null,
+        steps: [],
+        approvals: 0,
+        createdAt: new Date(),
+        expiresAt: null,
+        executedAt: null,
+        result: null,
+        runId: ctx.runId ?? null,
+        decisions: [],
       };
       let result: unknown;
       try {
@@ -254,7 +269,9 @@ export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationSh
   private async decideAtOnce(caller: Approver, id: string, decision: 'approve' | 'reject', reason: string) {
     let rows: Row[];
     try {
-      rows = await this.prepared(null, 'decide', 
+      rows = await this.prepared(
+        null,
+        'decide',
         `WITH claimed AS (
            UPDATE zmodu_proposals p SET
              approvals = CASE WHEN $4 = 'approve' THEN p.approvals + 1 ELSE p.approvals END,
@@ -397,14 +414,24 @@ export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationSh
 
   private async insert(
     p: {
-      id: string; ctx: ProposalContext; action: string; payload: unknown; amount?: number; status: ProposalStatus; verdict: ProposalVerdict;
-      reason: string | null; steps: ApprovalStep[]; result?: unknown;
+      id: string;
+      ctx: ProposalContext;
+      action: string;
+      payload: unknown;
+      amount?: number;
+      status: ProposalStatus;
+      verdict: ProposalVerdict;
+      reason: string | null;
+      steps: ApprovalStep[];
+      result?: unknown;
     },
     m: EntityManager = this.db.manager,
   ): Promise<void> {
     const expires = p.status === 'pending' ? new Date(Date.now() + (this.options.approval?.expiresInMs ?? DEFAULT_EXPIRY_MS)) : null;
     const executed = p.status === 'executed';
-    await this.prepared(m, 'insert', 
+    await this.prepared(
+      m,
+      'insert',
       `INSERT INTO zmodu_proposals (id, tenant_id, action, payload, amount, proposer, status, verdict, reason, steps, run_id, created_at, expires_at, executed_at, result)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, now(), $12, CASE WHEN $13::boolean THEN now() END, $14)`,
       [
