@@ -12,7 +12,6 @@ import {
   Post,
   Query,
   Req,
-  UnauthorizedException,
 } from '@nestjs/common';
 import {
   ApprovalForbiddenException,
@@ -24,6 +23,7 @@ import {
   ProposalPipeline,
   ProposalRecord,
 } from '@zmodu/pipeline';
+import { adminCaller, intParam } from './admin-request';
 import { ADMIN_MODULE_OPTIONS, AdminCaller, AdminModuleOptions } from './admin.options';
 
 /**
@@ -40,7 +40,7 @@ export class ApprovalsController {
   @Get()
   list(@Req() req: unknown, @Query('status') status?: string, @Query('page') page?: string, @Query('limit') limit?: string): Promise<ProposalPage> {
     const caller = this.caller(req);
-    return this.map(() => this.pipeline.list(caller.tenantId, { status, page: int('page', page), limit: int('limit', limit) }));
+    return this.map(() => this.pipeline.list(caller.tenantId, { status, page: intParam('page', page), limit: intParam('limit', limit, 1, 100) }));
   }
 
   @Get(':id')
@@ -69,13 +69,7 @@ export class ApprovalsController {
   }
 
   private caller(req: unknown): AdminCaller {
-    const resolve = this.options.resolveCaller ?? ((r: unknown) => (r as { user?: AdminCaller }).user);
-    const caller = resolve(req);
-    if (!caller || typeof caller.tenantId !== 'string' || !caller.tenantId || typeof caller.userId !== 'string' || !Array.isArray(caller.permissions))
-      throw new UnauthorizedException('No authenticated caller with a tenant: send a bearer token.');
-    const needed = this.options.decidePermission ?? 'approval:decide';
-    if (!caller.permissions.includes(needed)) throw new ForbiddenException(`Missing permission: ${needed}.`);
-    return caller;
+    return adminCaller(this.options, req, this.options.decidePermission ?? 'approval:decide');
   }
 
   private async map<T>(work: () => Promise<T>): Promise<T> {
@@ -89,10 +83,4 @@ export class ApprovalsController {
       throw err;
     }
   }
-}
-
-function int(field: string, value: string | undefined): number | undefined {
-  if (value === undefined || value === '') return undefined;
-  if (!/^\d{1,6}$/.test(value)) throw new BadRequestException({ message: `${field} must be a whole number`, field });
-  return Number(value);
 }

@@ -1,5 +1,6 @@
-import { BadRequestException, ConflictException, Controller, ForbiddenException, Get, HttpCode, Inject, NotFoundException, Param, Post, Query, Req, UnauthorizedException } from '@nestjs/common';
+import { BadRequestException, ConflictException, Controller, Get, HttpCode, Inject, NotFoundException, Param, Post, Query, Req } from '@nestjs/common';
 import { OutboxConflictException, OutboxEvent, OutboxService, OutboxStatus } from '@zmodu/skills';
+import { adminCaller, intParam } from './admin-request';
 import { ADMIN_MODULE_OPTIONS, AdminCaller, AdminModuleOptions } from './admin.options';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -17,7 +18,7 @@ export class OutboxController {
   list(@Req() req: unknown, @Query('status') status?: string, @Query('page') page?: string, @Query('limit') limit?: string) {
     const caller = this.caller(req);
     if (status !== undefined && !STATUSES.includes(status)) throw new BadRequestException({ message: `status must be one of ${STATUSES.join(', ')}`, field: 'status' });
-    return this.outbox.list(caller.tenantId, { status: status as OutboxStatus | undefined, page: int('page', page, 1), limit: int('limit', limit, 1, 100) });
+    return this.outbox.list(caller.tenantId, { status: status as OutboxStatus | undefined, page: intParam('page', page), limit: intParam('limit', limit, 1, 100) });
   }
 
   @Get(':id')
@@ -43,24 +44,11 @@ export class OutboxController {
   }
 
   private caller(req: unknown): AdminCaller {
-    const resolve = this.options.resolveCaller ?? ((r: unknown) => (r as { user?: AdminCaller }).user);
-    const caller = resolve(req);
-    if (!caller || typeof caller.tenantId !== 'string' || !caller.tenantId || !Array.isArray(caller.permissions))
-      throw new UnauthorizedException('No authenticated caller with a tenant: send a bearer token.');
-    const needed = this.options.outboxPermission ?? 'admin:outbox';
-    if (!caller.permissions.includes(needed)) throw new ForbiddenException(`Missing permission: ${needed}.`);
-    return caller;
+    return adminCaller(this.options, req, this.options.outboxPermission ?? 'admin:outbox');
   }
 }
 
 function uuid(id: string): string {
   if (!UUID.test(id)) throw new BadRequestException({ message: 'id must be a UUID', field: 'id' });
   return id;
-}
-
-function int(field: string, value: string | undefined, min: number, max = 1_000_000): number | undefined {
-  if (value === undefined || value === '') return undefined;
-  const n = Number(value);
-  if (!/^\d+$/.test(value) || n < min || n > max) throw new BadRequestException({ message: `${field} must be a whole number from ${min} to ${max}`, field });
-  return n;
 }

@@ -9,6 +9,7 @@ export * from './skill.registry';
 export * from './skill.dispatcher';
 export * from './skills.module';
 export * from './catalog-export';
+export * from './data/returning';
 export * from './exceptions/skill.error';
 export * from './exceptions/invalid-skill-definition.exception';
 export * from './exceptions/duplicate-skill.exception';

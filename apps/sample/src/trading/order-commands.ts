@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { CommandDefinition, NotificationMessage, OutboxHandler, SkillError } from '@zmodu/skills';
+import { CommandDefinition, NotificationMessage, OutboxHandler, returning, SkillError } from '@zmodu/skills';
 
 /** order.cancel: cancels a draft or submitted order of the caller's desk; the event commits with the change. */
 export const cancelOrderCommand: CommandDefinition = {
@@ -16,7 +16,7 @@ export const cancelOrderCommand: CommandDefinition = {
       `UPDATE sample_orders SET status = 'cancelled' WHERE id = $1 AND tenant_id = $2 AND status IN ('draft', 'submitted') RETURNING id, symbol, qty`,
       [args.orderId, invocation.tenantId],
     );
-    const changed = Array.isArray(rows[0]) ? rows[0] : rows;
+    const changed = returning(rows);
     if (changed.length === 0) throw new SkillError('not_found', 'No open order with that id on your desk.');
     return { topic: 'order.cancelled', payload: { orderId: args.orderId, reason: args.reason, by: invocation.userId, tenantId: invocation.tenantId } };
   },

@@ -1,4 +1,5 @@
 import { DataSource, EntityManager } from 'typeorm';
+import { returning } from '../data/returning';
 import { SkillError } from '../exceptions/skill.error';
 import { qualifiedTable, quoteIdent } from './identifiers';
 
@@ -71,7 +72,7 @@ export class EntityWriter {
     }
     const sql = `UPDATE ${qualifiedTable(e.table, e.schema)} SET ${sets.join(', ')} WHERE ${where} RETURNING ${this.visible(e)}`;
     const result = await this.write(e, values, tenantId, (m) => m.query(sql, params));
-    const rows = Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) ? result[0] : result;
+    const rows = returning(result);
     // Another tenant's record, or none: the same answer.
     return rows.length ? { entity: e.name, updated: true, record: rows[0] } : { entity: e.name, updated: false, found: false, record: null };
   }

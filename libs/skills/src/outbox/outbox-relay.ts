@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { returning, toEvent } from './outbox.service';
+import { returning } from '../data/returning';
+import { toEvent } from './outbox.service';
 import { OutboxEvent, OutboxHandler } from './outbox.types';
 
 export interface RelayOptions {

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource, EntityManager } from 'typeorm';
+import { returning } from '../data/returning';
 import { OutboxEvent, OutboxStatus } from './outbox.types';
 
 const COLUMNS = 'id, tenant_id, topic, payload, idempotency_key, status, attempts, max_attempts, next_attempt_at, last_error, created_at, delivered_at';
@@ -75,12 +76,6 @@ export class OutboxService {
     if (!existing) return null;
     throw new OutboxConflictException(`Event ${id} is ${existing.status}, not dead: only a dead-lettered event can be retried.`);
   }
-}
-
-/** UPDATE ... RETURNING through TypeORM's postgres driver comes back as [rows, count]. */
-export function returning(result: unknown): Record<string, unknown>[] {
-  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') return result[0];
-  return result as Record<string, unknown>[];
 }
 
 export function toEvent(r: Record<string, unknown>): OutboxEvent {

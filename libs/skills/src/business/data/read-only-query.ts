@@ -41,9 +41,9 @@ export function isEmbedded(dataSource: DataSource): boolean {
 export async function runReadOnly(dataSource: DataSource, text: string, values: unknown[], limits: ReadOnlyLimits): Promise<ReadOnlyResult> {
   const timeoutMs = Math.max(1, Math.floor(limits.timeoutMs ?? DEFAULT_TIMEOUT_MS));
   const maxBytes = limits.maxBytes ?? DEFAULT_MAX_BYTES;
-  const maxCost = limits.maxCost ?? (isEmbedded(dataSource) ? EMBEDDED_MAX_COST : undefined);
-  const capped = `SELECT * FROM (${text}) AS _zt_result LIMIT ${Math.floor(limits.maxRows) + 1}`;
   const embedded = isEmbedded(dataSource);
+  const maxCost = limits.maxCost ?? (embedded ? EMBEDDED_MAX_COST : undefined);
+  const capped = `SELECT * FROM (${text}) AS _zt_result LIMIT ${Math.floor(limits.maxRows) + 1}`;
   const runner: QueryRunner = dataSource.createQueryRunner();
   let conn: RawConnection | undefined;
   try {

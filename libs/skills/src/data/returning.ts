@@ -1,0 +1,8 @@
+/**
+ * The rows of an UPDATE or DELETE ... RETURNING through TypeORM's postgres driver, which answers
+ * those as [rows, affected]; other statements come back as the rows themselves.
+ */
+export function returning(result: unknown): Record<string, unknown>[] {
+  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') return result[0];
+  return result as Record<string, unknown>[];
+}
