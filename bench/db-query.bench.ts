@@ -88,8 +88,9 @@ export async function runDbQueryBench(log: (line: string) => void, server: Bench
         ['point lookup', POINT, 300, 2.5],
         ['analytical query over 3,000 orders', ANALYTICAL, 60, 1.2],
       ] as const) {
-        const prepared = guard.prepare({ sql: q.sql, args: q.args, tenantId: 'alpha' });
-        const finalSql = `SELECT * FROM (${prepared.text}) AS _zt_result LIMIT 21`;
+        // The final statement db.query runs (default 20 rows, fetched as 21 to tell a cut).
+        const prepared = guard.prepare({ sql: q.sql, args: q.args, tenantId: 'alpha', maxRows: 20 });
+        const finalSql = prepared.text;
         const ours = async () => {
           const ctx = createSkillContext({ guard: new Guard(policy), tenantId: 'alpha', userId: 'bench', agent: 'bench' });
           const r = await dispatcher.dispatch(ctx, 'db.query', { sql: q.sql, args: q.args });

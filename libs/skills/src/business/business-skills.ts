@@ -9,7 +9,7 @@ import { BUSINESS_SKILLS_OPTIONS } from './business-skills.module-definition';
 import { BUSINESS_SKILL_NAMES, BusinessSkillName, BusinessSkillsOptions, EntitySpec, KpiMetric, ReportSpec } from './business-skills.options';
 import { EntityWriter } from './entity-writer';
 import { toCsv } from './csv';
-import { DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT_MS, isEmbedded, runReadOnly } from './data/read-only-query';
+import { capRows, DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT_MS, isEmbedded, runReadOnly } from './data/read-only-query';
 import { qualifiedTable, quoteIdent, tenantBound } from './identifiers';
 import { loadSqlParser } from './sql/pg-parser';
 import { SqlGuard } from './sql/sql-guard';
@@ -224,15 +224,15 @@ export class BusinessSkills implements OnModuleInit {
   // ---------------------------------------------------------------- handlers
 
   async dbQuery(args: { sql: string; args?: unknown[]; limit?: number }, ctx: SkillInvocation) {
+    const rows = Math.min(this.maxRows, args.limit ?? this.defaultRows);
     let prepared;
     try {
-      prepared = this.guard.prepare({ sql: args.sql, args: args.args, tenantId: ctx.tenantId });
+      prepared = this.guard.prepare({ sql: args.sql, args: args.args, tenantId: ctx.tenantId, maxRows: rows });
     } catch (err) {
       if (err instanceof SqlRefusal)
         throw new SkillError(err.reason, err.message, undefined, err.reason === 'TenantScopeUnavailable' ? 'TenantScopeUnavailable' : 'QueryRefused');
       throw err;
     }
-    const rows = Math.min(this.maxRows, args.limit ?? this.defaultRows);
     await this.refreshStatistics();
     return runReadOnly(this.dataSource, prepared.text, prepared.values, this.limits(rows, this.options.limits?.maxCost));
   }
@@ -254,7 +254,7 @@ export class BusinessSkills implements OnModuleInit {
     const values: unknown[] = [args.id];
     let sql = `SELECT ${this.selectList(e)} FROM ${qualifiedTable(e.table, e.schema)} WHERE ${quoteIdent(e.pk, 'pk')} = $1`;
     sql += this.tenantFilter(e, ctx, values);
-    const result = await runReadOnly(this.dataSource, sql, values, this.limits(1));
+    const result = await runReadOnly(this.dataSource, capRows(sql, 1), values, this.limits(1));
     return { entity: e.name, found: result.rowCount > 0, record: result.rows[0] ?? null };
   }
 
@@ -281,7 +281,7 @@ export class BusinessSkills implements OnModuleInit {
     sql += this.tenantFilter(e, ctx, values);
     sql += ` ORDER BY ${quoteIdent(e.pk, 'pk')}`;
     const rows = Math.min(this.maxRows, args.limit ?? this.defaultRows);
-    const result = await runReadOnly(this.dataSource, sql, values, this.limits(rows));
+    const result = await runReadOnly(this.dataSource, capRows(sql, rows), values, this.limits(rows));
     return { entity: e.name, ...result };
   }
 
@@ -289,7 +289,7 @@ export class BusinessSkills implements OnModuleInit {
     const metric = this.kpis.get(args.metric);
     if (!metric) throw new SkillError('unknown_metric', `No metric '${args.metric}'. Metrics: ${[...this.kpis.keys()].join(', ') || '(none)'}.`, undefined, 'QueryRefused');
     const { sql, values } = this.scopedStatement(metric, ctx, 'metric');
-    const result = await runReadOnly(this.dataSource, sql, values, this.limits(1));
+    const result = await runReadOnly(this.dataSource, capRows(sql, 1), values, this.limits(1));
     const row = result.rows[0];
     return { metric: metric.name, value: row ? Object.values(row)[0] ?? null : null };
   }
@@ -298,7 +298,7 @@ export class BusinessSkills implements OnModuleInit {
     const report = this.reports.get(args.report);
     if (!report) throw new SkillError('unknown_report', `No report '${args.report}'. Reports: ${[...this.reports.keys()].join(', ') || '(none)'}.`, undefined, 'QueryRefused');
     const { sql, values } = this.scopedStatement(report, ctx, 'report');
-    const result = await runReadOnly(this.dataSource, sql, values, this.limits(REPORT_ROW_CAP));
+    const result = await runReadOnly(this.dataSource, capRows(sql, REPORT_ROW_CAP), values, this.limits(REPORT_ROW_CAP));
     const format = args.format ?? 'json';
     const base = { report: report.name, format, rowCount: result.rowCount, truncated: result.truncated };
     return format === 'csv' ? { ...base, csv: toCsv(result.columns, result.rows) } : { ...base, columns: result.columns, rows: result.rows };

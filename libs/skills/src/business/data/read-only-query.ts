@@ -33,17 +33,24 @@ export function isEmbedded(dataSource: DataSource): boolean {
   return driver?.embedded === true;
 }
 
+/** An application's own statement (never a model's), capped at `maxRows + 1` rows so that a cut shows. */
+export function capRows(sql: string, maxRows: number): string {
+  return `SELECT * FROM (${sql}) AS _zt_result LIMIT ${Math.floor(maxRows) + 1}`;
+}
+
 /**
  * Run one SELECT in a READ ONLY transaction with a statement timeout, always rolled back.
- * Rows and bytes are capped. A database error becomes a SkillError with a short category
- * and never the database's text (which can quote values from the data).
+ * `text` is final: it must already fetch at most `maxRows + 1` rows (db.query's guard prints it
+ * so; `capRows` for an application's own statement). Rows and bytes are capped. A database error
+ * becomes a SkillError with a short category and never the database's text (which can quote
+ * values from the data).
  */
 export async function runReadOnly(dataSource: DataSource, text: string, values: unknown[], limits: ReadOnlyLimits): Promise<ReadOnlyResult> {
   const timeoutMs = Math.max(1, Math.floor(limits.timeoutMs ?? DEFAULT_TIMEOUT_MS));
   const maxBytes = limits.maxBytes ?? DEFAULT_MAX_BYTES;
   const embedded = isEmbedded(dataSource);
   const maxCost = limits.maxCost ?? (embedded ? EMBEDDED_MAX_COST : undefined);
-  const capped = `SELECT * FROM (${text}) AS _zt_result LIMIT ${Math.floor(limits.maxRows) + 1}`;
+  const capped = text;
   const runner: QueryRunner = dataSource.createQueryRunner();
   let conn: RawConnection | undefined;
   try {

@@ -1,5 +1,4 @@
 import { loadModule, parseSync } from 'libpg-query';
-import { deparseSync } from 'pgsql-deparser';
 
 let loading: Promise<void> | null = null;
 let ready = false;
@@ -21,9 +20,4 @@ export function isSqlParserLoaded(): boolean {
 export function parseSql(sql: string): { stmts?: Array<{ stmt: Record<string, unknown> }> } {
   if (!ready) throw new Error('The SQL parser is not loaded: await loadSqlParser() first (BusinessSkillsModule does it at boot).');
   return parseSync(sql) as { stmts?: Array<{ stmt: Record<string, unknown> }> };
-}
-
-/** SQL text of a parse tree. */
-export function deparseSql(tree: unknown): string {
-  return deparseSync(tree as Parameters<typeof deparseSync>[0]);
 }

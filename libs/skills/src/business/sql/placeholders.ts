@@ -7,17 +7,35 @@ export interface Placeholders {
   readonly count: number;
 }
 
+/** Deepest nesting of parentheses, brackets and CASE ... END a statement may have. */
+export const MAX_NESTING = 64;
+/** Most operators (symbols, NOT, IS, AT, ::) a statement may have: each can deepen the parse tree. */
+export const MAX_OPERATORS = 256;
+
+/** Keywords that nest an expression one level deeper without parentheses. */
+const DEEPENING_KEYWORDS: ReadonlySet<string> = new Set(['not', 'is', 'at', 'like', 'ilike', 'between', 'in', 'and', 'or']);
+
 /**
  * A lexical pass before parsing: refuses comments, `;`, string and dollar-quoted literals
  * (values come only as parameters), and turns `?` placeholders into `$1..$n`.
- * Quoted identifiers are skipped intact. `?` and `$n` may not be mixed.
+ * Quoted identifiers are skipped intact. `?` and `$n` may not be mixed. A statement nested
+ * deeper than MAX_NESTING or with more than MAX_OPERATORS operators is refused as
+ * `too_complex` here, before the parser (whose tree depth it bounds) ever sees it.
  */
 export function bindPlaceholders(sql: string): Placeholders {
   let out = '';
   let question = 0;
   let numbered = 0;
+  let depth = 0;
+  let operators = 0;
   let i = 0;
   const n = sql.length;
+  const deeper = () => {
+    if (++depth > MAX_NESTING) refuse('too_complex', `The statement nests deeper than ${MAX_NESTING} levels: flatten it (use WITH, or fewer nested subqueries).`);
+  };
+  const operator = () => {
+    if (++operators > MAX_OPERATORS) refuse('too_complex', `The statement has more than ${MAX_OPERATORS} operators: simplify it.`);
+  };
   while (i < n) {
     const c = sql[i];
     if (c === '"') {
@@ -51,16 +69,26 @@ export function bindPlaceholders(sql: string): Placeholders {
       // Identifiers and keywords are copied whole, so that `$` inside one (legal in PostgreSQL) is not taken for a parameter.
       let j = i + 1;
       while (j < n && isIdentPart(sql[j])) j++;
-      out += sql.slice(i, j);
+      const word = sql.slice(i, j);
+      const lower = word.toLowerCase();
+      if (lower === 'case') deeper();
+      else if (lower === 'end') depth = Math.max(0, depth - 1);
+      else if (DEEPENING_KEYWORDS.has(lower)) operator();
+      out += word;
       i = j;
       continue;
     }
+    if (c === '(' || c === '[') deeper();
+    else if (c === ')' || c === ']') depth = Math.max(0, depth - 1);
+    else if (OPERATOR_CHARS.has(c) && !OPERATOR_CHARS.has(sql[i - 1] ?? '')) operator(); // a run of operator characters is one operator
     out += c;
     i++;
   }
   if (question > 0 && numbered > 0) refuse('bad_placeholder', 'Use either ? placeholders or $1..$n, not both.');
   return { text: out, count: question || numbered };
 }
+
+const OPERATOR_CHARS: ReadonlySet<string> = new Set(['+', '-', '*', '/', '<', '>', '=', '~', '!', '@', '#', '%', '^', '&', '|', '`', ':']);
 
 function closingQuote(sql: string, start: number): number {
   let i = start + 1;

@@ -1,6 +1,12 @@
+import fc from 'fast-check';
+import { parseSync } from 'libpg-query';
 import { bindPlaceholders } from './placeholders';
+import * as parser from './pg-parser';
 import { loadSqlParser } from './pg-parser';
+import { ALLOWED_FUNCTIONS } from './sql-allowlists';
 import { SqlGuard } from './sql-guard';
+import * as printer from './sql-printer';
+import { printSelect } from './sql-printer';
 import { SqlRefusal } from './sql-refusal';
 
 const guard = new SqlGuard([
@@ -46,16 +52,17 @@ describe('SqlGuard', () => {
   });
 
   it('replaces each tenant table by a fenced subquery filtered on the tenant, bound as the last parameter', () => {
-    const p = guard.prepare({ sql: 'SELECT o.id FROM orders o JOIN customers c ON c.id = o.customer_id WHERE o.amount > ?', args: [5], tenantId: 't1' });
-    expect(p.values).toEqual([5, 't1']);
+    const p = guard.prepare({ sql: 'SELECT o.id FROM orders o JOIN customers c ON c.id = o.customer_id WHERE o.amount > ?', args: [5], tenantId: 't1', maxRows: 20 });
+    // The caller's value, one tenant parameter per table (each takes its column's type), then the row cap.
+    expect(p.values).toEqual([5, 't1', 't1', 21]);
     expect(p.tables).toEqual(['customers', 'orders']);
-    const text = p.text.replace(/\s+/g, ' ');
-    expect(text).toContain('( SELECT * FROM orders WHERE tenant_id = $2 OFFSET 0 ) AS o');
-    expect(text).toContain('( SELECT id, name FROM customers WHERE tenant_id = $2 OFFSET 0 ) AS c');
+    expect(p.text).toContain('(SELECT * FROM "orders" WHERE ("tenant_id" = $2) OFFSET 0) AS "o"');
+    expect(p.text).toContain('(SELECT "id", "name" FROM "customers" WHERE ("tenant_id" = $3) OFFSET 0) AS "c"');
+    expect(p.text).toMatch(/^SELECT \* FROM \(.*\) AS "_zt_result" LIMIT \$4$/);
   });
 
   it('reads a shared table unfiltered and refuses one whose tenant column is unknown', () => {
-    expect(guard.prepare({ sql: 'SELECT * FROM currencies', tenantId: 't1' }).values).toEqual([]);
+    expect(guard.prepare({ sql: 'SELECT * FROM currencies', tenantId: 't1', maxRows: 5 }).values).toEqual([6]);
     expect(reason(() => guard.prepare({ sql: 'SELECT * FROM legacy', tenantId: 't1' }))).toBe('TenantScopeUnavailable');
   });
 
@@ -70,10 +77,266 @@ describe('SqlGuard', () => {
     expect(reason(() => guard.prepare({ sql: 'SELECT ?', args: [{ a: 1 }], tenantId: 't' }))).toBe('bad_request');
     expect(reason(() => guard.prepare({ sql: 'SELECT ?', args: [], tenantId: 't' }))).toBe('arg_count');
     expect(reason(() => guard.prepare({ sql: '', tenantId: 't' }))).toBe('bad_request');
-    expect(reason(() => guard.prepare({ sql: `SELECT ${'x, '.repeat(5000)}x`, tenantId: 't' }))).toBe('too_long');
+    expect(reason(() => guard.prepare({ sql: `SELECT ${'x, '.repeat(5000)}x`, tenantId: 't' }))).toBe('too_complex');
   });
 
   it('reports a syntax error with the parser message', () => {
     expect(reason(() => guard.prepare({ sql: 'SELEC * FROM orders', tenantId: 't' }))).toBe('syntax_error');
+  });
+});
+
+// ---------------------------------------------------------------- what runs is what was checked
+
+const TABLES = [
+  { table: 'orders', tenantColumn: 'tenant_id' },
+  { table: 'order_lines', tenantColumn: 'tenant_id' },
+  { table: 'customers', tenantColumn: 'tenant_id', columns: ['id', 'name'] },
+  { table: 'currencies', tenantColumn: null },
+];
+const REGISTERED = new Set(TABLES.map((t) => t.table));
+
+/** A name as SQL writes it quoted: every `"` doubled. */
+const quoted = (name: string) => `"${name.replace(/"/g, '""')}"`;
+
+/** Hostile identifiers: quotes, parentheses, semicolons, comments, keywords, placeholders, unicode. */
+export const HOSTILE_NAMES = [
+  '() n,(SELECT string_agg(name,$$,$$) FROM public.customers) x',
+  'x"; DELETE FROM orders; --',
+  'a) UNION ALL SELECT * FROM secrets --',
+  '/* c */ x',
+  '-- comment',
+  'x;COMMIT;UPDATE orders SET amount = 0',
+  'select',
+  'FROM',
+  '$1',
+  '?',
+  "it's",
+  'back\\slash',
+  ')) AS q, pg_roles r --',
+  'w AS (PARTITION BY (SELECT 1))',
+  '""',
+  'line\nbreak',
+  'Ünïcødé 名前 🚀',
+  'ORDER BY (SELECT version())',
+];
+
+/** One template per identifier position; N is replaced by the quoted hostile name. */
+export const POSITIONS: Array<[string, string]> = [
+  ['table alias', 'SELECT N.id FROM orders AS N'],
+  ['column alias', 'SELECT id AS N FROM orders ORDER BY N'],
+  ['CTE name', 'WITH N AS (SELECT id FROM orders) SELECT * FROM N'],
+  ['CTE column list', 'WITH c(N) AS (SELECT id FROM orders) SELECT N FROM c'],
+  ['WINDOW name and OVER name', 'SELECT count(*) OVER N FROM orders WINDOW N AS (ORDER BY id)'],
+  ['OVER name with no WINDOW', 'SELECT count(*) OVER N FROM orders'],
+  ['window reference in OVER (...)', 'SELECT rank() OVER (N ORDER BY id) FROM orders WINDOW N AS (PARTITION BY status)'],
+  ['window built on a window', 'SELECT rank() OVER b FROM orders WINDOW N AS (PARTITION BY status), b AS (N ORDER BY id)'],
+  ['JOIN USING alias', 'SELECT N.id FROM orders JOIN order_lines USING (id) AS N'],
+  ['parenthesized join alias', 'SELECT * FROM (orders o JOIN customers c ON TRUE) AS N'],
+  ['join alias columns', 'SELECT * FROM (orders o CROSS JOIN currencies k) AS j(N)'],
+  ['subquery alias', 'SELECT N.id FROM (SELECT id FROM orders) AS N'],
+  ['subquery alias columns', 'SELECT * FROM (SELECT id FROM orders) AS s(N)'],
+  ['table alias columns', 'SELECT * FROM orders AS o(N)'],
+  ['column', 'SELECT N FROM orders'],
+  ['qualified column', 'SELECT o.N FROM orders o'],
+  ['USING column', 'SELECT * FROM orders JOIN order_lines USING (N)'],
+  ['whole-row reference', 'SELECT N FROM orders AS N'],
+  ['GROUP BY and HAVING', 'SELECT N, count(*) FROM orders GROUP BY N HAVING count(N) > ?'],
+  ['lateral alias', 'SELECT * FROM orders o, LATERAL (SELECT o.id) AS N'],
+  ['union branch alias', 'SELECT id AS N FROM orders UNION SELECT id FROM customers'],
+];
+
+/** Names the executed text reads: every table and every function, from its own parse. */
+function reads(text: string): { tables: string[]; functions: string[]; names: Set<string> } {
+  const tables: string[] = [];
+  const functions: string[] = [];
+  const names = new Set<string>();
+  const ctes = new Set<string>();
+  const walk = (v: unknown): void => {
+    if (Array.isArray(v)) return v.forEach(walk);
+    if (!v || typeof v !== 'object') return;
+    const o = v as Record<string, unknown>;
+    if (o.CommonTableExpr) ctes.add(String((o.CommonTableExpr as Record<string, unknown>).ctename));
+    if (o.RangeVar) tables.push(String((o.RangeVar as Record<string, unknown>).relname));
+    if (o.FuncCall) functions.push(((o.FuncCall as { funcname: Array<{ String: { sval: string } }> }).funcname ?? []).map((p) => p.String.sval).join('.'));
+    for (const [k, x] of Object.entries(o)) if (typeof x === 'string' && k !== 'location') names.add(x);
+    Object.values(o).forEach(walk);
+  };
+  const tree = parseSync(text);
+  expect(tree.stmts).toHaveLength(1);
+  walk(tree.stmts![0].stmt);
+  // A reference to a CTE is a RangeVar too; the guard resolves CTEs by scope, which reads() need not redo:
+  // a name that is a CTE and also a registered table is counted as a table.
+  return { tables: tables.filter((t) => REGISTERED.has(t) || !ctes.has(t)), functions, names };
+}
+
+const defects: string[] = [];
+const strict = new SqlGuard(TABLES, { onDefect: (m) => defects.push(m) });
+
+/** Prepare; when accepted, check what would run: one statement, only scoped registered tables, allowed functions, the printer's fixpoint. */
+function prepareAndInspect(sql: string, args: unknown[] = []) {
+  let prepared;
+  try {
+    prepared = strict.prepare({ sql, args, tenantId: 'alpha', maxRows: 10 });
+  } catch (err) {
+    if (!(err instanceof SqlRefusal)) throw err;
+    expect(err.reason).not.toBe('rewrite_mismatch');
+    return { refused: err.reason };
+  }
+  const r = reads(prepared.text);
+  for (const t of r.tables) expect(REGISTERED.has(t)).toBe(true);
+  for (const f of r.functions) expect(ALLOWED_FUNCTIONS.has(f) || ['pg_catalog.extract', 'pg_catalog.btrim'].includes(f)).toBe(true);
+  // Every table is read through its scoped subquery: as many tenant parameters as tenant tables read.
+  const tenantTables = r.tables.filter((t) => t !== 'currencies').length;
+  expect((prepared.text.match(/\("tenant_id" = \$\d+\) OFFSET 0\)/g) ?? []).length).toBe(tenantTables);
+  // Printing what the text parses to gives the same text: nothing in it was ever reinterpreted.
+  const again = parseSync(prepared.text).stmts![0].stmt as unknown as { SelectStmt: Record<string, unknown> };
+  expect(printSelect(again.SelectStmt)).toBe(prepared.text);
+  return { refused: null, prepared, names: r.names };
+}
+
+describe('SqlGuard: only checked text runs', () => {
+  beforeAll(async () => {
+    await loadSqlParser();
+  });
+  afterEach(() => {
+    expect(defects).toEqual([]);
+  });
+
+  it('the issue attack: a quoted window name cannot carry SQL (it stays one name)', () => {
+    const name = '() n,(SELECT string_agg(name,$$,$$) FROM public.customers) x';
+    const r = prepareAndInspect(`SELECT count(*) OVER ${quoted(name)} FROM customers`);
+    expect(r.refused).toBeNull();
+    expect(r.names!.has(name)).toBe(true);
+    expect(r.prepared!.text).toContain(`OVER ${quoted(name)}`);
+  });
+
+  describe.each(POSITIONS)('%s', (_position, template) => {
+    it.each(HOSTILE_NAMES)('holds %j as one identifier', (name) => {
+      const sql = template.replace(/\bN\b/g, () => quoted(name));
+      const args = Array.from({ length: (template.match(/\?/g) ?? []).length }, () => 1);
+      const r = prepareAndInspect(sql, args);
+      if (r.refused) {
+        // Only an empty name is refused here (PostgreSQL has no zero-length identifiers).
+        expect(name === '""' || r.refused === 'syntax_error').toBe(true);
+        return;
+      }
+      expect(r.names!.has(name)).toBe(true);
+    });
+  });
+
+  it.each([
+    ['table', 'SELECT * FROM N', 'table_not_allowed'],
+    ['schema', 'SELECT * FROM N.orders', 'table_not_allowed'],
+    ['function', 'SELECT N(id) FROM orders', 'function_not_allowed'],
+    ['type', 'SELECT ?::N', 'type_not_allowed'],
+    ['EXTRACT field', 'SELECT extract(N FROM created_at) FROM orders', 'function_not_allowed'],
+  ])('a hostile %s name is refused, not printed', (_what, template, reason) => {
+    for (const name of HOSTILE_NAMES.filter((n) => n !== '""')) {
+      const sql = template.replace(/\bN\b/g, () => quoted(name));
+      expect(prepareAndInspect(sql, (sql.match(/\?/g) ?? []).map(() => 1)).refused).toBe(reason);
+    }
+  });
+
+  it('a name longer than PostgreSQL keeps (63 bytes) is held as the truncated name the server uses', () => {
+    const name = `${'x'.repeat(70)}) UNION SELECT * FROM secrets`;
+    const r = prepareAndInspect(`SELECT count(*) OVER ${quoted(name)} FROM orders`);
+    expect(r.refused).toBeNull();
+    expect(r.names!.has(name.slice(0, 63))).toBe(true);
+  });
+
+  it('a printed statement that parses differently is refused as rewrite_mismatch and reported as a defect', () => {
+    const seen: string[] = [];
+    const g = new SqlGuard(TABLES, { onDefect: (m) => seen.push(m) });
+    const original = printer.printSelect;
+    const spy = jest.spyOn(printer, 'printSelect').mockImplementation((tree) => original(tree).replace(' OFFSET 0', ' OFFSET 1'));
+    try {
+      expect(reason(() => g.prepare({ sql: 'SELECT id FROM orders', tenantId: 'alpha' }))).toBe('rewrite_mismatch');
+      spy.mockImplementation(() => 'SELECT 1; SELECT * FROM secrets');
+      expect(reason(() => g.prepare({ sql: 'SELECT note FROM orders', tenantId: 'alpha' }))).toBe('rewrite_mismatch');
+      spy.mockImplementation(() => 'SELECT (');
+      expect(reason(() => g.prepare({ sql: 'SELECT amount FROM orders', tenantId: 'alpha' }))).toBe('rewrite_mismatch');
+    } finally {
+      spy.mockRestore();
+    }
+    expect(seen).toHaveLength(3);
+    expect(seen[0]).toMatch(/db\.query defect: the printed statement parses differently at \$/);
+  });
+
+  it('joins tables whose tenant columns have different types: each gets a parameter of its own', () => {
+    const g = new SqlGuard([
+      { table: 'accounts', tenantColumn: 'tenant_no' },
+      { table: 'notes', tenantColumn: 'tenant_key' },
+    ]);
+    const p = g.prepare({ sql: 'SELECT a.id, n.body FROM accounts a JOIN notes n ON n.account_id = a.id JOIN accounts b ON b.id = a.id', tenantId: '7', maxRows: 5 });
+    expect(p.text).toContain('("tenant_no" = $1)');
+    expect(p.text).toContain('("tenant_key" = $2)');
+    expect((p.text.match(/"tenant_no" = \$1/g) ?? []).length).toBe(2); // the same table twice: one parameter
+    expect(p.values).toEqual(['7', '7', 6]);
+  });
+});
+
+describe('SqlGuard: bounded checker', () => {
+  beforeAll(async () => {
+    await loadSqlParser();
+  });
+
+  it.each([
+    ['1,105 nested subqueries', () => {
+      let s = 'SELECT id FROM orders';
+      for (let i = 0; i < 1105; i++) s = `SELECT * FROM (${s}) x${i}`;
+      return s;
+    }],
+    ['65 nested parentheses', () => `SELECT ${'('.repeat(65)}id${')'.repeat(65)} FROM orders`],
+    ['65 nested CASE', () => `SELECT ${'CASE WHEN paid THEN '.repeat(65)}id${' END'.repeat(65)} FROM orders`],
+    ['a 3,000-term operator chain', () => `SELECT ${Array(3000).fill('id').join('+')} FROM orders`],
+    ['2,000 NOTs', () => `SELECT id FROM orders WHERE ${'NOT '.repeat(2000)}paid`],
+    ['10,001 characters', () => `SELECT id FROM orders WHERE ${'id = id AND '.repeat(1000)}paid${' '.repeat(50)}`.padEnd(10_001, ' ')],
+  ])('%s is refused as too_complex, before the parser', (_name, make) => {
+    const sql = make();
+    const parse = jest.spyOn(parser, 'parseSql');
+    try {
+      expect(reason(() => guard.prepare({ sql, tenantId: 't' }))).toBe('too_complex');
+      expect(parse).not.toHaveBeenCalled();
+    } finally {
+      parse.mockRestore();
+    }
+  });
+
+  it('64 levels of nesting are still accepted', () => {
+    expect(reason(() => guard.prepare({ sql: `SELECT ${'('.repeat(60)}id${')'.repeat(60)} FROM orders`, tenantId: 't' }))).toBe('accepted');
+  });
+});
+
+describe('SqlGuard: property over hostile identifiers', () => {
+  beforeAll(async () => {
+    await loadSqlParser();
+  });
+
+  const piece = fc.oneof(
+    fc.constantFrom('"', '""', '(', ')', ';', '--', '/*', '*/', ',', ' ', '$$', '$1', '?', "'", '\\', 'SELECT ', ' FROM ', 'secrets', 'pg_roles', 'UNION', 'COMMIT', '\n', 'é', '名', '🚀'),
+    fc.string({ minLength: 1, maxLength: 6 }),
+  );
+  const hostileName = fc
+    .array(piece, { minLength: 1, maxLength: 8 })
+    .map((parts) => parts.join('').replace(/\0/g, ''))
+    .filter((n) => n.length > 0 && Buffer.byteLength(n) <= 63);
+
+  it('every accepted statement runs as exactly what was checked, and every name stays one name', () => {
+    fc.assert(
+      fc.property(fc.constantFrom(...POSITIONS), fc.array(hostileName, { minLength: 1, maxLength: 3 }), ([, template], names) => {
+        let i = 0;
+        const used: string[] = [];
+        const sql = template.replace(/\bN\b/g, () => {
+          const n = names[i++ % names.length];
+          used.push(n);
+          return quoted(n);
+        });
+        const r = prepareAndInspect(sql, (template.match(/\?/g) ?? []).map(() => 1));
+        if (r.refused) return; // a refusal is fine; a mismatch or a crash is not (checked inside)
+        for (const n of used) expect(r.names!.has(n)).toBe(true);
+      }),
+      { numRuns: 1500, seed: 8 },
+    );
+    expect(defects).toEqual([]);
   });
 });

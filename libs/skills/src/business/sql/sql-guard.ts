@@ -1,5 +1,6 @@
+import { Logger } from '@nestjs/common';
 import { bindPlaceholders } from './placeholders';
-import { deparseSql, parseSql } from './pg-parser';
+import { parseSql } from './pg-parser';
 import {
   ALLOWED_A_EXPR_KINDS,
   ALLOWED_FUNCTIONS,
@@ -10,6 +11,7 @@ import {
   EXTRACT_FIELDS,
   SYSTEM_COLUMNS,
 } from './sql-allowlists';
+import { printSelect, quoteName, treeDifference } from './sql-printer';
 import { refuse, SqlRefusal } from './sql-refusal';
 
 /** A table db.query may read, and how it is scoped. */
@@ -24,9 +26,13 @@ export interface QueryableTable {
 }
 
 export interface PreparedQuery {
-  /** The rewritten statement: every tenant table replaced by a scoped subquery. */
+  /**
+   * The statement to run, and the only text that runs: printed by our own printer (every
+   * identifier quoted), re-parsed and found equal to the tree that was checked and rewritten.
+   * Every tenant table is replaced by a scoped subquery, and the whole is capped at `maxRows + 1` rows.
+   */
   readonly text: string;
-  /** The caller's arguments, then the tenant id when a scoped table is read. */
+  /** The caller's arguments, then the tenant id once per scoped table, then the row cap. */
   readonly values: unknown[];
   /** The registered tables the statement reads. */
   readonly tables: string[];
@@ -37,10 +43,21 @@ export interface PrepareInput {
   readonly args?: unknown;
   /** The caller's tenant (from the context, never from the model). */
   readonly tenantId?: string;
+  /** Rows to return at most; the statement fetches one more, to tell that it cut. Default 100. */
+  readonly maxRows?: number;
+}
+
+export interface SqlGuardOptions {
+  /** Accepted statements kept rewritten (default 500; 0 turns the cache off). */
+  readonly cacheSize?: number;
+  /** Where a rewrite defect is reported (default: the Nest logger, as an error). */
+  readonly onDefect?: (message: string) => void;
 }
 
 export const MAX_SQL_LENGTH = 10_000;
 export const MAX_ARGS = 100;
+/** Deepest parse tree the checker walks (the lexical pass bounds it well below this already). */
+export const MAX_TREE_DEPTH = 400;
 
 type Node = Record<string, unknown>;
 type Scope = ReadonlySet<string>;
@@ -48,20 +65,23 @@ type Scope = ReadonlySet<string>;
 interface WalkState {
   readonly paramCount: number;
   readonly tenantId?: string;
-  readonly tenantParam: number;
+  /** The parameter of each scoped table, numbered after the caller's. */
+  readonly tenantParams: Map<string, number>;
   readonly tables: Set<string>;
-  scoped: boolean;
+  depth: number;
   /** Replacements to apply after the walk: container[key] = node. */
   readonly rewrites: Array<() => void>;
 }
 
 const EMPTY: Scope = new Set();
 const PLAN_CACHE_SIZE = 500;
+const RESULT_ALIAS = '_zt_result';
 
 interface Plan {
   readonly text: string;
   readonly paramCount: number;
-  readonly scoped: boolean;
+  /** How many tenant parameters follow the caller's (one per scoped table). */
+  readonly tenantParams: number;
   readonly tables: string[];
 }
 
@@ -71,18 +91,26 @@ interface Plan {
  * allowed functions only, and every reference to a tenant table replaced by
  * `(SELECT cols FROM table WHERE tenant_col = $t OFFSET 0) AS alias` — a subquery the
  * planner neither flattens nor pushes the model's predicates into, so no predicate of
- * the model is ever evaluated on another tenant's row.
+ * the model is ever evaluated on another tenant's row. Each table gets a tenant parameter
+ * of its own, so its type is the type of that table's tenant column.
+ *
+ * What runs is never the model's text: the rewritten tree is printed by our own printer,
+ * and the printed text is parsed again and must give the same tree, or it is refused
+ * (`rewrite_mismatch`, logged as a defect).
  */
 export class SqlGuard {
   private readonly byName = new Map<string, QueryableTable[]>();
   /** Accepted statements, rewritten: an agent repeats its queries with other values. */
   private readonly cache = new Map<string, Plan>();
-
+  /** Parsed fragments we insert, by table and scoping. */
+  private readonly templates = new Map<string, Node>();
   private readonly cacheSize: number;
+  private readonly onDefect: (message: string) => void;
 
-  /** `cacheSize`: accepted statements kept rewritten (default 500; 0 turns the cache off). */
-  constructor(tables: readonly QueryableTable[], options: { cacheSize?: number } = {}) {
+  constructor(tables: readonly QueryableTable[], options: SqlGuardOptions = {}) {
     this.cacheSize = Math.max(0, options.cacheSize ?? PLAN_CACHE_SIZE);
+    const logger = new Logger('SqlGuard');
+    this.onDefect = options.onDefect ?? ((m) => logger.error(m));
     for (const t of tables) {
       const key = t.table.toLowerCase();
       this.byName.set(key, [...(this.byName.get(key) ?? []), t]);
@@ -96,12 +124,14 @@ export class SqlGuard {
   prepare(input: PrepareInput): PreparedQuery {
     const { sql } = input;
     if (typeof sql !== 'string' || sql.trim() === '') refuse('bad_request', 'sql must be a non-empty string holding one SELECT.');
-    if ((sql as string).length > MAX_SQL_LENGTH) refuse('too_long', `sql is longer than ${MAX_SQL_LENGTH} characters.`);
+    if ((sql as string).length > MAX_SQL_LENGTH) refuse('too_complex', `sql is longer than ${MAX_SQL_LENGTH} characters: shorten it.`);
     const args = input.args ?? [];
     if (!Array.isArray(args)) refuse('bad_request', 'args must be an array of values, one per ? placeholder, in order.');
     const values = args as unknown[];
     if (values.length > MAX_ARGS) refuse('bad_request', `At most ${MAX_ARGS} args.`);
     values.forEach((v, i) => checkValue(v, i));
+    const maxRows = input.maxRows ?? 100;
+    if (!Number.isSafeInteger(maxRows) || maxRows < 1) throw new Error('SqlGuard.prepare: maxRows must be a positive integer.');
 
     const key = `${input.tenantId === undefined ? 0 : 1}${sql as string}`;
     let plan = this.cache.get(key);
@@ -118,34 +148,67 @@ export class SqlGuard {
     }
     if (plan.paramCount !== values.length)
       refuse('arg_count', `The statement has ${plan.paramCount} placeholder(s) but ${values.length} arg(s) were given: pass one arg per ?.`);
-    return { text: plan.text, values: plan.scoped ? [...values, input.tenantId] : [...values], tables: plan.tables };
+    const bound = [...values];
+    for (let i = 0; i < plan.tenantParams; i++) bound.push(input.tenantId);
+    bound.push(maxRows + 1);
+    return { text: plan.text, values: bound, tables: plan.tables };
   }
 
-  /** Parse, check and rewrite (the result depends only on the text and on whether a tenant is in scope). */
+  /** Parse, check, rewrite, print and verify (the result depends only on the text and on whether a tenant is in scope). */
   private plan(sql: string, tenantId: string | undefined): Plan {
     const bound = bindPlaceholders(sql);
-    let tree: ReturnType<typeof parseSql>;
-    try {
-      tree = parseSql(bound.text);
-    } catch (err) {
+    const stmts = this.parse(bound.text, (err) => {
+      if (err instanceof RangeError) refuse('too_complex', 'The statement is too deeply nested to check: simplify it.');
       throw new SqlRefusal('syntax_error', `Syntax error: ${(err as Error).message}`);
-    }
-    const stmts = tree.stmts ?? [];
+    });
     if (stmts.length !== 1) refuse('multiple_statements', 'Send exactly one SELECT statement.');
-    const stmt = stmts[0].stmt;
+    const stmt = stmts[0];
     if (!stmt || !('SelectStmt' in stmt)) refuse('not_select', 'Only a SELECT is allowed (no INSERT, UPDATE, DELETE, DDL or utility statements).');
 
-    const state: WalkState = {
-      paramCount: bound.count,
-      tenantId,
-      tenantParam: bound.count + 1,
-      tables: new Set(),
-      scoped: false,
-      rewrites: [],
-    };
-    this.visit(stmts[0] as unknown as Node, 'stmt', EMPTY, state, 'the statement');
+    const state: WalkState = { paramCount: bound.count, tenantId, tenantParams: new Map(), tables: new Set(), depth: 0, rewrites: [] };
+    const holder = { stmt };
+    this.visit(holder as unknown as Node, 'stmt', EMPTY, state, 'the statement');
     for (const apply of state.rewrites) apply();
-    return Object.freeze({ text: deparseSql(tree), paramCount: bound.count, scoped: state.scoped, tables: [...state.tables].sort() });
+
+    // SELECT * FROM (<the rewritten statement>) AS _zt_result LIMIT $cap
+    const capParam = bound.count + state.tenantParams.size + 1;
+    const wrapper = this.template(`SELECT * FROM (SELECT) AS ${quoteName(RESULT_ALIAS)} LIMIT $1`);
+    const range = ((wrapper.fromClause as Node[])[0] as Node).RangeSubselect as Node;
+    range.subquery = holder.stmt;
+    ((wrapper.limitCount as Node).ParamRef as Node).number = capParam;
+
+    const text = printSelect(wrapper);
+    const again = this.parse(text, (err) => this.defect(sql, text, `the printed statement does not parse: ${(err as Error).message}`));
+    if (again.length !== 1) this.defect(sql, text, `the printed statement parses as ${again.length} statements`);
+    const difference = treeDifference({ SelectStmt: wrapper }, again[0]);
+    if (difference) this.defect(sql, text, `the printed statement parses differently at ${difference}`);
+    return Object.freeze({ text, paramCount: bound.count, tenantParams: state.tenantParams.size, tables: [...state.tables].sort() });
+  }
+
+  private parse(text: string, onError: (err: unknown) => never): Node[] {
+    let tree: ReturnType<typeof parseSql>;
+    try {
+      tree = parseSql(text);
+    } catch (err) {
+      return onError(err);
+    }
+    return (tree.stmts ?? []).map((s) => s.stmt);
+  }
+
+  private defect(sql: string, printed: string, what: string): never {
+    this.onDefect(`db.query defect: ${what}; the statement was refused. Model SQL: ${JSON.stringify(sql)} Printed: ${JSON.stringify(printed)}`);
+    return refuse('rewrite_mismatch', 'The statement could not be verified after rewriting, so it was refused (a defect of db.query, logged). Write it more simply.');
+  }
+
+  /** A fragment of our own SQL as the parser sees it, parsed once; a fresh copy on each call. */
+  private template(text: string): Node {
+    let node = this.templates.get(text);
+    if (!node) {
+      node = (parseSql(text).stmts ?? [])[0]?.stmt?.SelectStmt as Node;
+      if (!node) throw new Error(`SqlGuard: the template ${text} does not parse to a SELECT.`);
+      this.templates.set(text, node);
+    }
+    return structuredClone(node);
   }
 
   // ---------------------------------------------------------------- the walk
@@ -154,6 +217,15 @@ export class SqlGuard {
   private visit(container: Node | unknown[], key: string | number, scope: Scope, s: WalkState, where: string): void {
     const value = (container as Record<string | number, unknown>)[key];
     if (value === null || value === undefined || typeof value !== 'object') return;
+    if (++s.depth > MAX_TREE_DEPTH) refuse('too_complex', 'The statement is too deeply nested to check: simplify it.');
+    try {
+      this.visitNode(container, key, value as Node, scope, s, where);
+    } finally {
+      s.depth--;
+    }
+  }
+
+  private visitNode(container: Node | unknown[], key: string | number, value: Node | unknown[], scope: Scope, s: WalkState, where: string): void {
     if (Array.isArray(value)) {
       for (let i = 0; i < value.length; i++) this.visit(value, i, scope, s, where);
       return;
@@ -292,36 +364,28 @@ export class SqlGuard {
   }
 
   private scopedSubquery(table: QueryableTable, rv: Node, s: WalkState): Node {
-    let where: Node | undefined;
+    let tenantColumn: string | undefined;
+    let param = 1;
     if (s.tenantId !== undefined) {
       if (table.tenantColumn === undefined)
         refuse('TenantScopeUnavailable', `Table ${table.table} has no tenant column configured, so it cannot be read with a tenant in scope.`);
       if (table.tenantColumn !== null) {
-        s.scoped = true;
-        where = {
-          A_Expr: {
-            kind: 'AEXPR_OP',
-            name: [{ String: { sval: '=' } }],
-            lexpr: { ColumnRef: { fields: [{ String: { sval: table.tenantColumn } }] } },
-            rexpr: { ParamRef: { number: s.tenantParam } },
-          },
-        };
+        tenantColumn = table.tenantColumn;
+        // One parameter per table: PostgreSQL gives it the type of that table's tenant column.
+        const key = `${table.schema ?? ''}.${table.table}`;
+        if (!s.tenantParams.has(key)) s.tenantParams.set(key, s.paramCount + s.tenantParams.size + 1);
+        param = s.tenantParams.get(key)!;
       }
     }
-    const targetList = table.columns?.length
-      ? table.columns.map((c) => ({ ResTarget: { val: { ColumnRef: { fields: [{ String: { sval: c } }] } } } }))
-      : [{ ResTarget: { val: { ColumnRef: { fields: [{ A_Star: {} }] } } } }];
-    const inner: Node = {
-      targetList,
-      fromClause: [{ RangeVar: { ...(table.schema ? { schemaname: table.schema } : {}), relname: table.table, inh: true, relpersistence: 'p' } }],
-      ...(where ? { whereClause: where } : {}),
-      // OFFSET 0: an optimization fence, so the model's predicates never run on other tenants' rows.
-      limitOffset: { A_Const: { ival: {} } },
-      limitOption: 'LIMIT_OPTION_DEFAULT',
-      op: 'SETOP_NONE',
-    };
-    const alias = (rv.alias as Node | undefined) ?? { aliasname: rv.relname };
-    return { RangeSubselect: { lateral: false, subquery: { SelectStmt: inner }, alias } };
+    const columns = table.columns?.length ? table.columns.map(quoteName).join(', ') : '*';
+    const from = `${table.schema ? `${quoteName(table.schema)}.` : ''}${quoteName(table.table)}`;
+    // OFFSET 0: an optimization fence, so the model's predicates never run on other tenants' rows.
+    const inner = `SELECT ${columns} FROM ${from}${tenantColumn ? ` WHERE ${quoteName(tenantColumn)} = $1` : ''} OFFSET 0`;
+    const range = (this.template(`SELECT * FROM (${inner}) AS "t"`).fromClause as Node[])[0] as Node;
+    const sub = range.RangeSubselect as Node;
+    if (tenantColumn) ((((sub.subquery as Node).SelectStmt as Node).whereClause as Node).A_Expr as Node).rexpr = { ParamRef: { number: param } };
+    sub.alias = (rv.alias as Node | undefined) ?? { aliasname: rv.relname };
+    return range;
   }
 
   private columnRef(f: Node): void {
