@@ -32,6 +32,12 @@ export async function createTestDatabase(): Promise<TestDatabase> {
   return createPgliteDatabase();
 }
 
+/** The prepared PGlite data folder (initdb done once by the global setup), to start an embedded database from. */
+export function embeddedTemplate(): Blob | undefined {
+  const template = templatePath();
+  return existsSync(template) ? new Blob([readFileSync(template)]) : undefined;
+}
+
 async function createPgliteDatabase(): Promise<TestDatabase> {
   const dir = mkdtempSync(join(tmpdir(), 'zmodu-test-'));
   let first = true;
@@ -39,8 +45,7 @@ async function createPgliteDatabase(): Promise<TestDatabase> {
     kind: 'pglite',
     location: { dataDir: dir },
     async options(extra = {}) {
-      const template = templatePath();
-      const loadDataDir = first && existsSync(template) ? new Blob([readFileSync(template)]) : undefined;
+      const loadDataDir = first ? embeddedTemplate() : undefined;
       first = false;
       const db = await openEmbeddedDatabase({ dataDir: dir, loadDataDir });
       return embeddedDataSourceOptions(db, extra);

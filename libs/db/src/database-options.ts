@@ -1,11 +1,11 @@
-import type { PGlite } from '@electric-sql/pglite';
 import type { DataSourceOptions } from 'typeorm';
+import type { EmbeddedDatabase } from './embedded-database';
 import { createPgliteDriver } from './pglite-driver';
 
 type Extra = Partial<Omit<DataSourceOptions, 'type'>>;
 
-/** TypeORM options over an open PGlite instance (all access serialized through one session). */
-export function embeddedDataSourceOptions(db: PGlite, extra: Extra = {}): DataSourceOptions {
+/** TypeORM options over an open embedded database (all access serialized through its one session). */
+export function embeddedDataSourceOptions(db: EmbeddedDatabase, extra: Extra = {}): DataSourceOptions {
   return {
     ...(extra as object),
     type: 'postgres',

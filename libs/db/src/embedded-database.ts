@@ -1,26 +1,274 @@
-import { mkdirSync } from 'node:fs';
-import { PGlite, types } from '@electric-sql/pglite';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { PGLITE_WORKER_SOURCE } from './embedded/worker-source';
 
 export interface EmbeddedDatabaseOptions {
-  /** Folder of the data; omitted: in memory. */
+  /** Folder of the data; omitted: a temporary folder, removed by `close()` (data that lasts as long as the process). */
   readonly dataDir?: string;
-  /** A `dumpDataDir()` tarball to start from (skips initdb: much faster, for tests). */
+  /** A `dumpDataDir()` tarball to start from (skips initdb: much faster, for tests). Used by the first start only. */
   readonly loadDataDir?: Blob | File;
 }
 
+/** A result as PGlite gives it: rows as objects, the fields, and the rows a write touched. */
+export interface EmbeddedResult {
+  readonly rows: Array<Record<string, unknown>>;
+  readonly fields: Array<{ name: string; dataTypeID: number }>;
+  readonly affectedRows?: number;
+}
+
+/** One statement in one READ ONLY transaction that is always rolled back (see `EmbeddedDatabase.readOnly`). */
+export interface ReadOnlyRequest {
+  /** The statement; it runs over the extended protocol, so it is one statement, whatever its text. */
+  readonly text: string;
+  readonly values: readonly unknown[];
+  /** The deadline: past it, the statement is stopped and the call fails with code 57014 (`timeout`). */
+  readonly timeoutMs: number;
+  /** `SET LOCAL ROLE` to this role before the statement (its name, unquoted). */
+  readonly role?: string;
+  /** Transaction-local settings (`set_config(name, value, true)`) made before the statement. */
+  readonly settings?: Readonly<Record<string, string>>;
+}
+
+export interface ReadOnlyResult {
+  readonly rows: Array<Record<string, unknown>>;
+  readonly fields: string[];
+}
+
+/** An error of the embedded database, shaped like pg's DatabaseError (a `code` with the SQLSTATE). */
+export class EmbeddedDatabaseError extends Error {
+  code?: string;
+  severity?: string;
+  detail?: string;
+  constructor(fields: Record<string, unknown>) {
+    super(String(fields.message ?? 'embedded database error'));
+    this.name = 'EmbeddedDatabaseError';
+    Object.assign(this, fields);
+  }
+}
+
+interface Pending {
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (err: Error) => void;
+  timer?: NodeJS.Timeout;
+}
+
 /**
- * Open PGlite with the parsers `pg` uses (int8 and numeric as strings), so that code
- * behaves the same on the embedded database and on a PostgreSQL server.
+ * PostgreSQL in WASM (PGlite), run in a worker thread of its own so that a statement never
+ * blocks the app's event loop, and so that a statement can be stopped: PGlite cannot interrupt
+ * a running statement, so at a request's deadline the worker is terminated, the caller gets
+ * `57014` (statement timeout), and the database is reopened from its folder (PostgreSQL's crash
+ * recovery replays what was committed; nothing committed is lost). Requests wait while it reopens.
+ *
+ * It has a single session: use it through the TypeORM driver of `embeddedDataSourceOptions`,
+ * which hands the session to one caller at a time.
  */
-export async function openEmbeddedDatabase(options: EmbeddedDatabaseOptions = {}): Promise<PGlite> {
-  if (options.dataDir) mkdirSync(options.dataDir, { recursive: true });
-  const parsers = {
-    [types.INT8]: (value: string) => value,
-    [types.NUMERIC]: (value: string) => value,
-  };
-  return PGlite.create({
-    ...(options.dataDir ? { dataDir: options.dataDir } : {}),
-    ...(options.loadDataDir ? { loadDataDir: options.loadDataDir } : {}),
-    parsers,
-  });
+export class EmbeddedDatabase {
+  private worker?: Worker;
+  private starting?: Promise<void>;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+  private closing = false;
+  private loadDataDir?: ArrayBuffer;
+  private restartCount = 0;
+
+  private constructor(
+    private readonly dataDir: string,
+    private readonly temporary: boolean,
+  ) {}
+
+  /** Open (or create) the database; with no `dataDir`, in a temporary folder that `close()` removes. */
+  static async open(options: EmbeddedDatabaseOptions = {}): Promise<EmbeddedDatabase> {
+    let dataDir: string;
+    let temporary = false;
+    if (options.dataDir) {
+      dataDir = resolve(options.dataDir);
+      mkdirSync(dataDir, { recursive: true });
+    } else {
+      dataDir = mkdtempSync(join(tmpdir(), 'zmodu-pglite-'));
+      temporary = true;
+    }
+    const db = new EmbeddedDatabase(dataDir, temporary);
+    if (options.loadDataDir) db.loadDataDir = await options.loadDataDir.arrayBuffer();
+    try {
+      await db.ensureStarted();
+    } catch (err) {
+      if (temporary) rmSync(dataDir, { recursive: true, force: true });
+      throw err;
+    }
+    return db;
+  }
+
+  get closed(): boolean {
+    return this.closing;
+  }
+
+  /** How many times the worker was restarted (after a deadline or a crash). */
+  get restarts(): number {
+    return this.restartCount;
+  }
+
+  /** One statement with bind parameters, over the extended protocol. */
+  query(sql: string, params: readonly unknown[] = [], options: { timeoutMs?: number } = {}): Promise<EmbeddedResult> {
+    return this.call('query', { sql, params }, options.timeoutMs) as Promise<EmbeddedResult>;
+  }
+
+  /** A script of trusted statements (simple protocol; no parameters): one result per statement. */
+  exec(sql: string): Promise<EmbeddedResult[]> {
+    return this.call('exec', { sql }) as Promise<EmbeddedResult[]>;
+  }
+
+  /**
+   * BEGIN READ ONLY, the settings, SET LOCAL ROLE, the statement, ROLLBACK, all in the worker in
+   * one request; every statement over the extended protocol. At `timeoutMs` the worker is stopped.
+   */
+  readOnly(request: ReadOnlyRequest): Promise<ReadOnlyResult> {
+    const { text, values, role, settings } = request;
+    return this.call('readOnly', { text, values, role, settings }, request.timeoutMs) as Promise<ReadOnlyResult>;
+  }
+
+  /** The data folder as a gzipped tarball (for `loadDataDir`). */
+  async dumpDataDir(): Promise<Blob> {
+    const bytes = (await this.call('dump', {})) as Uint8Array;
+    return new Blob([bytes]);
+  }
+
+  async close(): Promise<void> {
+    if (this.closing) return;
+    this.closing = true;
+    try {
+      if (this.worker) await this.send('close', {}).catch(() => undefined);
+    } finally {
+      const worker = this.worker;
+      this.worker = undefined;
+      await worker?.terminate();
+      this.failAll(new Error('The embedded database is closed.'));
+      if (this.temporary) rmSync(this.dataDir, { recursive: true, force: true });
+    }
+  }
+
+  // ---------------------------------------------------------------- the worker
+
+  private async call(op: string, payload: Record<string, unknown>, timeoutMs?: number): Promise<unknown> {
+    if (this.closing) throw new Error('The embedded database is closed.');
+    await this.ensureStarted();
+    return this.send(op, payload, timeoutMs);
+  }
+
+  private send(op: string, payload: Record<string, unknown>, timeoutMs?: number): Promise<unknown> {
+    const worker = this.worker;
+    if (!worker) return Promise.reject(new Error('The embedded database is not running.'));
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      const entry: Pending = { resolve, reject };
+      if (timeoutMs !== undefined) {
+        entry.timer = setTimeout(() => this.interrupt(id, timeoutMs), Math.max(1, timeoutMs));
+      }
+      if (this.pending.size === 0) worker.ref();
+      this.pending.set(id, entry);
+      worker.postMessage({ id, op, ...payload });
+    });
+  }
+
+  private ensureStarted(): Promise<void> {
+    if (this.worker) return Promise.resolve();
+    this.starting ??= this.start().finally(() => {
+      this.starting = undefined;
+    });
+    return this.starting;
+  }
+
+  private start(): Promise<void> {
+    const load = this.loadDataDir;
+    const worker = new Worker(PGLITE_WORKER_SOURCE, {
+      eval: true,
+      workerData: { pglite: require.resolve('@electric-sql/pglite'), dataDir: this.dataDir, loadDataDir: load },
+    });
+    return new Promise<void>((resolve, reject) => {
+      let ready = false;
+      worker.on('message', (m: { id?: number; ready?: boolean; ok?: boolean; result?: unknown; error?: Record<string, unknown> }) => {
+        if (!ready && m.ready !== undefined) {
+          if (!m.ready) {
+            void worker.terminate();
+            return reject(new EmbeddedDatabaseError({ ...m.error, message: `The embedded database did not open: ${m.error?.message}` }));
+          }
+          ready = true;
+          this.worker = worker;
+          this.loadDataDir = undefined; // a restart opens the folder as it is now
+          worker.unref();
+          return resolve();
+        }
+        this.settle(m.id!, m.ok === true, m.ok ? m.result : m.error);
+      });
+      worker.on('error', (err) => {
+        // The worker died (a WASM abort, say): fail what it held; the next request starts it again.
+        if (!ready) return reject(err);
+        if (this.worker === worker) {
+          this.worker = undefined;
+          this.restartCount++;
+          this.failAll(new EmbeddedDatabaseError({ message: `The embedded database stopped (${err.message}); it is reopened on the next request.`, code: '57P01' }));
+        }
+      });
+      worker.on('exit', (code) => {
+        if (!ready) return reject(new Error(`The embedded database worker exited (${code}) before it opened.`));
+        if (this.worker === worker) {
+          this.worker = undefined;
+          this.restartCount++;
+          this.failAll(new EmbeddedDatabaseError({ message: 'The embedded database stopped; it is reopened on the next request.', code: '57P01' }));
+        }
+      });
+    });
+  }
+
+  private settle(id: number, ok: boolean, value: unknown): void {
+    const entry = this.pending.get(id);
+    if (!entry) return; // answered already (its deadline passed)
+    this.pending.delete(id);
+    if (entry.timer) clearTimeout(entry.timer);
+    if (this.pending.size === 0) this.worker?.unref();
+    if (ok) entry.resolve(value);
+    else entry.reject(new EmbeddedDatabaseError(value as Record<string, unknown>));
+  }
+
+  /** A request passed its deadline: answer it with a timeout now, stop the worker, reopen the folder. */
+  private interrupt(id: number, timeoutMs: number): void {
+    const entry = this.pending.get(id);
+    if (!entry) return;
+    this.pending.delete(id);
+    entry.reject(
+      new EmbeddedDatabaseError({
+        message: `canceling statement due to statement timeout (${timeoutMs} ms; the embedded database was restarted to stop it)`,
+        code: '57014',
+      }),
+    );
+    const worker = this.worker;
+    this.worker = undefined;
+    this.restartCount++;
+    this.failAll(new EmbeddedDatabaseError({ message: 'The embedded database was restarted to stop a statement past its deadline.', code: '57P01' }));
+    // Requests that come meanwhile wait for the reopened database.
+    this.starting = (async () => {
+      await worker?.terminate();
+      if (!this.closing) await this.start();
+    })().finally(() => {
+      this.starting = undefined;
+    });
+    this.starting.catch(() => undefined);
+  }
+
+  private failAll(err: Error): void {
+    for (const [id, entry] of this.pending) {
+      this.pending.delete(id);
+      if (entry.timer) clearTimeout(entry.timer);
+      entry.reject(err);
+    }
+  }
+}
+
+/**
+ * Open an embedded database (PGlite in a worker thread) with the parsers `pg` uses (int8 and
+ * numeric as strings), so that code behaves the same on it and on a PostgreSQL server.
+ */
+export function openEmbeddedDatabase(options: EmbeddedDatabaseOptions = {}): Promise<EmbeddedDatabase> {
+  return EmbeddedDatabase.open(options);
 }

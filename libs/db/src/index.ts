@@ -1,3 +1,4 @@
 export * from './pglite-driver';
 export * from './embedded-database';
 export * from './database-options';
+export { runReadOnlyStatement } from './read-only';

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { PGlite, Results } from '@electric-sql/pglite';
+import type { EmbeddedDatabase, EmbeddedResult, ReadOnlyRequest, ReadOnlyResult } from './embedded-database';
 
 export interface PgliteDriverOptions {
   /** Close the PGlite instance when TypeORM ends its pool (DataSource.destroy). Default true. */
@@ -15,11 +15,31 @@ interface PgResult {
   rows: unknown[];
   rowCount: number;
   command: string;
-  fields: Results['fields'];
+  fields: EmbeddedResult['fields'];
+}
+
+/** pg's query config: a statement name is accepted and ignored; `queryMode: 'extended'` forces the extended protocol. */
+interface QueryConfig {
+  text: string;
+  values?: unknown[];
+  name?: string;
+  queryMode?: 'extended';
+}
+
+/** The raw connection of the embedded driver, as TypeORM's `queryRunner.connect()` returns it. */
+export interface EmbeddedConnection {
+  readonly embedded: true;
+  query(sql: string | QueryConfig, params?: unknown[]): Promise<PgResult>;
+  /** One statement in a READ ONLY transaction that is always rolled back, with a deadline that holds. */
+  readOnly(request: ReadOnlyRequest): Promise<ReadOnlyResult>;
+}
+
+export function isEmbeddedConnection(conn: unknown): conn is EmbeddedConnection {
+  return typeof conn === 'object' && conn !== null && (conn as { embedded?: unknown }).embedded === true && typeof (conn as EmbeddedConnection).readOnly === 'function';
 }
 
 /**
- * A `pg`-compatible driver object (`{ Pool }`) for TypeORM's postgres driver over one PGlite instance.
+ * A `pg`-compatible driver object (`{ Pool }`) for TypeORM's postgres driver over one embedded database.
  *
  * PGlite has a single session, so the pool hands out one connection at a time: a query runner
  * (and the transaction it holds) has the session to itself until it is released. Everyone else
@@ -33,18 +53,24 @@ export interface PgCompatibleDriver {
   readonly embedded: true;
 }
 
-export function createPgliteDriver(db: PGlite, options: PgliteDriverOptions = {}): PgCompatibleDriver {
+export function createPgliteDriver(db: EmbeddedDatabase, options: PgliteDriverOptions = {}): PgCompatibleDriver {
   const closeOnEnd = options.closeOnEnd ?? true;
   const acquireTimeoutMs = options.acquireTimeoutMs ?? 30_000;
   const lock = new SessionLock();
   let ended = false;
 
-  class PgliteClient extends EventEmitter {
-    /** pg's forms: (text, values) or ({ name?, text, values }); a statement name is accepted and ignored. */
-    query(sql: string | { text: string; values?: unknown[]; name?: string }, params?: unknown[], callback?: Callback): Promise<PgResult> {
-      const p = typeof sql === 'object' ? execute(db, sql.text, sql.values) : execute(db, sql, params);
+  class PgliteClient extends EventEmitter implements EmbeddedConnection {
+    readonly embedded = true as const;
+
+    /** pg's forms: (text, values) or ({ name?, text, values, queryMode? }). */
+    query(sql: string | QueryConfig, params?: unknown[], callback?: Callback): Promise<PgResult> {
+      const p = typeof sql === 'object' ? execute(db, sql.text, sql.values, sql.queryMode === 'extended') : execute(db, sql, params, false);
       if (callback) p.then((r) => callback(null, r), (e: Error) => callback(e));
       return p;
+    }
+
+    readOnly(request: ReadOnlyRequest): Promise<ReadOnlyResult> {
+      return db.readOnly(request);
     }
   }
 
@@ -82,7 +108,7 @@ export function createPgliteDriver(db: PGlite, options: PgliteDriverOptions = {}
       }
       const unlock = await lock.acquire(acquireTimeoutMs);
       try {
-        const r = await execute(db, sql, params as unknown[] | undefined);
+        const r = await execute(db, sql, params as unknown[] | undefined, false);
         callback?.(null, r);
         return r;
       } catch (err) {
@@ -112,14 +138,15 @@ export function createPgliteDriver(db: PGlite, options: PgliteDriverOptions = {}
   return { Pool: PglitePool, embedded: true };
 }
 
-async function execute(db: PGlite, sql: string, params?: unknown[]): Promise<PgResult> {
-  if (params && params.length > 0) return toPg(sql, await db.query(sql, params));
+/** With parameters (or when asked), one statement over the extended protocol; else a trusted script, as pg's simple protocol. */
+async function execute(db: EmbeddedDatabase, sql: string, params: unknown[] | undefined, extended: boolean): Promise<PgResult> {
+  if (extended || (params && params.length > 0)) return toPg(sql, await db.query(sql, params ?? []));
   const all = await db.exec(sql);
   const last = all[all.length - 1] ?? { rows: [], fields: [], affectedRows: 0 };
-  return toPg(sql, last as Results);
+  return toPg(sql, last);
 }
 
-function toPg(sql: string, r: Results): PgResult {
+function toPg(sql: string, r: EmbeddedResult): PgResult {
   const command = firstKeyword(sql);
   const rowCount = command === 'SELECT' ? r.rows.length : (r.affectedRows ?? r.rows.length);
   return { rows: r.rows, rowCount, command, fields: r.fields };

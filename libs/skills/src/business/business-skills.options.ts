@@ -40,7 +40,7 @@ export interface ReportSpec {
 }
 
 export interface DataLimits {
-  /** Statement timeout (ms) on a PostgreSQL server. Default 5000. */
+  /** Deadline of a data skill's statement (ms), on a PostgreSQL server and on the embedded database. Default 5000. */
   readonly timeoutMs?: number;
   /** db.query rows when the model asks for no limit. Default 20. */
   readonly defaultRows?: number;
@@ -48,8 +48,6 @@ export interface DataLimits {
   readonly maxRows?: number;
   /** Most JSON bytes of rows returned. Default 256 KiB. */
   readonly maxBytes?: number;
-  /** Largest planner cost a db.query statement may have (default: 200000 on the embedded database, off on a server). */
-  readonly maxCost?: number;
 }
 
 /** The read-only skills, registered by default. */

@@ -9,7 +9,7 @@ import { BUSINESS_SKILLS_OPTIONS } from './business-skills.module-definition';
 import { BUSINESS_SKILL_NAMES, BusinessSkillName, BusinessSkillsOptions, EntitySpec, KpiMetric, ReportSpec } from './business-skills.options';
 import { EntityWriter } from './entity-writer';
 import { toCsv } from './csv';
-import { capRows, DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT_MS, isEmbedded, runReadOnly } from './data/read-only-query';
+import { capRows, DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT_MS, runReadOnly } from './data/read-only-query';
 import { qualifiedTable, quoteIdent, tenantBound } from './identifiers';
 import { loadSqlParser } from './sql/pg-parser';
 import { SqlGuard } from './sql/sql-guard';
@@ -18,7 +18,6 @@ import { SqlRefusal } from './sql/sql-refusal';
 const SOURCE = 'BusinessSkillsModule';
 const MAX_ROWS_CAP = 100;
 const REPORT_ROW_CAP = 100;
-const STATISTICS_MAX_AGE_MS = 30_000;
 
 interface ResolvedEntity extends EntitySpec {
   /** The tenant column after defaults: a name, null (shared), or undefined (unknown: fail closed). */
@@ -39,7 +38,6 @@ export class BusinessSkills implements OnModuleInit {
   private readonly guard: SqlGuard;
   private readonly maxRows: number;
   private readonly defaultRows: number;
-  private analyzedAt = 0;
   private readonly writer: EntityWriter;
 
   constructor(
@@ -233,20 +231,7 @@ export class BusinessSkills implements OnModuleInit {
         throw new SkillError(err.reason, err.message, undefined, err.reason === 'TenantScopeUnavailable' ? 'TenantScopeUnavailable' : 'QueryRefused');
       throw err;
     }
-    await this.refreshStatistics();
-    return runReadOnly(this.dataSource, prepared.text, prepared.values, this.limits(rows, this.options.limits?.maxCost));
-  }
-
-  /**
-   * The embedded database cannot stop a running statement, so db.query refuses statements whose
-   * planner cost is too high; the planner needs statistics for that, and PGlite has no autovacuum
-   * to gather them: ANALYZE the registered tables at most every 30 s (statistics only, no data).
-   */
-  private async refreshStatistics(): Promise<void> {
-    if (!isEmbedded(this.dataSource) || Date.now() - this.analyzedAt < STATISTICS_MAX_AGE_MS) return;
-    this.analyzedAt = Date.now();
-    const tables = [...this.entities.values()].map((e) => qualifiedTable(e.table, e.schema));
-    if (tables.length) await this.dataSource.query(`ANALYZE ${tables.join(', ')}`);
+    return runReadOnly(this.dataSource, prepared.text, prepared.values, this.limits(rows));
   }
 
   async lookup(args: { entity: string; id: string | number }, ctx: SkillInvocation) {
@@ -335,8 +320,8 @@ export class BusinessSkills implements OnModuleInit {
     return { sql: def.sql, values: [] };
   }
 
-  private limits(maxRows: number, maxCost?: number) {
+  private limits(maxRows: number) {
     const l = this.options.limits ?? {};
-    return { timeoutMs: l.timeoutMs ?? DEFAULT_TIMEOUT_MS, maxRows, maxBytes: l.maxBytes ?? DEFAULT_MAX_BYTES, maxCost };
+    return { timeoutMs: l.timeoutMs ?? DEFAULT_TIMEOUT_MS, maxRows, maxBytes: l.maxBytes ?? DEFAULT_MAX_BYTES };
   }
 }

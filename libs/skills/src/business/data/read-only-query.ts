@@ -1,19 +1,20 @@
+import { runReadOnlyStatement } from '@zmodu/db';
 import { DataSource, QueryRunner } from 'typeorm';
 import { SkillError } from '../../exceptions/skill.error';
 
 export interface ReadOnlyLimits {
-  /** Statement timeout on a PostgreSQL server (ms). Default 5000. */
+  /** The statement's deadline (ms), on a server and on the embedded database alike. Default 5000. */
   readonly timeoutMs?: number;
   /** Rows returned at most; more are cut and `truncated` is set. */
   readonly maxRows: number;
   /** JSON bytes of the rows returned at most. Default 256 KiB. */
   readonly maxBytes?: number;
-  /**
-   * Largest planner cost (EXPLAIN total cost) a statement may have. The embedded database
-   * cannot interrupt a running statement, so there it defaults to 200000; on a server the
-   * statement timeout is the limit and this is off unless set.
-   */
-  readonly maxCost?: number;
+}
+
+/** The database's second fence for a statement: the role it runs as and the settings its policies read. */
+export interface ReadOnlyFence {
+  readonly role: string;
+  readonly settings: Readonly<Record<string, string>>;
 }
 
 export interface ReadOnlyResult {
@@ -25,7 +26,6 @@ export interface ReadOnlyResult {
 
 export const DEFAULT_MAX_BYTES = 256 * 1024;
 export const DEFAULT_TIMEOUT_MS = 5_000;
-export const EMBEDDED_MAX_COST = 200_000;
 
 /** True when the DataSource runs on the embedded PGlite driver (@zmodu/db). */
 export function isEmbedded(dataSource: DataSource): boolean {
@@ -39,52 +39,38 @@ export function capRows(sql: string, maxRows: number): string {
 }
 
 /**
- * Run one SELECT in a READ ONLY transaction with a statement timeout, always rolled back.
- * `text` is final: it must already fetch at most `maxRows + 1` rows (db.query's guard prints it
- * so; `capRows` for an application's own statement). Rows and bytes are capped. A database error
- * becomes a SkillError with a short category and never the database's text (which can quote
- * values from the data).
+ * Run one SELECT in a READ ONLY transaction, always rolled back, under a deadline that holds on
+ * a server (statement_timeout) and on the embedded database (its worker is stopped), over the
+ * extended protocol only (a second statement cannot ride along), in one round trip on a server.
+ * `text` is final: it must fetch at most `maxRows + 1` rows (db.query's guard prints it so;
+ * `capRows` for an application's own statement). With a fence, the statement runs as its role
+ * with its settings. Rows and bytes are capped. A database error becomes a SkillError with a
+ * short category and never the database's text (which can quote values from the data).
  */
-export async function runReadOnly(dataSource: DataSource, text: string, values: unknown[], limits: ReadOnlyLimits): Promise<ReadOnlyResult> {
+export async function runReadOnly(
+  dataSource: DataSource,
+  text: string,
+  values: unknown[],
+  limits: ReadOnlyLimits,
+  fence?: ReadOnlyFence,
+): Promise<ReadOnlyResult> {
   const timeoutMs = Math.max(1, Math.floor(limits.timeoutMs ?? DEFAULT_TIMEOUT_MS));
   const maxBytes = limits.maxBytes ?? DEFAULT_MAX_BYTES;
-  const embedded = isEmbedded(dataSource);
-  const maxCost = limits.maxCost ?? (embedded ? EMBEDDED_MAX_COST : undefined);
-  const capped = text;
   const runner: QueryRunner = dataSource.createQueryRunner();
-  let conn: RawConnection | undefined;
   try {
-    // The driver's own connection (pg Client, or the embedded session): one call per statement, no ORM layers.
-    conn = (await runner.connect()) as RawConnection;
-    // BEGIN and the timeout in one round trip (simple protocol, no parameters).
-    await conn.query(`BEGIN TRANSACTION READ ONLY; SET LOCAL statement_timeout = ${timeoutMs}`);
-    if (maxCost !== undefined) {
-      const plan = (await conn.query(`EXPLAIN (FORMAT JSON) ${capped}`, values)).rows;
-      const cost = totalCost(plan);
-      if (cost > maxCost)
-        throw new SkillError('too_expensive', `The statement is estimated too expensive to run (cost ${Math.round(cost)} over ${maxCost}): filter more, or aggregate.`, undefined, 'QueryRefused');
-    }
-    const rows = (await conn.query(capped, values)).rows as Record<string, unknown>[];
-    return shape(rows, limits.maxRows, maxBytes);
+    // The driver's own connection (a pg client, or the embedded database's): no ORM layers.
+    const connection = await runner.connect();
+    const result = await runReadOnlyStatement(connection, { text, values, timeoutMs, role: fence?.role, settings: fence?.settings });
+    return shape(result.rows, result.fields, limits.maxRows, maxBytes);
   } catch (err) {
     if (err instanceof SkillError) throw err;
     throw new SkillError(categorize(err), 'The database refused the statement; the reason is a category only.', undefined, 'QueryFailed');
   } finally {
-    if (conn) {
-      // pg queues the ROLLBACK on the connection now, ahead of anything its next user sends, so a
-      // server caller need not wait the round trip; the embedded session is released only after it.
-      const rollback = conn.query('ROLLBACK').catch(() => undefined);
-      if (embedded) await rollback;
-    }
     await runner.release();
   }
 }
 
-interface RawConnection {
-  query(sql: string, values?: unknown[]): Promise<{ rows: Array<Record<string, unknown>> }>;
-}
-
-function shape(rows: Record<string, unknown>[], maxRows: number, maxBytes: number): ReadOnlyResult {
+function shape(rows: Record<string, unknown>[], fields: string[], maxRows: number, maxBytes: number): ReadOnlyResult {
   let truncated = rows.length > maxRows;
   const kept: Record<string, unknown>[] = [];
   let bytes = 2;
@@ -97,20 +83,16 @@ function shape(rows: Record<string, unknown>[], maxRows: number, maxBytes: numbe
     bytes += size;
     kept.push(row);
   }
-  return { columns: rows.length ? Object.keys(rows[0]) : [], rows: kept, rowCount: kept.length, truncated };
-}
-
-function totalCost(plan: Array<Record<string, unknown>>): number {
-  const first = plan?.[0]?.['QUERY PLAN'];
-  const doc = typeof first === 'string' ? JSON.parse(first) : first;
-  const cost = (doc as Array<{ Plan?: { 'Total Cost'?: number } }>)?.[0]?.Plan?.['Total Cost'];
-  return typeof cost === 'number' ? cost : Number.POSITIVE_INFINITY;
+  return { columns: fields, rows: kept, rowCount: kept.length, truncated };
 }
 
 /** A short, value-free category for a database error, from its SQLSTATE. */
 export function categorize(err: unknown): string {
   const e = err as { code?: string; driverError?: { code?: string } };
-  const code = e?.driverError?.code ?? e?.code ?? '';
+  const code = String(e?.driverError?.code ?? e?.code ?? '');
+  // The database is not there (a refused or broken connection, a server shutting down, the embedded one restarting).
+  if (code.startsWith('08') || code.startsWith('57P') || ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND'].includes(code))
+    return 'database_unavailable';
   const exact: Record<string, string> = {
     '57014': 'timeout',
     '42703': 'undefined_column',
@@ -121,9 +103,10 @@ export function categorize(err: unknown): string {
     '42883': 'undefined_function',
     '42P18': 'indeterminate_type',
     '25006': 'read_only',
+    '42501': 'permission_denied',
     '22012': 'division_by_zero',
   };
-  if (exact[code]) return exact[code];
+  if (Object.hasOwn(exact, code)) return exact[code];
   if (code.startsWith('22')) return 'invalid_input';
   if (code.startsWith('42')) return 'invalid_query';
   if (code.startsWith('53') || code.startsWith('54')) return 'resource_limit';

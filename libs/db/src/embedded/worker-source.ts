@@ -1,0 +1,94 @@
+/**
+ * The code of the worker thread that owns one PGlite instance. It is a string (run with
+ * `eval: true`) so that it travels inside any bundle of the app; PGlite is required from the
+ * path the main thread resolved. Requests are handled one after another, so the steps of one
+ * request never interleave with another's.
+ */
+export const PGLITE_WORKER_SOURCE = String.raw`
+'use strict';
+const { parentPort, workerData } = require('node:worker_threads');
+const { PGlite, types } = require(workerData.pglite);
+let db;
+
+function serializeError(e) {
+  const out = { message: String((e && e.message) || e) };
+  for (const k of ['code', 'severity', 'detail', 'hint', 'position', 'schema', 'table', 'column', 'dataType', 'constraint', 'routine', 'where'])
+    if (e && e[k] !== undefined) out[k] = e[k];
+  return out;
+}
+
+function shape(r) {
+  return { rows: r.rows, fields: r.fields.map((f) => ({ name: f.name, dataTypeID: f.dataTypeID })), affectedRows: r.affectedRows };
+}
+
+function quoteIdent(name) {
+  return '"' + String(name).replace(/"/g, '""') + '"';
+}
+
+async function open() {
+  const options = { parsers: { [types.INT8]: (v) => v, [types.NUMERIC]: (v) => v } };
+  if (workerData.dataDir) options.dataDir = workerData.dataDir;
+  if (workerData.loadDataDir) options.loadDataDir = new Blob([workerData.loadDataDir]);
+  db = await PGlite.create(options);
+  // PGlite starts with planner settings of its own on its command line (enable_seqscan=off was seen):
+  // set them back to PostgreSQL's defaults, so that plans are those of a server.
+  const changed = await db.query(
+    "SELECT name, boot_val FROM pg_settings WHERE category LIKE 'Query Tuning%' AND source = 'command line' AND setting IS DISTINCT FROM boot_val",
+  );
+  for (const row of changed.rows) await db.query('SELECT set_config($1, $2, false)', [row.name, row.boot_val]);
+}
+
+async function handle(m) {
+  switch (m.op) {
+    case 'query':
+      return shape(await db.query(m.sql, m.params || []));
+    case 'exec':
+      return (await db.exec(m.sql)).map(shape);
+    case 'readOnly': {
+      // One READ ONLY transaction, always rolled back; every statement over the extended protocol.
+      await db.query('BEGIN TRANSACTION READ ONLY');
+      try {
+        const names = Object.keys(m.settings || {});
+        if (names.length) {
+          const params = [];
+          const calls = names.map((n) => {
+            params.push(n, m.settings[n]);
+            return 'set_config($' + (params.length - 1) + ', $' + params.length + ', true)';
+          });
+          await db.query('SELECT ' + calls.join(', '), params);
+        }
+        if (m.role) await db.query('SET LOCAL ROLE ' + quoteIdent(m.role));
+        const r = await db.query(m.text, m.values || []);
+        return { rows: r.rows, fields: r.fields.map((f) => f.name) };
+      } finally {
+        await db.query('ROLLBACK');
+      }
+    }
+    case 'dump': {
+      const blob = await db.dumpDataDir('gzip');
+      return new Uint8Array(await blob.arrayBuffer());
+    }
+    case 'close':
+      if (db && !db.closed) await db.close();
+      return null;
+    default:
+      throw new Error('unknown request ' + m.op);
+  }
+}
+
+let tail = Promise.resolve();
+parentPort.on('message', (m) => {
+  tail = tail.then(async () => {
+    try {
+      parentPort.postMessage({ id: m.id, ok: true, result: await handle(m) });
+    } catch (e) {
+      parentPort.postMessage({ id: m.id, ok: false, error: serializeError(e) });
+    }
+  });
+});
+
+open().then(
+  () => parentPort.postMessage({ ready: true }),
+  (e) => parentPort.postMessage({ ready: false, error: serializeError(e) }),
+);
+`;

@@ -1,0 +1,168 @@
+import { existsSync } from 'node:fs';
+import { DataSource } from 'typeorm';
+import { createTestDatabase, embeddedTemplate, TestDatabase } from '../../../test/support/test-database';
+import { EmbeddedDatabase, openEmbeddedDatabase as open } from './embedded-database';
+import { runReadOnlyStatement } from './read-only';
+
+/**
+ * The read-only executor on both databases (PGlite by default, PostgreSQL with
+ * ZMODU_TEST_DATABASE_URL): one statement over the extended protocol, always rolled back,
+ * under a deadline that holds on the embedded database too.
+ */
+describe('runReadOnlyStatement', () => {
+  let db: TestDatabase;
+  let ds: DataSource;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    ds = new DataSource(await db.options());
+    await ds.initialize();
+    await ds.query('CREATE TABLE accounts (id int PRIMARY KEY, tenant text NOT NULL, balance int NOT NULL)');
+    await ds.query("INSERT INTO accounts VALUES (1, 'a', 100), (2, 'b', 200)");
+  });
+
+  afterAll(async () => {
+    await ds?.destroy();
+    await db?.drop();
+  });
+
+  const balances = async () => JSON.stringify(await ds.query('SELECT id, tenant, balance FROM accounts ORDER BY id'));
+
+  async function run(text: string, values: unknown[] = [], extra: { timeoutMs?: number; role?: string; settings?: Record<string, string> } = {}) {
+    const runner = ds.createQueryRunner();
+    try {
+      const conn = await runner.connect();
+      return await runReadOnlyStatement(conn, { text, values, timeoutMs: extra.timeoutMs ?? 2000, role: extra.role, settings: extra.settings });
+    } finally {
+      await runner.release();
+    }
+  }
+
+  const failure = (p: Promise<unknown>) => p.then(() => null, (e: { code?: string }) => e);
+
+  it('returns the rows and the column names, even of an empty result', async () => {
+    expect(await run('SELECT id, balance FROM accounts WHERE tenant = $1', ['a'])).toEqual({ rows: [{ id: 1, balance: 100 }], fields: ['id', 'balance'] });
+    expect(await run('SELECT id, balance FROM accounts WHERE tenant = $1', ['none'])).toEqual({ rows: [], fields: ['id', 'balance'] });
+  });
+
+  it.each([
+    ['SELECT 1;COMMIT;UPDATE accounts SET balance = 0'],
+    ["SELECT 1; COMMIT; UPDATE accounts SET balance = 0 WHERE tenant = 'b'"],
+    ['COMMIT; SELECT pg_sleep(15)'],
+    ['SELECT 1; DROP TABLE accounts'],
+  ])('a second statement cannot ride along: %s fails and changes nothing', async (text) => {
+    const before = await balances();
+    const started = Date.now();
+    const err = await failure(run(text));
+    expect(err).not.toBeNull();
+    expect(err!.code).toBe('42601'); // cannot insert multiple commands into a prepared statement
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(await balances()).toBe(before);
+  });
+
+  it('is read only and always rolled back', async () => {
+    const before = await balances();
+    expect((await failure(run('UPDATE accounts SET balance = 0')))!.code).toBe('25006');
+    expect((await failure(run('WITH x AS (UPDATE accounts SET balance = 0 RETURNING 1) SELECT * FROM x')))!.code).toBe('25006');
+    expect(await balances()).toBe(before);
+  });
+
+  it('applies the settings and the role for the statement only, and leaves the connection clean after an error', async () => {
+    await ds.query('DROP ROLE IF EXISTS zmodu_test_reader');
+    await ds.query('CREATE ROLE zmodu_test_reader NOLOGIN');
+    try {
+      const r = await run("SELECT current_setting('zmodu.test', true) AS s, current_user AS u, current_setting('transaction_read_only') AS ro", [], {
+        role: 'zmodu_test_reader',
+        settings: { 'zmodu.test': 'x' },
+      });
+      expect(r.rows).toEqual([{ s: 'x', u: 'zmodu_test_reader', ro: 'on' }]);
+      // The role has no grant on the table: the fence of the database refuses.
+      expect((await failure(run('SELECT * FROM accounts', [], { role: 'zmodu_test_reader' })))!.code).toBe('42501');
+      // Whatever failed, the next user of the session is outside any transaction, as itself, with no setting left.
+      const after = await ds.query("SELECT current_user AS u, current_setting('zmodu.test', true) AS s, current_setting('transaction_read_only') AS ro");
+      expect(after[0].u).not.toBe('zmodu_test_reader');
+      expect(after[0].s === null || after[0].s === '').toBe(true);
+      expect(after[0].ro).toBe('off');
+      await ds.query("UPDATE accounts SET balance = balance WHERE tenant = 'a'"); // writable again
+    } finally {
+      await ds.query('DROP ROLE IF EXISTS zmodu_test_reader');
+    }
+  });
+
+  it('stops a statement at its deadline and answers timeout within the deadline plus a second', async () => {
+    const before = await balances();
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 20);
+    const started = Date.now();
+    const err = await failure(run('SELECT pg_sleep(20)', [], { timeoutMs: 400 }));
+    const elapsed = Date.now() - started;
+    clearInterval(timer);
+    expect(err!.code).toBe('57014');
+    expect(elapsed).toBeLessThan(1400);
+    // The event loop ran the whole time (on the embedded database the statement runs in a worker thread).
+    expect(ticks).toBeGreaterThanOrEqual(Math.floor(elapsed / 20 / 3));
+    // Everything committed before is there, and the database serves again.
+    expect(await balances()).toBe(before);
+    expect((await run('SELECT count(*)::int AS n FROM accounts')).rows).toEqual([{ n: 2 }]);
+  });
+
+  it('a long statement without any injection ends in timeout too (md5 of a huge lpad over a self-join)', async () => {
+    const started = Date.now();
+    const err = await failure(run('SELECT count(md5(lpad(a.tenant, $1))) FROM accounts a, accounts b, generate_series(1, 1000) g', [100_000_000], { timeoutMs: 500 }));
+    expect(err!.code).toBe('57014');
+    // The embedded database is stopped at the deadline; a server stops between rows (one md5 of 100 MB takes a while).
+    expect(Date.now() - started).toBeLessThan(db.kind === 'pglite' ? 1500 : 3000);
+  });
+});
+
+describe('EmbeddedDatabase (PGlite in a worker thread)', () => {
+  let db: EmbeddedDatabase;
+  const openEmbeddedDatabase = () => open({ loadDataDir: embeddedTemplate() });
+
+  afterEach(async () => {
+    await db?.close();
+  });
+
+  it('starts with PostgreSQL planner defaults (PGlite turns enable_seqscan off)', async () => {
+    db = await openEmbeddedDatabase();
+    expect((await db.query("SELECT current_setting('enable_seqscan') AS v")).rows).toEqual([{ v: 'on' }]);
+  });
+
+  it('keeps committed data across a restart forced by a deadline, and counts the restart', async () => {
+    db = await openEmbeddedDatabase();
+    await db.exec('CREATE TABLE kept (n int); INSERT INTO kept VALUES (1), (2), (3)');
+    const err = await db.readOnly({ text: 'SELECT pg_sleep(30)', values: [], timeoutMs: 200 }).then(
+      () => null,
+      (e: { code?: string }) => e,
+    );
+    expect(err?.code).toBe('57014');
+    expect(db.restarts).toBe(1);
+    expect((await db.query('SELECT sum(n)::int AS s FROM kept')).rows).toEqual([{ s: 6 }]);
+    await db.query('INSERT INTO kept VALUES ($1)', [4]);
+    expect((await db.query('SELECT count(*)::int AS c FROM kept')).rows).toEqual([{ c: 4 }]);
+  });
+
+  it('answers a request made while it reopens, after it reopens', async () => {
+    db = await openEmbeddedDatabase();
+    const slow = db.readOnly({ text: 'SELECT pg_sleep(30)', values: [], timeoutMs: 150 }).catch((e: { code?: string }) => e.code);
+    await new Promise((r) => setTimeout(r, 200));
+    const next = await db.query('SELECT 41 + 1 AS n');
+    expect(await slow).toBe('57014');
+    expect(next.rows).toEqual([{ n: 42 }]);
+  });
+
+  it('without a folder, keeps its data in a temporary one that close() removes', async () => {
+    db = await openEmbeddedDatabase();
+    const dir = (db as unknown as { dataDir: string }).dataDir;
+    expect(existsSync(dir)).toBe(true);
+    await db.close();
+    expect(existsSync(dir)).toBe(false);
+    await expect(db.query('SELECT 1')).rejects.toThrow(/closed/);
+  });
+
+  it('reports a database error with its SQLSTATE and keeps serving', async () => {
+    db = await openEmbeddedDatabase();
+    await expect(db.query('SELECT * FROM nowhere')).rejects.toMatchObject({ code: '42P01' });
+    expect((await db.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+  });
+});
