@@ -1,7 +1,16 @@
 import { TestingModule, Test } from '@nestjs/testing';
 import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
 import { Guard, GuardModule } from '@zmodu/guard';
-import { BusinessSkillsModule, BusinessSkillsOptions, createSkillContext, SkillCallResult, SkillDispatcher, SkillsModule } from '@zmodu/skills';
+import {
+  BusinessSkills,
+  BusinessSkillsModule,
+  BusinessSkillsOptions,
+  createSkillContext,
+  installTenantFence,
+  SkillCallResult,
+  SkillDispatcher,
+  SkillsModule,
+} from '@zmodu/skills';
 import { DataSource } from 'typeorm';
 import { ALPHA, ENTITIES, KPIS, REPORTS, seedBusinessData } from './business-fixture';
 import { createTestDatabase, TestDatabase } from './test-database';
@@ -17,20 +26,28 @@ export interface BusinessApp {
   close(): Promise<void>;
 }
 
+/**
+ * The data skills over two tenants' data, with db.query's second fence installed (mode `required`,
+ * so every tenant's db.query runs under it) unless `options.fence` says otherwise.
+ */
 export async function startBusinessApp(options: Partial<BusinessSkillsOptions> = {}, perTenant = 60): Promise<BusinessApp> {
   const db = await createTestDatabase();
   const dsOptions = await db.options();
+  const fence = options.fence ?? { mode: 'required' as const, role: db.fenceRole };
   const app = await Test.createTestingModule({
     imports: [
       TypeOrmModule.forRoot(dsOptions),
       GuardModule.forRoot({ auditStore: 'memory', quotaStore: 'memory' }),
       SkillsModule.forRoot(),
-      BusinessSkillsModule.register({ entities: ENTITIES, dbQueryTenantColumn: 'tenant_id', kpis: KPIS, reports: REPORTS, ...options }),
+      BusinessSkillsModule.register({ entities: ENTITIES, dbQueryTenantColumn: 'tenant_id', kpis: KPIS, reports: REPORTS, ...options, fence }),
     ],
   }).compile();
-  await app.init();
+  // The DataSource exists (and migrations ran) at compile; the module looks for the fence at init.
   const ds = app.get<DataSource>(getDataSourceToken());
   await seedBusinessData(ds, perTenant);
+  if (fence.mode !== 'off')
+    await ds.transaction((m) => installTenantFence(m, app.get(BusinessSkills).fenceTables(), { role: fence.role }));
+  await app.init();
   const dispatcher = app.get(SkillDispatcher);
   return {
     app,

@@ -18,6 +18,10 @@ type Extra = Partial<Omit<DataSourceOptions, 'type'>>;
  */
 export interface TestDatabase {
   readonly kind: 'pglite' | 'postgres';
+  /** A name of its own (the server database's name), for cluster-wide objects such as roles. */
+  readonly name: string;
+  /** A db.query reader role of its own: roles are shared by every database of a server. Dropped by `drop()`. */
+  readonly fenceRole: string;
   /** Where another process finds it: a server URL, or the PGlite data folder (open by one process at a time). */
   readonly location: { readonly url?: string; readonly dataDir?: string };
   options(extra?: Extra): Promise<DataSourceOptions>;
@@ -43,6 +47,8 @@ async function createPgliteDatabase(): Promise<TestDatabase> {
   let first = true;
   return {
     kind: 'pglite',
+    name: 'pglite',
+    fenceRole: 'zmodu_reader',
     location: { dataDir: dir },
     async options(extra = {}) {
       const loadDataDir = first ? embeddedTemplate() : undefined;
@@ -69,6 +75,8 @@ async function createServerDatabase(adminUrl: string): Promise<TestDatabase> {
   url.pathname = `/${name}`;
   return {
     kind: 'postgres',
+    name,
+    fenceRole: `${name}_reader`,
     location: { url: url.toString() },
     async options(extra = {}) {
       return serverDataSourceOptions(url.toString(), extra);
@@ -78,6 +86,7 @@ async function createServerDatabase(adminUrl: string): Promise<TestDatabase> {
       await c.connect();
       try {
         await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+        await c.query(`DROP ROLE IF EXISTS ${name}_reader`);
       } finally {
         await c.end();
       }

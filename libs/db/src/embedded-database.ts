@@ -72,6 +72,7 @@ export class EmbeddedDatabase {
   private closing = false;
   private loadDataDir?: ArrayBuffer;
   private restartCount = 0;
+  private pid = 0;
 
   private constructor(
     private readonly dataDir: string,
@@ -102,6 +103,11 @@ export class EmbeddedDatabase {
 
   get closed(): boolean {
     return this.closing;
+  }
+
+  /** The backend pid of the session (as `pg_backend_pid()` reports it). */
+  get processId(): number {
+    return this.pid;
   }
 
   /** How many times the worker was restarted (after a deadline or a crash). */
@@ -187,13 +193,14 @@ export class EmbeddedDatabase {
     });
     return new Promise<void>((resolve, reject) => {
       let ready = false;
-      worker.on('message', (m: { id?: number; ready?: boolean; ok?: boolean; result?: unknown; error?: Record<string, unknown> }) => {
+      worker.on('message', (m: { id?: number; ready?: boolean; pid?: number; ok?: boolean; result?: unknown; error?: Record<string, unknown> }) => {
         if (!ready && m.ready !== undefined) {
           if (!m.ready) {
             void worker.terminate();
             return reject(new EmbeddedDatabaseError({ ...m.error, message: `The embedded database did not open: ${m.error?.message}` }));
           }
           ready = true;
+          this.pid = m.pid ?? 0;
           this.worker = worker;
           this.loadDataDir = undefined; // a restart opens the folder as it is now
           worker.unref();

@@ -29,6 +29,8 @@ interface QueryConfig {
 /** The raw connection of the embedded driver, as TypeORM's `queryRunner.connect()` returns it. */
 export interface EmbeddedConnection {
   readonly embedded: true;
+  /** The backend pid of the session, as pg's Client has it. */
+  readonly processID: number;
   query(sql: string | QueryConfig, params?: unknown[]): Promise<PgResult>;
   /** One statement in a READ ONLY transaction that is always rolled back, with a deadline that holds. */
   readOnly(request: ReadOnlyRequest): Promise<ReadOnlyResult>;
@@ -61,6 +63,10 @@ export function createPgliteDriver(db: EmbeddedDatabase, options: PgliteDriverOp
 
   class PgliteClient extends EventEmitter implements EmbeddedConnection {
     readonly embedded = true as const;
+
+    get processID(): number {
+      return db.processId;
+    }
 
     /** pg's forms: (text, values) or ({ name?, text, values, queryMode? }). */
     query(sql: string | QueryConfig, params?: unknown[], callback?: Callback): Promise<PgResult> {

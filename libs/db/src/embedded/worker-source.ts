@@ -36,6 +36,7 @@ async function open() {
     "SELECT name, boot_val FROM pg_settings WHERE category LIKE 'Query Tuning%' AND source = 'command line' AND setting IS DISTINCT FROM boot_val",
   );
   for (const row of changed.rows) await db.query('SELECT set_config($1, $2, false)', [row.name, row.boot_val]);
+  return (await db.query('SELECT pg_backend_pid() AS pid')).rows[0].pid;
 }
 
 async function handle(m) {
@@ -88,7 +89,7 @@ parentPort.on('message', (m) => {
 });
 
 open().then(
-  () => parentPort.postMessage({ ready: true }),
+  (pid) => parentPort.postMessage({ ready: true, pid }),
   (e) => parentPort.postMessage({ ready: false, error: serializeError(e) }),
 );
 `;

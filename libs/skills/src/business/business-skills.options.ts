@@ -56,6 +56,18 @@ export const BUSINESS_SKILL_NAMES = ['db.query', 'entity.lookup', 'entity.list',
 export const WRITE_SKILL_NAMES = ['entity.create', 'entity.update'] as const;
 export type BusinessSkillName = (typeof BUSINESS_SKILL_NAMES)[number] | (typeof WRITE_SKILL_NAMES)[number];
 
+/** db.query's second fence in the database (a reader role and row-level security; see installTenantFence). */
+export interface DataFenceOptions {
+  /**
+   * `auto` (default): use the fence when it is installed, warn at boot when it is not;
+   * `required`: boot fails without it, and a tenant's db.query is refused (`fence_missing`);
+   * `off`: never use it.
+   */
+  readonly mode?: 'auto' | 'required' | 'off';
+  /** The reader role. Default `zmodu_reader`. */
+  readonly role?: string;
+}
+
 export class BusinessSkillsOptions {
   entities: EntitySpec[] = [];
   /** The tenant column of entities that declare none. Unset: such tables fail closed (TenantScopeUnavailable) with a tenant. */
@@ -71,4 +83,6 @@ export class BusinessSkillsOptions {
   requiredPermission?: string;
   /** Permission the write skills require. Default 'entity:write'. */
   writePermission?: string = 'entity:write';
+  /** db.query's second fence in the database. Default `{ mode: 'auto' }`. */
+  fence?: DataFenceOptions = { mode: 'auto' };
 }

@@ -1,4 +1,4 @@
-import { Inject, Injectable, OnModuleInit, Optional } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleInit, Optional } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { SkillError } from '../exceptions/skill.error';
@@ -9,7 +9,8 @@ import { BUSINESS_SKILLS_OPTIONS } from './business-skills.module-definition';
 import { BUSINESS_SKILL_NAMES, BusinessSkillName, BusinessSkillsOptions, EntitySpec, KpiMetric, ReportSpec } from './business-skills.options';
 import { EntityWriter } from './entity-writer';
 import { toCsv } from './csv';
-import { capRows, DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT_MS, runReadOnly } from './data/read-only-query';
+import { capRows, DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT_MS, ReadOnlyFence, runReadOnly } from './data/read-only-query';
+import { DEFAULT_FENCE_ROLE, fenceSettings, FenceTable, readFenceKey, tenantFenceStatus } from './fence/tenant-fence';
 import { qualifiedTable, quoteIdent, tenantBound } from './identifiers';
 import { loadSqlParser } from './sql/pg-parser';
 import { SqlGuard } from './sql/sql-guard';
@@ -17,6 +18,8 @@ import { SqlRefusal } from './sql/sql-refusal';
 
 const SOURCE = 'BusinessSkillsModule';
 const MAX_ROWS_CAP = 100;
+/** How often a missing fence is looked for again (it may be installed while the app runs). */
+const FENCE_RECHECK_MS = 60_000;
 const REPORT_ROW_CAP = 100;
 
 interface ResolvedEntity extends EntitySpec {
@@ -30,7 +33,12 @@ interface ResolvedEntity extends EntitySpec {
  * the dispatcher and its guard.
  */
 @Injectable()
-export class BusinessSkills implements OnModuleInit {
+export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
+  private readonly logger = new Logger('BusinessSkills');
+  /** The fence as last found: its role and key when installed, null when not, undefined before the first look. */
+  private fenceState: { role: string; key: string } | null | undefined;
+  private fenceCheckedAt = 0;
+  private fenceProblems: string[] = [];
   private readonly options: BusinessSkillsOptions;
   private readonly entities = new Map<string, ResolvedEntity>();
   private readonly kpis = new Map<string, KpiMetric>();
@@ -77,6 +85,64 @@ export class BusinessSkills implements OnModuleInit {
     await loadSqlParser();
     const wanted = new Set<string>(this.options.skills ?? BUSINESS_SKILL_NAMES);
     for (const skill of [...this.skills(), ...this.writeSkills()]) if (wanted.has(skill.name as BusinessSkillName)) this.registry.register(skill);
+  }
+
+  /** After migrations ran (TypeORM runs them when the DataSource starts): is db.query's second fence there? */
+  async onApplicationBootstrap(): Promise<void> {
+    const mode = this.fenceMode;
+    if (mode === 'off' || !this.registry.has('db.query') || !(this.options.dataSource ?? this.appDataSource)) return;
+    let found: { role: string; key: string } | null;
+    try {
+      found = await this.lookForFence();
+    } catch (err) {
+      if (mode === 'required') throw err;
+      this.logger.warn(`Could not look for db.query's second fence: ${(err as Error).message}`);
+      return;
+    }
+    if (found) return;
+    const message =
+      `db.query's second fence (reader role ${this.fenceRole} and row-level security) is not installed: ${this.fenceProblems.join('; ')}. ` +
+      'Install it with `zmodu ai install-fence --config ...` or a migration made with tenantFenceMigration(...).';
+    if (mode === 'required') throw new Error(`BusinessSkillsModule (fence: required): ${message}`);
+    this.logger.warn(`${message} Until then db.query relies on its rewrite alone.`);
+  }
+
+  /** The tables of the fence: every entity whose tenant column is known (the others are refused with a tenant anyway). */
+  fenceTables(): FenceTable[] {
+    return [...this.entities.values()]
+      .filter((e) => e.resolvedTenantColumn !== undefined)
+      .map((e) => ({ table: e.table, schema: e.schema, tenantColumn: e.resolvedTenantColumn ?? null, columns: e.columns }));
+  }
+
+  private get fenceMode(): 'auto' | 'required' | 'off' {
+    return this.options.fence?.mode ?? 'auto';
+  }
+
+  private get fenceRole(): string {
+    return this.options.fence?.role ?? DEFAULT_FENCE_ROLE;
+  }
+
+  private async lookForFence(): Promise<{ role: string; key: string } | null> {
+    this.fenceCheckedAt = Date.now();
+    const status = await tenantFenceStatus(this.dataSource, this.fenceTables(), { role: this.fenceRole });
+    const key = status.installed ? await readFenceKey(this.dataSource) : undefined;
+    this.fenceProblems = status.problems;
+    this.fenceState = key ? { role: status.role, key } : null;
+    return this.fenceState;
+  }
+
+  /** The fence for a tenant's db.query: undefined when it runs without one (off, or auto and not installed). */
+  private async fenceFor(tenantId: string): Promise<ReadOnlyFence | undefined> {
+    const mode = this.fenceMode;
+    if (mode === 'off') return undefined;
+    if (this.fenceState === undefined || (this.fenceState === null && Date.now() - this.fenceCheckedAt > FENCE_RECHECK_MS)) await this.lookForFence();
+    const state = this.fenceState;
+    if (!state) {
+      if (mode === 'required')
+        throw new SkillError('fence_missing', 'The database fence for db.query is not installed, so db.query is off for now.', undefined, 'QueryRefused');
+      return undefined;
+    }
+    return { role: state.role, settings: (processId) => fenceSettings(state.key, processId, tenantId) };
   }
 
   private get dataSource(): DataSource {
@@ -231,7 +297,8 @@ export class BusinessSkills implements OnModuleInit {
         throw new SkillError(err.reason, err.message, undefined, err.reason === 'TenantScopeUnavailable' ? 'TenantScopeUnavailable' : 'QueryRefused');
       throw err;
     }
-    return runReadOnly(this.dataSource, prepared.text, prepared.values, this.limits(rows));
+    const fence = ctx.tenantId !== undefined ? await this.fenceFor(ctx.tenantId) : undefined;
+    return runReadOnly(this.dataSource, prepared.text, prepared.values, this.limits(rows), fence);
   }
 
   async lookup(args: { entity: string; id: string | number }, ctx: SkillInvocation) {

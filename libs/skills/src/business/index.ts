@@ -7,3 +7,12 @@ export * from './sql/sql-refusal';
 export { loadSqlParser } from './sql/pg-parser';
 export * from './data/read-only-query';
 export { toCsv } from './csv';
+export {
+  DEFAULT_FENCE_ROLE,
+  installTenantFence,
+  TenantFenceError,
+  tenantFenceMigration,
+  tenantFenceStatus,
+  uninstallTenantFence,
+} from './fence/tenant-fence';
+export type { FenceAction, FenceStatus, FenceTable, SqlRunner, TenantFenceOptions } from './fence/tenant-fence';

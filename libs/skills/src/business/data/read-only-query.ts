@@ -14,7 +14,8 @@ export interface ReadOnlyLimits {
 /** The database's second fence for a statement: the role it runs as and the settings its policies read. */
 export interface ReadOnlyFence {
   readonly role: string;
-  readonly settings: Readonly<Record<string, string>>;
+  /** The settings, for the backend pid of the connection the statement runs on. */
+  settings(processId: number): Record<string, string>;
 }
 
 export interface ReadOnlyResult {
@@ -59,8 +60,9 @@ export async function runReadOnly(
   const runner: QueryRunner = dataSource.createQueryRunner();
   try {
     // The driver's own connection (a pg client, or the embedded database's): no ORM layers.
-    const connection = await runner.connect();
-    const result = await runReadOnlyStatement(connection, { text, values, timeoutMs, role: fence?.role, settings: fence?.settings });
+    const connection = (await runner.connect()) as { processID?: number | null };
+    const settings = fence?.settings(connection.processID ?? 0);
+    const result = await runReadOnlyStatement(connection, { text, values, timeoutMs, role: fence?.role, settings });
     return shape(result.rows, result.fields, limits.maxRows, maxBytes);
   } catch (err) {
     if (err instanceof SkillError) throw err;

@@ -1,0 +1,337 @@
+import { createHash, randomBytes } from 'node:crypto';
+
+/**
+ * The second fence of db.query, in the database itself: the statement runs as a reader role
+ * (`SET LOCAL ROLE`) that may only SELECT the registered tables and columns, and row-level
+ * security policies on the tenant tables admit only the rows of the caller's tenant. So an
+ * attack has to beat both the rewrite and the database.
+ *
+ * The tenant reaches the policies as a transaction setting, which any role can change with
+ * set_config(): so the setting is checked. Beside it goes a MAC of the tenant and the backend's
+ * pid under a key that only the installer and the application can read; the policies call
+ * `zmodu_fence.tenant()` (SECURITY DEFINER), which returns the tenant only when the MAC is
+ * right. A statement that sets another tenant finds no row at all.
+ */
+
+/** Anything with TypeORM's `query(sql, params)`: a DataSource, a QueryRunner, an EntityManager. */
+export interface SqlRunner {
+  query(sql: string, params?: unknown[]): Promise<unknown>;
+}
+
+export interface FenceTable {
+  readonly table: string;
+  readonly schema?: string;
+  /** The tenant column; null: a table shared by all tenants (granted, no policy). */
+  readonly tenantColumn: string | null;
+  /** Columns the reader may see (the tenant column is added); omitted: all. */
+  readonly columns?: readonly string[];
+}
+
+export interface TenantFenceOptions {
+  /** The reader role db.query runs as. Default `zmodu_reader`. */
+  readonly role?: string;
+  /** The role the application connects as, made a member of the reader role. Default: the current user. */
+  readonly appRole?: string;
+}
+
+export interface FenceAction {
+  /** `created`, `changed`, `kept` or `note`. */
+  readonly kind: 'created' | 'changed' | 'kept' | 'note';
+  readonly what: string;
+}
+
+export interface FenceStatus {
+  readonly installed: boolean;
+  readonly role: string;
+  /** What is missing or wrong, each with what to do. */
+  readonly problems: string[];
+}
+
+export const DEFAULT_FENCE_ROLE = 'zmodu_reader';
+export const FENCE_SCHEMA = 'zmodu_fence';
+export const FENCE_TENANT_SETTING = 'zmodu.tenant_id';
+export const FENCE_MAC_SETTING = 'zmodu.tenant_mac';
+const FENCE_VERSION = 1;
+const IDENT = /^[a-z_][a-z0-9_]{0,62}$/;
+
+export class TenantFenceError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'TenantFenceError';
+  }
+}
+
+const q = (name: string) => `"${name.replace(/"/g, '""')}"`;
+const lit = (value: string) => `'${value.replace(/'/g, "''")}'`;
+const tableName = (t: FenceTable) => `${q(t.schema ?? 'public')}.${q(t.table)}`;
+
+function roleOf(options: TenantFenceOptions): string {
+  const role = options.role ?? DEFAULT_FENCE_ROLE;
+  if (!IDENT.test(role)) throw new TenantFenceError(`The fence role ${JSON.stringify(role)} must be lower-case letters, digits and '_'.`);
+  return role;
+}
+
+async function rows<T = Record<string, unknown>>(db: SqlRunner, sql: string, params: unknown[] = []): Promise<T[]> {
+  const r = await db.query(sql, params);
+  // TypeORM answers a SELECT with the rows; some statements with [rows, count].
+  return (Array.isArray(r) && Array.isArray(r[0]) ? r[0] : r) as T[];
+}
+
+/** The MAC that `zmodu_fence.tenant()` checks: sha256(key || sha256(key ':' pid ':' tenant)), hex. */
+export function fenceMac(key: string, processId: number, tenantId: string): string {
+  const inner = createHash('sha256').update(`${key}:${processId}:${tenantId}`, 'utf8').digest();
+  return createHash('sha256').update(Buffer.from(key, 'utf8')).update(inner).digest('hex');
+}
+
+/** The transaction settings a fenced statement runs with, for a connection's backend pid. */
+export function fenceSettings(key: string, processId: number, tenantId: string): Record<string, string> {
+  return { [FENCE_TENANT_SETTING]: tenantId, [FENCE_MAC_SETTING]: fenceMac(key, processId, tenantId) };
+}
+
+function functionSql(): string {
+  return `CREATE OR REPLACE FUNCTION ${FENCE_SCHEMA}.tenant() RETURNS text
+  LANGUAGE sql STABLE SECURITY DEFINER
+  SET search_path = pg_catalog, pg_temp
+AS $zmodu_fence$
+  SELECT CASE WHEN s.mac = encode(sha256(convert_to(k.key, 'UTF8') || sha256(convert_to(k.key || ':' || pg_backend_pid()::text || ':' || s.tenant, 'UTF8'))), 'hex')
+              THEN s.tenant END
+  FROM ${FENCE_SCHEMA}.secret k,
+       (SELECT current_setting(${lit(FENCE_TENANT_SETTING)}, true) AS tenant, current_setting(${lit(FENCE_MAC_SETTING)}, true) AS mac) s
+  WHERE k.id = 1
+$zmodu_fence$`;
+}
+
+/** The policies of one tenant table, with the signature kept in the fence policy's comment. */
+function policies(role: string, column: string, type: string) {
+  const reader = `current_user = ${lit(role)}`;
+  return {
+    signature: `zmodu fence v${FENCE_VERSION} role=${role} column=${column} type=${type}`,
+    fence: `AS RESTRICTIVE FOR ALL TO PUBLIC USING (current_user <> ${lit(role)} OR ${q(column)} = (SELECT ${FENCE_SCHEMA}.tenant())::${type})`,
+    access: `AS PERMISSIVE FOR SELECT TO PUBLIC USING (${reader})`,
+    passthrough: `AS PERMISSIVE FOR ALL TO PUBLIC USING (NOT (${reader})) WITH CHECK (NOT (${reader}))`,
+  };
+}
+
+interface TableInfo {
+  oid: number;
+  relkind: string;
+  rls: boolean;
+}
+
+async function tableInfo(db: SqlRunner, t: FenceTable): Promise<TableInfo | undefined> {
+  const [info] = await rows<TableInfo>(
+    db,
+    `SELECT c.oid::int AS oid, c.relkind::text AS relkind, c.relrowsecurity AS rls
+       FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2`,
+    [t.schema ?? 'public', t.table],
+  );
+  return info;
+}
+
+async function columnType(db: SqlRunner, oid: number, column: string): Promise<string | undefined> {
+  const [row] = await rows<{ type: string }>(
+    db,
+    'SELECT format_type(atttypid, atttypmod) AS type FROM pg_attribute WHERE attrelid = $1 AND attname = $2 AND attnum > 0 AND NOT attisdropped',
+    [oid, column],
+  );
+  return row?.type;
+}
+
+async function policyComment(db: SqlRunner, oid: number, name: string): Promise<string | null | undefined> {
+  const [row] = await rows<{ comment: string | null }>(
+    db,
+    "SELECT obj_description(p.oid, 'pg_policy') AS comment FROM pg_policy p WHERE p.polrelid = $1 AND p.polname = $2",
+    [oid, name],
+  );
+  return row ? row.comment : undefined;
+}
+
+/**
+ * Create the reader role, its grants, the key, the checking function and the policies, or bring
+ * them up to date; idempotent. Run it in a transaction (the migration helper and the CLI do).
+ * Needs: CREATEROLE (or superuser) for the role and the membership, CREATE on the database for
+ * the `zmodu_fence` schema, and ownership of the registered tables for the grants and policies.
+ */
+export async function installTenantFence(db: SqlRunner, tables: readonly FenceTable[], options: TenantFenceOptions = {}): Promise<FenceAction[]> {
+  const role = roleOf(options);
+  const actions: FenceAction[] = [];
+  const say = (kind: FenceAction['kind'], what: string) => actions.push({ kind, what });
+
+  // The role: no login, no inheritance, never a superuser or BYPASSRLS, a member of nothing.
+  const [existing] = await rows<{ rolsuper: boolean; rolbypassrls: boolean; memberships: number }>(
+    db,
+    'SELECT r.rolsuper, r.rolbypassrls, (SELECT count(*)::int FROM pg_auth_members m WHERE m.member = r.oid) AS memberships FROM pg_roles r WHERE r.rolname = $1',
+    [role],
+  );
+  if (!existing) {
+    // Roles are cluster-wide: another installer may create it at the same moment.
+    await db.query(
+      `DO $zmodu$ BEGIN CREATE ROLE ${q(role)} NOLOGIN NOINHERIT NOSUPERUSER NOCREATEDB NOCREATEROLE NOBYPASSRLS; ` +
+        'EXCEPTION WHEN duplicate_object OR unique_violation THEN NULL; END $zmodu$',
+    );
+    say('created', `role ${role} (NOLOGIN, NOINHERIT)`);
+  } else {
+    if (existing.rolsuper || existing.rolbypassrls)
+      throw new TenantFenceError(`Role ${role} exists and bypasses row-level security (superuser or BYPASSRLS): the fence cannot hold. Name another role.`);
+    if (existing.memberships > 0)
+      throw new TenantFenceError(`Role ${role} is a member of other roles, whose privileges it would have: the fence role must be a member of none.`);
+    say('kept', `role ${role}`);
+  }
+
+  const [{ me }] = await rows<{ me: string }>(db, 'SELECT current_user::text AS me');
+  const app = options.appRole ?? me;
+  if (app === role) throw new TenantFenceError('The application role cannot be the fence role itself.');
+  const [{ member }] = await rows<{ member: boolean }>(db, "SELECT pg_has_role($1, $2, 'MEMBER') AS member", [app, role]);
+  if (!member) {
+    await db.query(`DO $zmodu$ BEGIN GRANT ${q(role)} TO ${q(app)}; EXCEPTION WHEN unique_violation THEN NULL; END $zmodu$`);
+    say('created', `membership of ${app} in ${role} (so that it may SET ROLE ${role})`);
+  } else say('kept', `membership of ${app} in ${role}`);
+
+  // The key, readable by the installer and the application only, and the function that checks the MAC.
+  const [{ present }] = await rows<{ present: boolean }>(db, 'SELECT to_regnamespace($1) IS NOT NULL AS present', [FENCE_SCHEMA]);
+  await db.query(`CREATE SCHEMA IF NOT EXISTS ${FENCE_SCHEMA}`);
+  await db.query(`CREATE TABLE IF NOT EXISTS ${FENCE_SCHEMA}.secret (id int PRIMARY KEY CHECK (id = 1), key text NOT NULL)`);
+  await db.query(`REVOKE ALL ON ${FENCE_SCHEMA}.secret FROM PUBLIC`);
+  await db.query(`GRANT USAGE ON SCHEMA ${FENCE_SCHEMA} TO PUBLIC`);
+  if (app !== me) await db.query(`GRANT SELECT ON ${FENCE_SCHEMA}.secret TO ${q(app)}`);
+  say(present ? 'kept' : 'created', `schema ${FENCE_SCHEMA} with its key table (no access for PUBLIC or ${role})`);
+  const inserted = await rows<{ id: number }>(
+    db,
+    `INSERT INTO ${FENCE_SCHEMA}.secret (id, key) VALUES (1, $1) ON CONFLICT (id) DO NOTHING RETURNING id`,
+    [randomBytes(32).toString('hex')],
+  );
+  say(inserted.length ? 'created' : 'kept', 'the fence key');
+  await db.query(functionSql());
+  await db.query(`GRANT EXECUTE ON FUNCTION ${FENCE_SCHEMA}.tenant() TO PUBLIC`);
+  say('changed', `function ${FENCE_SCHEMA}.tenant() (SECURITY DEFINER: the tenant only with a valid MAC)`);
+
+  // Grants from scratch: nothing but the registered tables and columns.
+  const schemas = [...new Set(tables.map((t) => t.schema ?? 'public'))];
+  for (const s of schemas) {
+    await db.query(`REVOKE ALL ON ALL TABLES IN SCHEMA ${q(s)} FROM ${q(role)}`);
+    await db.query(`GRANT USAGE ON SCHEMA ${q(s)} TO ${q(role)}`);
+  }
+  for (const t of tables) {
+    const info = await tableInfo(db, t);
+    if (!info) throw new TenantFenceError(`Table ${tableName(t)} does not exist: create it before installing the fence.`);
+    const cols = t.columns?.length ? [...new Set([...t.columns, ...(t.tenantColumn ? [t.tenantColumn] : [])])] : undefined;
+    await db.query(`GRANT SELECT ${cols ? `(${cols.map(q).join(', ')}) ` : ''}ON ${tableName(t)} TO ${q(role)}`);
+    say('changed', `${role} may SELECT ${cols ? `(${cols.join(', ')})` : 'every column'} of ${tableName(t)}`);
+    if (!t.tenantColumn) continue;
+    if (info.relkind !== 'r' && info.relkind !== 'p') {
+      say('note', `${tableName(t)} is not a table (relkind ${info.relkind}): row-level security cannot apply to it; only the rewrite scopes it (audit-data flags it)`);
+      continue;
+    }
+    const type = await columnType(db, info.oid, t.tenantColumn);
+    if (!type) throw new TenantFenceError(`Table ${tableName(t)} has no column ${t.tenantColumn}: fix tenantColumn in the entity.`);
+    const p = policies(role, t.tenantColumn, type);
+    const hadPassthrough = (await policyComment(db, info.oid, 'zmodu_passthrough')) !== undefined;
+    if (!info.rls) {
+      await db.query(`ALTER TABLE ${tableName(t)} ENABLE ROW LEVEL SECURITY`);
+      say('created', `row-level security on ${tableName(t)}`);
+    }
+    // Other roles keep what they had: everything when we turned row-level security on, their own policies otherwise.
+    if (!info.rls || hadPassthrough) {
+      await db.query(`DROP POLICY IF EXISTS zmodu_passthrough ON ${tableName(t)}`);
+      await db.query(`CREATE POLICY zmodu_passthrough ON ${tableName(t)} ${p.passthrough}`);
+    }
+    if ((await policyComment(db, info.oid, 'zmodu_fence')) === p.signature && (await policyComment(db, info.oid, 'zmodu_reader_access')) !== undefined) {
+      say('kept', `policies of ${tableName(t)} (${t.tenantColumn} ${type})`);
+      continue;
+    }
+    for (const [name, body] of [
+      ['zmodu_reader_access', p.access],
+      ['zmodu_fence', p.fence],
+    ] as const) {
+      await db.query(`DROP POLICY IF EXISTS ${name} ON ${tableName(t)}`);
+      await db.query(`CREATE POLICY ${name} ON ${tableName(t)} ${body}`);
+    }
+    await db.query(`COMMENT ON POLICY zmodu_fence ON ${tableName(t)} IS ${lit(p.signature)}`);
+    say('changed', `policies of ${tableName(t)}: ${role} reads only rows whose ${t.tenantColumn} (${type}) is the checked tenant`);
+  }
+  return actions;
+}
+
+/** Remove the policies, the grants and the fence schema (the role stays: other databases may use it). */
+export async function uninstallTenantFence(db: SqlRunner, tables: readonly FenceTable[], options: TenantFenceOptions = {}): Promise<FenceAction[]> {
+  const role = roleOf(options);
+  const actions: FenceAction[] = [];
+  for (const t of tables) {
+    const info = await tableInfo(db, t);
+    if (!info) continue;
+    const passthrough = (await policyComment(db, info.oid, 'zmodu_passthrough')) !== undefined;
+    for (const name of ['zmodu_fence', 'zmodu_reader_access', 'zmodu_passthrough']) await db.query(`DROP POLICY IF EXISTS ${name} ON ${tableName(t)}`);
+    if (passthrough) await db.query(`ALTER TABLE ${tableName(t)} DISABLE ROW LEVEL SECURITY`);
+    actions.push({ kind: 'changed', what: `removed the fence of ${tableName(t)}` });
+  }
+  const [{ exists }] = await rows<{ exists: boolean }>(db, 'SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1) AS exists', [role]);
+  if (exists) for (const s of new Set(tables.map((t) => t.schema ?? 'public'))) await db.query(`REVOKE ALL ON ALL TABLES IN SCHEMA ${q(s)} FROM ${q(role)}`);
+  await db.query(`DROP SCHEMA IF EXISTS ${FENCE_SCHEMA} CASCADE`);
+  actions.push({ kind: 'changed', what: `dropped schema ${FENCE_SCHEMA}; role ${role} kept` });
+  return actions;
+}
+
+/** Whether the fence is in place for these tables, and what to do when it is not. */
+export async function tenantFenceStatus(db: SqlRunner, tables: readonly FenceTable[], options: TenantFenceOptions = {}): Promise<FenceStatus> {
+  const role = roleOf(options);
+  const problems: string[] = [];
+  const fix = 'run `zmodu ai install-fence --config ...` or the fence migration (tenantFenceMigration)';
+  const [r] = await rows<{ rolsuper: boolean; rolbypassrls: boolean }>(db, 'SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = $1', [role]);
+  if (!r) problems.push(`role ${role} does not exist: ${fix}`);
+  else {
+    if (r.rolsuper || r.rolbypassrls) problems.push(`role ${role} bypasses row-level security: the fence cannot hold`);
+    const [{ can }] = await rows<{ can: boolean }>(
+      db,
+      "SELECT pg_has_role(current_user, $1, 'MEMBER') OR (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) AS can",
+      [role],
+    );
+    if (!can) problems.push(`the application role may not SET ROLE ${role}: GRANT ${role} TO the application role (install-fence --app-role does)`);
+  }
+  const [{ fn }] = await rows<{ fn: boolean }>(db, `SELECT to_regprocedure('${FENCE_SCHEMA}.tenant()') IS NOT NULL AS fn`);
+  if (!fn) problems.push(`function ${FENCE_SCHEMA}.tenant() is missing: ${fix}`);
+  else if ((await readFenceKey(db)) === undefined) problems.push(`the fence key in ${FENCE_SCHEMA}.secret cannot be read by the application role: ${fix} with --app-role`);
+  for (const t of tables) {
+    const info = await tableInfo(db, t);
+    if (!info) {
+      problems.push(`table ${tableName(t)} does not exist`);
+      continue;
+    }
+    if (r) {
+      const [{ can }] = await rows<{ can: boolean }>(db, "SELECT has_any_column_privilege($1, $2::oid, 'SELECT') AS can", [role, info.oid]);
+      if (!can) problems.push(`${role} may not read ${tableName(t)}: ${fix}`);
+    }
+    if (!t.tenantColumn || (info.relkind !== 'r' && info.relkind !== 'p')) continue;
+    const type = await columnType(db, info.oid, t.tenantColumn);
+    const expected = type && policies(role, t.tenantColumn, type).signature;
+    if (!info.rls) problems.push(`row-level security is off on ${tableName(t)}: ${fix}`);
+    else if ((await policyComment(db, info.oid, 'zmodu_fence')) !== expected || (await policyComment(db, info.oid, 'zmodu_reader_access')) === undefined)
+      problems.push(`the fence policies of ${tableName(t)} are missing or out of date: ${fix}`);
+  }
+  return { installed: problems.length === 0, role, problems };
+}
+
+/** The fence key, or undefined when it is not there or not readable by the current role. */
+export async function readFenceKey(db: SqlRunner): Promise<string | undefined> {
+  try {
+    const [row] = await rows<{ key: string }>(db, `SELECT key FROM ${FENCE_SCHEMA}.secret WHERE id = 1`);
+    return row?.key;
+  } catch {
+    return undefined;
+  }
+}
+
+/** A migration (TypeORM's MigrationInterface shape) that installs the fence in `up` and removes it in `down`. */
+export function tenantFenceMigration(name: string, tables: readonly FenceTable[], options: TenantFenceOptions = {}) {
+  if (!/\d{13}$/.test(name)) throw new TenantFenceError(`A migration name ends with a 13-digit timestamp, like ZmoduFence1764470000000 (got ${JSON.stringify(name)}).`);
+  const migration = class {
+    name = name;
+    async up(queryRunner: SqlRunner): Promise<void> {
+      await installTenantFence(queryRunner, tables, options);
+    }
+    async down(queryRunner: SqlRunner): Promise<void> {
+      await uninstallTenantFence(queryRunner, tables, options);
+    }
+  };
+  Object.defineProperty(migration, 'name', { value: name });
+  return migration;
+}
