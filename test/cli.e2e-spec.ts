@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
@@ -29,26 +29,101 @@ describe('zmodu CLI end to end', () => {
   let dir: string;
   let config: string;
 
+  let writeConfig: string;
+
   beforeAll(async () => {
     db = await createTestDatabase();
     const ds = new DataSource(await db.options());
     await ds.initialize();
     await seedBusinessData(ds, 40);
+    await ds.query('CREATE TABLE notes (id serial PRIMARY KEY, tenant_id text NOT NULL, body text NOT NULL)');
+    await ds.query('CREATE INDEX notes_tenant_idx ON notes (tenant_id)');
     await ds.destroy(); // the CLI is another process: PGlite's folder is opened by one process at a time
     dir = mkdtempSync(join(tmpdir(), 'zmodu-cli-'));
     config = join(dir, 'zmodu.config.json');
+    const base = {
+      database: db.location,
+      tenantColumn: 'tenant_id',
+      entities: ENTITIES,
+      kpis: KPIS,
+      reports: REPORTS,
+      limits: { timeoutMs: 500 },
+      // Every tenant's db.query runs under the second fence, which the suite installs first.
+      fence: { mode: 'required', role: db.fenceRole },
+      policy: { allow: ['db.query', 'entity.lookup', 'entity.list', 'kpi.query', 'report.generate'], deny: [], allowExecute: false },
+    };
+    writeFileSync(config, JSON.stringify(base));
+    writeConfig = join(dir, 'write.config.json');
     writeFileSync(
-      config,
+      writeConfig,
       JSON.stringify({
-        database: db.location,
-        tenantColumn: 'tenant_id',
-        entities: ENTITIES,
-        kpis: KPIS,
-        reports: REPORTS,
-        limits: { timeoutMs: 500 },
-        policy: { allow: ['db.query', 'entity.lookup', 'entity.list', 'kpi.query', 'report.generate'], deny: [], allowExecute: false },
+        ...base,
+        entities: [...ENTITIES, { name: 'note', table: 'notes', pk: 'id', tenantColumn: 'tenant_id', writable: ['body'] }],
+        skills: ['db.query', 'entity.lookup', 'entity.create', 'entity.update'],
+        permissions: ['entity:write'],
+        policy: { allow: ['db.query', 'entity.lookup', 'entity.create', 'entity.update'], allowExecute: true },
       }),
     );
+    const installed = await zmodu('ai', 'install-fence', '--config', config);
+    if (installed.code !== 0) throw new Error(`install-fence failed: ${installed.stdout}${installed.stderr}`);
+  });
+
+  it('install-fence prints what it did, and a second run changes nothing that matters', async () => {
+    const again = await zmodu('ai', 'install-fence', '--config', writeConfig);
+    expect(again.code).toBe(0);
+    const lines = again.stdout.trim().split('\n');
+    expect(lines).toContain(`= role ${db.fenceRole}`);
+    expect(lines).toContain('= the fence key');
+    expect(lines).toContain('= policies of "public"."orders" (tenant_id text)');
+    expect(lines).toContain('+ row-level security on "public"."notes"'); // the write config adds a table
+    expect(lines.at(-1)).toBe(`fence installed for 5 table(s); db.query runs as ${db.fenceRole}`);
+    expect(lines.filter((l) => l.startsWith('+ '))).toHaveLength(1);
+  });
+
+  it('audit-policy reports the second fence, and exits 1 when db.query is allowed without it', async () => {
+    const ok = await zmodu('ai', 'audit-policy', '--config', config);
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.stdout).secondFence).toEqual({ installed: true, role: db.fenceRole, problems: [] });
+    const missingConfig = join(dir, 'missing-fence.json');
+    writeFileSync(missingConfig, JSON.stringify({ ...JSON.parse(readFileSync(config, 'utf8')), fence: { mode: 'auto', role: 'zmodu_never_installed' } }));
+    const missing = await zmodu('ai', 'audit-policy', '--config', missingConfig);
+    expect(missing.code).toBe(1);
+    const report = JSON.parse(missing.stdout);
+    expect(report.secondFence.installed).toBe(false);
+    expect(report.secondFence.problems[0]).toMatch(/role zmodu_never_installed does not exist: run `zmodu ai install-fence/);
+  });
+
+  it('exposes entity.create and entity.update when the config names them, through the same guard', async () => {
+    const created = await zmodu('ai', 'call', 'entity.create', '--config', writeConfig, '--tenant', ALPHA, '--user', 'u1', '--args', JSON.stringify({ entity: 'note', values: { body: 'from the CLI' } }));
+    expect(created.code).toBe(0);
+    const record = JSON.parse(created.stdout);
+    expect(record).toMatchObject({ entity: 'note', record: { body: 'from the CLI', tenant_id: ALPHA } });
+    const id = record.record.id;
+    const updated = await zmodu('ai', 'call', 'entity.update', '--config', writeConfig, '--tenant', ALPHA, '--user', 'u1', '--args', JSON.stringify({ entity: 'note', id, values: { body: 'edited' } }));
+    expect(updated.code).toBe(0);
+    const elsewhere = await zmodu('ai', 'call', 'entity.update', '--config', writeConfig, '--tenant', BETA, '--user', 'u2', '--args', JSON.stringify({ entity: 'note', id, values: { body: 'BETA was here' } }));
+    expect(JSON.parse(elsewhere.stdout)).toMatchObject({ updated: false, found: false }); // another tenant's record is simply not found
+    const read = await zmodu('ai', 'call', 'db.query', '--config', writeConfig, '--tenant', ALPHA, '--user', 'u1', '--args', JSON.stringify({ sql: 'SELECT body FROM notes' }));
+    expect(JSON.parse(read.stdout).rows).toEqual([{ body: 'edited' }]);
+    const tenantForced = await zmodu('ai', 'call', 'entity.create', '--config', writeConfig, '--tenant', ALPHA, '--user', 'u1', '--args', JSON.stringify({ entity: 'note', values: { body: 'x', tenant_id: BETA } }));
+    expect(tenantForced.code).toBe(1);
+    const readOnly = await zmodu('ai', 'call', 'entity.create', '--config', config, '--tenant', ALPHA, '--user', 'u1', '--args', JSON.stringify({ entity: 'note', values: { body: 'x' } }));
+    expect(JSON.parse(readOnly.stdout)).toEqual({ error: 'ToolDenied', reason: 'denied_not_listed' });
+  });
+
+  it('a config naming an unknown skill or a bad fence gets one clear line and exit 2', async () => {
+    for (const [extra, message] of [
+      [{ skills: ['db.query', 'db.drop'] }, /"skills" must be an array of: db\.query, .*entity\.create, entity\.update/],
+      [{ fence: { mode: 'sometimes' } }, /"fence\.mode" must be "auto", "required" or "off"/],
+      [{ fence: { role: 'Robert"); DROP' } }, /"fence\.role" must be a role name/],
+    ] as const) {
+      const bad = join(dir, 'bad-skills.json');
+      writeFileSync(bad, JSON.stringify({ ...JSON.parse(readFileSync(config, 'utf8')), ...extra }));
+      const r = await zmodu('ai', 'export-skills', '--config', bad);
+      expect(r.code).toBe(2);
+      expect(r.stderr.trim().split('\n')).toHaveLength(1);
+      expect(r.stderr).toMatch(message);
+    }
   });
 
   afterAll(async () => {

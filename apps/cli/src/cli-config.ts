@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { GuardPolicy } from '@zmodu/guard';
-import type { DataLimits, EntitySpec, KpiMetric, ReportSpec } from '@zmodu/skills';
+import { BUSINESS_SKILL_NAMES, WRITE_SKILL_NAMES } from '@zmodu/skills';
+import type { BusinessSkillName, DataFenceOptions, DataLimits, EntitySpec, KpiMetric, ReportSpec } from '@zmodu/skills';
 
 /** zmodu.config.json */
 export interface CliConfig {
@@ -14,7 +15,13 @@ export interface CliConfig {
   readonly limits?: DataLimits;
   /** Permissions of a call that names none. Default none. */
   readonly permissions?: string[];
+  /** The data skills to register, as in BusinessSkillsModule.register (add entity.create / entity.update to write). Default: the five read skills. */
+  readonly skills?: BusinessSkillName[];
+  /** db.query's second fence: { "mode": "auto" | "required" | "off", "role": "zmodu_reader" }. */
+  readonly fence?: DataFenceOptions;
 }
+
+const SKILL_NAMES: readonly string[] = [...BUSINESS_SKILL_NAMES, ...WRITE_SKILL_NAMES];
 
 export class UsageError extends Error {}
 
@@ -42,6 +49,18 @@ export function loadConfig(path: string | undefined): CliConfig {
   if (db !== undefined && (typeof db !== 'object' || (db.url === undefined && db.dataDir === undefined)))
     throw new UsageError(`config ${path}: "database" needs "url" (PostgreSQL) or "dataDir" (embedded PGlite)`);
   if (c.tenantColumn !== undefined && typeof c.tenantColumn !== 'string') throw new UsageError(`config ${path}: "tenantColumn" must be a string`);
+  if (c.skills !== undefined) {
+    if (!Array.isArray(c.skills) || c.skills.some((n) => typeof n !== 'string' || !SKILL_NAMES.includes(n)))
+      throw new UsageError(`config ${path}: "skills" must be an array of: ${SKILL_NAMES.join(', ')}`);
+  }
+  const fence = c.fence as Record<string, unknown> | undefined;
+  if (fence !== undefined) {
+    if (!fence || typeof fence !== 'object' || Array.isArray(fence)) throw new UsageError(`config ${path}: "fence" must be { "mode": "auto" | "required" | "off", "role": "..." }`);
+    if (fence.mode !== undefined && !['auto', 'required', 'off'].includes(fence.mode as string))
+      throw new UsageError(`config ${path}: "fence.mode" must be "auto", "required" or "off"`);
+    if (fence.role !== undefined && (typeof fence.role !== 'string' || !/^[a-z_][a-z0-9_]{0,62}$/.test(fence.role)))
+      throw new UsageError(`config ${path}: "fence.role" must be a role name of lower-case letters, digits and '_'`);
+  }
   const base = dirname(resolve(path));
   const database = db
     ? { url: db.url as string | undefined, dataDir: typeof db.dataDir === 'string' ? resolve(base, db.dataDir) : undefined }

@@ -3,7 +3,7 @@ import { INestApplicationContext, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { embeddedDataSourceOptions, openEmbeddedDatabase, serverDataSourceOptions } from '@zmodu/db';
 import { Guard, GuardModule } from '@zmodu/guard';
-import { BusinessSkillsModule, createSkillContext, SkillCallResult, SkillDispatcher, SkillRegistry, SkillsModule } from '@zmodu/skills';
+import { BusinessSkills, BusinessSkillsModule, createSkillContext, SkillCallResult, SkillDispatcher, SkillRegistry, SkillsModule } from '@zmodu/skills';
 import { DataSource } from 'typeorm';
 import { CliConfig } from './cli-config';
 
@@ -23,8 +23,11 @@ export class CliRuntime {
     private readonly dataSource?: DataSource,
   ) {}
 
-  /** `withDatabase`: connect for calls; the catalog commands need no database. */
-  static async start(config: CliConfig, withDatabase: boolean): Promise<CliRuntime> {
+  /**
+   * `withDatabase`: connect for calls; the catalog commands need no database. `fenceOff`: do not
+   * look for db.query's fence (install-fence, which is about to install it).
+   */
+  static async start(config: CliConfig, withDatabase: boolean, fenceOff = false): Promise<CliRuntime> {
     let dataSource: DataSource | undefined;
     if (withDatabase) {
       if (!config.database) throw new Error('the config has no "database": add { "url": "postgres://..." } or { "dataDir": "..." }');
@@ -44,6 +47,8 @@ export class CliRuntime {
           kpis: config.kpis ?? [],
           reports: config.reports ?? [],
           limits: config.limits ?? {},
+          skills: config.skills,
+          fence: fenceOff || !dataSource ? { mode: 'off' } : (config.fence ?? { mode: 'auto' }),
           dataSource,
         }),
       ],
@@ -60,6 +65,16 @@ export class CliRuntime {
 
   get registry(): SkillRegistry {
     return this.app.get(SkillRegistry);
+  }
+
+  get businessSkills(): BusinessSkills {
+    return this.app.get(BusinessSkills);
+  }
+
+  /** The connected database (commands that need one start with it). */
+  get database(): DataSource {
+    if (!this.dataSource) throw new Error('the config has no "database"');
+    return this.dataSource;
   }
 
   /** One call through the dispatcher, under the config's policy. Never throws for a refusal. */

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { auditPolicy } from '@zmodu/guard';
-import { SkillCallResult, toOpenApi, toSkillsJson } from '@zmodu/skills';
+import { installTenantFence, SkillCallResult, tenantFenceStatus, toOpenApi, toSkillsJson } from '@zmodu/skills';
 import { flag, parseArgs } from './cli-args';
 import { CliConfig, loadConfig, UsageError } from './cli-config';
 import { CliRuntime } from './cli-runtime';
@@ -16,7 +16,10 @@ commands:
   call           dispatch one skill call, or a batch of them
   export-skills  print the skill catalog as skills JSON
   openapi        print the skill catalog as an OpenAPI 3.1 document
-  audit-policy   report the health of the config's policy (exit 1 on a blind spot or an inert policy)
+  audit-policy   report the health of the config's policy and of db.query's second fence
+                 (exit 1 on a blind spot, an inert policy, or db.query allowed without its fence)
+  install-fence  install or update db.query's second fence in the database (reader role,
+                 grants, row-level security); idempotent, prints what it did
 
 Every command takes --config FILE (a zmodu.config.json) and --help.`,
   call: `usage: zmodu ai call <skill> --config F --tenant T --user U [--permissions a,b] --args JSON
@@ -27,7 +30,21 @@ Batch: one call a line, {"skill","args","tenant","user","permissions"}; one JSON
 exit 0 when every call succeeded, 1 when any did not (every line is still answered).`,
   'export-skills': 'usage: zmodu ai export-skills --config F\n\nPrints [{ name, description, action, requiredPermission, tenantScoped, timeoutMs, parameters }].',
   openapi: 'usage: zmodu ai openapi --config F [--title T] [--version V] [--base-path /skills]\n\nPrints an OpenAPI 3.1 document with one POST operation per skill.',
-  'audit-policy': 'usage: zmodu ai audit-policy --config F\n\nPrints { inert, unknownTools, classDeniedTools, hasClassBlindSpot, effectiveTools }; exit 1 on a blind spot or an inert policy.',
+  'audit-policy':
+    'usage: zmodu ai audit-policy --config F\n\nPrints { inert, unknownTools, classDeniedTools, hasClassBlindSpot, effectiveTools, secondFence }; ' +
+    'exit 1 on a blind spot, an inert policy, or when the policy allows db.query and its second fence is missing\n' +
+    '(secondFence: { installed, role, problems }; installed is null when the config has no database).',
+  'install-fence': `usage: zmodu ai install-fence --config F [--role R] [--app-role R]
+
+Creates or updates, in one transaction, db.query's second fence for the config's entities:
+  - a reader role (default zmodu_reader, or "fence.role" in the config; NOLOGIN), made a member-of
+    target for the application role (--app-role, default the connecting user), which may SET ROLE to it;
+  - SELECT grants on the registered tables and declared columns only;
+  - row-level security on each tenant table: the reader sees only the rows of the tenant that
+    db.query checked (a MAC under a key in schema zmodu_fence that the reader cannot read);
+    other roles keep what they had.
+Prints one line per step: + created, ~ changed, = kept, ! note. Safe to run again.
+Needs: CREATEROLE (or superuser), CREATE on the database, and ownership of the tables.`,
 };
 
 const out = (value: unknown) => process.stdout.write(`${JSON.stringify(value)}\n`);
@@ -50,8 +67,10 @@ export async function main(argv: string[]): Promise<number> {
     case 'openapi':
     case 'audit-policy':
       return catalog(command, rest);
+    case 'install-fence':
+      return installFence(rest);
     default:
-      throw new UsageError(`unknown command 'ai ${command}' (commands: call, export-skills, openapi, audit-policy)`);
+      throw new UsageError(`unknown command 'ai ${command}' (commands: call, export-skills, openapi, audit-policy, install-fence)`);
   }
 }
 
@@ -60,17 +79,44 @@ async function catalog(command: 'export-skills' | 'openapi' | 'audit-policy', ar
   if (args.flags.has('--help')) return help(command);
   if (args.positional.length) throw new UsageError(`unexpected argument ${args.positional[0]}`);
   const config = loadConfig(flag(args, '--config'));
-  const runtime = await CliRuntime.start(config, false);
+  // audit-policy looks at the database too, when the config names one.
+  const withDatabase = command === 'audit-policy' && config.database !== undefined;
+  const runtime = await CliRuntime.start(config, withDatabase, true);
   try {
     if (command === 'export-skills') out(toSkillsJson(runtime.registry));
     else if (command === 'openapi')
       out(toOpenApi(runtime.registry, { title: flag(args, '--title'), version: flag(args, '--version'), basePath: flag(args, '--base-path') }));
     else {
       const health = auditPolicy(runtime.registry, config.policy);
-      out(health);
-      return health.inert || health.hasClassBlindSpot ? 1 : 0;
+      const role = config.fence?.role;
+      const secondFence = withDatabase
+        ? await tenantFenceStatus(runtime.database, runtime.businessSkills.fenceTables(), { role })
+        : { installed: null, role: role ?? 'zmodu_reader', problems: ['the config has no "database": cannot tell'] };
+      out({ ...health, secondFence });
+      const fenceMissing = secondFence.installed === false && config.fence?.mode !== 'off' && health.effectiveTools.includes('db.query');
+      return health.inert || health.hasClassBlindSpot || fenceMissing ? 1 : 0;
     }
     return 0;
+  } finally {
+    await runtime.close();
+  }
+}
+
+async function installFence(argv: string[]): Promise<number> {
+  const args = parseArgs(argv, ['--config', '--role', '--app-role']);
+  if (args.flags.has('--help')) return help('install-fence');
+  if (args.positional.length) throw new UsageError(`unexpected argument ${args.positional[0]}`);
+  const config = loadConfig(flag(args, '--config'));
+  const runtime = await CliRuntime.start(config, true, true);
+  try {
+    const role = flag(args, '--role') ?? config.fence?.role;
+    const tables = runtime.businessSkills.fenceTables();
+    const actions = await runtime.database.transaction((m) => installTenantFence(m, tables, { role, appRole: flag(args, '--app-role') }));
+    const mark = { created: '+', changed: '~', kept: '=', note: '!' } as const;
+    for (const a of actions) process.stdout.write(`${mark[a.kind]} ${a.what}\n`);
+    const status = await tenantFenceStatus(runtime.database, tables, { role });
+    process.stdout.write(status.installed ? `fence installed for ${tables.length} table(s); db.query runs as ${status.role}\n` : `fence incomplete: ${status.problems.join('; ')}\n`);
+    return status.installed ? 0 : 1;
   } finally {
     await runtime.close();
   }
