@@ -6,6 +6,8 @@ import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../apps/sample/src/app.module';
 import { mintToken } from '../apps/sample/src/auth/dev-token';
+import { fenceTablesFor, tenantFenceStatus } from '@zmodu/skills';
+import { SAMPLE_DATA_ENTITIES } from '../apps/sample/src/trading/data-entities';
 import { createTestDatabase, TestDatabase } from './support/test-database';
 
 const SECRET = 'test-secret-that-is-long-enough-for-hs256-0123456789';
@@ -163,6 +165,14 @@ describe('sample app over HTTP', () => {
       expect(call.decision).toBe('allowed');
       const rows = JSON.parse(call.observation).rows as Array<{ orders: string }>;
       expect(rows.reduce((n, r) => n + Number(r.orders), 0)).toBe(Number(mine[0].n));
+    });
+
+    it('runs db.query under the fence the sample migration installed', async () => {
+      const ds = app.get<DataSource>(getDataSourceToken());
+      const status = await tenantFenceStatus(ds, fenceTablesFor({ entities: SAMPLE_DATA_ENTITIES }));
+      expect(status).toEqual({ installed: true, role: 'zmodu_reader', problems: [] });
+      const policies = await ds.query(`SELECT tablename, policyname FROM pg_policies WHERE tablename LIKE 'sample_%' AND policyname = 'zmodu_fence' ORDER BY 1`);
+      expect(policies.map((p: { tablename: string }) => p.tablename)).toEqual(['sample_instruments', 'sample_orders']);
     });
   });
 

@@ -21,6 +21,8 @@ import { RequestIdInterceptor } from './auth/request-id.interceptor';
 import { HealthController } from './health.controller';
 import { SampleTrading1764461000000 } from './migrations/1764461000000-sample-trading';
 import { SampleOrderCancel1764461500000 } from './migrations/1764461500000-sample-order-cancel';
+import { SampleFence1764470000000 } from './migrations/1764470000000-sample-fence';
+import { SAMPLE_DATA_ENTITIES } from './trading/data-entities';
 import { cancelOrderCommand, deskLogSink, orderCancelledHandler } from './trading/order-commands';
 import { SAMPLE_OPTIONS, SampleAppOptions } from './sample.options';
 import { Instrument } from './trading/instrument.entity';
@@ -37,6 +39,7 @@ export const SAMPLE_MIGRATIONS = [
   ...ZMODU_OUTBOX_MIGRATIONS,
   SampleTrading1764461000000,
   SampleOrderCancel1764461500000,
+  SampleFence1764470000000,
 ];
 
 /** The trading assistant: two agents over the trading skills, behind JWT auth and permission checks. */
@@ -77,14 +80,13 @@ export class AppModule {
         OutboxModule.forRoot({ commands: [cancelOrderCommand], handlers: { 'order.cancelled': orderCancelledHandler } }),
         NotifyModule.forRoot({ channels: notificationChannels() }),
         AdminModule.forRoot({ outbox: true }),
-        // db.query, entity.lookup/list (read-only, scoped to the caller's desk) over the sample tables.
+        // db.query, entity.lookup/list (read-only, scoped to the caller's desk) over the sample tables;
+        // db.query also runs under the database's fence (installed by a migration), required here.
         BusinessSkillsModule.register({
-          entities: [
-            { name: 'order', table: 'sample_orders', pk: 'id', tenantColumn: 'tenant_id' },
-            { name: 'instrument', table: 'sample_instruments', pk: 'id', tenantColumn: 'tenant_id' },
-          ],
+          entities: SAMPLE_DATA_ENTITIES,
           skills: ['db.query', 'entity.lookup', 'entity.list'],
           requiredPermission: PERMISSIONS.marketRead,
+          fence: { mode: 'required' },
         }),
       ],
       controllers: [AgentsController, HealthController],

@@ -189,7 +189,7 @@ export class EmbeddedDatabase {
     const load = this.loadDataDir;
     const worker = new Worker(PGLITE_WORKER_SOURCE, {
       eval: true,
-      workerData: { pglite: require.resolve('@electric-sql/pglite'), dataDir: this.dataDir, loadDataDir: load },
+      workerData: { from: __filename, dataDir: this.dataDir, loadDataDir: load },
     });
     return new Promise<void>((resolve, reject) => {
       let ready = false;

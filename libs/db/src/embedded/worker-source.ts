@@ -1,13 +1,27 @@
 /**
  * The code of the worker thread that owns one PGlite instance. It is a string (run with
- * `eval: true`) so that it travels inside any bundle of the app; PGlite is required from the
- * path the main thread resolved. Requests are handled one after another, so the steps of one
+ * `eval: true`) so that it travels inside any bundle of the app; PGlite is required relative to
+ * the file that started the worker. Requests are handled one after another, so the steps of one
  * request never interleave with another's.
  */
 export const PGLITE_WORKER_SOURCE = String.raw`
 'use strict';
 const { parentPort, workerData } = require('node:worker_threads');
-const { PGlite, types } = require(workerData.pglite);
+const { createRequire } = require('node:module');
+const { join } = require('node:path');
+// PGlite is found from the file that started the worker (bundlers leave this string alone), else from the working directory.
+function loadPglite() {
+  try {
+    return createRequire(workerData.from)('@electric-sql/pglite');
+  } catch (first) {
+    try {
+      return createRequire(join(process.cwd(), 'noop.js'))('@electric-sql/pglite');
+    } catch {
+      throw first;
+    }
+  }
+}
+const { PGlite, types } = loadPglite();
 let db;
 
 function serializeError(e) {

@@ -10,7 +10,7 @@ import { BUSINESS_SKILL_NAMES, BusinessSkillName, BusinessSkillsOptions, EntityS
 import { EntityWriter } from './entity-writer';
 import { toCsv } from './csv';
 import { capRows, DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT_MS, ReadOnlyFence, runReadOnly } from './data/read-only-query';
-import { DEFAULT_FENCE_ROLE, fenceSettings, FenceTable, readFenceKey, tenantFenceStatus } from './fence/tenant-fence';
+import { DEFAULT_FENCE_ROLE, fenceSettings, FenceTable, fenceTablesFor, readFenceKey, tenantFenceStatus } from './fence/tenant-fence';
 import { qualifiedTable, quoteIdent, tenantBound } from './identifiers';
 import { loadSqlParser } from './sql/pg-parser';
 import { SqlGuard } from './sql/sql-guard';
@@ -109,9 +109,7 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
 
   /** The tables of the fence: every entity whose tenant column is known (the others are refused with a tenant anyway). */
   fenceTables(): FenceTable[] {
-    return [...this.entities.values()]
-      .filter((e) => e.resolvedTenantColumn !== undefined)
-      .map((e) => ({ table: e.table, schema: e.schema, tenantColumn: e.resolvedTenantColumn ?? null, columns: e.columns }));
+    return fenceTablesFor({ entities: [...this.entities.values()], dbQueryTenantColumn: this.options.dbQueryTenantColumn });
   }
 
   private get fenceMode(): 'auto' | 'required' | 'off' {

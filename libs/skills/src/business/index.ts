@@ -9,6 +9,7 @@ export * from './data/read-only-query';
 export { toCsv } from './csv';
 export {
   DEFAULT_FENCE_ROLE,
+  fenceTablesFor,
   installTenantFence,
   TenantFenceError,
   tenantFenceMigration,

@@ -27,6 +27,23 @@ export interface FenceTable {
   readonly columns?: readonly string[];
 }
 
+/**
+ * The fence tables of data-skill entities: every entity whose tenant column is known (its own,
+ * or `dbQueryTenantColumn`); `tenantColumn: null` marks a shared table. Entities with no known
+ * tenant column are left out: db.query refuses them for a tenant anyway.
+ */
+export function fenceTablesFor(options: {
+  readonly entities: ReadonlyArray<{ table: string; schema?: string; tenantColumn?: string | null; columns?: readonly string[] }>;
+  readonly dbQueryTenantColumn?: string;
+}): FenceTable[] {
+  const out: FenceTable[] = [];
+  for (const e of options.entities) {
+    const tenantColumn = e.tenantColumn === null ? null : (e.tenantColumn ?? options.dbQueryTenantColumn);
+    if (tenantColumn !== undefined) out.push({ table: e.table, schema: e.schema, tenantColumn, columns: e.columns });
+  }
+  return out;
+}
+
 export interface TenantFenceOptions {
   /** The reader role db.query runs as. Default `zmodu_reader`. */
   readonly role?: string;
