@@ -111,6 +111,22 @@ describe('zmodu CLI end to end', () => {
     expect(JSON.parse(readOnly.stdout)).toEqual({ error: 'ToolDenied', reason: 'denied_not_listed' });
   });
 
+  it('audit-data: exit 0 on a clean model, 1 with the findings; strictData stops the commands that use the database', async () => {
+    const clean = await zmodu('ai', 'audit-data', '--config', config);
+    expect(clean.code).toBe(0);
+    expect(JSON.parse(clean.stdout)).toEqual({ tables: 4, findings: [] });
+    const hazards = await zmodu('ai', 'audit-data', '--config', writeConfig);
+    expect(hazards.code).toBe(1);
+    expect(JSON.parse(hazards.stdout).findings).toEqual([
+      expect.objectContaining({ code: 'shared_sequence', table: 'public.notes', fix: expect.stringMatching(/gen_random_uuid/) }),
+    ]);
+    const strictConfig = join(dir, 'strict.json');
+    writeFileSync(strictConfig, JSON.stringify({ ...JSON.parse(readFileSync(writeConfig, 'utf8')), strictData: true }));
+    const stopped = await zmodu('ai', 'call', 'db.query', '--config', strictConfig, '--tenant', ALPHA, '--args', JSON.stringify({ sql: 'SELECT 1' }));
+    expect(stopped.code).toBe(1);
+    expect(stopped.stderr.trim().split('\n')[0]).toMatch(/strictData\): the data model has 1 hazard/);
+  });
+
   it('a config naming an unknown skill or a bad fence gets one clear line and exit 2', async () => {
     for (const [extra, message] of [
       [{ skills: ['db.query', 'db.drop'] }, /"skills" must be an array of: db\.query, .*entity\.create, entity\.update/],
@@ -214,7 +230,7 @@ describe('zmodu CLI end to end', () => {
   });
 
   it('--help works on every command, and bad flags or config give one clear line and exit 2', async () => {
-    for (const args of [['--help'], ['ai', '--help'], ['ai', 'call', '--help'], ['ai', 'export-skills', '--help'], ['ai', 'openapi', '--help'], ['ai', 'audit-policy', '--help']]) {
+    for (const args of [['--help'], ['ai', '--help'], ['ai', 'call', '--help'], ['ai', 'export-skills', '--help'], ['ai', 'openapi', '--help'], ['ai', 'audit-policy', '--help'], ['ai', 'install-fence', '--help'], ['ai', 'audit-data', '--help']]) {
       const r = await zmodu(...args);
       expect(r.code).toBe(0);
       expect(r.stdout).toMatch(/usage:/);

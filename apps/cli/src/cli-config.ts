@@ -19,6 +19,8 @@ export interface CliConfig {
   readonly skills?: BusinessSkillName[];
   /** db.query's second fence: { "mode": "auto" | "required" | "off", "role": "zmodu_reader" }. */
   readonly fence?: DataFenceOptions;
+  /** A hazard of the data model (see audit-data) stops every command that uses the database. */
+  readonly strictData?: boolean;
 }
 
 const SKILL_NAMES: readonly string[] = [...BUSINESS_SKILL_NAMES, ...WRITE_SKILL_NAMES];
@@ -53,6 +55,7 @@ export function loadConfig(path: string | undefined): CliConfig {
     if (!Array.isArray(c.skills) || c.skills.some((n) => typeof n !== 'string' || !SKILL_NAMES.includes(n)))
       throw new UsageError(`config ${path}: "skills" must be an array of: ${SKILL_NAMES.join(', ')}`);
   }
+  if (c.strictData !== undefined && typeof c.strictData !== 'boolean') throw new UsageError(`config ${path}: "strictData" must be true or false`);
   const fence = c.fence as Record<string, unknown> | undefined;
   if (fence !== undefined) {
     if (!fence || typeof fence !== 'object' || Array.isArray(fence)) throw new UsageError(`config ${path}: "fence" must be { "mode": "auto" | "required" | "off", "role": "..." }`);

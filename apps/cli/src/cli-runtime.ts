@@ -24,10 +24,10 @@ export class CliRuntime {
   ) {}
 
   /**
-   * `withDatabase`: connect for calls; the catalog commands need no database. `fenceOff`: do not
-   * look for db.query's fence (install-fence, which is about to install it).
+   * `withDatabase`: connect for calls; the catalog commands need no database. `admin`: skip the
+   * boot checks (fence lookup, strictData) for the commands that report or repair them.
    */
-  static async start(config: CliConfig, withDatabase: boolean, fenceOff = false): Promise<CliRuntime> {
+  static async start(config: CliConfig, withDatabase: boolean, admin = false): Promise<CliRuntime> {
     let dataSource: DataSource | undefined;
     if (withDatabase) {
       if (!config.database) throw new Error('the config has no "database": add { "url": "postgres://..." } or { "dataDir": "..." }');
@@ -48,7 +48,8 @@ export class CliRuntime {
           reports: config.reports ?? [],
           limits: config.limits ?? {},
           skills: config.skills,
-          fence: fenceOff || !dataSource ? { mode: 'off' } : (config.fence ?? { mode: 'auto' }),
+          fence: admin || !dataSource ? { mode: 'off' } : (config.fence ?? { mode: 'auto' }),
+          strictData: admin ? false : config.strictData === true,
           dataSource,
         }),
       ],

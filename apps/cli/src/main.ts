@@ -20,6 +20,7 @@ commands:
                  (exit 1 on a blind spot, an inert policy, or db.query allowed without its fence)
   install-fence  install or update db.query's second fence in the database (reader role,
                  grants, row-level security); idempotent, prints what it did
+  audit-data     report hazards of the data model the entities expose (exit 1 on any)
 
 Every command takes --config FILE (a zmodu.config.json) and --help.`,
   call: `usage: zmodu ai call <skill> --config F --tenant T --user U [--permissions a,b] --args JSON
@@ -45,6 +46,17 @@ Creates or updates, in one transaction, db.query's second fence for the config's
     other roles keep what they had.
 Prints one line per step: + created, ~ changed, = kept, ! note. Safe to run again.
 Needs: CREATEROLE (or superuser), CREATE on the database, and ownership of the tables.`,
+  'audit-data': `usage: zmodu ai audit-data --config F
+
+Prints { tables, findings: [{ code, table, detail, fix }] } for the config's entities; exit 1 on any finding:
+  unique_without_tenant  a UNIQUE over a writable column without the tenant column (a write tells that
+                         another tenant holds the value)
+  no_tenant_index        no index leads with the tenant column (every scoped read scans)
+  shared_sequence        a serial/identity column on a writable tenant table (ids reveal other tenants' writes)
+  view                   a view or materialized view as an entity (row-level security does not reach through it)
+  tenant_type_mismatch   tenant columns of differing types
+  missing_table, missing_tenant_column
+With "strictData": true in the config, any finding stops the commands that use the database.`,
 };
 
 const out = (value: unknown) => process.stdout.write(`${JSON.stringify(value)}\n`);
@@ -69,8 +81,10 @@ export async function main(argv: string[]): Promise<number> {
       return catalog(command, rest);
     case 'install-fence':
       return installFence(rest);
+    case 'audit-data':
+      return auditData(rest);
     default:
-      throw new UsageError(`unknown command 'ai ${command}' (commands: call, export-skills, openapi, audit-policy, install-fence)`);
+      throw new UsageError(`unknown command 'ai ${command}' (commands: call, export-skills, openapi, audit-policy, install-fence, audit-data)`);
   }
 }
 
@@ -97,6 +111,21 @@ async function catalog(command: 'export-skills' | 'openapi' | 'audit-policy', ar
       return health.inert || health.hasClassBlindSpot || fenceMissing ? 1 : 0;
     }
     return 0;
+  } finally {
+    await runtime.close();
+  }
+}
+
+async function auditData(argv: string[]): Promise<number> {
+  const args = parseArgs(argv, ['--config']);
+  if (args.flags.has('--help')) return help('audit-data');
+  if (args.positional.length) throw new UsageError(`unexpected argument ${args.positional[0]}`);
+  const config = loadConfig(flag(args, '--config'));
+  const runtime = await CliRuntime.start(config, true, true);
+  try {
+    const audit = await runtime.businessSkills.auditData();
+    out(audit);
+    return audit.findings.length ? 1 : 0;
   } finally {
     await runtime.close();
   }

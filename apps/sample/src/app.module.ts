@@ -87,6 +87,7 @@ export class AppModule {
           skills: ['db.query', 'entity.lookup', 'entity.list'],
           requiredPermission: PERMISSIONS.marketRead,
           fence: { mode: 'required' },
+          strictData: true, // a data-model hazard (see zmodu ai audit-data) is a boot error
         }),
       ],
       controllers: [AgentsController, HealthController],

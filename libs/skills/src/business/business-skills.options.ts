@@ -85,4 +85,10 @@ export class BusinessSkillsOptions {
   writePermission?: string = 'entity:write';
   /** db.query's second fence in the database. Default `{ mode: 'auto' }`. */
   fence?: DataFenceOptions = { mode: 'auto' };
+  /**
+   * The data-model audit runs at boot (unique constraints that leak across tenants, missing
+   * tenant indexes, shared sequences, views, tenant columns of differing types): each finding is
+   * a warning, or with `strictData: true` a boot error.
+   */
+  strictData?: boolean = false;
 }

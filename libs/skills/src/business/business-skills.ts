@@ -10,6 +10,7 @@ import { BUSINESS_SKILL_NAMES, BusinessSkillName, BusinessSkillsOptions, EntityS
 import { EntityWriter } from './entity-writer';
 import { toCsv } from './csv';
 import { capRows, DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT_MS, ReadOnlyFence, runReadOnly } from './data/read-only-query';
+import { AuditedEntity, auditDataModel, DataAudit } from './audit/data-audit';
 import { DEFAULT_FENCE_ROLE, fenceSettings, FenceTable, fenceTablesFor, readFenceKey, tenantFenceStatus } from './fence/tenant-fence';
 import { qualifiedTable, quoteIdent, tenantBound } from './identifiers';
 import { loadSqlParser } from './sql/pg-parser';
@@ -87,10 +88,42 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
     for (const skill of [...this.skills(), ...this.writeSkills()]) if (wanted.has(skill.name as BusinessSkillName)) this.registry.register(skill);
   }
 
-  /** After migrations ran (TypeORM runs them when the DataSource starts): is db.query's second fence there? */
+  /** After migrations ran (TypeORM runs them when the DataSource starts): the data-model audit, then db.query's second fence. */
   async onApplicationBootstrap(): Promise<void> {
+    if (!(this.options.dataSource ?? this.appDataSource)) return;
+    await this.auditAtBoot();
+    await this.fenceAtBoot();
+  }
+
+  /** The entities as the data-model audit sees them. */
+  auditedEntities(): AuditedEntity[] {
+    return [...this.entities.values()].map((e) => ({ name: e.name, table: e.table, schema: e.schema, tenantColumn: e.resolvedTenantColumn, writable: e.writable }));
+  }
+
+  /** The data-model audit of the registered entities (see auditDataModel). */
+  auditData(): Promise<DataAudit> {
+    return auditDataModel(this.dataSource, this.auditedEntities());
+  }
+
+  private async auditAtBoot(): Promise<void> {
+    const strict = this.options.strictData === true;
+    let audit: DataAudit;
+    try {
+      audit = await this.auditData();
+    } catch (err) {
+      if (strict) throw err;
+      this.logger.warn(`Could not audit the data model: ${(err as Error).message}`);
+      return;
+    }
+    if (!audit.findings.length) return;
+    const lines = audit.findings.map((f) => `${f.code} on ${f.table}: ${f.detail}; fix: ${f.fix}`);
+    if (strict) throw new Error(`BusinessSkillsModule (strictData): the data model has ${lines.length} hazard(s):\n- ${lines.join('\n- ')}`);
+    for (const line of lines) this.logger.warn(`data model: ${line}`);
+  }
+
+  private async fenceAtBoot(): Promise<void> {
     const mode = this.fenceMode;
-    if (mode === 'off' || !this.registry.has('db.query') || !(this.options.dataSource ?? this.appDataSource)) return;
+    if (mode === 'off' || !this.registry.has('db.query')) return;
     let found: { role: string; key: string } | null;
     try {
       found = await this.lookForFence();

@@ -17,3 +17,5 @@ export {
   uninstallTenantFence,
 } from './fence/tenant-fence';
 export type { FenceAction, FenceStatus, FenceTable, SqlRunner, TenantFenceOptions } from './fence/tenant-fence';
+export { auditDataModel } from './audit/data-audit';
+export type { AuditedEntity, DataAudit, DataFinding, DataFindingCode } from './audit/data-audit';
