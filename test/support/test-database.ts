@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from 'pg';
-import type { DataSourceOptions } from 'typeorm';
+import { DataSource, DataSourceOptions } from 'typeorm';
 import { embeddedDataSourceOptions, openEmbeddedDatabase, serverDataSourceOptions } from '@zmodu/db';
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const { templatePath } = require('./pglite-template-path');
@@ -90,6 +90,21 @@ async function createServerDatabase(adminUrl: string): Promise<TestDatabase> {
       } finally {
         await c.end();
       }
+    },
+  };
+}
+
+/** A throwaway database with a DataSource open on it; `close()` destroys both. */
+export async function openTestDataSource(extra: Extra = {}): Promise<{ db: TestDatabase; ds: DataSource; close(): Promise<void> }> {
+  const db = await createTestDatabase();
+  const ds = new DataSource(await db.options(extra));
+  await ds.initialize();
+  return {
+    db,
+    ds,
+    close: async () => {
+      if (ds.isInitialized) await ds.destroy();
+      await db.drop();
     },
   };
 }

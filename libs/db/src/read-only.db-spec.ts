@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { DataSource } from 'typeorm';
-import { createTestDatabase, embeddedTemplate, TestDatabase } from '../../../test/support/test-database';
+import { embeddedTemplate, openTestDataSource, TestDatabase } from '../../../test/support/test-database';
 import { EmbeddedDatabase, openEmbeddedDatabase as open } from './embedded-database';
 import { runReadOnlyStatement } from './read-only';
 
@@ -12,18 +12,16 @@ import { runReadOnlyStatement } from './read-only';
 describe('runReadOnlyStatement', () => {
   let db: TestDatabase;
   let ds: DataSource;
+  let close: () => Promise<void>;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    ds = new DataSource(await db.options());
-    await ds.initialize();
+    ({ db, ds, close } = await openTestDataSource());
     await ds.query('CREATE TABLE accounts (id int PRIMARY KEY, tenant text NOT NULL, balance int NOT NULL)');
     await ds.query("INSERT INTO accounts VALUES (1, 'a', 100), (2, 'b', 200)");
   });
 
   afterAll(async () => {
-    await ds?.destroy();
-    await db?.drop();
+    await close?.();
   });
 
   const balances = async () => JSON.stringify(await ds.query('SELECT id, tenant, balance FROM accounts ORDER BY id'));

@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
 import { ALPHA, BETA, ENTITIES, fingerprint, leaksBeta, seedBusinessData } from '../../../../../test/support/business-fixture';
-import { createTestDatabase, TestDatabase } from '../../../../../test/support/test-database';
+import { openTestDataSource, TestDatabase } from '../../../../../test/support/test-database';
 import { runReadOnly } from '../data/read-only-query';
 import { fenceSettings, FenceTable, installTenantFence, readFenceKey, tenantFenceMigration, tenantFenceStatus, uninstallTenantFence } from './tenant-fence';
 
@@ -14,13 +14,12 @@ const TABLES: FenceTable[] = ENTITIES.map((e) => ({
 describe('db.query second fence in the database', () => {
   let db: TestDatabase;
   let ds: DataSource;
+  let close: () => Promise<void>;
   let role: string;
   let before: string;
 
   beforeAll(async () => {
-    db = await createTestDatabase();
-    ds = new DataSource(await db.options());
-    await ds.initialize();
+    ({ db, ds, close } = await openTestDataSource());
     await seedBusinessData(ds, 30);
     role = db.fenceRole;
     await ds.transaction((m) => installTenantFence(m, TABLES, { role }));
@@ -28,8 +27,7 @@ describe('db.query second fence in the database', () => {
   });
 
   afterAll(async () => {
-    await ds?.destroy();
-    await db?.drop();
+    await close?.();
   });
 
   const alphaCount = async (table: string) => Number((await ds.query(`SELECT count(*) AS n FROM ${table} WHERE tenant_id = $1`, [ALPHA]))[0].n);
