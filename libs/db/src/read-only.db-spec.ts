@@ -87,6 +87,29 @@ describe('runReadOnlyStatement', () => {
     }
   });
 
+  it('keeps working on one connection through failures at every step (its own statements are parsed once and re-parsed after a failure)', async () => {
+    const runner = ds.createQueryRunner();
+    try {
+      const conn = await runner.connect();
+      const ok = () => runReadOnlyStatement(conn, { text: 'SELECT count(*)::int AS n FROM accounts WHERE tenant = $1', values: ['a'], timeoutMs: 2000 });
+      const fails = (extra: { text?: string; role?: string }) =>
+        runReadOnlyStatement(conn, { text: extra.text ?? 'SELECT 1', values: [], timeoutMs: 2000, role: extra.role }).then(
+          () => 'ok',
+          (e: { code?: string }) => e.code,
+        );
+      for (let i = 0; i < 3; i++) {
+        expect((await ok()).rows).toEqual([{ n: 1 }]);
+        expect(await fails({ role: 'no_such_role_anywhere' })).toBe('22023'); // fails in the settings step
+        expect((await ok()).rows).toEqual([{ n: 1 }]);
+        expect(await fails({ text: 'SELECT * FROM nowhere' })).toBe('42P01'); // fails in the statement
+        expect(await fails({ text: 'SELECT (' })).toBe('42601'); // fails to parse
+      }
+      expect((await ok()).rows).toEqual([{ n: 1 }]);
+    } finally {
+      await runner.release();
+    }
+  });
+
   it('stops a statement at its deadline and answers timeout within the deadline plus a second', async () => {
     const before = await balances();
     let ticks = 0;

@@ -18,6 +18,7 @@ interface PgResultInternal {
 /** The part of pg's Connection a submittable writes to. */
 interface PgConnection {
   stream: { cork?: () => void; uncork?: () => void };
+  close(c: { type: 'S'; name: string }): void;
   parse(q: { text: string; name: string; types: number[] }): void;
   bind(c: { portal: string; statement: string; values: readonly unknown[]; valueMapper: (v: unknown) => unknown }): void;
   describe(c: { type: 'P'; name: string }): void;
@@ -36,29 +37,45 @@ export type { ReadOnlyRequest, ReadOnlyResult };
  * Run one statement in a READ ONLY transaction that is always rolled back, on a raw driver
  * connection (what TypeORM's `queryRunner.connect()` returns): a `pg` client or the embedded
  * database's. Every statement goes over the extended protocol (the statement is one statement,
- * whatever its text). On a server the steps are pipelined: BEGIN, the settings, SET LOCAL ROLE,
- * the statement and ROLLBACK are written at once and answered after one Sync, so the whole run
- * is one round trip (a second one, ROLLBACK, only after an error). The deadline is the server's
+ * whatever its text). On a server the steps are pipelined: BEGIN, the settings and the role
+ * (one statement), the statement and ROLLBACK are written at once and answered after one Sync,
+ * so the whole run is one round trip (a second one only after an error). BEGIN, the settings
+ * and ROLLBACK are named statements, parsed once per connection. The deadline is the server's
  * `statement_timeout`; on the embedded database, the worker is stopped at it.
  */
 export async function runReadOnlyStatement(connection: unknown, request: ReadOnlyRequest): Promise<ReadOnlyResult> {
   if (isEmbeddedConnection(connection)) return connection.readOnly(request);
   const client = connection as PgClientLike;
-  const run = new ReadOnlyPipeline(request);
+  const prepared = preparedOn(connection);
+  const run = new ReadOnlyPipeline(request, prepared);
   client.query(run);
   try {
     return await run.done;
   } catch (err) {
-    // The server skipped the rest up to Sync: the transaction, if BEGIN ran, is aborted. pg sends this
-    // ROLLBACK after the ReadyForQuery of the pipeline, ahead of anything the connection's next user sends.
-    (client.query('ROLLBACK') as Promise<unknown>).catch(() => undefined);
+    // The server skipped the rest up to Sync: the transaction, if BEGIN ran, is aborted, and which of
+    // our statements got parsed is unknown. pg sends this after the pipeline's ReadyForQuery, ahead of
+    // anything the connection's next user sends: ROLLBACK, and Close of our statements (harmless when absent).
+    const names = [...prepared];
+    prepared.clear();
+    (client.query(new Cleanup(names)) as Cleanup).catch(() => undefined);
     throw err;
   }
+}
+
+/** Names of our own statements parsed on each connection (named prepared statements live as long as the session). */
+const parsedOn = new WeakMap<object, Set<string>>();
+
+function preparedOn(connection: unknown): Set<string> {
+  let set = parsedOn.get(connection as object);
+  if (!set) parsedOn.set(connection as object, (set = new Set()));
+  return set;
 }
 
 interface Step {
   readonly text: string;
   readonly values: readonly unknown[];
+  /** Our own fixed statements are named, parsed once per connection; the caller's statement is unnamed. */
+  readonly name?: string;
 }
 
 /** A pg submittable (the interface pg-cursor uses) that writes several extended-protocol statements and one Sync. */
@@ -73,19 +90,23 @@ class ReadOnlyPipeline {
   private failed?: Error;
   private settled = false;
 
-  constructor(request: ReadOnlyRequest) {
-    this.steps.push({ text: 'BEGIN TRANSACTION READ ONLY', values: [] });
+  constructor(
+    request: ReadOnlyRequest,
+    private readonly prepared: Set<string>,
+  ) {
+    this.steps.push({ text: 'BEGIN TRANSACTION READ ONLY', values: [], name: 'zmodu_ro_begin' });
+    // The settings and the role in one statement: set_config('role', r, true) is SET LOCAL ROLE (the same membership check).
     const settings: Array<[string, string]> = [['statement_timeout', String(Math.max(1, Math.floor(request.timeoutMs)))], ...Object.entries(request.settings ?? {})];
+    if (request.role) settings.push(['role', request.role]);
     const values: string[] = [];
     const calls = settings.map(([name, value]) => {
       values.push(name, value);
       return `set_config($${values.length - 1}, $${values.length}, true)`;
     });
-    this.steps.push({ text: `SELECT ${calls.join(', ')}`, values });
-    if (request.role) this.steps.push({ text: `SET LOCAL ROLE "${request.role.replace(/"/g, '""')}"`, values: [] });
+    this.steps.push({ text: `SELECT ${calls.join(', ')}`, values, name: `zmodu_ro_settings_${settings.length}` });
     this.statementStep = this.steps.length;
     this.steps.push({ text: request.text, values: request.values });
-    this.steps.push({ text: 'ROLLBACK', values: [] });
+    this.steps.push({ text: 'ROLLBACK', values: [], name: 'zmodu_ro_rollback' });
     this.done = new Promise((resolve, reject) => {
       this.callback = (err, result) => (err ? reject(err) : resolve(result!));
     });
@@ -95,8 +116,12 @@ class ReadOnlyPipeline {
     connection.stream.cork?.();
     try {
       this.steps.forEach((s, i) => {
-        connection.parse({ text: s.text, name: '', types: [] });
-        connection.bind({ portal: '', statement: '', values: s.values, valueMapper: prepareValue });
+        const name = s.name ?? '';
+        if (!s.name || !this.prepared.has(s.name)) {
+          connection.parse({ text: s.text, name, types: [] });
+          if (s.name) this.prepared.add(s.name); // forgotten again if this run fails
+        }
+        connection.bind({ portal: '', statement: name, values: s.values, valueMapper: prepareValue });
         if (i === this.statementStep) connection.describe({ type: 'P', name: '' });
         connection.execute({ portal: '', rows: 0 });
       });
@@ -148,5 +173,58 @@ class ReadOnlyPipeline {
     if (this.settled) return;
     this.settled = true;
     this.callback?.(err, result);
+  }
+}
+
+/** After a failed run: ROLLBACK, and Close of the named statements it may have parsed, in one round trip. */
+class Cleanup {
+  callback?: (err: Error | null) => void;
+  readonly done: Promise<void>;
+  private settled = false;
+
+  constructor(private readonly names: string[]) {
+    this.done = new Promise((resolve, reject) => {
+      this.callback = (err) => (err ? reject(err) : resolve());
+    });
+  }
+
+  catch(onError: (err: unknown) => void): Promise<void> {
+    return this.done.catch(onError);
+  }
+
+  submit(connection: PgConnection): null {
+    connection.stream.cork?.();
+    try {
+      connection.parse({ text: 'ROLLBACK', name: '', types: [] });
+      connection.bind({ portal: '', statement: '', values: [], valueMapper: prepareValue });
+      connection.execute({ portal: '', rows: 0 });
+      for (const name of this.names) connection.close({ type: 'S', name });
+      connection.sync();
+    } finally {
+      connection.stream.uncork?.();
+    }
+    return null;
+  }
+
+  handleRowDescription(): void {}
+  handleDataRow(): void {}
+  handleCommandComplete(): void {}
+  handleEmptyQuery(): void {}
+  handlePortalSuspended(): void {}
+  handleCopyInResponse(connection: PgConnection): void {
+    connection.sendCopyFail('COPY is not allowed here');
+  }
+  handleCopyData(): void {}
+  handleError(err: Error): void {
+    this.finish(err);
+  }
+  handleReadyForQuery(): void {
+    this.finish(null);
+  }
+
+  private finish(err: Error | null): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.callback?.(err);
   }
 }

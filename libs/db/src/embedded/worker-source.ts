@@ -35,10 +35,6 @@ function shape(r) {
   return { rows: r.rows, fields: r.fields.map((f) => ({ name: f.name, dataTypeID: f.dataTypeID })), affectedRows: r.affectedRows };
 }
 
-function quoteIdent(name) {
-  return '"' + String(name).replace(/"/g, '""') + '"';
-}
-
 async function open() {
   const options = { parsers: { [types.INT8]: (v) => v, [types.NUMERIC]: (v) => v } };
   if (workerData.dataDir) options.dataDir = workerData.dataDir;
@@ -63,16 +59,17 @@ async function handle(m) {
       // One READ ONLY transaction, always rolled back; every statement over the extended protocol.
       await db.query('BEGIN TRANSACTION READ ONLY');
       try {
-        const names = Object.keys(m.settings || {});
-        if (names.length) {
+        // The settings and the role in one statement (set_config('role', r, true) is SET LOCAL ROLE).
+        const pairs = Object.entries(m.settings || {});
+        if (m.role) pairs.push(['role', m.role]);
+        if (pairs.length) {
           const params = [];
-          const calls = names.map((n) => {
-            params.push(n, m.settings[n]);
+          const calls = pairs.map(([n, v]) => {
+            params.push(n, v);
             return 'set_config($' + (params.length - 1) + ', $' + params.length + ', true)';
           });
           await db.query('SELECT ' + calls.join(', '), params);
         }
-        if (m.role) await db.query('SET LOCAL ROLE ' + quoteIdent(m.role));
         const r = await db.query(m.text, m.values || []);
         return { rows: r.rows, fields: r.fields.map((f) => f.name) };
       } finally {

@@ -145,10 +145,13 @@ describe('db.query second fence in the database', () => {
   });
 
   describe('other roles', () => {
-    it('keep what they had on a table whose row-level security the fence turned on', async () => {
+    it('keep what they had on a table whose row-level security the fence turned on, even after a repair', async () => {
       const other = `${role}_other`;
       await ds.query(`CREATE ROLE ${other} NOLOGIN`);
       await ds.query(`GRANT SELECT, UPDATE ON orders TO ${other}`);
+      // Someone drops the fence's policy; a reinstall must not take the table's row-level security for the application's own.
+      await ds.query('DROP POLICY zmodu_fence ON orders');
+      await ds.transaction((m) => installTenantFence(m, TABLES, { role }));
       try {
         const both = (await alphaCount('orders')) * 2;
         await ds.transaction(async (m) => {

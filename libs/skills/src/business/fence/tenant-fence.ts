@@ -105,28 +105,67 @@ export function fenceSettings(key: string, processId: number, tenantId: string):
   return { [FENCE_TENANT_SETTING]: tenantId, [FENCE_MAC_SETTING]: fenceMac(key, processId, tenantId) };
 }
 
+/**
+ * The checking function. PL/pgSQL, so that its plan is cached for the session (a SQL function
+ * with SET clauses is not inlined, and its body would be planned for every statement). Every
+ * name in it is schema-qualified (functions, operators, types), so that no search_path a caller
+ * sets can change what it calls, without the cost of a SET search_path on every call.
+ */
 function functionSql(): string {
-  return `CREATE OR REPLACE FUNCTION ${FENCE_SCHEMA}.tenant() RETURNS text
-  LANGUAGE sql STABLE SECURITY DEFINER
-  SET search_path = pg_catalog, pg_temp
+  return `CREATE OR REPLACE FUNCTION ${FENCE_SCHEMA}.tenant() RETURNS pg_catalog.text
+  LANGUAGE plpgsql STABLE SECURITY DEFINER
 AS $zmodu_fence$
-  SELECT CASE WHEN s.mac = encode(sha256(convert_to(k.key, 'UTF8') || sha256(convert_to(k.key || ':' || pg_backend_pid()::text || ':' || s.tenant, 'UTF8'))), 'hex')
-              THEN s.tenant END
-  FROM ${FENCE_SCHEMA}.secret k,
-       (SELECT current_setting(${lit(FENCE_TENANT_SETTING)}, true) AS tenant, current_setting(${lit(FENCE_MAC_SETTING)}, true) AS mac) s
-  WHERE k.id = 1
+DECLARE
+  t pg_catalog.text := pg_catalog.current_setting(${lit(FENCE_TENANT_SETTING)}, true);
+  m pg_catalog.text := pg_catalog.current_setting(${lit(FENCE_MAC_SETTING)}, true);
+  k pg_catalog.text;
+BEGIN
+  IF t IS NULL OR m IS NULL THEN RETURN NULL; END IF;
+  SELECT s.key INTO k FROM ${FENCE_SCHEMA}.secret s WHERE s.id OPERATOR(pg_catalog.=) 1;
+  IF m OPERATOR(pg_catalog.=) pg_catalog.encode(pg_catalog.sha256(
+       pg_catalog.convert_to(k, 'UTF8') OPERATOR(pg_catalog.||) pg_catalog.sha256(pg_catalog.convert_to(
+         k OPERATOR(pg_catalog.||) ':' OPERATOR(pg_catalog.||) pg_catalog.pg_backend_pid()::pg_catalog.text
+           OPERATOR(pg_catalog.||) ':' OPERATOR(pg_catalog.||) t, 'UTF8'))), 'hex') THEN
+    RETURN t;
+  END IF;
+  RETURN NULL;
+END
 $zmodu_fence$`;
 }
 
+/**
+ * How the fence sits on a table: `sole` when it turned row-level security on itself (its one
+ * permissive policy is the whole rule: other roles pass, the reader needs its tenant), `beside`
+ * when the application has row-level security of its own (a restrictive policy, ANDed with the
+ * application's, and a permissive one that lets the reader in).
+ */
+type FenceMode = 'sole' | 'beside';
+
 /** The policies of one tenant table, with the signature kept in the fence policy's comment. */
-function policies(role: string, column: string, type: string) {
-  const reader = `current_user = ${lit(role)}`;
+function policies(role: string, column: string, type: string, mode: FenceMode) {
+  // Each test of the role is a scalar subquery, so PostgreSQL evaluates it once per statement
+  // (an InitPlan) rather than calling current_user for every row; per row remains `$a OR col = $b`.
+  const reader = `(SELECT current_user = ${lit(role)})`;
+  const other = `(SELECT current_user <> ${lit(role)})`;
+  const rule = `${other} OR ${q(column)} = (SELECT ${FENCE_SCHEMA}.tenant())::${type}`;
   return {
-    signature: `zmodu fence v${FENCE_VERSION} role=${role} column=${column} type=${type}`,
-    fence: `AS RESTRICTIVE FOR ALL TO PUBLIC USING (current_user <> ${lit(role)} OR ${q(column)} = (SELECT ${FENCE_SCHEMA}.tenant())::${type})`,
+    signature: `zmodu fence v${FENCE_VERSION} mode=${mode} role=${role} column=${column} type=${type}`,
+    fence: mode === 'sole' ? `AS PERMISSIVE FOR ALL TO PUBLIC USING (${rule}) WITH CHECK (${rule})` : `AS RESTRICTIVE FOR ALL TO PUBLIC USING (${rule})`,
     access: `AS PERMISSIVE FOR SELECT TO PUBLIC USING (${reader})`,
-    passthrough: `AS PERMISSIVE FOR ALL TO PUBLIC USING (NOT (${reader})) WITH CHECK (NOT (${reader}))`,
   };
+}
+
+/** The mode the fence was installed with on a table (undefined: never installed there). */
+async function recordedMode(db: SqlRunner, relid: number): Promise<FenceMode | undefined> {
+  const [{ present }] = await rows<{ present: boolean }>(db, 'SELECT to_regclass($1) IS NOT NULL AS present', [`${FENCE_SCHEMA}.tables`]);
+  if (!present) return undefined;
+  const [row] = await rows<{ mode: FenceMode }>(db, `SELECT mode FROM ${FENCE_SCHEMA}.tables WHERE relid = $1`, [relid]);
+  return row?.mode;
+}
+
+function modeOf(comment: string | null | undefined): FenceMode | undefined {
+  const m = /\bmode=(sole|beside)\b/.exec(comment ?? '');
+  return m ? (m[1] as FenceMode) : undefined;
 }
 
 interface TableInfo {
@@ -209,6 +248,9 @@ export async function installTenantFence(db: SqlRunner, tables: readonly FenceTa
   await db.query(`CREATE SCHEMA IF NOT EXISTS ${FENCE_SCHEMA}`);
   await db.query(`CREATE TABLE IF NOT EXISTS ${FENCE_SCHEMA}.secret (id int PRIMARY KEY CHECK (id = 1), key text NOT NULL)`);
   await db.query(`REVOKE ALL ON ${FENCE_SCHEMA}.secret FROM PUBLIC`);
+  // How the fence sits on each table, so that a repair never mistakes its own row-level security for the application's.
+  await db.query(`CREATE TABLE IF NOT EXISTS ${FENCE_SCHEMA}.tables (relid oid PRIMARY KEY, mode text NOT NULL CHECK (mode IN ('sole', 'beside')))`);
+  await db.query(`REVOKE ALL ON ${FENCE_SCHEMA}.tables FROM PUBLIC`);
   await db.query(`GRANT USAGE ON SCHEMA ${FENCE_SCHEMA} TO PUBLIC`);
   if (app !== me) await db.query(`GRANT SELECT ON ${FENCE_SCHEMA}.secret TO ${q(app)}`);
   say(present ? 'kept' : 'created', `schema ${FENCE_SCHEMA} with its key table (no access for PUBLIC or ${role})`);
@@ -241,30 +283,29 @@ export async function installTenantFence(db: SqlRunner, tables: readonly FenceTa
     }
     const type = await columnType(db, info.oid, t.tenantColumn);
     if (!type) throw new TenantFenceError(`Table ${tableName(t)} has no column ${t.tenantColumn}: fix tenantColumn in the entity.`);
-    const p = policies(role, t.tenantColumn, type);
-    const hadPassthrough = (await policyComment(db, info.oid, 'zmodu_passthrough')) !== undefined;
+    const current = await policyComment(db, info.oid, 'zmodu_fence');
+    const mode: FenceMode = (await recordedMode(db, info.oid)) ?? (info.rls ? 'beside' : 'sole');
+    const p = policies(role, t.tenantColumn, type, mode);
+    await db.query(`INSERT INTO ${FENCE_SCHEMA}.tables (relid, mode) VALUES ($1, $2) ON CONFLICT (relid) DO UPDATE SET mode = EXCLUDED.mode`, [info.oid, mode]);
     if (!info.rls) {
       await db.query(`ALTER TABLE ${tableName(t)} ENABLE ROW LEVEL SECURITY`);
       say('created', `row-level security on ${tableName(t)}`);
     }
-    // Other roles keep what they had: everything when we turned row-level security on, their own policies otherwise.
-    if (!info.rls || hadPassthrough) {
-      await db.query(`DROP POLICY IF EXISTS zmodu_passthrough ON ${tableName(t)}`);
-      await db.query(`CREATE POLICY zmodu_passthrough ON ${tableName(t)} ${p.passthrough}`);
-    }
-    if ((await policyComment(db, info.oid, 'zmodu_fence')) === p.signature && (await policyComment(db, info.oid, 'zmodu_reader_access')) !== undefined) {
+    const hasAccess = (await policyComment(db, info.oid, 'zmodu_reader_access')) !== undefined;
+    if (current === p.signature && hasAccess === (mode === 'beside')) {
       say('kept', `policies of ${tableName(t)} (${t.tenantColumn} ${type})`);
       continue;
     }
-    for (const [name, body] of [
-      ['zmodu_reader_access', p.access],
-      ['zmodu_fence', p.fence],
-    ] as const) {
-      await db.query(`DROP POLICY IF EXISTS ${name} ON ${tableName(t)}`);
-      await db.query(`CREATE POLICY ${name} ON ${tableName(t)} ${body}`);
-    }
+    await db.query(`DROP POLICY IF EXISTS zmodu_reader_access ON ${tableName(t)}`);
+    await db.query(`DROP POLICY IF EXISTS zmodu_fence ON ${tableName(t)}`);
+    await db.query(`CREATE POLICY zmodu_fence ON ${tableName(t)} ${p.fence}`);
+    if (mode === 'beside') await db.query(`CREATE POLICY zmodu_reader_access ON ${tableName(t)} ${p.access}`);
     await db.query(`COMMENT ON POLICY zmodu_fence ON ${tableName(t)} IS ${lit(p.signature)}`);
-    say('changed', `policies of ${tableName(t)}: ${role} reads only rows whose ${t.tenantColumn} (${type}) is the checked tenant`);
+    say(
+      'changed',
+      `policies of ${tableName(t)}: ${role} reads only rows whose ${t.tenantColumn} (${type}) is the checked tenant; ` +
+        (mode === 'sole' ? 'other roles read and write as before' : "beside the table's own policies, which other roles keep"),
+    );
   }
   return actions;
 }
@@ -276,9 +317,9 @@ export async function uninstallTenantFence(db: SqlRunner, tables: readonly Fence
   for (const t of tables) {
     const info = await tableInfo(db, t);
     if (!info) continue;
-    const passthrough = (await policyComment(db, info.oid, 'zmodu_passthrough')) !== undefined;
-    for (const name of ['zmodu_fence', 'zmodu_reader_access', 'zmodu_passthrough']) await db.query(`DROP POLICY IF EXISTS ${name} ON ${tableName(t)}`);
-    if (passthrough) await db.query(`ALTER TABLE ${tableName(t)} DISABLE ROW LEVEL SECURITY`);
+    const sole = (await recordedMode(db, info.oid).catch(() => undefined)) === 'sole';
+    for (const name of ['zmodu_fence', 'zmodu_reader_access']) await db.query(`DROP POLICY IF EXISTS ${name} ON ${tableName(t)}`);
+    if (sole) await db.query(`ALTER TABLE ${tableName(t)} DISABLE ROW LEVEL SECURITY`); // it was off before the fence
     actions.push({ kind: 'changed', what: `removed the fence of ${tableName(t)}` });
   }
   const [{ exists }] = await rows<{ exists: boolean }>(db, 'SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1) AS exists', [role]);
@@ -319,10 +360,15 @@ export async function tenantFenceStatus(db: SqlRunner, tables: readonly FenceTab
     }
     if (!t.tenantColumn || (info.relkind !== 'r' && info.relkind !== 'p')) continue;
     const type = await columnType(db, info.oid, t.tenantColumn);
-    const expected = type && policies(role, t.tenantColumn, type).signature;
+    const comment = await policyComment(db, info.oid, 'zmodu_fence');
+    const mode = modeOf(comment);
+    const inPlace =
+      type !== undefined &&
+      mode !== undefined &&
+      comment === policies(role, t.tenantColumn, type, mode).signature &&
+      (mode === 'sole' || (await policyComment(db, info.oid, 'zmodu_reader_access')) !== undefined);
     if (!info.rls) problems.push(`row-level security is off on ${tableName(t)}: ${fix}`);
-    else if ((await policyComment(db, info.oid, 'zmodu_fence')) !== expected || (await policyComment(db, info.oid, 'zmodu_reader_access')) === undefined)
-      problems.push(`the fence policies of ${tableName(t)} are missing or out of date: ${fix}`);
+    else if (!inPlace) problems.push(`the fence policies of ${tableName(t)} are missing or out of date: ${fix}`);
   }
   return { installed: problems.length === 0, role, problems };
 }

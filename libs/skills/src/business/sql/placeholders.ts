@@ -24,6 +24,7 @@ const DEEPENING_KEYWORDS: ReadonlySet<string> = new Set(['not', 'is', 'at', 'lik
  */
 export function bindPlaceholders(sql: string): Placeholders {
   let out = '';
+  let copied = 0;
   let question = 0;
   let numbered = 0;
   let depth = 0;
@@ -39,9 +40,7 @@ export function bindPlaceholders(sql: string): Placeholders {
   while (i < n) {
     const c = sql[i];
     if (c === '"') {
-      const end = closingQuote(sql, i);
-      out += sql.slice(i, end + 1);
-      i = end + 1;
+      i = closingQuote(sql, i) + 1;
       continue;
     }
     if (c === "'") refuse('literal_not_allowed', 'String literals are not allowed: use ? placeholders and pass the values in args.');
@@ -50,9 +49,10 @@ export function bindPlaceholders(sql: string): Placeholders {
     if (c === ';') refuse('multiple_statements', 'Send exactly one SELECT statement, without ";".');
     if (c === '\\') refuse('literal_not_allowed', 'Backslashes are not allowed outside quoted identifiers.');
     if (c === '?') {
+      // Only a ? changes: copy what came before it, then its number.
       question++;
-      out += `$${question}`;
-      i++;
+      out += `${sql.slice(copied, i)}$${question}`;
+      copied = ++i;
       continue;
     }
     if (c === '$') {
@@ -61,7 +61,6 @@ export function bindPlaceholders(sql: string): Placeholders {
       const num = Number(m![1]);
       if (num < 1) refuse('bad_placeholder', 'Parameters are numbered from $1.');
       numbered = Math.max(numbered, num);
-      out += m![0];
       i += m![0].length;
       continue;
     }
@@ -74,16 +73,15 @@ export function bindPlaceholders(sql: string): Placeholders {
       if (lower === 'case') deeper();
       else if (lower === 'end') depth = Math.max(0, depth - 1);
       else if (DEEPENING_KEYWORDS.has(lower)) operator();
-      out += word;
       i = j;
       continue;
     }
     if (c === '(' || c === '[') deeper();
     else if (c === ')' || c === ']') depth = Math.max(0, depth - 1);
     else if (OPERATOR_CHARS.has(c) && !OPERATOR_CHARS.has(sql[i - 1] ?? '')) operator(); // a run of operator characters is one operator
-    out += c;
     i++;
   }
+  out += sql.slice(copied);
   if (question > 0 && numbered > 0) refuse('bad_placeholder', 'Use either ? placeholders or $1..$n, not both.');
   return { text: out, count: question || numbered };
 }

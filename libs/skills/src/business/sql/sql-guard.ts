@@ -11,7 +11,7 @@ import {
   EXTRACT_FIELDS,
   SYSTEM_COLUMNS,
 } from './sql-allowlists';
-import { printSelect, quoteName, treeDifference } from './sql-printer';
+import { printSelect, treeDifference } from './sql-printer';
 import { refuse, SqlRefusal } from './sql-refusal';
 
 /** A table db.query may read, and how it is scoped. */
@@ -74,6 +74,9 @@ interface WalkState {
 }
 
 const EMPTY: Scope = new Set();
+/** `*` in a select list, as the parser gives it. */
+const STAR: Node = Object.freeze({ ResTarget: { val: { ColumnRef: { fields: [{ A_Star: {} }] } } } }) as Node;
+const columnRef = (name: string): Node => ({ ColumnRef: { fields: [{ String: { sval: name } }] } });
 const PLAN_CACHE_SIZE = 500;
 const RESULT_ALIAS = '_zt_result';
 
@@ -102,8 +105,6 @@ export class SqlGuard {
   private readonly byName = new Map<string, QueryableTable[]>();
   /** Accepted statements, rewritten: an agent repeats its queries with other values. */
   private readonly cache = new Map<string, Plan>();
-  /** Parsed fragments we insert, by table and scoping. */
-  private readonly templates = new Map<string, Node>();
   private readonly cacheSize: number;
   private readonly onDefect: (message: string) => void;
 
@@ -172,10 +173,13 @@ export class SqlGuard {
 
     // SELECT * FROM (<the rewritten statement>) AS _zt_result LIMIT $cap
     const capParam = bound.count + state.tenantParams.size + 1;
-    const wrapper = this.template(`SELECT * FROM (SELECT) AS ${quoteName(RESULT_ALIAS)} LIMIT $1`);
-    const range = ((wrapper.fromClause as Node[])[0] as Node).RangeSubselect as Node;
-    range.subquery = holder.stmt;
-    ((wrapper.limitCount as Node).ParamRef as Node).number = capParam;
+    const wrapper: Node = {
+      targetList: [STAR],
+      fromClause: [{ RangeSubselect: { subquery: holder.stmt, alias: { aliasname: RESULT_ALIAS } } }],
+      limitCount: { ParamRef: { number: capParam } },
+      limitOption: 'LIMIT_OPTION_COUNT',
+      op: 'SETOP_NONE',
+    };
 
     const text = printSelect(wrapper);
     const again = this.parse(text, (err) => this.defect(sql, text, `the printed statement does not parse: ${(err as Error).message}`));
@@ -200,16 +204,6 @@ export class SqlGuard {
     return refuse('rewrite_mismatch', 'The statement could not be verified after rewriting, so it was refused (a defect of db.query, logged). Write it more simply.');
   }
 
-  /** A fragment of our own SQL as the parser sees it, parsed once; a fresh copy on each call. */
-  private template(text: string): Node {
-    let node = this.templates.get(text);
-    if (!node) {
-      node = (parseSql(text).stmts ?? [])[0]?.stmt?.SelectStmt as Node;
-      if (!node) throw new Error(`SqlGuard: the template ${text} does not parse to a SELECT.`);
-      this.templates.set(text, node);
-    }
-    return structuredClone(node);
-  }
 
   // ---------------------------------------------------------------- the walk
 
@@ -377,15 +371,20 @@ export class SqlGuard {
         param = s.tenantParams.get(key)!;
       }
     }
-    const columns = table.columns?.length ? table.columns.map(quoteName).join(', ') : '*';
-    const from = `${table.schema ? `${quoteName(table.schema)}.` : ''}${quoteName(table.table)}`;
-    // OFFSET 0: an optimization fence, so the model's predicates never run on other tenants' rows.
-    const inner = `SELECT ${columns} FROM ${from}${tenantColumn ? ` WHERE ${quoteName(tenantColumn)} = $1` : ''} OFFSET 0`;
-    const range = (this.template(`SELECT * FROM (${inner}) AS "t"`).fromClause as Node[])[0] as Node;
-    const sub = range.RangeSubselect as Node;
-    if (tenantColumn) ((((sub.subquery as Node).SelectStmt as Node).whereClause as Node).A_Expr as Node).rexpr = { ParamRef: { number: param } };
-    sub.alias = (rv.alias as Node | undefined) ?? { aliasname: rv.relname };
-    return range;
+    // (SELECT <columns> FROM <table> WHERE <tenant column> = $t OFFSET 0) AS <alias>, built as the parser
+    // builds it (the printed text is parsed again and must give this very tree). OFFSET 0 is an optimization
+    // fence: the planner never pushes the model's predicates into it, so none runs on another tenant's row.
+    const inner: Node = {
+      targetList: table.columns?.length ? table.columns.map((c) => ({ ResTarget: { val: columnRef(c) } })) : [STAR],
+      fromClause: [{ RangeVar: { ...(table.schema ? { schemaname: table.schema } : {}), relname: table.table, inh: true, relpersistence: 'p' } }],
+      ...(tenantColumn
+        ? { whereClause: { A_Expr: { kind: 'AEXPR_OP', name: [{ String: { sval: '=' } }], lexpr: columnRef(tenantColumn), rexpr: { ParamRef: { number: param } } } } }
+        : {}),
+      limitOffset: { A_Const: { ival: {} } },
+      limitOption: 'LIMIT_OPTION_COUNT',
+      op: 'SETOP_NONE',
+    };
+    return { RangeSubselect: { subquery: { SelectStmt: inner }, alias: (rv.alias as Node | undefined) ?? { aliasname: rv.relname } } };
   }
 
   private columnRef(f: Node): void {

@@ -17,7 +17,7 @@ export function printSelect(select: Node): string {
 /** A quoted identifier: `"` doubled inside, so nothing in a name can end it. */
 export function quoteName(name: unknown): string {
   if (typeof name !== 'string' || name === '' || name.includes('\0')) return unsupported('an identifier');
-  return `"${name.replace(/"/g, '""')}"`;
+  return name.includes('"') ? `"${name.replace(/"/g, '""')}"` : `"${name}"`;
 }
 
 function unsupported(what: string): never {
@@ -26,9 +26,13 @@ function unsupported(what: string): never {
 
 function single(node: unknown): [string, Node] {
   if (typeof node !== 'object' || node === null || Array.isArray(node)) return unsupported('A malformed node');
-  const keys = Object.keys(node);
-  if (keys.length !== 1) return unsupported('A malformed node');
-  return [keys[0], (node as Node)[keys[0]] as Node];
+  let type: string | undefined;
+  for (const k in node) {
+    if (type !== undefined) return unsupported('A malformed node');
+    type = k;
+  }
+  if (type === undefined) return unsupported('A malformed node');
+  return [type, (node as Node)[type] as Node];
 }
 
 function list(value: unknown): unknown[] {
@@ -547,27 +551,63 @@ const POSITION_FIELDS: ReadonlySet<string> = new Set(['location', 'rexpr_list_st
  * Structural equality of two parse trees, ignoring only where nodes stood in the text.
  * Returns null when equal, else the path of the first difference (for the defect log).
  */
-export function treeDifference(a: unknown, b: unknown, path = '$'): string | null {
-  if (a === b) return null;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return path;
-  if (Array.isArray(a) !== Array.isArray(b)) return path;
+export function treeDifference(a: unknown, b: unknown): string | null {
+  return sameTree(a, b) ? null : differenceAt(a, b, '$');
+}
+
+/** The fast check: no allocation, stops at the first difference. */
+function sameTree(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a)) {
+    if (!Array.isArray(b) || a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (!sameTree(a[i], b[i])) return false;
+    return true;
+  }
+  if (Array.isArray(b)) return false;
+  const ao = a as Node;
+  const bo = b as Node;
+  let count = 0;
+  for (const k in ao) {
+    if (k === 'location' || POSITION_FIELDS.has(k)) continue;
+    if (!Object.hasOwn(bo, k) || !sameTree(ao[k], bo[k])) return false;
+    count++;
+  }
+  for (const k in bo) if (k !== 'location' && !POSITION_FIELDS.has(k)) count--;
+  return count === 0;
+}
+
+/** Where two trees differ (only called once they do). */
+function differenceAt(a: unknown, b: unknown, path: string): string | null {
+  if (sameTree(a, b)) return null;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null || Array.isArray(a) !== Array.isArray(b)) return path;
   if (Array.isArray(a)) {
     const bb = b as unknown[];
     if (a.length !== bb.length) return `${path}.length`;
     for (let i = 0; i < a.length; i++) {
-      const d = treeDifference(a[i], bb[i], `${path}[${i}]`);
+      const d = differenceAt(a[i], bb[i], `${path}[${i}]`);
       if (d) return d;
     }
-    return null;
+    return path;
   }
   const ao = a as Node;
   const bo = b as Node;
-  const keys = new Set([...Object.keys(ao), ...Object.keys(bo)]);
-  for (const k of keys) {
+  for (const k of new Set([...Object.keys(ao), ...Object.keys(bo)])) {
     if (POSITION_FIELDS.has(k)) continue;
     if (!Object.hasOwn(ao, k) || !Object.hasOwn(bo, k)) return `${path}.${k}`;
-    const d = treeDifference(ao[k], bo[k], `${path}.${k}`);
+    const d = differenceAt(ao[k], bo[k], `${path}.${k}`);
     if (d) return d;
   }
-  return null;
+  return path;
+}
+
+/** A deep copy of a parse tree (plain JSON data: objects, arrays, scalars). */
+export function cloneTree<T>(v: T): T {
+  if (Array.isArray(v)) return v.map(cloneTree) as T;
+  if (v !== null && typeof v === 'object') {
+    const out: Node = {};
+    for (const k in v as Node) out[k] = cloneTree((v as Node)[k]);
+    return out as T;
+  }
+  return v;
 }
