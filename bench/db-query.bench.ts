@@ -86,28 +86,22 @@ export async function runDbQueryBench(log: (line: string) => void, server: Bench
       await seed.destroy();
       log(`seeded ${PER_TENANT} orders, ${PER_TENANT * 2} order lines per tenant (two tenants) on PostgreSQL, with db.query's fence installed`);
 
-      @Module({
-        imports: [
-          TypeOrmModule.forRoot({ type: 'postgres', url }),
-          GuardModule.forRoot({ auditStore: 'memory', quotaStore: 'memory' }),
-          SkillsModule.forRoot(),
-          BusinessSkillsModule.register({ entities: ENTITIES, dbQueryTenantColumn: 'tenant_id', fence: { mode: 'required' } }),
-        ],
-      })
-      class BenchDataModule {}
-      app = await NestFactory.createApplicationContext(BenchDataModule, { logger: false });
+      /** The data skills over the bench database, with both fences or with the rewrite alone (fence off). */
+      const start = (fence: 'required' | 'off') => {
+        @Module({
+          imports: [
+            TypeOrmModule.forRoot({ type: 'postgres', url }),
+            GuardModule.forRoot({ auditStore: 'memory', quotaStore: 'memory' }),
+            SkillsModule.forRoot(),
+            BusinessSkillsModule.register({ entities: ENTITIES, dbQueryTenantColumn: 'tenant_id', fence: { mode: fence } }),
+          ],
+        })
+        class BenchDataModule {}
+        return NestFactory.createApplicationContext(BenchDataModule, { logger: false });
+      };
+      app = await start('required');
       const dispatcher = app.get(SkillDispatcher);
-      // The same, with the rewrite alone (fence off), to show what the database's fence costs.
-      @Module({
-        imports: [
-          TypeOrmModule.forRoot({ type: 'postgres', url }),
-          GuardModule.forRoot({ auditStore: 'memory', quotaStore: 'memory' }),
-          SkillsModule.forRoot(),
-          BusinessSkillsModule.register({ entities: ENTITIES, dbQueryTenantColumn: 'tenant_id', fence: { mode: 'off' } }),
-        ],
-      })
-      class RewriteOnlyModule {}
-      rewriteOnlyApp = await NestFactory.createApplicationContext(RewriteOnlyModule, { logger: false });
+      rewriteOnlyApp = await start('off');
       const rewriteOnlyDispatcher = rewriteOnlyApp.get(SkillDispatcher);
       await direct.connect();
       const policy = { allow: ['db.query'], allowExecute: false };

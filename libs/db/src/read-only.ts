@@ -57,7 +57,9 @@ export async function runReadOnlyStatement(connection: unknown, request: ReadOnl
     // anything the connection's next user sends: ROLLBACK, and Close of our statements (harmless when absent).
     const names = [...prepared];
     prepared.clear();
-    (client.query(new Cleanup(names)) as Cleanup).catch(() => undefined);
+    const cleanup = new Cleanup(names);
+    client.query(cleanup);
+    cleanup.done.catch(() => undefined);
     throw err;
   }
 }
@@ -78,22 +80,64 @@ interface Step {
   readonly name?: string;
 }
 
+/** What pg calls on a submittable (the interface pg-cursor uses); handlers with nothing to do stay empty. */
+abstract class Submittable<T> {
+  callback?: (err: Error | null, result?: T) => void;
+  readonly done: Promise<T>;
+  private settled = false;
+
+  constructor() {
+    this.done = new Promise((resolve, reject) => {
+      this.callback = (err, result) => (err ? reject(err) : resolve(result as T));
+    });
+  }
+
+  abstract submit(connection: PgConnection): null;
+
+  handleRowDescription(_msg: { fields: unknown[] }): void {}
+
+  handleDataRow(_msg: { fields: unknown[] }): void {}
+
+  handleCommandComplete(): void {}
+
+  handleEmptyQuery(): void {}
+
+  handlePortalSuspended(): void {}
+
+  handleCopyInResponse(connection: PgConnection): void {
+    connection.sendCopyFail('COPY is not allowed here');
+  }
+
+  handleCopyData(): void {}
+
+  /** pg completes a query at its first error (the server skips the rest up to Sync). */
+  handleError(err: Error): void {
+    this.finish(err);
+  }
+
+  abstract handleReadyForQuery(): void;
+
+  protected finish(err: Error | null, result?: T): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.callback?.(err, result);
+  }
+}
+
 /** A pg submittable (the interface pg-cursor uses) that writes several extended-protocol statements and one Sync. */
-class ReadOnlyPipeline {
-  callback?: (err: Error | null, result?: ReadOnlyResult) => void;
+class ReadOnlyPipeline extends Submittable<ReadOnlyResult> {
   /** pg gives this result its type parsers (the client's own) before the run is submitted. */
   readonly _result: PgResultInternal = new PgResult();
-  readonly done: Promise<ReadOnlyResult>;
   private readonly steps: Step[] = [];
   private readonly statementStep: number;
   private step = 0;
   private failed?: Error;
-  private settled = false;
 
   constructor(
     request: ReadOnlyRequest,
     private readonly prepared: Set<string>,
   ) {
+    super();
     this.steps.push({ text: 'BEGIN TRANSACTION READ ONLY', values: [], name: 'zmodu_ro_begin' });
     // The settings and the role in one statement: set_config('role', r, true) is SET LOCAL ROLE (the same membership check).
     const settings: Array<[string, string]> = [['statement_timeout', String(Math.max(1, Math.floor(request.timeoutMs)))], ...Object.entries(request.settings ?? {})];
@@ -107,9 +151,6 @@ class ReadOnlyPipeline {
     this.statementStep = this.steps.length;
     this.steps.push({ text: request.text, values: request.values });
     this.steps.push({ text: 'ROLLBACK', values: [], name: 'zmodu_ro_rollback' });
-    this.done = new Promise((resolve, reject) => {
-      this.callback = (err, result) => (err ? reject(err) : resolve(result!));
-    });
   }
 
   submit(connection: PgConnection): null {
@@ -132,11 +173,11 @@ class ReadOnlyPipeline {
     return null;
   }
 
-  handleRowDescription(msg: { fields: unknown[] }): void {
+  override handleRowDescription(msg: { fields: unknown[] }): void {
     if (this.step === this.statementStep) this._result.addFields(msg.fields);
   }
 
-  handleDataRow(msg: { fields: unknown[] }): void {
+  override handleDataRow(msg: { fields: unknown[] }): void {
     if (this.step !== this.statementStep || this.failed) return; // the settings' row is not ours to return
     try {
       this._result.addRow(this._result.parseRow(msg.fields));
@@ -145,22 +186,11 @@ class ReadOnlyPipeline {
     }
   }
 
-  handleCommandComplete(): void {
+  override handleCommandComplete(): void {
     this.step++;
   }
 
-  handleEmptyQuery(): void {}
-
-  handlePortalSuspended(): void {}
-
-  handleCopyInResponse(connection: PgConnection): void {
-    connection.sendCopyFail('COPY is not allowed here');
-  }
-
-  handleCopyData(): void {}
-
-  /** pg completes a query at its first error (the server skips the rest up to Sync). */
-  handleError(err: Error): void {
+  override handleError(err: Error): void {
     this.finish(this.failed ?? err);
   }
 
@@ -168,28 +198,12 @@ class ReadOnlyPipeline {
     if (this.failed) return this.finish(this.failed);
     this.finish(null, { rows: this._result.rows, fields: this._result.fields.map((f) => f.name) });
   }
-
-  private finish(err: Error | null, result?: ReadOnlyResult): void {
-    if (this.settled) return;
-    this.settled = true;
-    this.callback?.(err, result);
-  }
 }
 
 /** After a failed run: ROLLBACK, and Close of the named statements it may have parsed, in one round trip. */
-class Cleanup {
-  callback?: (err: Error | null) => void;
-  readonly done: Promise<void>;
-  private settled = false;
-
+class Cleanup extends Submittable<void> {
   constructor(private readonly names: string[]) {
-    this.done = new Promise((resolve, reject) => {
-      this.callback = (err) => (err ? reject(err) : resolve());
-    });
-  }
-
-  catch(onError: (err: unknown) => void): Promise<void> {
-    return this.done.catch(onError);
+    super();
   }
 
   submit(connection: PgConnection): null {
@@ -206,25 +220,7 @@ class Cleanup {
     return null;
   }
 
-  handleRowDescription(): void {}
-  handleDataRow(): void {}
-  handleCommandComplete(): void {}
-  handleEmptyQuery(): void {}
-  handlePortalSuspended(): void {}
-  handleCopyInResponse(connection: PgConnection): void {
-    connection.sendCopyFail('COPY is not allowed here');
-  }
-  handleCopyData(): void {}
-  handleError(err: Error): void {
-    this.finish(err);
-  }
   handleReadyForQuery(): void {
     this.finish(null);
-  }
-
-  private finish(err: Error | null): void {
-    if (this.settled) return;
-    this.settled = true;
-    this.callback?.(err);
   }
 }
