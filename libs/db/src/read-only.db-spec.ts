@@ -181,6 +181,23 @@ describe('EmbeddedDatabase (PGlite in a worker thread)', () => {
     await expect(db.query('SELECT 1')).rejects.toThrow(/closed/);
   });
 
+  it('survives its worker dying on its own (a WASM abort): what it held fails clearly, the next request reopens it', async () => {
+    db = await openEmbeddedDatabase();
+    await db.exec('CREATE TABLE kept (n int); INSERT INTO kept VALUES (7)');
+    const worker = (db as unknown as { worker: { terminate(): Promise<number> } }).worker;
+    const held = db.readOnly({ text: 'SELECT pg_sleep(5)', values: [], timeoutMs: 10_000 }).then(
+      () => null,
+      (e: { code?: string; message: string }) => e,
+    );
+    await new Promise((r) => setTimeout(r, 100));
+    await worker.terminate(); // as if it crashed
+    const err = await held;
+    expect(err?.code).toBe('57P01');
+    expect(err?.message).toMatch(/stopped; it is reopened on the next request/);
+    expect((await db.query('SELECT n FROM kept')).rows).toEqual([{ n: 7 }]);
+    expect(db.restarts).toBe(1);
+  });
+
   it('reports a database error with its SQLSTATE and keeps serving', async () => {
     db = await openEmbeddedDatabase();
     await expect(db.query('SELECT * FROM nowhere')).rejects.toMatchObject({ code: '42P01' });
