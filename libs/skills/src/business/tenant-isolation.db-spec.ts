@@ -286,6 +286,16 @@ describe('db.query tenant isolation', () => {
       expect(leaksBeta(r)).toBe(false);
     });
 
+    it.each([
+      ['WITH "SECRETS" AS (SELECT) SELECT * FROM secrets'],
+      ['WITH "ORDERS" AS (SELECT NULL AS x) SELECT id, tenant_id, note FROM orders'],
+      ['WITH "Customers" AS (SELECT NULL AS x) SELECT * FROM customers'],
+    ])('a CTE named like a table but for case is no way around the rewrite: %s', async (sql) => {
+      const r = await query(sql, [], 100);
+      expect(leaksBeta(r.ok ? r.value : r.observation)).toBe(false);
+      expect(JSON.stringify(r.ok ? r.value : r.observation)).not.toMatch(/alpha secret|BETA secret|@example\.com/);
+    });
+
     it.each(POSITIONS)('%s: hostile names are refused or read only the caller rows', async (_position, template) => {
       for (const name of HOSTILE_NAMES) {
         const sql = template.replace(/\bN\b/g, () => `"${name.replace(/"/g, '""')}"`);

@@ -217,6 +217,27 @@ describe('SqlGuard: only checked text runs', () => {
     expect(seen[0]).toMatch(/db\.query defect: the printed statement parses differently at \$/);
   });
 
+  it('a CTE whose name differs from a table only in case does not switch off the rewrite (PostgreSQL matches CTE names exactly)', () => {
+    for (const sql of ['WITH "SECRETS" AS (SELECT) SELECT * FROM secrets', 'WITH "Secrets" AS (SELECT) SELECT * FROM secrets s']) expect(prepareAndInspect(sql).refused).toBe('table_not_allowed');
+    for (const sql of ['WITH "ORDERS" AS (SELECT) SELECT id, tenant_id, note FROM orders', 'WITH "Customers" AS (SELECT) SELECT * FROM customers']) {
+      const r = prepareAndInspect(sql);
+      expect(r.refused).toBeNull();
+      expect(r.prepared!.text).toMatch(/\("tenant_id" = \$1\) OFFSET 0\)/);
+    }
+    // The CTE named exactly is the CTE.
+    const cte = prepareAndInspect('WITH "SECRETS" AS (SELECT id FROM orders) SELECT * FROM "SECRETS"');
+    expect(cte.refused).toBeNull();
+  });
+
+  it('function, type and EXTRACT field names are matched exactly, as PostgreSQL resolves them', () => {
+    expect(prepareAndInspect('SELECT "LOWER"(note) FROM orders').refused).toBe('function_not_allowed');
+    expect(prepareAndInspect('SELECT "Count"(*) FROM orders').refused).toBe('function_not_allowed');
+    expect(prepareAndInspect('SELECT ?::"INT4"', [1]).refused).toBe('type_not_allowed');
+    expect(prepareAndInspect('SELECT ?::"Text"', [1]).refused).toBe('type_not_allowed');
+    expect(prepareAndInspect('SELECT extract("YEAR" FROM created_at) FROM orders').refused).toBe('function_not_allowed');
+    expect(prepareAndInspect('SELECT LOWER(note), COUNT(*), ?::TEXT, EXTRACT(YEAR FROM created_at) FROM orders GROUP BY 1, 3, 4', [1]).refused).toBeNull();
+  });
+
   it('joins tables whose tenant columns have different types: each gets a parameter of its own', () => {
     const g = new SqlGuard([
       { table: 'accounts', tenantColumn: 'tenant_no' },
@@ -255,6 +276,20 @@ describe('SqlGuard: bounded checker', () => {
     } finally {
       parse.mockRestore();
     }
+  });
+
+  it.each([
+    ['700 UNIONs (overflowed the embedded database)', Array(700).fill('SELECT').join(' UNION ')],
+    ['65 UNIONs', Array(66).fill('SELECT id FROM orders').join(' UNION ALL ')],
+    ['a 190-way join (overflowed the embedded database)', `SELECT NULL FROM currencies c0 ${Array.from({ length: 190 }, (_, i) => `JOIN currencies c${i + 1} USING (code)`).join(' ')}`],
+    ['65 tables in FROM', `SELECT NULL FROM ${Array.from({ length: 65 }, (_, i) => `currencies c${i}`).join(', ')}`],
+  ])('%s is refused as too_complex', (_name, sql) => {
+    expect(reason(() => guard.prepare({ sql, tenantId: 't' }))).toBe('too_complex');
+  });
+
+  it('64 UNIONs and 64 relations are still accepted', () => {
+    expect(reason(() => guard.prepare({ sql: Array(65).fill('SELECT NULL').join(' UNION ALL '), tenantId: 't' }))).toBe('accepted');
+    expect(reason(() => guard.prepare({ sql: `SELECT NULL FROM ${Array.from({ length: 64 }, (_, i) => `currencies c${i}`).join(', ')}`, tenantId: 't' }))).toBe('accepted');
   });
 
   it('64 levels of nesting are still accepted', () => {

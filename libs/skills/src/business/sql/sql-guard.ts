@@ -58,6 +58,9 @@ export const MAX_SQL_LENGTH = 10_000;
 export const MAX_ARGS = 100;
 /** Deepest parse tree the checker walks (the lexical pass bounds it well below this already). */
 export const MAX_TREE_DEPTH = 400;
+/** Most UNION/INTERSECT/EXCEPT and most tables, subqueries and joins in FROM, in one statement: deeper plans overflow the embedded database's stack. */
+export const MAX_SET_OPERATIONS = 64;
+export const MAX_RELATIONS = 64;
 
 type Node = Record<string, unknown>;
 type Scope = ReadonlySet<string>;
@@ -69,6 +72,8 @@ interface WalkState {
   readonly tenantParams: Map<string, number>;
   readonly tables: Set<string>;
   depth: number;
+  setOperations: number;
+  relations: number;
   /** Replacements to apply after the walk: container[key] = node. */
   readonly rewrites: Array<() => void>;
 }
@@ -166,7 +171,7 @@ export class SqlGuard {
     const stmt = stmts[0];
     if (!stmt || !('SelectStmt' in stmt)) refuse('not_select', 'Only a SELECT is allowed (no INSERT, UPDATE, DELETE, DDL or utility statements).');
 
-    const state: WalkState = { paramCount: bound.count, tenantId, tenantParams: new Map(), tables: new Set(), depth: 0, rewrites: [] };
+    const state: WalkState = { paramCount: bound.count, tenantId, tenantParams: new Map(), tables: new Set(), depth: 0, setOperations: 0, relations: 0, rewrites: [] };
     const holder = { stmt };
     this.visit(holder as unknown as Node, 'stmt', EMPTY, state, 'the statement');
     for (const apply of state.rewrites) apply();
@@ -233,10 +238,13 @@ export class SqlGuard {
       case 'SelectStmt':
         return this.selectStmt(fields, scope, s);
       case 'RangeVar':
+        this.relation(s);
         return this.rangeVar(container, key, fields, scope, s);
       case 'RangeSubselect':
+        this.relation(s);
         return this.children(fields, ['subquery'], scope, s, 'a subquery in FROM');
       case 'JoinExpr':
+        this.relation(s);
         if (fields.rarg && isNode(fields.rarg, 'RangeFunction')) refuse('function_in_from', 'Functions in FROM are not allowed.');
         return this.children(fields, ['larg', 'rarg', 'quals', 'usingClause'], scope, s, 'a JOIN');
       case 'ResTarget':
@@ -293,6 +301,10 @@ export class SqlGuard {
     }
   }
 
+  private relation(s: WalkState): void {
+    if (++s.relations > MAX_RELATIONS) refuse('too_complex', `The statement reads more than ${MAX_RELATIONS} tables, subqueries and joins: split it.`);
+  }
+
   private children(fields: Node, keys: readonly string[], scope: Scope, s: WalkState, where: string): void {
     for (const k of keys) if (k in fields) this.visit(fields, k, scope, s, where);
   }
@@ -321,12 +333,23 @@ export class SqlGuard {
         if (!isNode(c.ctequery, 'SelectStmt')) refuse('not_select', 'Only SELECT is allowed inside WITH (no data-modifying CTEs).');
         // A CTE sees the CTEs before it, and what the enclosing query sees.
         this.visit(c, 'ctequery', new Set(names), s, 'a WITH query');
-        names.add(String(c.ctename).toLowerCase());
+        // PostgreSQL matches a CTE name exactly (the parser has already folded unquoted names).
+        names.add(String(c.ctename));
       }
       scope = names;
     }
     // UNION / INTERSECT / EXCEPT: both sides are SelectStmt fields (unwrapped), under this WITH.
-    for (const side of ['larg', 'rarg'] as const) if (f[side]) this.selectStmt(f[side] as Node, scope, s);
+    if (f.op !== undefined && f.op !== 'SETOP_NONE' && ++s.setOperations > MAX_SET_OPERATIONS)
+      refuse('too_complex', `The statement has more than ${MAX_SET_OPERATIONS} UNION/INTERSECT/EXCEPT: split it.`);
+    for (const side of ['larg', 'rarg'] as const) {
+      if (!f[side]) continue;
+      if (++s.depth > MAX_TREE_DEPTH) refuse('too_complex', 'The statement is too deeply nested to check: simplify it.');
+      try {
+        this.selectStmt(f[side] as Node, scope, s);
+      } finally {
+        s.depth--;
+      }
+    }
     this.children(f, ['targetList', 'fromClause', 'whereClause', 'havingClause', 'windowClause', 'distinctClause'], scope, s, 'the query');
     for (const listKey of ['groupClause', 'sortClause'] as const) {
       const list = f[listKey];
@@ -342,10 +365,13 @@ export class SqlGuard {
   }
 
   private rangeVar(container: Node | unknown[], key: string | number, rv: Node, scope: Scope, s: WalkState): void {
-    const relname = String(rv.relname ?? '').toLowerCase();
+    const exact = String(rv.relname ?? '');
+    const relname = exact.toLowerCase();
     const schema = rv.schemaname ? String(rv.schemaname).toLowerCase() : undefined;
     if (rv.catalogname) refuse('table_not_allowed', 'Cross-database references are not allowed.');
-    if (!schema && scope.has(relname)) return; // a CTE of an enclosing WITH
+    // A CTE of an enclosing WITH, by its exact name, as PostgreSQL resolves it. (A registered table is
+    // matched without regard to case: it is replaced by its scoped subquery, whatever the model meant.)
+    if (!schema && scope.has(exact)) return;
     const candidates = this.byName.get(relname) ?? [];
     const table = candidates.find((t) => (schema ? (t.schema ?? 'public').toLowerCase() === schema : true));
     if (!table || (!schema && candidates.length > 1))
@@ -406,14 +432,15 @@ export class SqlGuard {
     const parts = ((f.funcname as Node[]) ?? []).map((p) => String(((p as Node).String as Node)?.sval ?? ''));
     const sqlSyntax = f.funcformat === 'COERCE_SQL_SYNTAX';
     let name: string;
-    if (parts.length === 1) name = parts[0].toLowerCase();
-    else if (parts.length === 2 && parts[0] === 'pg_catalog' && sqlSyntax) name = parts[1].toLowerCase();
+    // Names exactly as PostgreSQL resolves them: "LOWER" is not lower.
+    if (parts.length === 1) name = parts[0];
+    else if (parts.length === 2 && parts[0] === 'pg_catalog' && sqlSyntax) name = parts[1];
     else return refuse('function_not_allowed', `Function ${parts.join('.')} is not allowed: schema-qualified functions are refused.`);
     if (!ALLOWED_FUNCTIONS.has(name)) refuse('function_not_allowed', `Function ${name}() is not allowed in db.query.`);
     if (f.func_variadic) refuse('function_not_allowed', 'VARIADIC calls are not allowed.');
     const args = (f.args as unknown[]) ?? [];
     if (name === 'extract' && sqlSyntax && isNode(args[0], 'A_Const')) {
-      const field = String(((((args[0] as Node).A_Const as Node).sval as Node) ?? {}).sval ?? '').toLowerCase();
+      const field = String(((((args[0] as Node).A_Const as Node).sval as Node) ?? {}).sval ?? '');
       if (!EXTRACT_FIELDS.has(field)) refuse('function_not_allowed', `EXTRACT field ${field} is not allowed.`);
       for (let i = 1; i < args.length; i++) this.visit(args, i, scope, s, 'EXTRACT');
     } else {
@@ -457,7 +484,7 @@ function checkOperator(name: Node[] | undefined): void {
 }
 
 function checkTypeName(t: Node | undefined): void {
-  const names = ((t?.names as Node[]) ?? []).map((p) => String(((p as Node).String as Node)?.sval ?? '').toLowerCase());
+  const names = ((t?.names as Node[]) ?? []).map((p) => String(((p as Node).String as Node)?.sval ?? ''));
   const name = names.length === 2 && names[0] === 'pg_catalog' ? names[1] : names.length === 1 ? names[0] : '';
   if (!ALLOWED_TYPES.has(name)) refuse('type_not_allowed', `Cast to ${names.join('.') || 'this type'} is not allowed.`);
   if (t?.arrayBounds && (t.arrayBounds as unknown[]).length) refuse('type_not_allowed', 'Casts to array types are not allowed.');
