@@ -193,7 +193,7 @@ export class EmbeddedDatabase {
     });
     return new Promise<void>((resolve, reject) => {
       let ready = false;
-      worker.on('message', (m: { id?: number; ready?: boolean; pid?: number; ok?: boolean; result?: unknown; error?: Record<string, unknown> }) => {
+      worker.on('message', (m: { id?: number; ready?: boolean; pid?: number; ok?: boolean; fatal?: boolean; result?: unknown; error?: Record<string, unknown> }) => {
         if (!ready && m.ready !== undefined) {
           if (!m.ready) {
             void worker.terminate();
@@ -207,6 +207,7 @@ export class EmbeddedDatabase {
           return resolve();
         }
         this.settle(m.id!, m.ok === true, m.ok ? m.result : m.error);
+        if (m.fatal && this.worker === worker) this.restart('The embedded database was restarted after a statement broke it.');
       });
       worker.on('error', (err) => {
         // The worker died (a WASM abort, say): fail what it held; the next request starts it again.
@@ -249,11 +250,15 @@ export class EmbeddedDatabase {
         code: '57014',
       }),
     );
+    this.restart('The embedded database was restarted to stop a statement past its deadline.');
+  }
+
+  /** Stop the worker, fail what it held, and reopen the folder; requests that come meanwhile wait for it. */
+  private restart(reason: string): void {
     const worker = this.worker;
     this.worker = undefined;
     this.restartCount++;
-    this.failAll(new EmbeddedDatabaseError({ message: 'The embedded database was restarted to stop a statement past its deadline.', code: '57P01' }));
-    // Requests that come meanwhile wait for the reopened database.
+    this.failAll(new EmbeddedDatabaseError({ message: reason, code: '57P01' }));
     this.starting = (async () => {
       await worker?.terminate();
       if (!this.closing) await this.start();

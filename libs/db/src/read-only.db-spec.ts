@@ -198,6 +198,19 @@ describe('EmbeddedDatabase (PGlite in a worker thread)', () => {
     expect(db.restarts).toBe(1);
   });
 
+  it('a statement that breaks PGlite (out of WASM stack) gets 54001, and the database is reopened and serves', async () => {
+    db = await openEmbeddedDatabase();
+    await db.exec('CREATE TABLE kept (n int); INSERT INTO kept VALUES (9)');
+    const err = await db.query(Array(700).fill('SELECT').join(' UNION ')).then(
+      () => null,
+      (e: { code?: string; message: string }) => e,
+    );
+    expect(err?.code).toBe('54001');
+    expect(err?.message).toMatch(/ran out of stack or memory .* simplify the statement/);
+    expect((await db.query('SELECT n FROM kept')).rows).toEqual([{ n: 9 }]);
+    expect(db.restarts).toBe(1);
+  });
+
   it('reports a database error with its SQLSTATE and keeps serving', async () => {
     db = await openEmbeddedDatabase();
     await expect(db.query('SELECT * FROM nowhere')).rejects.toMatchObject({ code: '42P01' });

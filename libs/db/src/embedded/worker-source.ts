@@ -88,13 +88,25 @@ async function handle(m) {
   }
 }
 
+// A WebAssembly trap (out of stack or memory) leaves PGlite unusable: the main thread restarts the worker.
+function isFatal(e) {
+  return e instanceof WebAssembly.RuntimeError || /Program terminated|memory access out of bounds|unreachable|Aborted\(/.test(String(e && e.message));
+}
+
 let tail = Promise.resolve();
 parentPort.on('message', (m) => {
   tail = tail.then(async () => {
     try {
       parentPort.postMessage({ id: m.id, ok: true, result: await handle(m) });
     } catch (e) {
-      parentPort.postMessage({ id: m.id, ok: false, error: serializeError(e) });
+      if (isFatal(e))
+        parentPort.postMessage({
+          id: m.id,
+          ok: false,
+          fatal: true,
+          error: { message: 'The embedded database ran out of stack or memory on this statement and is being restarted: simplify the statement.', code: '54001' },
+        });
+      else parentPort.postMessage({ id: m.id, ok: false, error: serializeError(e) });
     }
   });
 });
