@@ -29,7 +29,12 @@ interface PgConnection {
 
 interface PgClientLike {
   query(submittableOrText: unknown): Promise<unknown> | unknown;
+  on?(event: 'error', listener: (err: Error) => void): void;
+  end?(): Promise<void>;
 }
+
+/** How long past its deadline a statement may run on a server before its connection is closed. */
+export const HARD_DEADLINE_GRACE_MS = 1000;
 
 export type { ReadOnlyRequest, ReadOnlyResult };
 
@@ -49,9 +54,25 @@ export async function runReadOnlyStatement(connection: unknown, request: ReadOnl
   const prepared = preparedOn(connection);
   const run = new ReadOnlyPipeline(request, prepared);
   client.query(run);
+  // statement_timeout acts only where the server checks for interrupts: a C function deep in one
+  // expression (upper(upper(... lpad(x, 50000000)))) does not. Past the deadline and a grace, the
+  // caller gets its timeout and the connection is closed, so that neither it nor the pool waits.
+  const hard = setTimeout(() => {
+    run.abandon(
+      Object.assign(new Error(`canceling statement due to statement timeout (the server did not stop within ${HARD_DEADLINE_GRACE_MS} ms of it; the connection was closed)`), {
+        code: '57014',
+      }),
+    );
+    // end() marks the client as ending at once (the pool drops it when it is released) and, with a
+    // query in flight, closes the socket without raising an error event.
+    client.on?.('error', () => undefined);
+    client.end?.().catch(() => undefined);
+  }, Math.max(1, Math.floor(request.timeoutMs)) + HARD_DEADLINE_GRACE_MS);
   try {
     return await run.done;
   } catch (err) {
+    if (run.abandoned) throw err; // the connection is gone: nothing to roll back
+
     // The server skipped the rest up to Sync: the transaction, if BEGIN ran, is aborted, and which of
     // our statements got parsed is unknown. pg sends this after the pipeline's ReadyForQuery, ahead of
     // anything the connection's next user sends: ROLLBACK, and Close of our statements (harmless when absent).
@@ -61,6 +82,8 @@ export async function runReadOnlyStatement(connection: unknown, request: ReadOnl
     client.query(cleanup);
     cleanup.done.catch(() => undefined);
     throw err;
+  } finally {
+    clearTimeout(hard);
   }
 }
 
@@ -132,6 +155,8 @@ class ReadOnlyPipeline extends Submittable<ReadOnlyResult> {
   private readonly statementStep: number;
   private step = 0;
   private failed?: Error;
+  /** Set when the run was given up at its hard deadline (its connection is closed). */
+  abandoned = false;
 
   constructor(
     request: ReadOnlyRequest,
@@ -192,6 +217,11 @@ class ReadOnlyPipeline extends Submittable<ReadOnlyResult> {
 
   override handleError(err: Error): void {
     this.finish(this.failed ?? err);
+  }
+
+  abandon(err: Error): void {
+    this.abandoned = true;
+    this.finish(err);
   }
 
   handleReadyForQuery(): void {

@@ -238,6 +238,18 @@ describe('SqlGuard: only checked text runs', () => {
     expect(prepareAndInspect('SELECT LOWER(note), COUNT(*), ?::TEXT, EXTRACT(YEAR FROM created_at) FROM orders GROUP BY 1, 3, 4', [1]).refused).toBeNull();
   });
 
+  it('lpad and rpad take their length as a ? placeholder of at most 10000, checked on every call (plans are cached)', () => {
+    const pad = (sql: string, args: unknown[]) => reason(() => strict.prepare({ sql, args, tenantId: 'alpha' }));
+    expect(pad('SELECT lpad(note, ?) FROM orders', [10_000])).toBe('accepted');
+    expect(pad('SELECT lpad(note, ?) FROM orders', [10_001])).toBe('value_too_large');
+    expect(pad('SELECT lpad(note, ?) FROM orders', ['50000000'])).toBe('value_too_large');
+    expect(pad('SELECT rpad(note, ?::integer, ?) FROM orders', ['12', '*'])).toBe('accepted');
+    expect(pad('SELECT rpad(note, ?::integer, ?) FROM orders', [1e9, '*'])).toBe('value_too_large');
+    expect(pad('SELECT rpad(note, ?, ?) FROM orders', ['lots', '*'])).toBe('value_too_large');
+    expect(pad('SELECT lpad(note, id) FROM orders', [])).toBe('function_not_allowed');
+    expect(pad('SELECT lpad(note, ? * ?) FROM orders', [100, 100])).toBe('function_not_allowed');
+  });
+
   it('joins tables whose tenant columns have different types: each gets a parameter of its own', () => {
     const g = new SqlGuard([
       { table: 'accounts', tenantColumn: 'tenant_no' },

@@ -61,6 +61,12 @@ export const MAX_TREE_DEPTH = 400;
 /** Most UNION/INTERSECT/EXCEPT and most tables, subqueries and joins in FROM, in one statement: deeper plans overflow the embedded database's stack. */
 export const MAX_SET_OPERATIONS = 64;
 export const MAX_RELATIONS = 64;
+/** Functions whose result grows with an argument take that argument as a ? placeholder, at most this much. */
+export const MAX_PAD_LENGTH = 10_000;
+const SIZED_FUNCTIONS: ReadonlyMap<string, number> = new Map([
+  ['lpad', 1],
+  ['rpad', 1],
+]);
 
 type Node = Record<string, unknown>;
 type Scope = ReadonlySet<string>;
@@ -74,6 +80,8 @@ interface WalkState {
   depth: number;
   setOperations: number;
   relations: number;
+  /** Parameters whose value is bounded (a pad length), by number. */
+  readonly bounded: Map<number, number>;
   /** Replacements to apply after the walk: container[key] = node. */
   readonly rewrites: Array<() => void>;
 }
@@ -88,6 +96,8 @@ const RESULT_ALIAS = '_zt_result';
 interface Plan {
   readonly text: string;
   readonly paramCount: number;
+  /** [parameter number, largest value] for the parameters a call checks. */
+  readonly bounded: ReadonlyArray<readonly [number, number]>;
   /** How many tenant parameters follow the caller's (one per scoped table). */
   readonly tenantParams: number;
   readonly tables: string[];
@@ -154,6 +164,11 @@ export class SqlGuard {
     }
     if (plan.paramCount !== values.length)
       refuse('arg_count', `The statement has ${plan.paramCount} placeholder(s) but ${values.length} arg(s) were given: pass one arg per ?.`);
+    for (const [n, max] of plan.bounded) {
+      const v = values[n - 1];
+      const num = typeof v === 'number' ? v : typeof v === 'string' && /^\s*-?\d{1,15}\s*$/.test(v) ? Number(v) : NaN;
+      if (!(Number.isFinite(num) && num <= max)) refuse('value_too_large', `args[${n - 1}] is a length: a whole number of at most ${max}.`);
+    }
     const bound = [...values];
     for (let i = 0; i < plan.tenantParams; i++) bound.push(input.tenantId);
     bound.push(maxRows + 1);
@@ -171,7 +186,7 @@ export class SqlGuard {
     const stmt = stmts[0];
     if (!stmt || !('SelectStmt' in stmt)) refuse('not_select', 'Only a SELECT is allowed (no INSERT, UPDATE, DELETE, DDL or utility statements).');
 
-    const state: WalkState = { paramCount: bound.count, tenantId, tenantParams: new Map(), tables: new Set(), depth: 0, setOperations: 0, relations: 0, rewrites: [] };
+    const state: WalkState = { paramCount: bound.count, tenantId, tenantParams: new Map(), tables: new Set(), depth: 0, setOperations: 0, relations: 0, bounded: new Map(), rewrites: [] };
     const holder = { stmt };
     this.visit(holder as unknown as Node, 'stmt', EMPTY, state, 'the statement');
     for (const apply of state.rewrites) apply();
@@ -191,7 +206,7 @@ export class SqlGuard {
     if (again.length !== 1) this.defect(sql, text, `the printed statement parses as ${again.length} statements`);
     const difference = treeDifference({ SelectStmt: wrapper }, again[0]);
     if (difference) this.defect(sql, text, `the printed statement parses differently at ${difference}`);
-    return Object.freeze({ text, paramCount: bound.count, tenantParams: state.tenantParams.size, tables: [...state.tables].sort() });
+    return Object.freeze({ text, paramCount: bound.count, bounded: [...state.bounded], tenantParams: state.tenantParams.size, tables: [...state.tables].sort() });
   }
 
   private parse(text: string, onError: (err: unknown) => never): Node[] {
@@ -439,6 +454,15 @@ export class SqlGuard {
     if (!ALLOWED_FUNCTIONS.has(name)) refuse('function_not_allowed', `Function ${name}() is not allowed in db.query.`);
     if (f.func_variadic) refuse('function_not_allowed', 'VARIADIC calls are not allowed.');
     const args = (f.args as unknown[]) ?? [];
+    const sized = SIZED_FUNCTIONS.get(name);
+    if (sized !== undefined) {
+      // Its result grows with this argument: it must be a ? placeholder, whose value each call checks.
+      let arg = args[sized] as Node | undefined;
+      if (arg && isNode(arg, 'TypeCast')) arg = (arg.TypeCast as Node).arg as Node;
+      if (!arg || !isNode(arg, 'ParamRef'))
+        refuse('function_not_allowed', `${name}() takes its length as a ? placeholder (at most ${MAX_PAD_LENGTH}), not an expression.`);
+      s.bounded.set(((arg as Node).ParamRef as Node).number as number, MAX_PAD_LENGTH);
+    }
     if (name === 'extract' && sqlSyntax && isNode(args[0], 'A_Const')) {
       const field = String(((((args[0] as Node).A_Const as Node).sval as Node) ?? {}).sval ?? '');
       if (!EXTRACT_FIELDS.has(field)) refuse('function_not_allowed', `EXTRACT field ${field} is not allowed.`);
