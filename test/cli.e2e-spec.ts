@@ -83,7 +83,7 @@ describe('zmodu CLI end to end', () => {
   it('audit-policy reports the second fence, and exits 1 when db.query is allowed without it', async () => {
     const ok = await zmodu('ai', 'audit-policy', '--config', config);
     expect(ok.code).toBe(0);
-    expect(JSON.parse(ok.stdout).secondFence).toEqual({ installed: true, role: db.fenceRole, problems: [] });
+    expect(JSON.parse(ok.stdout).secondFence).toEqual({ installed: true, role: db.fenceRole, problems: [], warnings: [] });
     const missingConfig = join(dir, 'missing-fence.json');
     writeFileSync(missingConfig, JSON.stringify({ ...JSON.parse(readFileSync(config, 'utf8')), fence: { mode: 'auto', role: 'zmodu_never_installed' } }));
     const missing = await zmodu('ai', 'audit-policy', '--config', missingConfig);

@@ -170,7 +170,7 @@ describe('sample app over HTTP', () => {
     it('runs db.query under the fence the sample migration installed', async () => {
       const ds = app.get<DataSource>(getDataSourceToken());
       const status = await tenantFenceStatus(ds, fenceTablesFor({ entities: SAMPLE_DATA_ENTITIES }));
-      expect(status).toEqual({ installed: true, role: 'zmodu_reader', problems: [] });
+      expect(status).toEqual({ installed: true, role: 'zmodu_reader', problems: [], warnings: [] });
       const policies = await ds.query(`SELECT tablename, policyname FROM pg_policies WHERE tablename LIKE 'sample_%' AND policyname = 'zmodu_fence' ORDER BY 1`);
       expect(policies.map((p: { tablename: string }) => p.tablename)).toEqual(['sample_instruments', 'sample_orders']);
     });

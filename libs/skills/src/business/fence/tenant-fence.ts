@@ -62,12 +62,15 @@ export interface FenceStatus {
   readonly role: string;
   /** What is missing or wrong, each with what to do. */
   readonly problems: string[];
+  /** What weakens the fence without undoing it, each with what to do. */
+  readonly warnings: string[];
 }
 
 export const DEFAULT_FENCE_ROLE = 'zmodu_reader';
 export const FENCE_SCHEMA = 'zmodu_fence';
 export const FENCE_TENANT_SETTING = 'zmodu.tenant_id';
 export const FENCE_MAC_SETTING = 'zmodu.tenant_mac';
+const SET_CONFIG = 'pg_catalog.set_config(text, text, boolean)';
 const FENCE_VERSION = 1;
 const IDENT = /^[a-z_][a-z0-9_]{0,62}$/;
 
@@ -263,6 +266,9 @@ export async function installTenantFence(db: SqlRunner, tables: readonly FenceTa
   await db.query(functionSql());
   await db.query(`GRANT EXECUTE ON FUNCTION ${FENCE_SCHEMA}.tenant() TO PUBLIC`);
   say('changed', `function ${FENCE_SCHEMA}.tenant() (SECURITY DEFINER: the tenant only with a valid MAC)`);
+  await db.query(`CREATE TABLE IF NOT EXISTS ${FENCE_SCHEMA}.state (name text PRIMARY KEY, value text NOT NULL)`);
+  await db.query(`REVOKE ALL ON ${FENCE_SCHEMA}.state FROM PUBLIC`);
+  await lockSetConfig(db, role, app, say);
 
   // Grants from scratch: nothing but the registered tables and columns.
   const schemas = [...new Set(tables.map((t) => t.schema ?? 'public'))];
@@ -310,6 +316,29 @@ export async function installTenantFence(db: SqlRunner, tables: readonly FenceTa
   return actions;
 }
 
+/**
+ * set_config('role', 'none') takes any statement back from the reader role to the session's own
+ * role (RESET ROLE needs no privilege), and with it past row-level security: a statement that got
+ * past the rewrite could do that. So the reader must not execute set_config: revoke it from PUBLIC
+ * (only the function's owner, a superuser, may) and grant it to the application role, which sets
+ * the fence's settings with it. Other roles of the database that call set_config need it granted.
+ */
+async function lockSetConfig(db: SqlRunner, role: string, app: string, say: (kind: FenceAction['kind'], what: string) => void): Promise<void> {
+  const [{ can }] = await rows<{ can: boolean }>(db, `SELECT has_function_privilege($1, '${SET_CONFIG}', 'EXECUTE') AS can`, [role]);
+  if (!can) return say('kept', `${role} may not execute set_config (it cannot leave its role)`);
+  const [{ superuser }] = await rows<{ superuser: boolean }>(db, 'SELECT rolsuper AS superuser FROM pg_roles WHERE rolname = current_user');
+  if (!superuser)
+    return say(
+      'note',
+      `${role} may still execute set_config, so a statement that got past the rewrite could leave the role; only a superuser can change that: ` +
+        `REVOKE EXECUTE ON FUNCTION ${SET_CONFIG} FROM PUBLIC; GRANT EXECUTE ON FUNCTION ${SET_CONFIG} TO ${q(app)};`,
+    );
+  await db.query(`REVOKE EXECUTE ON FUNCTION ${SET_CONFIG} FROM PUBLIC`);
+  await db.query(`GRANT EXECUTE ON FUNCTION ${SET_CONFIG} TO ${q(app)}`);
+  await db.query(`INSERT INTO ${FENCE_SCHEMA}.state (name, value) VALUES ('set_config_revoked', 'true') ON CONFLICT (name) DO NOTHING`);
+  say('changed', `revoked EXECUTE on set_config from PUBLIC (granted to ${app}): ${role} cannot leave its role; other roles that call set_config need it granted`);
+}
+
 /** Remove the policies, the grants and the fence schema (the role stays: other databases may use it). */
 export async function uninstallTenantFence(db: SqlRunner, tables: readonly FenceTable[], options: TenantFenceOptions = {}): Promise<FenceAction[]> {
   const role = roleOf(options);
@@ -324,6 +353,11 @@ export async function uninstallTenantFence(db: SqlRunner, tables: readonly Fence
   }
   const [{ exists }] = await rows<{ exists: boolean }>(db, 'SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1) AS exists', [role]);
   if (exists) for (const s of new Set(tables.map((t) => t.schema ?? 'public'))) await db.query(`REVOKE ALL ON ALL TABLES IN SCHEMA ${q(s)} FROM ${q(role)}`);
+  const [{ state }] = await rows<{ state: boolean }>(db, 'SELECT to_regclass($1) IS NOT NULL AS state', [`${FENCE_SCHEMA}.state`]);
+  if (state && (await rows(db, `SELECT 1 FROM ${FENCE_SCHEMA}.state WHERE name = 'set_config_revoked'`)).length) {
+    await db.query(`GRANT EXECUTE ON FUNCTION ${SET_CONFIG} TO PUBLIC`);
+    actions.push({ kind: 'changed', what: 'gave EXECUTE on set_config back to PUBLIC' });
+  }
   await db.query(`DROP SCHEMA IF EXISTS ${FENCE_SCHEMA} CASCADE`);
   actions.push({ kind: 'changed', what: `dropped schema ${FENCE_SCHEMA}; role ${role} kept` });
   return actions;
@@ -333,6 +367,7 @@ export async function uninstallTenantFence(db: SqlRunner, tables: readonly Fence
 export async function tenantFenceStatus(db: SqlRunner, tables: readonly FenceTable[], options: TenantFenceOptions = {}): Promise<FenceStatus> {
   const role = roleOf(options);
   const problems: string[] = [];
+  const warnings: string[] = [];
   const fix = 'run `zmodu ai install-fence --config ...` or the fence migration (tenantFenceMigration)';
   const [r] = await rows<{ rolsuper: boolean; rolbypassrls: boolean }>(db, 'SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = $1', [role]);
   if (!r) problems.push(`role ${role} does not exist: ${fix}`);
@@ -344,6 +379,12 @@ export async function tenantFenceStatus(db: SqlRunner, tables: readonly FenceTab
       [role],
     );
     if (!can) problems.push(`the application role may not SET ROLE ${role}: GRANT ${role} TO the application role (install-fence --app-role does)`);
+    const [{ leaves }] = await rows<{ leaves: boolean }>(db, `SELECT has_function_privilege($1, '${SET_CONFIG}', 'EXECUTE') AS leaves`, [role]);
+    if (leaves)
+      warnings.push(
+        `${role} may execute set_config, so a statement that got past the rewrite could leave the role: as a superuser, ` +
+          `REVOKE EXECUTE ON FUNCTION ${SET_CONFIG} FROM PUBLIC and GRANT it to the application role (install-fence does it when run by a superuser)`,
+      );
   }
   const [{ fn }] = await rows<{ fn: boolean }>(db, `SELECT to_regprocedure('${FENCE_SCHEMA}.tenant()') IS NOT NULL AS fn`);
   if (!fn) problems.push(`function ${FENCE_SCHEMA}.tenant() is missing: ${fix}`);
@@ -370,7 +411,7 @@ export async function tenantFenceStatus(db: SqlRunner, tables: readonly FenceTab
     if (!info.rls) problems.push(`row-level security is off on ${tableName(t)}: ${fix}`);
     else if (!inPlace) problems.push(`the fence policies of ${tableName(t)} are missing or out of date: ${fix}`);
   }
-  return { installed: problems.length === 0, role, problems };
+  return { installed: problems.length === 0, role, problems, warnings };
 }
 
 /** The fence key, or undefined when it is not there or not readable by the current role. */
