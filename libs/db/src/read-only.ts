@@ -31,6 +31,8 @@ interface PgClientLike {
   query(submittableOrText: unknown): Promise<unknown> | unknown;
   on?(event: 'error', listener: (err: Error) => void): void;
   end?(): Promise<void>;
+  readyForQuery?: boolean;
+  connection?: { on(event: string, listener: () => void): void; off(event: string, listener: () => void): void };
 }
 
 /** How long past its deadline a statement may run on a server before its connection is closed. */
@@ -78,13 +80,32 @@ export async function runReadOnlyStatement(connection: unknown, request: ReadOnl
     // anything the connection's next user sends: ROLLBACK, and Close of our statements (harmless when absent).
     const names = [...prepared];
     prepared.clear();
+    await afterPipeline(client);
     const cleanup = new Cleanup(names);
     client.query(cleanup);
-    cleanup.done.catch(() => undefined);
+    await cleanup.done.catch(() => undefined);
     throw err;
   } finally {
     clearTimeout(hard);
   }
+}
+
+/**
+ * pg completes a query at its first error, before the server's ReadyForQuery: wait for that (or for
+ * the connection to end) before sending anything more, as pg expects.
+ */
+function afterPipeline(client: PgClientLike): Promise<void> {
+  if (client.readyForQuery !== false || !client.connection) return Promise.resolve();
+  const connection = client.connection;
+  return new Promise((resolve) => {
+    const done = () => {
+      connection.off('readyForQuery', done);
+      connection.off('end', done);
+      resolve();
+    };
+    connection.on('readyForQuery', done);
+    connection.on('end', done);
+  });
 }
 
 /** Names of our own statements parsed on each connection (named prepared statements live as long as the session). */

@@ -450,6 +450,8 @@ export class SqlGuard {
     // Names exactly as PostgreSQL resolves them: "LOWER" is not lower.
     if (parts.length === 1) name = parts[0];
     else if (parts.length === 2 && parts[0] === 'pg_catalog' && sqlSyntax) name = parts[1];
+    else if (parts.length === 2 && parts[0] === 'pg_catalog' && (parts[1] === 'like_escape' || parts[1] === 'similar_to_escape'))
+      return refuse('operator_not_allowed', 'LIKE ... ESCAPE is not allowed: a LIKE pattern escapes with a backslash, in the value you pass.');
     else return refuse('function_not_allowed', `Function ${parts.join('.')} is not allowed: schema-qualified functions are refused.`);
     if (!ALLOWED_FUNCTIONS.has(name)) refuse('function_not_allowed', `Function ${name}() is not allowed in db.query.`);
     if (f.func_variadic) refuse('function_not_allowed', 'VARIADIC calls are not allowed.');
