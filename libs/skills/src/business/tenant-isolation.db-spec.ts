@@ -324,6 +324,24 @@ describe('db.query tenant isolation', () => {
       expect(r.error?.reason).toBe('multiple_statements');
     });
 
+    it('a tenant column the table lacks fails closed: it never resolves to a column of the model query', async () => {
+      // A misconfigured entity (tenantColumn names no column of orders), without the database's fence.
+      const guard = new SqlGuard([{ table: 'orders', tenantColumn: 'tenant_idx', columns: ['id', 'note', 'no_such_column'] }]);
+      for (const sql of [
+        'SELECT (SELECT string_agg(note, ?) FROM orders WHERE id >= ?) AS notes FROM (SELECT ?::text AS tenant_idx) x',
+        'SELECT o.note FROM (SELECT ?::text AS tenant_idx) x, LATERAL (SELECT * FROM orders) o',
+        'SELECT count(*) AS n FROM orders',
+      ]) {
+        const args = sql.includes('string_agg') ? [',', 100000, ALPHA] : sql.includes('LATERAL') ? [ALPHA] : [];
+        const p = guard.prepare({ sql, args, tenantId: ALPHA, maxRows: 10 });
+        const r = await runReadOnly(t.ds, p.text, p.values, { maxRows: 10, timeoutMs: 2000 }).then(
+          (ok) => ({ ok }),
+          (err: { reason?: string }) => ({ reason: err.reason }),
+        );
+        expect({ sql, r }).toEqual({ sql, r: { reason: 'undefined_column' } });
+      }
+    });
+
     it('joins tables whose tenant columns are int and text', async () => {
       await t.ds.query('CREATE TABLE int_accounts (id int PRIMARY KEY, tenant_no int NOT NULL, label text NOT NULL)');
       await t.ds.query('CREATE TABLE text_notes (id int PRIMARY KEY, tenant_key text NOT NULL, account_id int NOT NULL, body text NOT NULL)');

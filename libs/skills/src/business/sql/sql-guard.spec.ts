@@ -57,8 +57,8 @@ describe('SqlGuard', () => {
     // The caller's value, one tenant parameter per table (each takes its column's type), then the row cap.
     expect(p.values).toEqual([5, 't1', 't1', 21]);
     expect(p.tables).toEqual(['customers', 'orders']);
-    expect(p.text).toContain('(SELECT * FROM "orders" WHERE ("tenant_id" = $2) OFFSET 0) AS "o"');
-    expect(p.text).toContain('(SELECT "id", "name" FROM "customers" WHERE ("tenant_id" = $3) OFFSET 0) AS "c"');
+    expect(p.text).toContain('(SELECT * FROM "orders" AS "_zt_t" WHERE ("_zt_t"."tenant_id" = $2) OFFSET 0) AS "o"');
+    expect(p.text).toContain('(SELECT "_zt_t"."id", "_zt_t"."name" FROM "customers" AS "_zt_t" WHERE ("_zt_t"."tenant_id" = $3) OFFSET 0) AS "c"');
     expect(p.text).toMatch(/^SELECT \* FROM \(.*\) AS "_zt_result" LIMIT \$4$/);
   });
 
@@ -142,7 +142,7 @@ function prepareAndInspect(sql: string, args: unknown[] = []) {
   for (const f of r.functions) expect(ALLOWED_FUNCTIONS.has(f.replace(/^pg_catalog\./, ''))).toBe(true);
   // Every table is read through its scoped subquery: as many tenant parameters as tenant tables read.
   const tenantTables = r.tables.filter((t) => t !== 'currencies').length;
-  expect((prepared.text.match(/\("tenant_id" = \$\d+\) OFFSET 0\)/g) ?? []).length).toBe(tenantTables);
+  expect((prepared.text.match(/\("_zt_t"\."tenant_id" = \$\d+\) OFFSET 0\)/g) ?? []).length).toBe(tenantTables);
   // Printing what the text parses to gives the same text: nothing in it was ever reinterpreted.
   const again = parseSync(prepared.text).stmts![0].stmt as unknown as { SelectStmt: Record<string, unknown> };
   expect(printSelect(again.SelectStmt)).toBe(prepared.text);
@@ -222,7 +222,7 @@ describe('SqlGuard: only checked text runs', () => {
     for (const sql of ['WITH "ORDERS" AS (SELECT) SELECT id, tenant_id, note FROM orders', 'WITH "Customers" AS (SELECT) SELECT * FROM customers']) {
       const r = prepareAndInspect(sql);
       expect(r.refused).toBeNull();
-      expect(r.prepared!.text).toMatch(/\("tenant_id" = \$1\) OFFSET 0\)/);
+      expect(r.prepared!.text).toMatch(/\("_zt_t"\."tenant_id" = \$1\) OFFSET 0\)/);
     }
     // The CTE named exactly is the CTE.
     const cte = prepareAndInspect('WITH "SECRETS" AS (SELECT id FROM orders) SELECT * FROM "SECRETS"');
@@ -256,8 +256,8 @@ describe('SqlGuard: only checked text runs', () => {
       { table: 'notes', tenantColumn: 'tenant_key' },
     ]);
     const p = g.prepare({ sql: 'SELECT a.id, n.body FROM accounts a JOIN notes n ON n.account_id = a.id JOIN accounts b ON b.id = a.id', tenantId: '7', maxRows: 5 });
-    expect(p.text).toContain('("tenant_no" = $1)');
-    expect(p.text).toContain('("tenant_key" = $2)');
+    expect(p.text).toContain('("_zt_t"."tenant_no" = $1)');
+    expect(p.text).toContain('("_zt_t"."tenant_key" = $2)');
     expect((p.text.match(/"tenant_no" = \$1/g) ?? []).length).toBe(2); // the same table twice: one parameter
     expect(p.values).toEqual(['7', '7', 6]);
   });

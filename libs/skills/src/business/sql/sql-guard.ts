@@ -89,7 +89,9 @@ interface WalkState {
 const EMPTY: Scope = new Set();
 /** `*` in a select list, as the parser gives it. */
 const STAR: Node = Object.freeze({ ResTarget: { val: { ColumnRef: { fields: [{ A_Star: {} }] } } } }) as Node;
-const columnRef = (name: string): Node => ({ ColumnRef: { fields: [{ String: { sval: name } }] } });
+/** The alias of a table inside its scoped subquery (the subquery's own scope: no model name reaches it). */
+const INNER_ALIAS = '_zt_t';
+const innerColumn = (name: string): Node => ({ ColumnRef: { fields: [{ String: { sval: INNER_ALIAS } }, { String: { sval: name } }] } });
 const PLAN_CACHE_SIZE = 500;
 const RESULT_ALIAS = '_zt_result';
 
@@ -415,11 +417,23 @@ export class SqlGuard {
     // (SELECT <columns> FROM <table> WHERE <tenant column> = $t OFFSET 0) AS <alias>, built as the parser
     // builds it (the printed text is parsed again and must give this very tree). OFFSET 0 is an optimization
     // fence: the planner never pushes the model's predicates into it, so none runs on another tenant's row.
+    // Every column is qualified with the inner table's own alias: a tenant or declared column that the table
+    // lacks is then an error, never resolved outward to a column of the model's query.
     const inner: Node = {
-      targetList: table.columns?.length ? table.columns.map((c) => ({ ResTarget: { val: columnRef(c) } })) : [STAR],
-      fromClause: [{ RangeVar: { ...(table.schema ? { schemaname: table.schema } : {}), relname: table.table, inh: true, relpersistence: 'p' } }],
+      targetList: table.columns?.length ? table.columns.map((c) => ({ ResTarget: { val: innerColumn(c) } })) : [STAR],
+      fromClause: [
+        {
+          RangeVar: {
+            ...(table.schema ? { schemaname: table.schema } : {}),
+            relname: table.table,
+            inh: true,
+            relpersistence: 'p',
+            alias: { aliasname: INNER_ALIAS },
+          },
+        },
+      ],
       ...(tenantColumn
-        ? { whereClause: { A_Expr: { kind: 'AEXPR_OP', name: [{ String: { sval: '=' } }], lexpr: columnRef(tenantColumn), rexpr: { ParamRef: { number: param } } } } }
+        ? { whereClause: { A_Expr: { kind: 'AEXPR_OP', name: [{ String: { sval: '=' } }], lexpr: innerColumn(tenantColumn), rexpr: { ParamRef: { number: param } } } } }
         : {}),
       limitOffset: { A_Const: { ival: {} } },
       limitOption: 'LIMIT_OPTION_COUNT',
