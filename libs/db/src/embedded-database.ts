@@ -144,6 +144,8 @@ export class EmbeddedDatabase {
     if (this.closing) return;
     this.closing = true;
     try {
+      // A restart in progress finishes first (its worker, once ready, is closed here like any other).
+      await this.starting?.catch(() => undefined);
       if (this.worker) await this.send('close', {}).catch(() => undefined);
     } finally {
       const worker = this.worker;
@@ -201,6 +203,11 @@ export class EmbeddedDatabase {
           }
           ready = true;
           this.pid = m.pid ?? 0;
+          if (this.closing && !this.worker) {
+            // close() came while it opened: it must not live on with the folder open.
+            void worker.terminate();
+            return reject(new Error('The embedded database is closed.'));
+          }
           this.worker = worker;
           this.loadDataDir = undefined; // a restart opens the folder as it is now
           worker.unref();

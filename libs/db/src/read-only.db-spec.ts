@@ -230,6 +230,18 @@ describe('EmbeddedDatabase (PGlite in a worker thread)', () => {
     expect(db.restarts).toBe(1);
   });
 
+  it('close() while it reopens leaves no worker behind (and removes its temporary folder)', async () => {
+    db = await openEmbeddedDatabase();
+    const dir = (db as unknown as { dataDir: string }).dataDir;
+    await db.readOnly({ text: 'SELECT pg_sleep(30)', values: [], timeoutMs: 150 }).catch(() => undefined);
+    expect((db as unknown as { starting?: Promise<void> }).starting).toBeDefined(); // reopening now
+    await db.close();
+    await new Promise((r) => setTimeout(r, 3000)); // longer than a reopen takes
+    expect((db as unknown as { worker?: unknown }).worker).toBeUndefined();
+    expect(existsSync(dir)).toBe(false);
+    await expect(db.query('SELECT 1')).rejects.toThrow(/closed/);
+  });
+
   it('reports a database error with its SQLSTATE and keeps serving', async () => {
     db = await openEmbeddedDatabase();
     await expect(db.query('SELECT * FROM nowhere')).rejects.toMatchObject({ code: '42P01' });
