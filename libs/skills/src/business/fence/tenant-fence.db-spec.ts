@@ -237,6 +237,61 @@ describe('db.query second fence in the database', () => {
     expect(() => tenantFenceMigration('NoTimestamp', TABLES)).toThrow(/13-digit timestamp/);
   });
 
+  it('an uninstall given fewer tables still removes the fence from every table it was on (no row-level security left without its policy)', async () => {
+    const other = `${role}_partial`;
+    await ds.query(`CREATE ROLE ${other} NOLOGIN`);
+    await ds.query(`GRANT SELECT ON customers TO ${other}`);
+    try {
+      await ds.transaction((m) => uninstallTenantFence(m, TABLES.filter((t) => t.table === 'orders'), { role }));
+      const [{ rls }] = await ds.query("SELECT relrowsecurity AS rls FROM pg_class WHERE relname = 'customers'");
+      expect(rls).toBe(false);
+      const seen = await ds.transaction(async (m) => {
+        await m.query(`SET LOCAL ROLE ${other}`);
+        return m.query('SELECT count(*)::int AS n FROM customers');
+      });
+      expect(seen[0].n).toBeGreaterThan(0);
+    } finally {
+      await ds.transaction((m) => installTenantFence(m, TABLES, { role }));
+      await ds.query(`REVOKE ALL ON customers FROM ${other}`);
+      await ds.query(`DROP ROLE ${other}`);
+    }
+    expect((await tenantFenceStatus(ds, TABLES, { role })).installed).toBe(true);
+  });
+
+  it("a policy the application adds later is not ORed away: status says so, and a new install sits beside it", async () => {
+    const other = `${role}_later`;
+    await ds.query(`CREATE ROLE ${other} NOLOGIN`);
+    await ds.query(`GRANT SELECT ON orders TO ${other}`);
+    await ds.query(`CREATE POLICY app_alpha_only ON orders FOR SELECT TO ${other} USING (tenant_id = 'alpha')`);
+    try {
+      const status = await tenantFenceStatus(ds, TABLES, { role });
+      expect(status.installed).toBe(false);
+      expect(status.problems.join('\n')).toMatch(/"public"."orders" has policies of the application \(app_alpha_only\) that the fence's permissive policy ORs away/);
+      const actions = await ds.transaction((m) => installTenantFence(m, TABLES, { role }));
+      expect(actions.map((a) => a.what)).toContain('"public"."orders" has policies of the application now (app_alpha_only): the fence sits beside them');
+      expect((await tenantFenceStatus(ds, TABLES, { role })).installed).toBe(true);
+      const seen = await ds.transaction(async (m) => {
+        await m.query(`SET LOCAL ROLE ${other}`);
+        return m.query('SELECT DISTINCT tenant_id FROM orders');
+      });
+      expect(seen).toEqual([{ tenant_id: ALPHA }]);
+      const r = await fenced('SELECT count(*) AS n FROM orders');
+      expect(r.ok && r.rows).toEqual([{ n: String(await alphaCount('orders')) }]);
+      // Uninstalled, row-level security stays on: the application's policy relies on it.
+      const removed = await ds.transaction((m) => uninstallTenantFence(m, TABLES, { role }));
+      expect(removed.map((a) => a.what)).toContain('left row-level security on for orders: the application\'s policies (app_alpha_only) rely on it now');
+      const [{ rls }] = await ds.query("SELECT relrowsecurity AS rls FROM pg_class WHERE relname = 'orders'");
+      expect(rls).toBe(true);
+    } finally {
+      await ds.query('DROP POLICY IF EXISTS app_alpha_only ON orders');
+      await ds.query('ALTER TABLE orders DISABLE ROW LEVEL SECURITY');
+      await ds.query(`REVOKE ALL ON orders FROM ${other}`);
+      await ds.query(`DROP ROLE ${other}`);
+      await ds.transaction((m) => installTenantFence(m, TABLES, { role }));
+    }
+    expect((await tenantFenceStatus(ds, TABLES, { role })).installed).toBe(true);
+  });
+
   it('uninstall leaves the tables as they were', async () => {
     const actions = await ds.transaction((m) => uninstallTenantFence(m, TABLES, { role }));
     expect(actions.at(-1)!.what).toMatch(/dropped schema zmodu_fence/);

@@ -158,12 +158,23 @@ function policies(role: string, column: string, type: string, mode: FenceMode) {
   };
 }
 
-/** The mode the fence was installed with on a table (undefined: never installed there). */
-async function recordedMode(db: SqlRunner, relid: number): Promise<FenceMode | undefined> {
+interface TableRecord {
+  mode: FenceMode;
+  /** The fence turned the table's row-level security on (it was off). */
+  enabled_rls: boolean;
+}
+
+/** How the fence was installed on a table (undefined: never installed there). */
+async function recorded(db: SqlRunner, relid: number): Promise<TableRecord | undefined> {
   const [{ present }] = await rows<{ present: boolean }>(db, 'SELECT to_regclass($1) IS NOT NULL AS present', [`${FENCE_SCHEMA}.tables`]);
   if (!present) return undefined;
-  const [row] = await rows<{ mode: FenceMode }>(db, `SELECT mode FROM ${FENCE_SCHEMA}.tables WHERE relid = $1`, [relid]);
-  return row?.mode;
+  const [row] = await rows<TableRecord>(db, `SELECT mode, enabled_rls FROM ${FENCE_SCHEMA}.tables WHERE relid = $1`, [relid]);
+  return row;
+}
+
+/** Policies on a table that are not the fence's: the application's own. */
+async function foreignPolicies(db: SqlRunner, relid: number): Promise<Array<{ name: string; permissive: boolean }>> {
+  return rows(db, "SELECT polname::text AS name, polpermissive AS permissive FROM pg_policy WHERE polrelid = $1 AND polname NOT IN ('zmodu_fence', 'zmodu_reader_access')", [relid]);
 }
 
 function modeOf(comment: string | null | undefined): FenceMode | undefined {
@@ -252,7 +263,9 @@ export async function installTenantFence(db: SqlRunner, tables: readonly FenceTa
   await db.query(`CREATE TABLE IF NOT EXISTS ${FENCE_SCHEMA}.secret (id int PRIMARY KEY CHECK (id = 1), key text NOT NULL)`);
   await db.query(`REVOKE ALL ON ${FENCE_SCHEMA}.secret FROM PUBLIC`);
   // How the fence sits on each table, so that a repair never mistakes its own row-level security for the application's.
-  await db.query(`CREATE TABLE IF NOT EXISTS ${FENCE_SCHEMA}.tables (relid oid PRIMARY KEY, mode text NOT NULL CHECK (mode IN ('sole', 'beside')))`);
+  await db.query(
+    `CREATE TABLE IF NOT EXISTS ${FENCE_SCHEMA}.tables (relid oid PRIMARY KEY, mode text NOT NULL CHECK (mode IN ('sole', 'beside')), enabled_rls boolean NOT NULL DEFAULT false)`,
+  );
   await db.query(`REVOKE ALL ON ${FENCE_SCHEMA}.tables FROM PUBLIC`);
   await db.query(`GRANT USAGE ON SCHEMA ${FENCE_SCHEMA} TO PUBLIC`);
   if (app !== me) await db.query(`GRANT SELECT ON ${FENCE_SCHEMA}.secret TO ${q(app)}`);
@@ -290,9 +303,19 @@ export async function installTenantFence(db: SqlRunner, tables: readonly FenceTa
     const type = await columnType(db, info.oid, t.tenantColumn);
     if (!type) throw new TenantFenceError(`Table ${tableName(t)} has no column ${t.tenantColumn}: fix tenantColumn in the entity.`);
     const current = await policyComment(db, info.oid, 'zmodu_fence');
-    const mode: FenceMode = (await recordedMode(db, info.oid)) ?? (info.rls ? 'beside' : 'sole');
+    const before = await recorded(db, info.oid);
+    const enabled = before?.enabled_rls ?? !info.rls;
+    // Alone on a table whose row-level security it turned on; beside the application's own policies
+    // as soon as there are any (a permissive policy of the fence's would OR them away).
+    const foreign = await foreignPolicies(db, info.oid);
+    const mode: FenceMode = enabled && !foreign.length ? 'sole' : 'beside';
+    if (before?.mode === 'sole' && mode === 'beside')
+      say('note', `${tableName(t)} has policies of the application now (${foreign.map((f) => f.name).join(', ')}): the fence sits beside them`);
     const p = policies(role, t.tenantColumn, type, mode);
-    await db.query(`INSERT INTO ${FENCE_SCHEMA}.tables (relid, mode) VALUES ($1, $2) ON CONFLICT (relid) DO UPDATE SET mode = EXCLUDED.mode`, [info.oid, mode]);
+    await db.query(
+      `INSERT INTO ${FENCE_SCHEMA}.tables (relid, mode, enabled_rls) VALUES ($1, $2, $3) ON CONFLICT (relid) DO UPDATE SET mode = EXCLUDED.mode, enabled_rls = EXCLUDED.enabled_rls`,
+      [info.oid, mode, enabled],
+    );
     if (!info.rls) {
       await db.query(`ALTER TABLE ${tableName(t)} ENABLE ROW LEVEL SECURITY`);
       say('created', `row-level security on ${tableName(t)}`);
@@ -343,23 +366,41 @@ async function lockSetConfig(db: SqlRunner, role: string, app: string, say: (kin
 export async function uninstallTenantFence(db: SqlRunner, tables: readonly FenceTable[], options: TenantFenceOptions = {}): Promise<FenceAction[]> {
   const role = roleOf(options);
   const actions: FenceAction[] = [];
+  const say = (kind: FenceAction['kind'], what: string) => actions.push({ kind, what });
+  // Every table the fence was ever installed on (its policies depend on the function the schema drop
+  // removes), not only those named now: a table left out of the list would keep row-level security
+  // with its policy gone.
+  const oids = new Set<number>();
   for (const t of tables) {
     const info = await tableInfo(db, t);
-    if (!info) continue;
-    const sole = (await recordedMode(db, info.oid).catch(() => undefined)) === 'sole';
-    for (const name of ['zmodu_fence', 'zmodu_reader_access']) await db.query(`DROP POLICY IF EXISTS ${name} ON ${tableName(t)}`);
-    if (sole) await db.query(`ALTER TABLE ${tableName(t)} DISABLE ROW LEVEL SECURITY`); // it was off before the fence
-    actions.push({ kind: 'changed', what: `removed the fence of ${tableName(t)}` });
+    if (info) oids.add(info.oid);
+  }
+  const [{ present }] = await rows<{ present: boolean }>(db, 'SELECT to_regclass($1) IS NOT NULL AS present', [`${FENCE_SCHEMA}.tables`]);
+  if (present) for (const r of await rows<{ relid: number }>(db, `SELECT relid::int AS relid FROM ${FENCE_SCHEMA}.tables`)) oids.add(r.relid);
+  for (const oid of oids) {
+    const [rel] = await rows<{ name: string }>(db, 'SELECT $1::oid::regclass::text AS name FROM pg_class WHERE oid = $1', [oid]);
+    if (!rel) continue; // dropped meanwhile
+    const record = await recorded(db, oid);
+    for (const name of ['zmodu_fence', 'zmodu_reader_access']) await db.query(`DROP POLICY IF EXISTS ${name} ON ${rel.name}`);
+    if (record?.enabled_rls) {
+      const foreign = await foreignPolicies(db, oid);
+      if (!foreign.length) await db.query(`ALTER TABLE ${rel.name} DISABLE ROW LEVEL SECURITY`); // it was off before the fence
+      else say('note', `left row-level security on for ${rel.name}: the application's policies (${foreign.map((f) => f.name).join(', ')}) rely on it now`);
+    }
+    say('changed', `removed the fence of ${rel.name}`);
   }
   const [{ exists }] = await rows<{ exists: boolean }>(db, 'SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1) AS exists', [role]);
   if (exists) for (const s of new Set(tables.map((t) => t.schema ?? 'public'))) await db.query(`REVOKE ALL ON ALL TABLES IN SCHEMA ${q(s)} FROM ${q(role)}`);
   const [{ state }] = await rows<{ state: boolean }>(db, 'SELECT to_regclass($1) IS NOT NULL AS state', [`${FENCE_SCHEMA}.state`]);
   if (state && (await rows(db, `SELECT 1 FROM ${FENCE_SCHEMA}.state WHERE name = 'set_config_revoked'`)).length) {
-    await db.query(`GRANT EXECUTE ON FUNCTION ${SET_CONFIG} TO PUBLIC`);
-    actions.push({ kind: 'changed', what: 'gave EXECUTE on set_config back to PUBLIC' });
+    const [{ superuser }] = await rows<{ superuser: boolean }>(db, 'SELECT rolsuper AS superuser FROM pg_roles WHERE rolname = current_user');
+    if (superuser) {
+      await db.query(`GRANT EXECUTE ON FUNCTION ${SET_CONFIG} TO PUBLIC`);
+      say('changed', 'gave EXECUTE on set_config back to PUBLIC');
+    } else say('note', `set_config stays revoked from PUBLIC; a superuser gives it back with: GRANT EXECUTE ON FUNCTION ${SET_CONFIG} TO PUBLIC;`);
   }
   await db.query(`DROP SCHEMA IF EXISTS ${FENCE_SCHEMA} CASCADE`);
-  actions.push({ kind: 'changed', what: `dropped schema ${FENCE_SCHEMA}; role ${role} kept` });
+  say('changed', `dropped schema ${FENCE_SCHEMA}; role ${role} kept`);
   return actions;
 }
 
@@ -410,6 +451,15 @@ export async function tenantFenceStatus(db: SqlRunner, tables: readonly FenceTab
       (mode === 'sole' || (await policyComment(db, info.oid, 'zmodu_reader_access')) !== undefined);
     if (!info.rls) problems.push(`row-level security is off on ${tableName(t)}: ${fix}`);
     else if (!inPlace) problems.push(`the fence policies of ${tableName(t)} are missing or out of date: ${fix}`);
+    else {
+      const foreign = await foreignPolicies(db, info.oid);
+      if (mode === 'sole' && foreign.length)
+        problems.push(
+          `${tableName(t)} has policies of the application (${foreign.map((f) => f.name).join(', ')}) that the fence's permissive policy ORs away: ${fix} (it then sits beside them)`,
+        );
+      if (mode === 'beside' && !foreign.some((f) => f.permissive))
+        warnings.push(`no policy of the application lets roles other than ${role} read ${tableName(t)} (row-level security is on): they see no rows of it`);
+    }
   }
   return { installed: problems.length === 0, role, problems, warnings };
 }
