@@ -48,8 +48,14 @@ export function loadConfig(path: string | undefined): CliConfig {
   const policy = c.policy as Record<string, unknown> | undefined;
   if (!policy || !Array.isArray(policy.allow)) throw new UsageError(`config ${path}: "policy" must be { "allow": [...], "deny": [...], "allowExecute": false }`);
   const db = c.database as Record<string, unknown> | undefined;
-  if (db !== undefined && (typeof db !== 'object' || (db.url === undefined && db.dataDir === undefined)))
+  if (db !== undefined && (typeof db !== 'object' || db === null || (db.url === undefined && db.dataDir === undefined)))
     throw new UsageError(`config ${path}: "database" needs "url" (PostgreSQL) or "dataDir" (embedded PGlite)`);
+  if (db && db.url !== undefined && (typeof db.url !== 'string' || !/^postgres(ql)?:\/\//.test(db.url)))
+    throw new UsageError(`config ${path}: "database.url" must be a postgres:// URL`);
+  if (db && db.dataDir !== undefined && (typeof db.dataDir !== 'string' || db.dataDir === ''))
+    throw new UsageError(`config ${path}: "database.dataDir" must be a folder path`);
+  if (c.limits !== undefined && (typeof c.limits !== 'object' || c.limits === null || Array.isArray(c.limits)))
+    throw new UsageError(`config ${path}: "limits" must be { "timeoutMs", "defaultRows", "maxRows", "maxBytes" }`);
   if (c.tenantColumn !== undefined && typeof c.tenantColumn !== 'string') throw new UsageError(`config ${path}: "tenantColumn" must be a string`);
   if (c.skills !== undefined) {
     if (!Array.isArray(c.skills) || c.skills.some((n) => typeof n !== 'string' || !SKILL_NAMES.includes(n)))

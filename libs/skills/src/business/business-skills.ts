@@ -28,6 +28,23 @@ interface ResolvedEntity extends EntitySpec {
   readonly resolvedTenantColumn: string | null | undefined;
 }
 
+/** Limits are whole numbers in range: a typo must fail boot, not every call. */
+function checkLimits(limits: BusinessSkillsOptions['limits']): void {
+  if (limits === undefined) return;
+  if (typeof limits !== 'object' || limits === null || Array.isArray(limits)) throw new Error('BusinessSkillsModule: limits must be an object { timeoutMs, defaultRows, maxRows, maxBytes }.');
+  const ranges: Array<[keyof NonNullable<BusinessSkillsOptions['limits']>, number, number, string]> = [
+    ['timeoutMs', 1, 600_000, 'milliseconds, at most 10 minutes'],
+    ['defaultRows', 1, MAX_ROWS_CAP, `rows, at most ${MAX_ROWS_CAP}`],
+    ['maxRows', 1, MAX_ROWS_CAP, `rows, at most ${MAX_ROWS_CAP}`],
+    ['maxBytes', 1024, 64 * 1024 * 1024, 'bytes, from 1 KiB to 64 MiB'],
+  ];
+  for (const [key, min, max, what] of ranges) {
+    const v = (limits as Record<string, unknown>)[key];
+    if (v !== undefined && !(typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max))
+      throw new Error(`BusinessSkillsModule: limits.${key} must be a whole number of ${what} (got ${JSON.stringify(v)}).`);
+  }
+}
+
 /**
  * The read-only data and business skills of the spec (db.query, entity.lookup, entity.list,
  * kpi.query, report.generate), registered into the SkillRegistry, so they run only through
@@ -69,6 +86,7 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
       if (r.tenantSql) tenantBound(r.tenantSql, `report ${r.name} tenantSql`);
       this.reports.set(r.name, r);
     }
+    checkLimits(o.limits);
     this.maxRows = Math.min(MAX_ROWS_CAP, Math.max(1, o.limits?.maxRows ?? MAX_ROWS_CAP));
     this.defaultRows = Math.min(this.maxRows, Math.max(1, o.limits?.defaultRows ?? 20));
     for (const e of this.entities.values())
