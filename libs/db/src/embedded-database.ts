@@ -29,11 +29,15 @@ export interface ReadOnlyRequest {
   readonly role?: string;
   /** Transaction-local settings (`set_config(name, value, true)`) made before the statement. */
   readonly settings?: Readonly<Record<string, string>>;
+  /** Bytes of rows to take at most; rows past it are left (and `truncated` set), so huge rows never pile up in memory. */
+  readonly maxBytes?: number;
 }
 
 export interface ReadOnlyResult {
   readonly rows: Array<Record<string, unknown>>;
   readonly fields: string[];
+  /** Rows were left out because they passed `maxBytes`. */
+  readonly truncated?: boolean;
 }
 
 /** An error of the embedded database, shaped like pg's DatabaseError (a `code` with the SQLSTATE). */
@@ -130,8 +134,8 @@ export class EmbeddedDatabase {
    * one request; every statement over the extended protocol. At `timeoutMs` the worker is stopped.
    */
   readOnly(request: ReadOnlyRequest): Promise<ReadOnlyResult> {
-    const { text, values, role, settings } = request;
-    return this.call('readOnly', { text, values, role, settings }, request.timeoutMs) as Promise<ReadOnlyResult>;
+    const { text, values, role, settings, maxBytes } = request;
+    return this.call('readOnly', { text, values, role, settings, maxBytes }, request.timeoutMs) as Promise<ReadOnlyResult>;
   }
 
   /** The data folder as a gzipped tarball (for `loadDataDir`). */

@@ -55,6 +55,17 @@ export async function runReadOnlyStatement(connection: unknown, request: ReadOnl
   const client = connection as PgClientLike;
   const prepared = preparedOn(connection);
   const run = new ReadOnlyPipeline(request, prepared);
+  const close = () => {
+    // end() marks the client as ending at once (the pool drops it when it is released) and, with a
+    // query in flight, closes the socket without raising an error event.
+    client.on?.('error', () => undefined);
+    client.end?.().catch(() => undefined);
+  };
+  // Rows past the byte budget: answer with what fits, and stop the server sending the rest.
+  run.onFull = () => {
+    run.abandon(null, run.partial());
+    close();
+  };
   client.query(run);
   // statement_timeout acts only where the server checks for interrupts: a C function deep in one
   // expression (upper(upper(... lpad(x, 50000000)))) does not. Past the deadline and a grace, the
@@ -65,10 +76,7 @@ export async function runReadOnlyStatement(connection: unknown, request: ReadOnl
         code: '57014',
       }),
     );
-    // end() marks the client as ending at once (the pool drops it when it is released) and, with a
-    // query in flight, closes the socket without raising an error event.
-    client.on?.('error', () => undefined);
-    client.end?.().catch(() => undefined);
+    close();
   }, Math.max(1, Math.floor(request.timeoutMs)) + HARD_DEADLINE_GRACE_MS);
   try {
     return await run.done;
@@ -176,7 +184,12 @@ class ReadOnlyPipeline extends Submittable<ReadOnlyResult> {
   private readonly statementStep: number;
   private step = 0;
   private failed?: Error;
-  /** Set when the run was given up at its hard deadline (its connection is closed). */
+  private bytes = 0;
+  private full = false;
+  private readonly maxBytes?: number;
+  /** Called once when the rows pass the byte budget. */
+  onFull?: () => void;
+  /** Set when the run was given up (hard deadline, byte budget): its connection is closed. */
   abandoned = false;
 
   constructor(
@@ -184,6 +197,7 @@ class ReadOnlyPipeline extends Submittable<ReadOnlyResult> {
     private readonly prepared: Set<string>,
   ) {
     super();
+    this.maxBytes = request.maxBytes;
     this.steps.push({ text: 'BEGIN TRANSACTION READ ONLY', values: [], name: 'zmodu_ro_begin' });
     // The settings and the role in one statement: set_config('role', r, true) is SET LOCAL ROLE (the same membership check).
     const settings: Array<[string, string]> = [['statement_timeout', String(Math.max(1, Math.floor(request.timeoutMs)))], ...Object.entries(request.settings ?? {})];
@@ -223,13 +237,25 @@ class ReadOnlyPipeline extends Submittable<ReadOnlyResult> {
     if (this.step === this.statementStep) this._result.addFields(msg.fields);
   }
 
-  override handleDataRow(msg: { fields: unknown[] }): void {
-    if (this.step !== this.statementStep || this.failed) return; // the settings' row is not ours to return
+  override handleDataRow(msg: { fields: unknown[]; length?: number }): void {
+    if (this.step !== this.statementStep || this.failed || this.full) return; // the settings' row is not ours to return
+    this.bytes += msg.length ?? 0;
+    if (this.maxBytes !== undefined && this.bytes > this.maxBytes) {
+      // Enough: what is kept answers; the rest is not read (the connection is closed, see `onFull`).
+      this.full = true;
+      this.onFull?.();
+      return;
+    }
     try {
       this._result.addRow(this._result.parseRow(msg.fields));
     } catch (err) {
       this.failed = err as Error;
     }
+  }
+
+  /** The rows taken so far, as a truncated answer (when the byte budget is passed). */
+  partial(): ReadOnlyResult {
+    return { rows: this._result.rows, fields: this._result.fields.map((f) => f.name), truncated: true };
   }
 
   override handleCommandComplete(): void {
@@ -240,9 +266,9 @@ class ReadOnlyPipeline extends Submittable<ReadOnlyResult> {
     this.finish(this.failed ?? err);
   }
 
-  abandon(err: Error): void {
+  abandon(err: Error | null, result?: ReadOnlyResult): void {
     this.abandoned = true;
-    this.finish(err);
+    this.finish(err, result);
   }
 
   handleReadyForQuery(): void {

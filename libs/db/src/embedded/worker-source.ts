@@ -71,7 +71,23 @@ async function handle(m) {
           await db.query('SELECT ' + calls.join(', '), params);
         }
         const r = await db.query(m.text, m.values || []);
-        return { rows: r.rows, fields: r.fields.map((f) => f.name) };
+        // Rows past the byte budget stay here: they are not copied to the app's thread.
+        let rows = r.rows;
+        let truncated = false;
+        if (m.maxBytes) {
+          let bytes = 0;
+          const kept = [];
+          for (const row of rows) {
+            bytes += Buffer.byteLength(JSON.stringify(row, (_k, v) => (typeof v === 'bigint' ? String(v) : v)) || '');
+            if (bytes > m.maxBytes) {
+              truncated = true;
+              break;
+            }
+            kept.push(row);
+          }
+          rows = kept;
+        }
+        return { rows, fields: r.fields.map((f) => f.name), truncated };
       } finally {
         await db.query('ROLLBACK');
       }

@@ -250,6 +250,16 @@ describe('db.query tenant isolation', () => {
   });
 
   describe('caps', () => {
+    it('rows past the byte budget are left on the server: the answer is cut, and the next query is served', async () => {
+      // 60 rows of 10 KB each against the default 256 KiB budget.
+      const big = (await query('SELECT id, lpad(note, ?) AS big FROM orders ORDER BY id', [10_000], 100)).value as { rows: unknown[]; truncated: boolean };
+      expect(big.truncated).toBe(true);
+      expect(big.rows.length).toBeGreaterThan(0);
+      expect(big.rows.length).toBeLessThan(30);
+      expect(JSON.stringify(big.rows).length).toBeLessThanOrEqual(256 * 1024);
+      expect(rowsOf(await query('SELECT count(*) AS n FROM orders'))[0].n).toBe(String(await alphaCount('orders')));
+    });
+
     it('returns 20 rows by default, at most 100, and says when it cut', async () => {
       const def = (await query('SELECT id FROM orders')).value as { rows: unknown[]; truncated: boolean };
       expect(def.rows).toHaveLength(20);

@@ -62,8 +62,9 @@ export async function runReadOnly(
     // The driver's own connection (a pg client, or the embedded database's): no ORM layers.
     const connection = (await runner.connect()) as { processID?: number | null };
     const settings = fence?.settings(connection.processID ?? 0);
-    const result = await runReadOnlyStatement(connection, { text, values, timeoutMs, role: fence?.role, settings });
-    return shape(result.rows, result.fields, limits.maxRows, maxBytes);
+    const result = await runReadOnlyStatement(connection, { text, values, timeoutMs, role: fence?.role, settings, maxBytes });
+    const shaped = shape(result.rows, result.fields, limits.maxRows, maxBytes);
+    return result.truncated ? { ...shaped, truncated: true } : shaped;
   } catch (err) {
     if (err instanceof SkillError) throw err;
     throw new SkillError(categorize(err), 'The database refused the statement; the reason is a category only.', undefined, 'QueryFailed');

@@ -250,6 +250,16 @@ describe('SqlGuard: only checked text runs', () => {
     expect(pad('SELECT lpad(note, ? * ?) FROM orders', [100, 100])).toBe('function_not_allowed');
   });
 
+  it('args are strings of at most 10000 characters (arrays too), and function calls nest at most 16 deep', () => {
+    const call = (sql: string, args: unknown[]) => reason(() => strict.prepare({ sql, args, tenantId: 'alpha' }));
+    expect(call('SELECT replace(note, ?, ?) FROM orders', ['a', 'x'.repeat(10_000)])).toBe('accepted');
+    expect(call('SELECT replace(note, ?, ?) FROM orders', ['a', 'x'.repeat(10_001)])).toBe('value_too_large');
+    expect(call('SELECT id FROM orders WHERE note = ANY (?)', [['short', 'y'.repeat(20_000)]])).toBe('value_too_large');
+    const nest = (n: number) => `SELECT ${'upper('.repeat(n)}note${')'.repeat(n)} FROM orders`;
+    expect(call(nest(16), [])).toBe('accepted');
+    expect(call(nest(17), [])).toBe('too_complex');
+  });
+
   it('joins tables whose tenant columns have different types: each gets a parameter of its own', () => {
     const g = new SqlGuard([
       { table: 'accounts', tenantColumn: 'tenant_no' },

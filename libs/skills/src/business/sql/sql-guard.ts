@@ -56,6 +56,10 @@ export interface SqlGuardOptions {
 
 export const MAX_SQL_LENGTH = 10_000;
 export const MAX_ARGS = 100;
+/** Longest string an arg (or an element of an array arg) may be. */
+export const MAX_ARG_LENGTH = 10_000;
+/** Deepest nesting of function calls: the server cannot stop work inside one expression, which grows with it. */
+export const MAX_FUNCTION_NESTING = 16;
 /** Deepest parse tree the checker walks (the lexical pass bounds it well below this already). */
 export const MAX_TREE_DEPTH = 400;
 /** Most UNION/INTERSECT/EXCEPT and most tables, subqueries and joins in FROM, in one statement: deeper plans overflow the embedded database's stack. */
@@ -82,6 +86,7 @@ interface WalkState {
   relations: number;
   /** Parameters whose value is bounded (a pad length), by number. */
   readonly bounded: Map<number, number>;
+  functionDepth: number;
   /** Replacements to apply after the walk: container[key] = node. */
   readonly rewrites: Array<() => void>;
 }
@@ -188,7 +193,7 @@ export class SqlGuard {
     const stmt = stmts[0];
     if (!stmt || !('SelectStmt' in stmt)) refuse('not_select', 'Only a SELECT is allowed (no INSERT, UPDATE, DELETE, DDL or utility statements).');
 
-    const state: WalkState = { paramCount: bound.count, tenantId, tenantParams: new Map(), tables: new Set(), depth: 0, setOperations: 0, relations: 0, bounded: new Map(), rewrites: [] };
+    const state: WalkState = { paramCount: bound.count, tenantId, tenantParams: new Map(), tables: new Set(), depth: 0, setOperations: 0, relations: 0, bounded: new Map(), functionDepth: 0, rewrites: [] };
     const holder = { stmt };
     this.visit(holder as unknown as Node, 'stmt', EMPTY, state, 'the statement');
     for (const apply of state.rewrites) apply();
@@ -296,7 +301,13 @@ export class SqlGuard {
         if (Array.isArray(fields.useOp) && fields.useOp.length) refuse('unsupported_syntax', 'ORDER BY ... USING is not allowed.');
         return this.positional(fields, 'node', scope, s, 'ORDER BY');
       case 'FuncCall':
-        return this.funcCall(fields, scope, s);
+        if (++s.functionDepth > MAX_FUNCTION_NESTING)
+          refuse('too_complex', `Function calls are nested more than ${MAX_FUNCTION_NESTING} deep: compute in steps (WITH).`);
+        try {
+          return this.funcCall(fields, scope, s);
+        } finally {
+          s.functionDepth--;
+        }
       case 'WindowDef':
         return this.children(fields, ['partitionClause', 'orderClause', 'startOffset', 'endOffset'], scope, s, 'a window');
       case 'TypeCast':
@@ -533,8 +544,11 @@ function checkTypeName(t: Node | undefined): void {
 
 function checkValue(v: unknown, i: number): void {
   const ok = (x: unknown) => x === null || typeof x === 'string' || typeof x === 'boolean' || (typeof x === 'number' && Number.isFinite(x));
-  if (ok(v)) return;
-  if (Array.isArray(v) && v.length <= 1000 && v.every(ok)) return;
+  const long = (x: unknown) => typeof x === 'string' && x.length > MAX_ARG_LENGTH;
+  if (ok(v) || (Array.isArray(v) && v.length <= 1000 && v.every(ok))) {
+    if (long(v) || (Array.isArray(v) && v.some(long))) refuse('value_too_large', `args[${i}] holds a string longer than ${MAX_ARG_LENGTH} characters.`);
+    return;
+  }
   refuse('bad_request', `args[${i}] must be a string, a finite number, a boolean, null, or an array of those.`);
 }
 
