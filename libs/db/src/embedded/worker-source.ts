@@ -87,7 +87,8 @@ async function handle(m) {
           }
           rows = kept;
         }
-        return { rows, fields: r.fields.map((f) => f.name), truncated };
+        const fields = r.fields.map((f) => f.name);
+        return truncated ? { rows, fields, truncated } : { rows, fields };
       } finally {
         await db.query('ROLLBACK');
       }
