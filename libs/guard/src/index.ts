@@ -21,3 +21,4 @@ export * from './guard-module.options';
 export { GUARD_MODULE_OPTIONS } from './guard.module-definition';
 export * from './guard.module';
 export * from './guard.entities';
+export * from './own-value';

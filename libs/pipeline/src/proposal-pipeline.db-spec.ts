@@ -55,6 +55,17 @@ describe('ProposalPipeline', () => {
       expect(out.proposalId).toMatch(/^[0-9a-f-]{36}$/);
     });
 
+    it('an action named like an Object.prototype member finds no executor, even when the policy lists it', async () => {
+      const names = ['constructor', 'toString', 'valueOf', 'hasOwnProperty', '__proto__'];
+      await withPipeline({ policy: { allow: ['order.submit', ...names], allowExecute: true } }, async (p) => {
+        for (const action of names) {
+          const out = await p.pipeline.submit(ALICE, { action, payload: {}, amount: 1 });
+          expect(out).toMatchObject({ verdict: 'propose_refused', status: 'refused', reason: `no executor is registered for '${action}'` });
+        }
+        expect(Number((await p.ds.query('SELECT count(*) AS n FROM effects'))[0].n)).toBe(0);
+      });
+    });
+
     it('risk_rejected: over the tenant limit, and at the reject threshold', async () => {
       expect(await pipeline.submit(ALICE, order(600_000))).toMatchObject({ verdict: 'risk_rejected', reason: expect.stringMatching(/tenant limit of 500000/) });
       expect(await pipeline.submit({ tenantId: 'globex', userId: 'gus' }, order(950_000))).toMatchObject({ verdict: 'risk_rejected', reason: expect.stringMatching(/900000/) });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, Optional } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
-import { Guard } from '@zmodu/guard';
+import { Guard, ownValue } from '@zmodu/guard';
 import { DataSource, EntityManager } from 'typeorm';
 import { ApprovalForbiddenException, InvalidProposalException, ProposalConflictException, ProposalNotFoundException } from './exceptions/proposal.exceptions';
 import { PIPELINE_MODULE_OPTIONS } from './pipeline.module-definition';
@@ -57,7 +57,7 @@ export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationSh
     for (const [action, fn] of Object.entries(executors))
       if (typeof fn !== 'function') throw new Error(`PipelineModule: the executor of '${action}' must be a function.`);
     // approval.request needs no application code to be approved: by default its execution records the approval.
-    if (this.options.registerSkills !== false && !executors['approval.request'])
+    if (this.options.registerSkills !== false && !ownValue(executors, 'approval.request'))
       this.options.executors = { ...executors, 'approval.request': (p) => ({ approved: true, subject: (p.payload as { subject?: unknown })?.subject ?? null }) };
     this.guard = new Guard(this.options.policy ?? { allow: Object.keys(this.options.executors), allowExecute: true });
     if (!this.dataSource) throw new Error('PipelineModule needs a TypeORM DataSource (with ZMODU_PIPELINE_ENTITIES and ZMODU_PIPELINE_MIGRATIONS).');
@@ -89,7 +89,7 @@ export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationSh
     const id = randomUUID();
     // 1. Propose check.
     const propose = this.guard.check('propose', action);
-    if (!propose.allowed || !this.options.executors[action]) {
+    if (!propose.allowed || !ownValue(this.options.executors, action)) {
       const reason = propose.allowed ? `no executor is registered for '${action}'` : propose.cause;
       await this.insert({ id, ctx, action, payload, amount, status: 'refused', verdict: 'propose_refused', reason, steps: [] });
       return { verdict: 'propose_refused', proposalId: id, status: 'refused', reason };
@@ -153,7 +153,7 @@ export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationSh
       };
       let result: unknown;
       try {
-        result = await this.options.executors[action](record, { manager: m, idempotencyKey: id });
+        result = await ownValue(this.options.executors, action)!(record, { manager: m, idempotencyKey: id });
       } catch (err) {
         throw new ExecutorFailure(err);
       }
@@ -316,7 +316,7 @@ export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationSh
         );
         if (rows.length === 0) return null;
         const p = toRecord(rows[0], decisionsFrom(rows[0].decisions));
-        const executor = this.options.executors[p.action];
+        const executor = ownValue(this.options.executors, p.action);
         if (!executor) throw new Error(`no executor is registered for '${p.action}'`);
         let result: unknown;
         try {
@@ -405,7 +405,7 @@ export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationSh
   }
 
   private stepsFor(action: string, amount: number | undefined): ApprovalStep[] {
-    const rules = this.options.approval?.chains?.[action] ?? [];
+    const rules = ownValue(this.options.approval?.chains, action) ?? [];
     const steps: ApprovalStep[] = [];
     for (const rule of [...rules].sort((a, b) => a.minAmount - b.minAmount))
       if ((amount ?? 0) >= rule.minAmount) steps.push(...rule.steps);

@@ -1,3 +1,4 @@
+import { ownValue } from '@zmodu/guard';
 import type { ProposalContext, ProposalInput } from './proposal.types';
 
 export type RiskVerdict = { readonly verdict: 'approve' } | { readonly verdict: 'reject' | 'escalate'; readonly reason: string };
@@ -25,9 +26,9 @@ export function reviewByRules(rules: RiskRules, input: ProposalInput, ctx: Propo
     };
   const amount = input.amount;
   if (amount !== undefined) {
-    const limit = rules.tenantLimits?.[ctx.tenantId] ?? rules.tenantLimits?.['*'];
+    const limit = ownValue(rules.tenantLimits, ctx.tenantId) ?? ownValue(rules.tenantLimits, '*');
     if (limit !== undefined && amount > limit) return { verdict: 'reject', reason: `amount ${amount} is over the tenant limit of ${limit}` };
-    const t = rules.thresholds?.[input.action];
+    const t = ownValue(rules.thresholds, input.action);
     if (t?.rejectAt !== undefined && amount >= t.rejectAt) return { verdict: 'reject', reason: `amount ${amount} is at or over ${t.rejectAt} for ${input.action}` };
     if (t?.escalateAt !== undefined && amount >= t.escalateAt)
       return { verdict: 'escalate', reason: `amount ${amount} is at or over ${t.escalateAt} for ${input.action}: a human must approve` };

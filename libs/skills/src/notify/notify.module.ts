@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { Inject, Injectable, Module, OnModuleInit, Optional } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
+import { ownValue } from '@zmodu/guard';
 import { DataSource } from 'typeorm';
 import { SkillError } from '../exceptions/skill.error';
 import { SkillInvocation } from '../skill-context';
@@ -101,7 +102,7 @@ export class NotifySkill implements OnModuleInit {
   }
 
   async send(args: { channel: string; subject?: string; message: string; data?: unknown }, ctx: SkillInvocation) {
-    const spec = Object.prototype.hasOwnProperty.call(this.options.channels, args.channel) ? this.options.channels[args.channel] : undefined;
+    const spec = ownValue(this.options.channels, args.channel);
     if (!spec) throw new SkillError('channel_not_allowed', `Channel ${args.channel} is not configured.`);
     const message: NotificationMessage = {
       channel: args.channel,
@@ -127,7 +128,7 @@ export class NotifySkill implements OnModuleInit {
   /** Deliver one webhook attempt: POST, signed, under a timeout; anything but 2xx fails the attempt (the outbox retries). */
   private async post(event: OutboxEvent, signal: AbortSignal): Promise<void> {
     const message = event.payload as NotificationMessage;
-    const spec = this.options.channels[message.channel];
+    const spec = ownValue(this.options.channels, message.channel);
     if (!spec || spec.type !== 'webhook') throw new Error(`channel ${message.channel} is no longer a webhook`);
     const body = JSON.stringify(message);
     const timestamp = String(Math.floor(Date.now() / 1000));
