@@ -1,3 +1,4 @@
+import { queryRows } from '../../data/returning';
 import type { SqlRunner } from '../fence/tenant-fence';
 
 /** An entity as the audit sees it: its table, its tenant column (null: shared), its writable columns. */
@@ -54,10 +55,6 @@ interface Index {
   def: string;
 }
 
-async function rows<T>(db: SqlRunner, sql: string, params: unknown[] = []): Promise<T[]> {
-  const r = await db.query(sql, params);
-  return (Array.isArray(r) && Array.isArray(r[0]) ? r[0] : r) as T[];
-}
 
 /**
  * Hazards of the data model that the data skills cannot fix by themselves:
@@ -76,7 +73,7 @@ export async function auditDataModel(db: SqlRunner, entities: readonly AuditedEn
   for (const e of entities) {
     const schema = e.schema ?? 'public';
     const label = `${schema}.${e.table}`;
-    const [rel] = await rows<Relation>(
+    const [rel] = await queryRows<Relation>(
       db,
       `SELECT c.oid::int AS oid, c.relkind::text AS relkind, c.reloptions AS options
          FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2`,
@@ -87,7 +84,7 @@ export async function auditDataModel(db: SqlRunner, entities: readonly AuditedEn
       continue;
     }
     if (!e.tenantColumn) continue; // shared, or unknown (refused for a tenant anyway)
-    const columns = await rows<Column>(
+    const columns = await queryRows<Column>(
       db,
       `SELECT a.attnum::int AS attnum, a.attname::text AS name, format_type(a.atttypid, a.atttypmod) AS type, a.attidentity::text AS identity,
               pg_get_expr(d.adbin, d.adrelid) AS default
@@ -120,7 +117,7 @@ export async function auditDataModel(db: SqlRunner, entities: readonly AuditedEn
       continue; // indexes and sequences belong to the tables it reads
     }
 
-    const indexes = await rows<Index>(
+    const indexes = await queryRows<Index>(
       db,
       'SELECT c.relname::text AS name, i.indisunique AS unique, i.indkey::int2[] AS keys, pg_get_indexdef(i.indexrelid) AS def FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = $1',
       [rel.oid],

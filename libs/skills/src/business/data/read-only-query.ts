@@ -28,12 +28,6 @@ export interface ReadOnlyResult {
 export const DEFAULT_MAX_BYTES = 256 * 1024;
 export const DEFAULT_TIMEOUT_MS = 5_000;
 
-/** True when the DataSource runs on the embedded PGlite driver (@zmodu/db). */
-export function isEmbedded(dataSource: DataSource): boolean {
-  const driver = (dataSource.options as { driver?: { embedded?: boolean } }).driver;
-  return driver?.embedded === true;
-}
-
 /** An application's own statement (never a model's), capped at `maxRows + 1` rows so that a cut shows. */
 export function capRows(sql: string, maxRows: number): string {
   return `SELECT * FROM (${sql}) AS _zt_result LIMIT ${Math.floor(maxRows) + 1}`;

@@ -1,4 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { queryRows } from '../../data/returning';
+import { quoteName } from '../sql/sql-printer';
 
 /**
  * The second fence of db.query, in the database itself: the statement runs as a reader role
@@ -81,7 +83,7 @@ export class TenantFenceError extends Error {
   }
 }
 
-const q = (name: string) => `"${name.replace(/"/g, '""')}"`;
+const q = quoteName;
 const lit = (value: string) => `'${value.replace(/'/g, "''")}'`;
 const tableName = (t: FenceTable) => `${q(t.schema ?? 'public')}.${q(t.table)}`;
 
@@ -91,11 +93,6 @@ function roleOf(options: TenantFenceOptions): string {
   return role;
 }
 
-async function rows<T = Record<string, unknown>>(db: SqlRunner, sql: string, params: unknown[] = []): Promise<T[]> {
-  const r = await db.query(sql, params);
-  // TypeORM answers a SELECT with the rows; some statements with [rows, count].
-  return (Array.isArray(r) && Array.isArray(r[0]) ? r[0] : r) as T[];
-}
 
 /** The MAC that `zmodu_fence.tenant()` checks: sha256(key || sha256(key ':' pid ':' tenant)), hex. */
 export function fenceMac(key: string, processId: number, tenantId: string): string {
@@ -166,15 +163,15 @@ interface TableRecord {
 
 /** How the fence was installed on a table (undefined: never installed there). */
 async function recorded(db: SqlRunner, relid: number): Promise<TableRecord | undefined> {
-  const [{ present }] = await rows<{ present: boolean }>(db, 'SELECT to_regclass($1) IS NOT NULL AS present', [`${FENCE_SCHEMA}.tables`]);
+  const [{ present }] = await queryRows<{ present: boolean }>(db, 'SELECT to_regclass($1) IS NOT NULL AS present', [`${FENCE_SCHEMA}.tables`]);
   if (!present) return undefined;
-  const [row] = await rows<TableRecord>(db, `SELECT mode, enabled_rls FROM ${FENCE_SCHEMA}.tables WHERE relid = $1`, [relid]);
+  const [row] = await queryRows<TableRecord>(db, `SELECT mode, enabled_rls FROM ${FENCE_SCHEMA}.tables WHERE relid = $1`, [relid]);
   return row;
 }
 
 /** Policies on a table that are not the fence's: the application's own. */
 async function foreignPolicies(db: SqlRunner, relid: number): Promise<Array<{ name: string; permissive: boolean }>> {
-  return rows(db, "SELECT polname::text AS name, polpermissive AS permissive FROM pg_policy WHERE polrelid = $1 AND polname NOT IN ('zmodu_fence', 'zmodu_reader_access')", [relid]);
+  return queryRows(db, "SELECT polname::text AS name, polpermissive AS permissive FROM pg_policy WHERE polrelid = $1 AND polname NOT IN ('zmodu_fence', 'zmodu_reader_access')", [relid]);
 }
 
 function modeOf(comment: string | null | undefined): FenceMode | undefined {
@@ -189,7 +186,7 @@ interface TableInfo {
 }
 
 async function tableInfo(db: SqlRunner, t: FenceTable): Promise<TableInfo | undefined> {
-  const [info] = await rows<TableInfo>(
+  const [info] = await queryRows<TableInfo>(
     db,
     `SELECT c.oid::int AS oid, c.relkind::text AS relkind, c.relrowsecurity AS rls
        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2`,
@@ -199,7 +196,7 @@ async function tableInfo(db: SqlRunner, t: FenceTable): Promise<TableInfo | unde
 }
 
 async function columnType(db: SqlRunner, oid: number, column: string): Promise<string | undefined> {
-  const [row] = await rows<{ type: string }>(
+  const [row] = await queryRows<{ type: string }>(
     db,
     'SELECT format_type(atttypid, atttypmod) AS type FROM pg_attribute WHERE attrelid = $1 AND attname = $2 AND attnum > 0 AND NOT attisdropped',
     [oid, column],
@@ -208,7 +205,7 @@ async function columnType(db: SqlRunner, oid: number, column: string): Promise<s
 }
 
 async function policyComment(db: SqlRunner, oid: number, name: string): Promise<string | null | undefined> {
-  const [row] = await rows<{ comment: string | null }>(
+  const [row] = await queryRows<{ comment: string | null }>(
     db,
     "SELECT obj_description(p.oid, 'pg_policy') AS comment FROM pg_policy p WHERE p.polrelid = $1 AND p.polname = $2",
     [oid, name],
@@ -228,7 +225,7 @@ export async function installTenantFence(db: SqlRunner, tables: readonly FenceTa
   const say = (kind: FenceAction['kind'], what: string) => actions.push({ kind, what });
 
   // The role: no login, no inheritance, never a superuser or BYPASSRLS, a member of nothing.
-  const [existing] = await rows<{ rolsuper: boolean; rolbypassrls: boolean; memberships: number }>(
+  const [existing] = await queryRows<{ rolsuper: boolean; rolbypassrls: boolean; memberships: number }>(
     db,
     'SELECT r.rolsuper, r.rolbypassrls, (SELECT count(*)::int FROM pg_auth_members m WHERE m.member = r.oid) AS memberships FROM pg_roles r WHERE r.rolname = $1',
     [role],
@@ -248,17 +245,17 @@ export async function installTenantFence(db: SqlRunner, tables: readonly FenceTa
     say('kept', `role ${role}`);
   }
 
-  const [{ me }] = await rows<{ me: string }>(db, 'SELECT current_user::text AS me');
+  const [{ me }] = await queryRows<{ me: string }>(db, 'SELECT current_user::text AS me');
   const app = options.appRole ?? me;
   if (app === role) throw new TenantFenceError('The application role cannot be the fence role itself.');
-  const [{ member }] = await rows<{ member: boolean }>(db, "SELECT pg_has_role($1, $2, 'MEMBER') AS member", [app, role]);
+  const [{ member }] = await queryRows<{ member: boolean }>(db, "SELECT pg_has_role($1, $2, 'MEMBER') AS member", [app, role]);
   if (!member) {
     await db.query(`DO $zmodu$ BEGIN GRANT ${q(role)} TO ${q(app)}; EXCEPTION WHEN unique_violation THEN NULL; END $zmodu$`);
     say('created', `membership of ${app} in ${role} (so that it may SET ROLE ${role})`);
   } else say('kept', `membership of ${app} in ${role}`);
 
   // The key, readable by the installer and the application only, and the function that checks the MAC.
-  const [{ present }] = await rows<{ present: boolean }>(db, 'SELECT to_regnamespace($1) IS NOT NULL AS present', [FENCE_SCHEMA]);
+  const [{ present }] = await queryRows<{ present: boolean }>(db, 'SELECT to_regnamespace($1) IS NOT NULL AS present', [FENCE_SCHEMA]);
   await db.query(`CREATE SCHEMA IF NOT EXISTS ${FENCE_SCHEMA}`);
   await db.query(`CREATE TABLE IF NOT EXISTS ${FENCE_SCHEMA}.secret (id int PRIMARY KEY CHECK (id = 1), key text NOT NULL)`);
   await db.query(`REVOKE ALL ON ${FENCE_SCHEMA}.secret FROM PUBLIC`);
@@ -270,7 +267,7 @@ export async function installTenantFence(db: SqlRunner, tables: readonly FenceTa
   await db.query(`GRANT USAGE ON SCHEMA ${FENCE_SCHEMA} TO PUBLIC`);
   if (app !== me) await db.query(`GRANT SELECT ON ${FENCE_SCHEMA}.secret TO ${q(app)}`);
   say(present ? 'kept' : 'created', `schema ${FENCE_SCHEMA} with its key table (no access for PUBLIC or ${role})`);
-  const inserted = await rows<{ id: number }>(
+  const inserted = await queryRows<{ id: number }>(
     db,
     `INSERT INTO ${FENCE_SCHEMA}.secret (id, key) VALUES (1, $1) ON CONFLICT (id) DO NOTHING RETURNING id`,
     [randomBytes(32).toString('hex')],
@@ -347,9 +344,9 @@ export async function installTenantFence(db: SqlRunner, tables: readonly FenceTa
  * the fence's settings with it. Other roles of the database that call set_config need it granted.
  */
 async function lockSetConfig(db: SqlRunner, role: string, app: string, say: (kind: FenceAction['kind'], what: string) => void): Promise<void> {
-  const [{ can }] = await rows<{ can: boolean }>(db, `SELECT has_function_privilege($1, '${SET_CONFIG}', 'EXECUTE') AS can`, [role]);
+  const [{ can }] = await queryRows<{ can: boolean }>(db, `SELECT has_function_privilege($1, '${SET_CONFIG}', 'EXECUTE') AS can`, [role]);
   if (!can) return say('kept', `${role} may not execute set_config (it cannot leave its role)`);
-  const [{ superuser }] = await rows<{ superuser: boolean }>(db, 'SELECT rolsuper AS superuser FROM pg_roles WHERE rolname = current_user');
+  const [{ superuser }] = await queryRows<{ superuser: boolean }>(db, 'SELECT rolsuper AS superuser FROM pg_roles WHERE rolname = current_user');
   if (!superuser)
     return say(
       'note',
@@ -375,10 +372,10 @@ export async function uninstallTenantFence(db: SqlRunner, tables: readonly Fence
     const info = await tableInfo(db, t);
     if (info) oids.add(info.oid);
   }
-  const [{ present }] = await rows<{ present: boolean }>(db, 'SELECT to_regclass($1) IS NOT NULL AS present', [`${FENCE_SCHEMA}.tables`]);
-  if (present) for (const r of await rows<{ relid: number }>(db, `SELECT relid::int AS relid FROM ${FENCE_SCHEMA}.tables`)) oids.add(r.relid);
+  const [{ present }] = await queryRows<{ present: boolean }>(db, 'SELECT to_regclass($1) IS NOT NULL AS present', [`${FENCE_SCHEMA}.tables`]);
+  if (present) for (const r of await queryRows<{ relid: number }>(db, `SELECT relid::int AS relid FROM ${FENCE_SCHEMA}.tables`)) oids.add(r.relid);
   for (const oid of oids) {
-    const [rel] = await rows<{ name: string }>(db, 'SELECT $1::oid::regclass::text AS name FROM pg_class WHERE oid = $1', [oid]);
+    const [rel] = await queryRows<{ name: string }>(db, 'SELECT $1::oid::regclass::text AS name FROM pg_class WHERE oid = $1', [oid]);
     if (!rel) continue; // dropped meanwhile
     const record = await recorded(db, oid);
     for (const name of ['zmodu_fence', 'zmodu_reader_access']) await db.query(`DROP POLICY IF EXISTS ${name} ON ${rel.name}`);
@@ -389,11 +386,11 @@ export async function uninstallTenantFence(db: SqlRunner, tables: readonly Fence
     }
     say('changed', `removed the fence of ${rel.name}`);
   }
-  const [{ exists }] = await rows<{ exists: boolean }>(db, 'SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1) AS exists', [role]);
+  const [{ exists }] = await queryRows<{ exists: boolean }>(db, 'SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1) AS exists', [role]);
   if (exists) for (const s of new Set(tables.map((t) => t.schema ?? 'public'))) await db.query(`REVOKE ALL ON ALL TABLES IN SCHEMA ${q(s)} FROM ${q(role)}`);
-  const [{ state }] = await rows<{ state: boolean }>(db, 'SELECT to_regclass($1) IS NOT NULL AS state', [`${FENCE_SCHEMA}.state`]);
-  if (state && (await rows(db, `SELECT 1 FROM ${FENCE_SCHEMA}.state WHERE name = 'set_config_revoked'`)).length) {
-    const [{ superuser }] = await rows<{ superuser: boolean }>(db, 'SELECT rolsuper AS superuser FROM pg_roles WHERE rolname = current_user');
+  const [{ state }] = await queryRows<{ state: boolean }>(db, 'SELECT to_regclass($1) IS NOT NULL AS state', [`${FENCE_SCHEMA}.state`]);
+  if (state && (await queryRows(db, `SELECT 1 FROM ${FENCE_SCHEMA}.state WHERE name = 'set_config_revoked'`)).length) {
+    const [{ superuser }] = await queryRows<{ superuser: boolean }>(db, 'SELECT rolsuper AS superuser FROM pg_roles WHERE rolname = current_user');
     if (superuser) {
       await db.query(`GRANT EXECUTE ON FUNCTION ${SET_CONFIG} TO PUBLIC`);
       say('changed', 'gave EXECUTE on set_config back to PUBLIC');
@@ -410,24 +407,24 @@ export async function tenantFenceStatus(db: SqlRunner, tables: readonly FenceTab
   const problems: string[] = [];
   const warnings: string[] = [];
   const fix = 'run `zmodu ai install-fence --config ...` or the fence migration (tenantFenceMigration)';
-  const [r] = await rows<{ rolsuper: boolean; rolbypassrls: boolean }>(db, 'SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = $1', [role]);
+  const [r] = await queryRows<{ rolsuper: boolean; rolbypassrls: boolean }>(db, 'SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = $1', [role]);
   if (!r) problems.push(`role ${role} does not exist: ${fix}`);
   else {
     if (r.rolsuper || r.rolbypassrls) problems.push(`role ${role} bypasses row-level security: the fence cannot hold`);
-    const [{ can }] = await rows<{ can: boolean }>(
+    const [{ can }] = await queryRows<{ can: boolean }>(
       db,
       "SELECT pg_has_role(current_user, $1, 'MEMBER') OR (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) AS can",
       [role],
     );
     if (!can) problems.push(`the application role may not SET ROLE ${role}: GRANT ${role} TO the application role (install-fence --app-role does)`);
-    const [{ leaves }] = await rows<{ leaves: boolean }>(db, `SELECT has_function_privilege($1, '${SET_CONFIG}', 'EXECUTE') AS leaves`, [role]);
+    const [{ leaves }] = await queryRows<{ leaves: boolean }>(db, `SELECT has_function_privilege($1, '${SET_CONFIG}', 'EXECUTE') AS leaves`, [role]);
     if (leaves)
       warnings.push(
         `${role} may execute set_config, so a statement that got past the rewrite could leave the role: as a superuser, ` +
           `REVOKE EXECUTE ON FUNCTION ${SET_CONFIG} FROM PUBLIC and GRANT it to the application role (install-fence does it when run by a superuser)`,
       );
   }
-  const [{ fn }] = await rows<{ fn: boolean }>(db, `SELECT to_regprocedure('${FENCE_SCHEMA}.tenant()') IS NOT NULL AS fn`);
+  const [{ fn }] = await queryRows<{ fn: boolean }>(db, `SELECT to_regprocedure('${FENCE_SCHEMA}.tenant()') IS NOT NULL AS fn`);
   if (!fn) problems.push(`function ${FENCE_SCHEMA}.tenant() is missing: ${fix}`);
   else if ((await readFenceKey(db)) === undefined) problems.push(`the fence key in ${FENCE_SCHEMA}.secret cannot be read by the application role: ${fix} with --app-role`);
   for (const t of tables) {
@@ -437,7 +434,7 @@ export async function tenantFenceStatus(db: SqlRunner, tables: readonly FenceTab
       continue;
     }
     if (r) {
-      const [{ can }] = await rows<{ can: boolean }>(db, "SELECT has_any_column_privilege($1, $2::oid, 'SELECT') AS can", [role, info.oid]);
+      const [{ can }] = await queryRows<{ can: boolean }>(db, "SELECT has_any_column_privilege($1, $2::oid, 'SELECT') AS can", [role, info.oid]);
       if (!can) problems.push(`${role} may not read ${tableName(t)}: ${fix}`);
     }
     if (!t.tenantColumn || (info.relkind !== 'r' && info.relkind !== 'p')) continue;
@@ -467,7 +464,7 @@ export async function tenantFenceStatus(db: SqlRunner, tables: readonly FenceTab
 /** The fence key, or undefined when it is not there or not readable by the current role. */
 export async function readFenceKey(db: SqlRunner): Promise<string | undefined> {
   try {
-    const [row] = await rows<{ key: string }>(db, `SELECT key FROM ${FENCE_SCHEMA}.secret WHERE id = 1`);
+    const [row] = await queryRows<{ key: string }>(db, `SELECT key FROM ${FENCE_SCHEMA}.secret WHERE id = 1`);
     return row?.key;
   } catch {
     return undefined;
