@@ -177,7 +177,6 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
     const key = status.installed ? await readFenceKey(this.dataSource) : undefined;
     this.fenceProblems = status.problems;
     this.fenceState = key ? { role: status.role, key } : null;
-    this.macs.clear();
     return this.fenceState;
   }
 
@@ -192,21 +191,7 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
         throw new SkillError('fence_missing', 'The database fence for db.query is not installed, so db.query is off for now.', undefined, 'QueryRefused');
       return undefined;
     }
-    return { role: state.role, settings: (processId) => this.fenceSettingsFor(state.key, processId, tenantId) };
-  }
-
-  /** The MAC is the same for a connection (pid) and a tenant: computed once, kept in a small map. */
-  private readonly macs = new Map<string, Record<string, string>>();
-
-  private fenceSettingsFor(key: string, processId: number, tenantId: string): Record<string, string> {
-    const id = `${processId}\u0000${tenantId}`;
-    let settings = this.macs.get(id);
-    if (!settings) {
-      if (this.macs.size >= 1000) this.macs.clear();
-      settings = fenceSettings(key, processId, tenantId);
-      this.macs.set(id, settings);
-    }
-    return settings;
+    return { role: state.role, settings: (processId) => fenceSettings(state.key, processId, tenantId) };
   }
 
   private get dataSource(): DataSource {

@@ -63,6 +63,15 @@ describe('db.query second fence in the database', () => {
       expect((await tenantFenceStatus(ds, TABLES, { role })).installed).toBe(true);
     });
 
+    it('is all or nothing: an install that fails half-way (a missing table) leaves not even its role', async () => {
+      const atomic = `${role}_atomic`;
+      await expect(installTenantFence(ds, [...TABLES, { table: 'no_such_table', tenantColumn: 'tenant_id' }], { role: atomic })).rejects.toThrow(
+        /no_such_table" does not exist: create it before installing the fence/,
+      );
+      expect(await ds.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [atomic])).toEqual([]);
+      expect((await tenantFenceStatus(ds, TABLES, { role })).installed).toBe(true);
+    });
+
     it('refuses a reader role that would bypass row-level security', async () => {
       const bypass = `${role}_bypass`;
       await ds.query(`CREATE ROLE ${bypass} NOLOGIN BYPASSRLS`);

@@ -18,6 +18,13 @@ import { quoteName } from '../sql/sql-printer';
 /** Anything with TypeORM's `query(sql, params)`: a DataSource, a QueryRunner, an EntityManager. */
 export interface SqlRunner {
   query(sql: string, params?: unknown[]): Promise<unknown>;
+  /** A DataSource or an EntityManager has it: the install then runs in a transaction of its own (or a savepoint). */
+  transaction?<T>(run: (manager: SqlRunner) => Promise<T>): Promise<T>;
+}
+
+/** All or nothing: in a transaction when the runner can open one (a QueryRunner's caller owns its transaction). */
+function atomically<T>(db: SqlRunner, run: (db: SqlRunner) => Promise<T>): Promise<T> {
+  return typeof db.transaction === 'function' ? db.transaction((m) => run(m)) : run(db);
 }
 
 export interface FenceTable {
@@ -215,11 +222,16 @@ async function policyComment(db: SqlRunner, oid: number, name: string): Promise<
 
 /**
  * Create the reader role, its grants, the key, the checking function and the policies, or bring
- * them up to date; idempotent. Run it in a transaction (the migration helper and the CLI do).
+ * them up to date; idempotent and all or nothing (given a DataSource or an EntityManager it opens a
+ * transaction; given a QueryRunner, the caller's transaction holds it, as in a migration).
  * Needs: CREATEROLE (or superuser) for the role and the membership, CREATE on the database for
  * the `zmodu_fence` schema, and ownership of the registered tables for the grants and policies.
  */
-export async function installTenantFence(db: SqlRunner, tables: readonly FenceTable[], options: TenantFenceOptions = {}): Promise<FenceAction[]> {
+export function installTenantFence(db: SqlRunner, tables: readonly FenceTable[], options: TenantFenceOptions = {}): Promise<FenceAction[]> {
+  return atomically(db, (tx) => install(tx, tables, options));
+}
+
+async function install(db: SqlRunner, tables: readonly FenceTable[], options: TenantFenceOptions): Promise<FenceAction[]> {
   const role = roleOf(options);
   const actions: FenceAction[] = [];
   const say = (kind: FenceAction['kind'], what: string) => actions.push({ kind, what });
@@ -360,7 +372,11 @@ async function lockSetConfig(db: SqlRunner, role: string, app: string, say: (kin
 }
 
 /** Remove the policies, the grants and the fence schema (the role stays: other databases may use it). */
-export async function uninstallTenantFence(db: SqlRunner, tables: readonly FenceTable[], options: TenantFenceOptions = {}): Promise<FenceAction[]> {
+export function uninstallTenantFence(db: SqlRunner, tables: readonly FenceTable[], options: TenantFenceOptions = {}): Promise<FenceAction[]> {
+  return atomically(db, (tx) => uninstall(tx, tables, options));
+}
+
+async function uninstall(db: SqlRunner, tables: readonly FenceTable[], options: TenantFenceOptions): Promise<FenceAction[]> {
   const role = roleOf(options);
   const actions: FenceAction[] = [];
   const say = (kind: FenceAction['kind'], what: string) => actions.push({ kind, what });
