@@ -34,7 +34,7 @@ exit 0 when every call succeeded, 1 when any did not (every line is still answer
   'audit-policy':
     'usage: zmodu ai audit-policy --config F\n\nPrints { inert, unknownTools, classDeniedTools, hasClassBlindSpot, effectiveTools, secondFence }; ' +
     'exit 1 on a blind spot, an inert policy, or when the policy allows db.query and its second fence is missing\n' +
-    '(secondFence: { installed, role, problems }; installed is null when the config has no database).',
+    '(secondFence: { installed, role, problems, warnings }; installed is null when the config has no database).',
   'install-fence': `usage: zmodu ai install-fence --config F [--role R] [--app-role R]
 
 Creates or updates, in one transaction, db.query's second fence for the config's entities:
@@ -43,7 +43,9 @@ Creates or updates, in one transaction, db.query's second fence for the config's
   - SELECT grants on the registered tables and declared columns only;
   - row-level security on each tenant table: the reader sees only the rows of the tenant that
     db.query checked (a MAC under a key in schema zmodu_fence that the reader cannot read);
-    other roles keep what they had.
+    other roles keep what they had;
+  - run by a superuser: EXECUTE on set_config taken from PUBLIC and granted to the application role,
+    so the reader cannot leave its role (otherwise it prints the two statements for a superuser).
 Prints one line per step: + created, ~ changed, = kept, ! note. Safe to run again.
 Needs: CREATEROLE (or superuser), CREATE on the database, and ownership of the tables.`,
   'audit-data': `usage: zmodu ai audit-data --config F
@@ -105,7 +107,7 @@ async function catalog(command: 'export-skills' | 'openapi' | 'audit-policy', ar
       const role = config.fence?.role;
       const secondFence = withDatabase
         ? await tenantFenceStatus(runtime.database, runtime.businessSkills.fenceTables(), { role })
-        : { installed: null, role: role ?? 'zmodu_reader', problems: ['the config has no "database": cannot tell'] };
+        : { installed: null, role: role ?? 'zmodu_reader', problems: ['the config has no "database": cannot tell'], warnings: [] };
       out({ ...health, secondFence });
       const fenceMissing = secondFence.installed === false && config.fence?.mode !== 'off' && health.effectiveTools.includes('db.query');
       return health.inert || health.hasClassBlindSpot || fenceMissing ? 1 : 0;
@@ -140,7 +142,7 @@ async function installFence(argv: string[]): Promise<number> {
   try {
     const role = flag(args, '--role') ?? config.fence?.role;
     const tables = runtime.businessSkills.fenceTables();
-    const actions = await runtime.database.transaction((m) => installTenantFence(m, tables, { role, appRole: flag(args, '--app-role') }));
+    const actions = await installTenantFence(runtime.database, tables, { role, appRole: flag(args, '--app-role') });
     const mark = { created: '+', changed: '~', kept: '=', note: '!' } as const;
     for (const a of actions) process.stdout.write(`${mark[a.kind]} ${a.what}\n`);
     const status = await tenantFenceStatus(runtime.database, tables, { role });
