@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { PGLITE_WORKER_SOURCE } from './embedded/worker-source';
+import { timerDelay } from './timer-delay';
 
 export interface EmbeddedDatabaseOptions {
   /** Folder of the data; omitted: a temporary folder, removed by `close()` (data that lasts as long as the process). */
@@ -175,7 +176,7 @@ export class EmbeddedDatabase {
     return new Promise((resolve, reject) => {
       const entry: Pending = { resolve, reject };
       if (timeoutMs !== undefined) {
-        entry.timer = setTimeout(() => this.interrupt(id, timeoutMs), Math.max(1, timeoutMs));
+        entry.timer = setTimeout(() => this.interrupt(id, timeoutMs), timerDelay(timeoutMs));
       }
       if (this.pending.size === 0) worker.ref();
       this.pending.set(id, entry);

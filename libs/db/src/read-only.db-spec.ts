@@ -242,6 +242,12 @@ describe('EmbeddedDatabase (PGlite in a worker thread)', () => {
     await expect(db.query('SELECT 1')).rejects.toThrow(/closed/);
   });
 
+  it('a deadline longer than a Node timer holds is a long deadline, not an instant timeout', async () => {
+    db = await openEmbeddedDatabase();
+    expect((await db.readOnly({ text: 'SELECT 1 AS one', values: [], timeoutMs: 2 ** 40 })).rows).toEqual([{ one: 1 }]);
+    expect(db.restarts).toBe(0);
+  });
+
   it('reports a database error with its SQLSTATE and keeps serving', async () => {
     db = await openEmbeddedDatabase();
     await expect(db.query('SELECT * FROM nowhere')).rejects.toMatchObject({ code: '42P01' });

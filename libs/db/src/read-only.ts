@@ -1,4 +1,5 @@
 import type { ReadOnlyRequest, ReadOnlyResult } from './embedded-database';
+import { timerDelay } from './timer-delay';
 import { isEmbeddedConnection } from './pglite-driver';
 
 // pg's own row parser and value serializer (both exported by pg's package map).
@@ -77,7 +78,7 @@ export async function runReadOnlyStatement(connection: unknown, request: ReadOnl
       }),
     );
     close();
-  }, Math.max(1, Math.floor(request.timeoutMs)) + HARD_DEADLINE_GRACE_MS);
+  }, timerDelay(request.timeoutMs + HARD_DEADLINE_GRACE_MS));
   try {
     return await run.done;
   } catch (err) {
