@@ -10,6 +10,7 @@ export * from './skill.dispatcher';
 export * from './skills.module';
 export * from './catalog-export';
 export * from './data/returning';
+export { SkillTransaction, entityManagerOf, transactionOf } from './transaction';
 export * from './exceptions/skill.error';
 export * from './exceptions/invalid-skill-definition.exception';
 export * from './exceptions/duplicate-skill.exception';
