@@ -7,6 +7,8 @@ export class GuardStats {
   denied_not_listed = 0;
   denied_execute_class = 0;
   denied_budget = 0;
+  denied_staged = 0;
+  denied_turn_cap = 0;
 
   count(cause: DenialCause | null): void {
     if (cause === null) this.allowed++;
@@ -14,7 +16,7 @@ export class GuardStats {
   }
 
   get denied(): number {
-    return this.denied_explicitly + this.denied_not_listed + this.denied_execute_class + this.denied_budget;
+    return this.denied_explicitly + this.denied_not_listed + this.denied_execute_class + this.denied_budget + this.denied_staged + this.denied_turn_cap;
   }
 
   snapshot(): GuardStatsSnapshot {
@@ -25,6 +27,8 @@ export class GuardStats {
       denied_not_listed: this.denied_not_listed,
       denied_execute_class: this.denied_execute_class,
       denied_budget: this.denied_budget,
+      denied_staged: this.denied_staged,
+      denied_turn_cap: this.denied_turn_cap,
     };
   }
 }
@@ -36,4 +40,6 @@ export interface GuardStatsSnapshot {
   readonly denied_not_listed: number;
   readonly denied_execute_class: number;
   readonly denied_budget: number;
+  readonly denied_staged: number;
+  readonly denied_turn_cap: number;
 }

@@ -1,8 +1,9 @@
 import { AuditLogEntity } from './audit/audit-log.entity';
 import { ZmoduGuard1764460800000 } from './migrations/1764460800000-zmodu-guard';
+import { ZmoduGuardStaged1764480000000 } from './migrations/1764480000000-zmodu-guard-staged';
 import { TokenUsageEntity } from './quota/token-usage.entity';
 
 /** Add these to your TypeORM DataSource `entities`. */
 export const ZMODU_GUARD_ENTITIES = [AuditLogEntity, TokenUsageEntity];
 /** Add these to your TypeORM DataSource `migrations`. */
-export const ZMODU_GUARD_MIGRATIONS = [ZmoduGuard1764460800000];
+export const ZMODU_GUARD_MIGRATIONS = [ZmoduGuard1764460800000, ZmoduGuardStaged1764480000000];

@@ -62,6 +62,8 @@ describe('Guard', () => {
       denied_not_listed: 2,
       denied_execute_class: 1,
       denied_budget: 1,
+      denied_staged: 0,
+      denied_turn_cap: 0,
     });
   });
 

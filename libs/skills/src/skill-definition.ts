@@ -15,6 +15,7 @@ export interface NormalizedSkillOptions {
   readonly timeoutMs: number;
   readonly tenantScoped: boolean;
   readonly cost?: number;
+  readonly staged: boolean;
 }
 
 /** A dynamic skill for `SkillRegistry.register`. */

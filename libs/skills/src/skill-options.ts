@@ -19,6 +19,13 @@ export interface SkillOptions {
   readonly tenantScoped?: boolean;
   /** Tokens a call is charged against the guard budget before it runs. Default: estimated from the arguments. */
   readonly cost?: number;
+  /**
+   * A staged action (an `execute` skill): only the proposal pipeline runs it, after risk review
+   * and, when needed, human approval, with a transaction to write through (`ctx.staged`). A direct
+   * call from a model, the CLI or MCP is refused as `denied_staged`, whatever the allow list says.
+   * Propose it with `approval.submit` (list it in the pipeline's `proposable`). Default false.
+   */
+  readonly staged?: boolean;
 }
 
 export const SKILL_NAME_PATTERN = /^[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)*$/;

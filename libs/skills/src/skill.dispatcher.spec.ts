@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { AgentAuditLog, Guard, GuardModule, TokenQuota } from '@zmodu/guard';
 import { SkillError } from './exceptions/skill.error';
-import { createSkillContext, SkillInvocation } from './skill-context';
+import { createSkillContext, SkillInvocation, stagedExecution } from './skill-context';
 import { Skill } from './skill.decorator';
 import { SkillDispatcher } from './skill.dispatcher';
 import { SkillRegistry } from './skill.registry';
@@ -42,6 +42,12 @@ class FixtureSkills {
     throw new Error('database password is hunter2');
   }
 
+  @Skill({ name: 'order.place', action: 'execute', staged: true, description: 'Place an order (staged: only the pipeline runs it)', requiredPermission: 'order:submit' })
+  place(_args: unknown, ctx: SkillInvocation) {
+    this.calls++;
+    return { placed: true, proposal: ctx.staged?.proposalId ?? null };
+  }
+
   @Skill({ name: 'picky.thing', action: 'read', description: 'Throws a reason for the model' })
   picky() {
     throw new SkillError('unknown_symbol', 'No such symbol: use market.list');
@@ -53,7 +59,7 @@ describe('SkillDispatcher', () => {
   let audit: AgentAuditLog;
   let quota: TokenQuota;
   let fixture: FixtureSkills;
-  const policy = { allow: ['market.quote', 'order.submit', 'slow.thing', 'public.info', 'broken.thing', 'picky.thing', 'ghost.skill'], allowExecute: true };
+  const policy = { allow: ['market.quote', 'order.submit', 'slow.thing', 'public.info', 'broken.thing', 'picky.thing', 'ghost.skill', 'order.place'], allowExecute: true };
   const ctx = (over: Partial<Parameters<typeof createSkillContext>[0]> = {}) =>
     createSkillContext({ guard: new Guard(policy), tenantId: 't1', userId: 'u1', permissions: ['order:submit'], agent: 'trader', ...over });
 
@@ -97,6 +103,48 @@ describe('SkillDispatcher', () => {
     const r = await dispatcher.dispatch(c, 'ghost.skill', {});
     expect(r.error).toEqual({ error: 'ToolDenied', reason: 'denied_not_listed' });
     expect(c.guard.getStats().denied_not_listed).toBe(1);
+  });
+
+  it('refuses an unknown name as denied_not_listed also when the policy keeps execute off (not denied_execute_class)', async () => {
+    const c = ctx({ guard: new Guard({ ...policy, allowExecute: false }) });
+    const r = await dispatcher.dispatch(c, 'ghost.skill', {});
+    expect(r.error).toEqual({ error: 'ToolDenied', reason: 'denied_not_listed' });
+    expect(c.guard.getStats()).toMatchObject({ denied_not_listed: 1, denied_execute_class: 0 });
+    expect(await audit.query({ runId: c.runId })).toMatchObject([{ skill: 'ghost.skill', decision: 'denied', cause: 'denied_not_listed' }]);
+  });
+
+  it('refuses a staged skill to every caller but the pipeline (denied_staged), whatever the allow list says; a look-alike context does not pass', async () => {
+    for (const guard of [new Guard(policy), new Guard({ allow: [], allowExecute: false })]) {
+      const c = ctx({ guard });
+      const r = await dispatcher.dispatch(c, 'order.place', {});
+      expect(r.error).toEqual({ error: 'ToolDenied', reason: 'denied_staged' });
+      expect(c.guard.getStats().denied_staged).toBe(1);
+      expect(await audit.query({ runId: c.runId })).toMatchObject([{ skill: 'order.place', cause: 'denied_staged', outcome: 'denied' }]);
+    }
+    const forged = { ...ctx(), staged: { proposalId: 'p', approvers: ['me'], transaction: {} } } as never;
+    expect((await dispatcher.dispatch(forged, 'order.place', {})).error).toEqual({ error: 'ToolDenied', reason: 'denied_staged' });
+    expect(fixture.calls).toBe(0);
+  });
+
+  it('runs a staged skill for a staged context, and audits the proposal and its approvers; a staged context runs nothing else', async () => {
+    const staged = stagedExecution({ proposalId: 'p-42', approvers: ['lead', 'second'], transaction: {} as never });
+    const c = ctx({ staged });
+    const r = await dispatcher.dispatch(c, 'order.place', {});
+    expect(r).toMatchObject({ ok: true, value: { placed: true, proposal: 'p-42' } });
+    const other = await dispatcher.dispatch(c, 'market.quote', { symbol: 'A' });
+    expect(other.error).toEqual({ error: 'ToolDenied', reason: 'denied_staged' });
+    const rows = await audit.query({ runId: c.runId });
+    expect(rows[0]).toMatchObject({ skill: 'order.place', decision: 'allowed', outcome: 'ok', proposalId: 'p-42', approvers: ['lead', 'second'] });
+  });
+
+  it('deny() refuses without running, counted, audited and answered like a guard denial', async () => {
+    const c = ctx();
+    const r = await dispatcher.deny(c, 'market.quote', { symbol: 'A' }, 'denied_turn_cap');
+    expect(r).toMatchObject({ ok: false, decision: 'denied', cause: 'denied_turn_cap', tokens: 0 });
+    expect(JSON.parse(r.observation)).toEqual({ error: 'ToolDenied', reason: 'denied_turn_cap' });
+    expect(c.guard.getStats()).toMatchObject({ denied_turn_cap: 1, denied: 1 });
+    expect(fixture.calls).toBe(0);
+    expect(await audit.query({ runId: c.runId })).toMatchObject([{ skill: 'market.quote', cause: 'denied_turn_cap' }]);
   });
 
   it('refuses a call without the required permission', async () => {

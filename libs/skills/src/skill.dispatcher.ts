@@ -3,7 +3,7 @@ import { AgentAuditLog, DenialCause, DENIED, Guard, TokenQuota, AuditOutcome } f
 import { InvalidSkillContextException } from './exceptions/invalid-context.exception';
 import { SkillError } from './exceptions/skill.error';
 import { describeErrors } from './json-schema';
-import { SkillContext, SkillInvocation } from './skill-context';
+import { isStagedExecution, SkillContext, SkillInvocation } from './skill-context';
 import { RegisteredSkill } from './skill-definition';
 import { estimateTokens, SkillCallResult, SkillErrorBody } from './skill-result';
 import { INVALID_CONTEXT_MESSAGE, MISSING_GUARD_MESSAGE } from './skill.messages';
@@ -33,21 +33,27 @@ export class SkillDispatcher {
     assertContext(ctx);
     const started = performance.now();
     const skillName = typeof name === 'string' ? name : String(name);
-    // 1. Resolve. An unknown name is refused like a name missing from the allow list.
+    // 1. Resolve. An unknown name is refused like a name missing from the allow list, whatever
+    // the policy says of it; a staged skill runs only for the proposal pipeline.
     const skill = this.registry.get(skillName);
     const action = skill ? skill.action : 'execute';
     const argsText = safeStringify(args);
     const cost = skill?.cost ?? estimateTokens(argsText ?? '');
 
     // 2. Guard: deny, allow, execute switch, budget (in-memory budget, then the persistent quota).
-    let decision = ctx.guard.evaluate(action, skillName, cost);
-    if (decision.allowed && !skill) decision = DENIED.denied_not_listed;
+    let decision = !skill
+      ? DENIED.denied_not_listed
+      : skill.staged !== isStagedExecution(ctx.staged)
+        ? DENIED.denied_staged
+        : ctx.guard.evaluate(action, skillName, cost);
     if (decision.allowed) {
       const quota = await this.quotaAllows(ctx);
       if (!quota) decision = DENIED.denied_budget;
     }
     ctx.guard.commit(decision, cost);
     if (!decision.allowed || !skill) {
+      if (decision.cause === 'denied_staged' && skill?.staged === false)
+        this.logger.error(`a staged context dispatched '${skillName}', which is not a staged skill: refused`);
       return this.finish(ctx, skillName, action, started, argsText, 'denied', decision.cause as DenialCause, 'denied', {
         error: 'ToolDenied',
         reason: decision.cause as string,
@@ -91,6 +97,19 @@ export class SkillDispatcher {
     return this.run(ctx, skill, parsed as Record<string, unknown>, started, argsText);
   }
 
+  /**
+   * Refuse a call without running it, for a cause the caller decided (the agent's turn cap):
+   * counted by the guard, audited and answered like any other denial.
+   */
+  async deny(ctx: SkillContext, name: string, args: unknown, cause: DenialCause): Promise<SkillCallResult> {
+    assertContext(ctx);
+    const started = performance.now();
+    const skillName = typeof name === 'string' ? name : String(name);
+    const action = this.registry.get(skillName)?.action ?? 'execute';
+    ctx.guard.commit(DENIED[cause]);
+    return this.finish(ctx, skillName, action, started, safeStringify(args), 'denied', cause, 'denied', { error: 'ToolDenied', reason: cause });
+  }
+
   private async run(
     ctx: SkillContext,
     skill: RegisteredSkill,
@@ -124,6 +143,7 @@ export class SkillDispatcher {
       agent: ctx.agent,
       signal: controller.signal,
       skill: skill.name,
+      ...(isStagedExecution(ctx.staged) ? { staged: ctx.staged } : {}),
     };
     try {
       const work = Promise.resolve().then(() => skill.handler(args, invocation));
@@ -190,6 +210,7 @@ export class SkillDispatcher {
       durationMs,
       tokens,
       at: new Date(),
+      ...(isStagedExecution(ctx.staged) ? { proposalId: ctx.staged.proposalId, approvers: ctx.staged.approvers } : {}),
     });
     if (tokens > 0) await this.quota.chargeQuietly(quotaKey(ctx), tokens);
     return error

@@ -30,6 +30,9 @@ export function validateSkillOptions(options: SkillOptions): NormalizedSkillOpti
   if (options.tenantScoped !== undefined && typeof options.tenantScoped !== 'boolean') fail('tenantScoped must be a boolean');
   if (options.cost !== undefined && !(typeof options.cost === 'number' && options.cost >= 0 && Number.isFinite(options.cost)))
     fail('cost must be a finite number >= 0');
+  if (options.staged !== undefined && typeof options.staged !== 'boolean') fail('staged must be a boolean');
+  if (options.staged === true && normalizeActionClass(options.action) !== 'execute')
+    fail("a staged skill changes state when the pipeline runs it: declare it action: 'execute'");
   return Object.freeze({
     name,
     action: normalizeActionClass(options.action),
@@ -39,5 +42,6 @@ export function validateSkillOptions(options: SkillOptions): NormalizedSkillOpti
     timeoutMs,
     tenantScoped: options.tenantScoped ?? true,
     cost: options.cost,
+    staged: options.staged === true,
   });
 }

@@ -25,6 +25,10 @@ export interface AuditEntry {
   readonly durationMs: number;
   readonly tokens: number;
   readonly at: Date;
+  /** A staged execution: the proposal it executes (absent or null for every other call). */
+  readonly proposalId?: string | null;
+  /** A staged execution: who approved it, in step order. */
+  readonly approvers?: readonly string[] | null;
 }
 
 export interface AuditRecord extends AuditEntry {
@@ -37,6 +41,7 @@ export interface AuditQuery {
   readonly tenantId?: string;
   readonly userId?: string;
   readonly skill?: string;
+  readonly proposalId?: string;
   readonly decision?: 'allowed' | 'denied';
   readonly since?: Date;
   readonly until?: Date;

@@ -42,4 +42,10 @@ export class AuditLogEntity {
 
   @CreateDateColumn({ type: 'timestamptz' })
   at: Date;
+
+  @Column({ name: 'proposal_id', type: 'text', nullable: true })
+  proposalId: string | null;
+
+  @Column({ type: 'jsonb', nullable: true })
+  approvers: string[] | null;
 }

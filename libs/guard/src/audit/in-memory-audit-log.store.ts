@@ -7,7 +7,8 @@ export class InMemoryAuditLogStore implements AuditLogStore {
   private nextId = 1;
 
   async append(entries: readonly AuditEntry[]): Promise<void> {
-    for (const entry of entries) this.records.push({ ...entry, id: String(this.nextId++) });
+    for (const entry of entries)
+      this.records.push({ ...entry, proposalId: entry.proposalId ?? null, approvers: entry.approvers ? [...entry.approvers] : null, id: String(this.nextId++) });
   }
 
   async query(filter: AuditQuery): Promise<AuditRecord[]> {
@@ -19,6 +20,7 @@ export class InMemoryAuditLogStore implements AuditLogStore {
       if (filter.tenantId !== undefined && r.tenantId !== filter.tenantId) continue;
       if (filter.userId !== undefined && r.userId !== filter.userId) continue;
       if (filter.skill !== undefined && r.skill !== filter.skill) continue;
+      if (filter.proposalId !== undefined && r.proposalId !== filter.proposalId) continue;
       if (filter.decision !== undefined && r.decision !== filter.decision) continue;
       if (filter.since !== undefined && r.at < filter.since) continue;
       if (filter.until !== undefined && r.at > filter.until) continue;

@@ -28,6 +28,8 @@ export class TypeOrmAuditLogStore implements AuditLogStore {
           durationMs: Math.round(e.durationMs),
           tokens: Math.round(e.tokens),
           at: e.at,
+          proposalId: e.proposalId ?? null,
+          approvers: e.approvers ? [...e.approvers] : null,
         })),
       )
       .execute();
@@ -40,6 +42,7 @@ export class TypeOrmAuditLogStore implements AuditLogStore {
     if (filter.tenantId !== undefined) qb.andWhere('a.tenant_id = :tenantId', { tenantId: filter.tenantId });
     if (filter.userId !== undefined) qb.andWhere('a.user_id = :userId', { userId: filter.userId });
     if (filter.skill !== undefined) qb.andWhere('a.skill = :skill', { skill: filter.skill });
+    if (filter.proposalId !== undefined) qb.andWhere('a.proposal_id = :proposalId', { proposalId: filter.proposalId });
     if (filter.decision !== undefined) qb.andWhere('a.decision = :decision', { decision: filter.decision });
     if (filter.since !== undefined) qb.andWhere('a.at >= :since', { since: filter.since });
     if (filter.until !== undefined) qb.andWhere('a.at <= :until', { until: filter.until });
@@ -59,6 +62,8 @@ export class TypeOrmAuditLogStore implements AuditLogStore {
       durationMs: r.durationMs,
       tokens: r.tokens,
       at: r.at,
+      proposalId: r.proposalId,
+      approvers: r.approvers,
     }));
   }
 }

@@ -69,6 +69,18 @@ export function auditLogStoreContract(factory: () => Promise<StoreHarness<AuditL
     expect(row).toMatchObject({ tenantId: null, userId: null, agent: null });
   });
 
+  it('keeps the proposal and the approvers of a staged execution, and filters by proposal', async () => {
+    await h.store.append([
+      entry({ runId: 's', skill: 'order.submit', action: 'execute', proposalId: 'p-1', approvers: ['lead', 'second'] }),
+      entry({ runId: 's', skill: 'market.quote' }),
+    ]);
+    const rows = await h.store.query({ runId: 's' });
+    expect(rows[0]).toMatchObject({ proposalId: 'p-1', approvers: ['lead', 'second'] });
+    expect(rows[1].proposalId ?? null).toBeNull();
+    expect(rows[1].approvers ?? null).toBeNull();
+    expect((await h.store.query({ proposalId: 'p-1' })).map((r) => r.skill)).toEqual(['order.submit']);
+  });
+
   it('accepts an empty batch', async () => {
     await h.store.append([]);
     expect(await h.store.query({})).toEqual([]);
