@@ -25,9 +25,16 @@ export interface AgentSpec {
   readonly systemPrompt?: string;
   /** Model turns per run. Default 8, at most 100. */
   readonly maxSteps?: number;
+  /**
+   * Tool calls run per model turn. Calls past it are not run: each is answered
+   * {"error":"ToolDenied","reason":"denied_turn_cap"}, counted and audited. Default 16, at most 256.
+   */
+  readonly maxToolCallsPerTurn?: number;
   readonly budget?: AgentBudget;
 }
 
 export const DEFAULT_MAX_STEPS = 8;
 export const MAX_MAX_STEPS = 100;
+export const DEFAULT_MAX_TOOL_CALLS_PER_TURN = 16;
+export const MAX_MAX_TOOL_CALLS_PER_TURN = 256;
 export const AGENT_NAME_PATTERN = /^[a-z][a-z0-9_-]{0,62}$/;

@@ -116,6 +116,27 @@ describe('Agent.run', () => {
     await app.close();
   });
 
+  it('runs at most maxToolCallsPerTurn calls of one turn; the rest get denied_turn_cap, counted and audited', async () => {
+    const calls = Array.from({ length: 50 }, (_, i) => ({ name: 'market.quote', arguments: { symbol: `S${i}` } }));
+    const capped = async (over: Partial<AgentSpec>, expectedRun: number) => {
+      const app = await boot([trader({ provider: new ScriptedModelProvider([{ toolCalls: calls }, { text: 'done' }]), ...over })]);
+      const r = await app.get(AgentRegistry).get('trader').run('flood', { tenantId: 't1', userId: 'u' });
+      const ran = r.steps[0].toolCalls.filter((c) => c.decision === 'allowed');
+      const refused = r.steps[0].toolCalls.filter((c) => c.cause === 'denied_turn_cap');
+      expect(ran).toHaveLength(expectedRun);
+      expect(refused).toHaveLength(50 - expectedRun);
+      expect(JSON.parse(refused[0].observation)).toEqual({ error: 'ToolDenied', reason: 'denied_turn_cap' });
+      expect(r.metrics.toolDenied).toEqual({ denied_turn_cap: 50 - expectedRun });
+      expect(app.get(AgentRegistry).get('trader').guardStats.denied_turn_cap).toBe(50 - expectedRun);
+      const audit = await app.get(AgentAuditLog).query({ runId: r.runId, limit: 1000 });
+      expect(audit.filter((a) => a.cause === 'denied_turn_cap')).toHaveLength(50 - expectedRun);
+      await app.close();
+    };
+    await capped({}, 16);
+    await capped({ maxToolCallsPerTurn: 3 }, 3);
+    await expect(boot([trader({ maxToolCallsPerTurn: 0 })])).rejects.toThrow(/maxToolCallsPerTurn/);
+  });
+
   it('denies tool calls past the run budget and stops the run', async () => {
     const provider = new ScriptedModelProvider([
       { toolCalls: [{ name: 'market.quote', arguments: { symbol: 'A' } }], usage: { inputTokens: 40, outputTokens: 10 } },

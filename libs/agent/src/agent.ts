@@ -4,7 +4,7 @@ import { auditPolicy, Guard, GuardPolicy, GuardStats, PolicyHealth, TokenQuota }
 import { createSkillContext, SkillDispatcher, SkillRegistry } from '@zmodu/skills';
 import { AgentMetrics, AgentMetricsSnapshot } from './agent-metrics';
 import { AgentRunContext, AgentRunResult, AgentStep, PendingApproval, StopReason } from './agent-run';
-import { AgentSpec, DEFAULT_MAX_STEPS } from './agent-spec';
+import { AgentSpec, DEFAULT_MAX_STEPS, DEFAULT_MAX_TOOL_CALLS_PER_TURN } from './agent-spec';
 import { ChatMessage, ToolSpec } from './providers/model-provider';
 
 /**
@@ -69,6 +69,7 @@ export class Agent {
     const messages: ChatMessage[] = [{ role: 'user', content: goal }];
     const signal = context.signal ?? new AbortController().signal;
     const maxSteps = this.spec.maxSteps ?? DEFAULT_MAX_STEPS;
+    const perTurn = this.spec.maxToolCallsPerTurn ?? DEFAULT_MAX_TOOL_CALLS_PER_TURN;
     let answer = '';
     let stoppedReason: StopReason = 'max_steps';
     let error: string | undefined;
@@ -107,8 +108,9 @@ export class Agent {
         break;
       }
       answer = turn.text;
-      for (const call of turn.toolCalls) {
-        const result = await this.dispatcher.dispatch(ctx, call.name, call.arguments);
+      for (const [i, call] of turn.toolCalls.entries()) {
+        const result =
+          i < perTurn ? await this.dispatcher.dispatch(ctx, call.name, call.arguments) : await this.dispatcher.deny(ctx, call.name, call.arguments, 'denied_turn_cap');
         metrics.toolCalls++;
         if (result.cause !== null) metrics.denial(result.cause);
         else if (!result.ok) metrics.toolErrors++;

@@ -1,5 +1,5 @@
 import { Guard } from '@zmodu/guard';
-import { AGENT_NAME_PATTERN, AgentSpec, MAX_MAX_STEPS } from './agent-spec';
+import { AGENT_NAME_PATTERN, AgentSpec, MAX_MAX_STEPS, MAX_MAX_TOOL_CALLS_PER_TURN } from './agent-spec';
 import { MISSING_GUARD_MESSAGE } from './agent.messages';
 import { InvalidAgentSpecException } from './exceptions/invalid-agent-spec.exception';
 
@@ -23,6 +23,9 @@ export function validateAgentSpec(spec: AgentSpec): void {
     fail('skills must be an array of skill names or a filter function (skill) => boolean');
   if (spec.maxSteps !== undefined && (!Number.isInteger(spec.maxSteps) || spec.maxSteps < 1 || spec.maxSteps > MAX_MAX_STEPS))
     fail(`maxSteps must be a whole number from 1 to ${MAX_MAX_STEPS}`);
+  const perTurn = spec.maxToolCallsPerTurn;
+  if (perTurn !== undefined && (!Number.isInteger(perTurn) || perTurn < 1 || perTurn > MAX_MAX_TOOL_CALLS_PER_TURN))
+    fail(`maxToolCallsPerTurn must be a whole number from 1 to ${MAX_MAX_TOOL_CALLS_PER_TURN}`);
   for (const key of ['tokensPerRun', 'tokensPerPeriod'] as const) {
     const v = spec.budget?.[key];
     if (v !== undefined && !(typeof v === 'number' && v >= 0 && Number.isFinite(v))) fail(`budget.${key} must be a number >= 0`);
