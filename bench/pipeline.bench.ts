@@ -3,10 +3,10 @@ import { INestApplicationContext, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { GuardModule, ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
-import { PipelineModule, ProposalPipeline, ZMODU_PIPELINE_ENTITIES, ZMODU_PIPELINE_MIGRATIONS } from '@zmodu/pipeline';
+import { PipelineModule, PipelineModuleOptions, ProposalPipeline, ZMODU_PIPELINE_ENTITIES, ZMODU_PIPELINE_MIGRATIONS } from '@zmodu/pipeline';
 import { SkillsModule } from '@zmodu/skills';
 import { Client } from 'pg';
-import { ORDER_RULES, orderExecutors, PipelineEffects1764461200000 } from '../test/support/pipeline-app';
+import { FixtureStagedSkills, ORDER_RULES, PipelineEffects1764461200000 } from '../test/support/pipeline-app';
 import { BenchServer, withBenchDatabase } from './bench-database';
 import { msPerRun } from './measure';
 import { Row } from './report';
@@ -34,28 +34,30 @@ export async function runPipelineBench(log: (line: string) => void, server: Benc
           }),
           GuardModule.forRoot({ auditStore: 'memory', quotaStore: 'memory' }),
           SkillsModule.forRoot(),
-          PipelineModule.forRoot({ executors: orderExecutors(), ...ORDER_RULES, recoveryIntervalMs: 0 }),
+          PipelineModule.forRoot({ ...ORDER_RULES, recoveryIntervalMs: 0 } as PipelineModuleOptions),
         ],
+        providers: [FixtureStagedSkills],
       })
       class BenchPipelineModule {}
       app = await NestFactory.createApplicationContext(BenchPipelineModule, { logger: false });
       const pipeline = app.get(ProposalPipeline);
       await direct.connect();
       await direct.query('CREATE TABLE bench_rows (id uuid PRIMARY KEY, payload jsonb NOT NULL)');
-      const proposer = { tenantId: 'acme', userId: 'alice' };
+      const proposer = { tenantId: 'acme', userId: 'alice', permissions: ['order:submit'] };
       const lead = { tenantId: 'acme', userId: 'lee', permissions: ['desk:lead', 'approval:decide'] };
-      const payload = { symbol: 'ACME', side: 'buy', qty: 10, limitPrice: 101.25 };
+      const payload = { symbol: 'ACME', qty: 10 };
+      const large = { symbol: 'ACME', qty: 200 };
 
       const insert = async () => (await direct.query('INSERT INTO bench_rows (id, payload) VALUES ($1, $2)', [randomUUID(), JSON.stringify(payload)])).rowCount ?? 0;
       const auto = async () => {
-        const out = await pipeline.submit(proposer, { action: 'order.submit', payload, amount: 1000 });
+        const out = await pipeline.submit(proposer, { action: 'order.submit', payload });
         if (out.verdict !== 'executed') throw new Error(`expected executed, got ${out.verdict}`);
         return 1;
       };
       const human = async () => {
-        const p = await pipeline.submit(proposer, { action: 'order.submit', payload, amount: 20_000 });
+        const p = await pipeline.submit(proposer, { action: 'order.submit', payload: large });
         if (p.verdict !== 'needs_human') throw new Error(`expected needs_human, got ${p.verdict}`);
-        const out = await pipeline.decide(lead, p.proposalId, 'approve', 'bench');
+        const out = await pipeline.decide(lead, p.proposalId as string, { decision: 'approve', reason: 'bench', version: p.version ?? 1, step: 0 });
         if (out.verdict !== 'executed') throw new Error(`expected executed, got ${out.verdict}`);
         return 1;
       };

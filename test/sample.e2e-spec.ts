@@ -1,12 +1,12 @@
 import { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { getDataSourceToken } from '@nestjs/typeorm';
-import { AgentAuditLog } from '@zmodu/guard';
+import { AgentAuditLog, Guard } from '@zmodu/guard';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../apps/sample/src/app.module';
 import { mintToken } from '../apps/sample/src/auth/dev-token';
-import { fenceTablesFor, tenantFenceStatus } from '@zmodu/skills';
+import { createSkillContext, fenceTablesFor, SkillDispatcher, tenantFenceStatus } from '@zmodu/skills';
 import { SAMPLE_DATA_ENTITIES } from '../apps/sample/src/trading/data-entities';
 import { createTestDatabase, TestDatabase } from './support/test-database';
 
@@ -82,7 +82,7 @@ describe('sample app over HTTP', () => {
   });
 
   describe('POST /agents/:name/runs', () => {
-    it('runs the trader: quote, ToolDenied on order.submit, fallback to order.draft, with audit rows', async () => {
+    it('runs the trader: quote, then approval.submit; priced by the desk, the order waits for a human (the trader may not execute), with audit rows', async () => {
       const res = await request(app.getHttpServer())
         .post('/agents/trader/runs')
         .set('Authorization', `Bearer ${token()}`)
@@ -96,24 +96,20 @@ describe('sample app over HTTP', () => {
       const calls = body.steps.flatMap((s: { toolCalls: unknown[] }) => s.toolCalls);
       expect(calls.map((c: { name: string; decision: string; cause: string | null }) => [c.name, c.decision, c.cause])).toEqual([
         ['market.quote', 'allowed', null],
-        ['order.submit', 'denied', 'denied_execute_class'],
-        ['order.draft', 'allowed', null],
+        ['approval.submit', 'allowed', null],
       ]);
       expect(JSON.parse(calls[0].observation)).toEqual({ symbol: 'ACME', price: 101.25, currency: 'USD' });
-      expect(JSON.parse(calls[1].observation)).toEqual({ error: 'ToolDenied', reason: 'denied_execute_class' });
-      expect(JSON.parse(calls[2].observation)).toMatchObject({ status: 'draft', qty: 5, symbol: 'ACME' });
-      expect(body.answer).toMatch(/Drafted order/);
-      expect(body.metrics.toolDenied).toEqual({ denied_execute_class: 1 });
+      expect(JSON.parse(calls[1].observation)).toMatchObject({ verdict: 'execute_not_permitted', status: 'pending', amount: 506.25 });
+      expect(body.pendingApprovals).toEqual([expect.objectContaining({ verdict: 'execute_not_permitted', skill: 'approval.submit' })]);
+      expect(body.answer).toMatch(/needs human approval/);
 
       const ds = app.get<DataSource>(getDataSourceToken());
-      const orders = await ds.query('SELECT tenant_id, user_id, status, qty FROM sample_orders WHERE run_id = $1', ['e2e-run-0001']);
-      expect(orders).toEqual([{ tenant_id: 'acme', user_id: 'alice', status: 'draft', qty: 5 }]);
+      expect(await ds.query('SELECT id FROM sample_orders WHERE run_id = $1', ['e2e-run-0001'])).toEqual([]);
 
       const audit = await app.get(AgentAuditLog).query({ runId: 'e2e-run-0001' });
       expect(audit.map((a) => [a.skill, a.decision, a.cause, a.tenantId, a.userId])).toEqual([
         ['market.quote', 'allowed', null, 'acme', 'alice'],
-        ['order.submit', 'denied', 'denied_execute_class', 'acme', 'alice'],
-        ['order.draft', 'allowed', null, 'acme', 'alice'],
+        ['approval.submit', 'allowed', null, 'acme', 'alice'],
       ]);
     });
 
@@ -178,19 +174,47 @@ describe('sample app over HTTP', () => {
 
   describe('staged execution: order.submit through the pipeline and the admin approval queue', () => {
     const lead = (tenant = 'acme', user = 'lee') => token({ tenant, user, permissions: ['approval:decide', 'desk:lead'] });
+    const desk = () =>
+      createSkillContext({
+        guard: new Guard({ allow: ['approval.submit', 'order.submit', 'market.quote'], allowExecute: true }),
+        tenantId: 'acme',
+        userId: 'alice',
+        permissions: ['order:submit'],
+        agent: 'desk',
+      });
+    const read = async (id: string) => (await request(app.getHttpServer()).get(`/admin/approvals/${id}`).set('Authorization', `Bearer ${lead()}`).expect(200)).body;
     let pendingId: string;
 
-    it('the desk submits three orders: one executes, one is over the limit, one waits for a human (said in the answer)', async () => {
+    it('the desk proposes three orders: one executes, one is over the limit, one waits for a human (said in the answer)', async () => {
       const res = await request(app.getHttpServer()).post('/agents/desk/runs').set('Authorization', `Bearer ${token({ user: 'alice' })}`).send({ goal: 'place the orders' });
       expect(res.status).toBe(200);
       const outcomes = res.body.steps[0].toolCalls.map((c: { observation: string }) => JSON.parse(c.observation));
       expect(outcomes.map((o: { verdict: string }) => o.verdict)).toEqual(['executed', 'risk_rejected', 'needs_human']);
       pendingId = outcomes[2].proposalId;
-      expect(res.body.pendingApprovals).toEqual([expect.objectContaining({ proposalId: pendingId, verdict: 'needs_human', skill: 'order.submit' })]);
-      expect(res.body.answer).toContain(`Proposal ${pendingId} (order.submit) needs human approval`);
+      expect(res.body.pendingApprovals).toEqual([expect.objectContaining({ proposalId: pendingId, verdict: 'needs_human', skill: 'approval.submit' })]);
+      expect(res.body.answer).toContain(`Proposal ${pendingId} (approval.submit) needs human approval`);
     });
 
-    it('lists the pending proposal for its tenant only, paginated', async () => {
+    it('a compromised model cannot call the staged order.submit itself (denied_staged), whatever its allow list says', async () => {
+      const ds = app.get<DataSource>(getDataSourceToken());
+      const before = (await ds.query(`SELECT count(*) AS n FROM sample_orders`))[0].n;
+      const r = await app.get(SkillDispatcher).dispatch(desk(), 'order.submit', { symbol: 'ACME', side: 'buy', qty: 1, limitPrice: 101.25 });
+      expect(r.error).toEqual({ error: 'ToolDenied', reason: 'denied_staged' });
+      expect((await ds.query(`SELECT count(*) AS n FROM sample_orders`))[0].n).toBe(before);
+    });
+
+    it('the amount is the desk price, not the model limit: a sell of 1,000,000 at 0.0001 is priced at market and rejected; a cheap-limit buy is priced at market', async () => {
+      const sell = await app.get(SkillDispatcher).dispatch(desk(), 'approval.submit', { action: 'order.submit', payload: { symbol: 'ACME', side: 'sell', qty: 1_000_000, limitPrice: 0.0001 } });
+      expect(sell.value).toMatchObject({ verdict: 'risk_rejected', amount: 101_250_000, reason: expect.stringMatching(/tenant limit of 250000/) });
+      const buy = await app.get(SkillDispatcher).dispatch(desk(), 'approval.submit', { action: 'order.submit', payload: { symbol: 'ACME', side: 'buy', qty: 1000, limitPrice: 0.0001 } });
+      expect(buy.value).toMatchObject({ verdict: 'needs_human', amount: 101_250, waitingFor: [{ name: 'desk lead' }, { name: 'second approver' }] });
+      const withAmount = await app.get(SkillDispatcher).dispatch(desk(), 'approval.submit', { action: 'order.submit', payload: { symbol: 'ACME', side: 'buy', qty: 1000, limitPrice: 1 }, amount: 1 });
+      expect(withAmount.error).toMatchObject({ error: 'InvalidArguments' });
+      const unknown = await app.get(SkillDispatcher).dispatch(desk(), 'approval.submit', { action: 'order.submit', payload: { symbol: 'NOPE', side: 'buy', qty: 1, limitPrice: 1 } });
+      expect(unknown.value).toMatchObject({ verdict: 'propose_refused', proposalId: null, reason: expect.stringMatching(/no instrument NOPE/) });
+    });
+
+    it('lists the pending proposal for its tenant only, paginated, with its version and waiting step', async () => {
       const mine = await request(app.getHttpServer()).get('/admin/approvals?status=pending&limit=50').set('Authorization', `Bearer ${lead()}`).expect(200);
       expect(mine.body.items.map((p: { id: string }) => p.id)).toContain(pendingId);
       expect(mine.body).toMatchObject({ page: 1, limit: 50 });
@@ -199,25 +223,37 @@ describe('sample app over HTTP', () => {
       expect(paged.body.total).toBeGreaterThanOrEqual(2);
       const theirs = await request(app.getHttpServer()).get('/admin/approvals?status=pending').set('Authorization', `Bearer ${lead('globex', 'gil')}`).expect(200);
       expect(theirs.body.items.map((p: { id: string }) => p.id)).not.toContain(pendingId);
+      expect(await read(pendingId)).toMatchObject({ version: 1, amount: 24_050, waitingStep: { index: 0, name: 'desk lead', permission: 'desk:lead' } });
     });
 
     it('another tenant gets 404 for the proposal, on read and on decide (no existence oracle)', async () => {
       await request(app.getHttpServer()).get(`/admin/approvals/${pendingId}`).set('Authorization', `Bearer ${lead('globex', 'gil')}`).expect(404);
-      await request(app.getHttpServer()).post(`/admin/approvals/${pendingId}/approve`).set('Authorization', `Bearer ${lead('globex', 'gil')}`).send({ reason: 'x' }).expect(404);
+      await request(app.getHttpServer())
+        .post(`/admin/approvals/${pendingId}/approve`)
+        .set('Authorization', `Bearer ${lead('globex', 'gil')}`)
+        .send({ reason: 'x', version: 1, step: 0 })
+        .expect(404);
       const missing = await request(app.getHttpServer()).get('/admin/approvals/00000000-0000-4000-8000-000000000000').set('Authorization', `Bearer ${lead('globex', 'gil')}`);
       expect(missing.status).toBe(404);
     });
 
     it('refuses the proposer (403), a caller without approval:decide (403), and bad input (400 naming the field)', async () => {
-      const self = await request(app.getHttpServer()).post(`/admin/approvals/${pendingId}/approve`).set('Authorization', `Bearer ${token({ user: 'alice' })}`).send({ reason: 'mine' });
+      const self = await request(app.getHttpServer()).post(`/admin/approvals/${pendingId}/approve`).set('Authorization', `Bearer ${token({ user: 'alice' })}`).send({ reason: 'mine', version: 1, step: 0 });
       expect(self.status).toBe(403);
-      expect(self.body.message).toMatch(/proposer cannot decide/);
+      expect(self.body.message).toMatch(/proposer may not decide/);
       const noPerm = await request(app.getHttpServer()).post(`/admin/approvals/${pendingId}/approve`).set('Authorization', `Bearer ${token({ user: 'zed', permissions: ['agent:run'] })}`).send({ reason: 'x' });
       expect(noPerm.status).toBe(403);
       expect(noPerm.body.message).toMatch(/approval:decide/);
-      const noReason = await request(app.getHttpServer()).post(`/admin/approvals/${pendingId}/approve`).set('Authorization', `Bearer ${lead()}`).send({});
-      expect(noReason.status).toBe(400);
-      expect(noReason.body.field).toBe('reason');
+      for (const [body, field] of [
+        [{}, 'reason'],
+        [{ reason: 'ok' }, 'version'],
+        [{ reason: 'ok', version: 1 }, 'step'],
+        [{ reason: 'ok', version: 'one', step: 0 }, 'version'],
+      ] as const) {
+        const bad = await request(app.getHttpServer()).post(`/admin/approvals/${pendingId}/approve`).set('Authorization', `Bearer ${lead()}`).send(body);
+        expect(bad.status).toBe(400);
+        expect(bad.body.field).toBe(field);
+      }
       const badId = await request(app.getHttpServer()).get('/admin/approvals/not-a-uuid').set('Authorization', `Bearer ${lead()}`);
       expect(badId.status).toBe(400);
       expect(badId.body.field).toBe('id');
@@ -230,32 +266,82 @@ describe('sample app over HTTP', () => {
       await request(app.getHttpServer()).get('/admin/approvals').expect(401);
     });
 
-    it('a desk lead approves: the order executes once; a second decision is 409', async () => {
-      const res = await request(app.getHttpServer()).post(`/admin/approvals/${pendingId}/approve`).set('Authorization', `Bearer ${lead()}`).send({ reason: 'within the desk mandate' });
+    it('a stale version or a wrong step is 409 with the current version, and nothing executes', async () => {
+      const ds = app.get<DataSource>(getDataSourceToken());
+      const r = await app.get(SkillDispatcher).dispatch(desk(), 'approval.submit', { action: 'order.submit', payload: { symbol: 'ACME', side: 'buy', qty: 1000, limitPrice: 101.25 } });
+      const id = (r.value as { proposalId: string }).proposalId;
+      const first = await read(id);
+      expect(first).toMatchObject({ version: 1, waitingStep: { index: 0 } });
+      await request(app.getHttpServer()).post(`/admin/approvals/${id}/approve`).set('Authorization', `Bearer ${lead()}`).send({ reason: 'step 1 ok', version: 1, step: 0 }).expect(200);
+      // max read step 1 at version 1; lee signed it meanwhile: max's approval is not recorded as step 2.
+      const stale = await request(app.getHttpServer()).post(`/admin/approvals/${id}/approve`).set('Authorization', `Bearer ${lead('acme', 'max')}`).send({ reason: 'ok', version: 1, step: 0 });
+      expect(stale.status).toBe(409);
+      expect(stale.body.current).toEqual({ status: 'pending', version: 2, step: 1 });
+      const wrongStep = await request(app.getHttpServer()).post(`/admin/approvals/${id}/approve`).set('Authorization', `Bearer ${lead('acme', 'max')}`).send({ reason: 'ok', version: 2, step: 0 });
+      expect(wrongStep.status).toBe(409);
+      expect(wrongStep.body.current).toMatchObject({ version: 2, step: 1 });
+      expect((await read(id)).decisions).toHaveLength(1);
+      expect((await ds.query(`SELECT count(*) AS n FROM sample_orders WHERE run_id = $1`, [desk().runId]))[0].n).toBe('0');
+      const done = await request(app.getHttpServer()).post(`/admin/approvals/${id}/approve`).set('Authorization', `Bearer ${lead('acme', 'max')}`).send({ reason: 'ok', version: 2, step: 1 });
+      expect(done.status).toBe(200);
+      expect(done.body).toMatchObject({ verdict: 'executed', result: { status: 'submitted', qty: 1000, approvers: ['lee', 'max'] } });
+      const audit = await app.get(AgentAuditLog).query({ proposalId: id });
+      expect(audit).toMatchObject([{ skill: 'order.submit', outcome: 'ok', approvers: ['lee', 'max'], tenantId: 'acme', userId: 'alice' }]);
+    });
+
+    it('an approval with an edit that crosses a threshold gets the extra step; an edit over the limit is 422; both payloads are recorded', async () => {
+      const r = await app.get(SkillDispatcher).dispatch(desk(), 'approval.submit', { action: 'order.submit', payload: { symbol: 'ACME', side: 'buy', qty: 200, limitPrice: 101.25 } });
+      const id = (r.value as { proposalId: string }).proposalId;
+      const tooBig = await request(app.getHttpServer())
+        .post(`/admin/approvals/${id}/approve`)
+        .set('Authorization', `Bearer ${lead()}`)
+        .send({ reason: 'more', version: 1, step: 0, payload: { symbol: 'ACME', side: 'buy', qty: 5000, limitPrice: 101.25 } });
+      expect(tooBig.status).toBe(422);
+      expect(tooBig.body.message).toMatch(/tenant limit/);
+      const edited = await request(app.getHttpServer())
+        .post(`/admin/approvals/${id}/approve`)
+        .set('Authorization', `Bearer ${lead()}`)
+        .send({ reason: 'make it 1000', version: 1, step: 0, payload: { symbol: 'ACME', side: 'buy', qty: 1000, limitPrice: 101.25 } });
+      expect(edited.status).toBe(200);
+      expect(edited.body).toMatchObject({ verdict: 'approved_pending_next_step', amount: 101_250, version: 2, waitingFor: [{ name: 'second approver' }] });
+      const after = await read(id);
+      expect(after.decisions[0].edit).toMatchObject({ before: { amount: 20_250, payload: { qty: 200 } }, after: { amount: 101_250, payload: { qty: 1000 } } });
+    });
+
+    it('a desk lead approves the version read: the order executes once; a second decision is 409', async () => {
+      const res = await request(app.getHttpServer())
+        .post(`/admin/approvals/${pendingId}/approve`)
+        .set('Authorization', `Bearer ${lead()}`)
+        .send({ reason: 'within the desk mandate', version: 1, step: 0 });
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ verdict: 'executed', status: 'executed', result: { status: 'submitted', symbol: 'GLOBEX', qty: 500 } });
       const ds = app.get<DataSource>(getDataSourceToken());
       const orders = await ds.query(`SELECT count(*) AS n FROM sample_orders WHERE id = $1 AND tenant_id = 'acme' AND status = 'submitted'`, [res.body.result.orderId]);
       expect(orders[0].n).toBe('1');
-      const again = await request(app.getHttpServer()).post(`/admin/approvals/${pendingId}/reject`).set('Authorization', `Bearer ${lead('acme', 'max')}`).send({ reason: 'late' });
+      const again = await request(app.getHttpServer())
+        .post(`/admin/approvals/${pendingId}/reject`)
+        .set('Authorization', `Bearer ${lead('acme', 'max')}`)
+        .send({ reason: 'late', version: 2, step: 0 });
       expect(again.status).toBe(409);
-      const detail = await request(app.getHttpServer()).get(`/admin/approvals/${pendingId}`).set('Authorization', `Bearer ${lead()}`).expect(200);
-      expect(detail.body).toMatchObject({ status: 'executed', decisions: [{ decidedBy: 'lee', decision: 'approve', reason: 'within the desk mandate' }] });
+      const detail = await read(pendingId);
+      expect(detail).toMatchObject({ status: 'executed', decisions: [{ decidedBy: 'lee', decision: 'approve', reason: 'within the desk mandate', version: 1 }] });
     });
 
     it('a rejection closes a proposal', async () => {
       const run = await request(app.getHttpServer()).post('/agents/desk/runs').set('Authorization', `Bearer ${token({ user: 'alice' })}`).send({ goal: 'again' });
       const id = run.body.pendingApprovals[0].proposalId;
-      const res = await request(app.getHttpServer()).post(`/admin/approvals/${id}/reject`).set('Authorization', `Bearer ${lead()}`).send({ reason: 'not today' });
+      const res = await request(app.getHttpServer()).post(`/admin/approvals/${id}/reject`).set('Authorization', `Bearer ${lead()}`).send({ reason: 'not today', version: 1, step: 0 });
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ verdict: 'rejected_by_human', status: 'rejected' });
-      await request(app.getHttpServer()).post(`/admin/approvals/${id}/approve`).set('Authorization', `Bearer ${lead('acme', 'max')}`).send({ reason: 'x' }).expect(409);
+      await request(app.getHttpServer()).post(`/admin/approvals/${id}/approve`).set('Authorization', `Bearer ${lead('acme', 'max')}`).send({ reason: 'x', version: 2, step: 0 }).expect(409);
     });
   });
 
   describe('operations: command.execute through the outbox, notification.send', () => {
     it('cancels a draft order once per run id, publishes the event, notes it on the desk log', async () => {
       const ds = app.get<DataSource>(getDataSourceToken());
+      for (const tenant of ['acme', 'globex'])
+        await ds.query(`INSERT INTO sample_orders (tenant_id, user_id, symbol, side, qty, limit_price, status, run_id) VALUES ($1, 'dora', 'ACME', 'buy', 3, 100, 'draft', 'seed-draft')`, [tenant]);
       const [draft] = await ds.query(`SELECT id FROM sample_orders WHERE tenant_id = 'acme' AND status = 'draft' LIMIT 1`);
       const ops = token({ user: 'olga', permissions: ['agent:run', 'command:execute', 'admin:outbox'] });
       const run = () =>
@@ -288,9 +374,9 @@ describe('sample app over HTTP', () => {
   });
 
   describe('GET /agents/:name/policy', () => {
-    it('returns the auditPolicy report: the trader has a class blind spot, the analyst is healthy', async () => {
+    it('returns the auditPolicy report: the trader proposes and lists no execute skill, the analyst is healthy', async () => {
       const trader = await request(app.getHttpServer()).get('/agents/trader/policy').set('Authorization', `Bearer ${token()}`).expect(200);
-      expect(trader.body).toMatchObject({ agent: 'trader', inert: false, hasClassBlindSpot: true, classDeniedTools: ['order.submit'], unknownTools: [] });
+      expect(trader.body).toMatchObject({ agent: 'trader', inert: false, hasClassBlindSpot: false, classDeniedTools: [], unknownTools: [] });
       const analyst = await request(app.getHttpServer()).get('/agents/analyst/policy').set('Authorization', `Bearer ${token()}`).expect(200);
       expect(analyst.body).toMatchObject({ inert: false, hasClassBlindSpot: false, effectiveTools: ['db.query', 'entity.list', 'market.quote'] });
     });

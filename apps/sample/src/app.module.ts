@@ -11,7 +11,7 @@ import { PipelineModule, ZMODU_PIPELINE_ENTITIES, ZMODU_PIPELINE_MIGRATIONS } fr
 import type { Request } from 'express';
 import { ClsModule } from 'nestjs-cls';
 import { analystAgent, deskAgent, opsAgent, traderAgent } from './agents/trader.agent';
-import { ORDER_PIPELINE_RULES, submitOrderExecutor } from './trading/order-executor';
+import { ORDER_PIPELINE } from './trading/order-pipeline';
 import { AgentsController } from './agents/agents.controller';
 import { PERMISSIONS } from './auth/auth.constants';
 import { JwtAuthGuard } from './auth/jwt-auth.guard';
@@ -74,8 +74,9 @@ export class AppModule {
           }),
         }),
         AgentModule.forRoot({ agents: [traderAgent(), analystAgent(), deskAgent(), opsAgent()] }),
-        // order.submit goes through risk review and, for large orders, the human approval queue.
-        PipelineModule.forRoot({ executors: { 'order.submit': submitOrderExecutor }, ...ORDER_PIPELINE_RULES }),
+        // order.submit is a staged skill: proposed with approval.submit, priced by the desk, reviewed,
+        // approved by humans when large, then run by the pipeline through the dispatcher.
+        PipelineModule.forRoot(ORDER_PIPELINE),
         // command.execute (order.cancel) through the transactional outbox, and notification.send.
         OutboxModule.forRoot({ commands: [cancelOrderCommand], handlers: { 'order.cancelled': orderCancelledHandler } }),
         NotifyModule.forRoot({ channels: notificationChannels() }),

@@ -11,7 +11,10 @@ const TENANT = 'acme';
 const USER = 'demo-trader';
 const GOAL = 'Buy 10 ACME at the current price.';
 
-/** The offline demo: the scripted trader quotes, is refused order.submit, and drafts instead. Exit 0 when the scenario ends so. */
+/**
+ * The offline demo: the scripted trader quotes and proposes an order, which waits for a human (the
+ * trader may not execute); then the desk's orders go through the pipeline over HTTP. Exit 0 when both parts end so.
+ */
 export async function runDemo(): Promise<number> {
   const out = (line = '') => process.stdout.write(`${line}\n`);
   out('zmodu for NestJS: offline demo (scripted model, no model key needed)');
@@ -34,7 +37,7 @@ export async function runDemo(): Promise<number> {
     printAudit(audit, out);
     const ok = scenarioHeld(result);
     out();
-    out(ok ? 'part 1 complete: order.submit was refused by class and the trader fell back to order.draft.' : 'part 1 did NOT go as expected.');
+    out(ok ? 'part 1 complete: the order was priced by the desk and waits for a human (the trader may propose, not execute).' : 'part 1 did NOT go as expected.');
     out();
     const staged = await stagedExecution(app, options.jwtSecret, out);
     out();
@@ -67,7 +70,7 @@ async function stagedExecution(app: INestApplication, secret: string, out: (l?: 
   const steps = (run.body.steps ?? []) as AgentRunResult['steps'];
   const outcomes = steps.flatMap((s) => s.toolCalls).map((c) => ({ args: c.arguments, value: JSON.parse(c.observation) as Record<string, unknown> }));
   for (const o of outcomes)
-    out(`  order.submit ${JSON.stringify(o.args)}\n    -> ${o.value.verdict}${o.value.reason ? ` (${o.value.reason})` : ''}  proposal ${o.value.proposalId}`);
+    out(`  approval.submit ${JSON.stringify(o.args)}\n    -> ${o.value.verdict} (amount ${o.value.amount}${o.value.reason ? `; ${o.value.reason}` : ''})  proposal ${o.value.proposalId}`);
   out(`answer: ${run.body.answer}`);
   const pending = outcomes.find((o) => o.value.verdict === 'needs_human')?.value.proposalId as string | undefined;
   if (!pending) return false;
@@ -75,8 +78,12 @@ async function stagedExecution(app: INestApplication, secret: string, out: (l?: 
   out('GET /admin/approvals?status=pending as demo-lead');
   const queue = await call('GET', '/admin/approvals?status=pending', lead);
   out(`  ${(queue.body.items as Array<{ id: string; action: string; amount: number }>).map((p) => `${p.id} ${p.action} ${p.amount}`).join('\n  ')}`);
-  out(`POST /admin/approvals/${pending}/approve as demo-lead`);
-  const approved = await call('POST', `/admin/approvals/${pending}/approve`, lead, { reason: 'within the desk mandate' });
+  const read = await call('GET', `/admin/approvals/${pending}`, lead);
+  const version = read.body.version as number;
+  const step = (read.body.waitingStep as { index: number; name: string }).index;
+  out(`GET /admin/approvals/${pending}: version ${version}, waiting step ${step} (${(read.body.waitingStep as { name: string }).name})`);
+  out(`POST /admin/approvals/${pending}/approve as demo-lead, naming version ${version} and step ${step}`);
+  const approved = await call('POST', `/admin/approvals/${pending}/approve`, lead, { reason: 'within the desk mandate', version, step });
   out(`  ${approved.status} ${JSON.stringify(approved.body)}`);
   const verdicts = outcomes.map((o) => o.value.verdict);
   return (
@@ -89,10 +96,10 @@ async function stagedExecution(app: INestApplication, secret: string, out: (l?: 
 
 export function scenarioHeld(result: AgentRunResult): boolean {
   const calls = result.steps.flatMap((s) => s.toolCalls);
-  const denied = calls.findIndex((c) => c.name === 'order.submit' && c.cause === 'denied_execute_class');
-  const drafted = calls.findIndex((c, i) => i > denied && c.name === 'order.draft' && c.ok);
   const quoted = calls.some((c) => c.name === 'market.quote' && c.ok);
-  return result.stoppedReason === 'final' && quoted && denied >= 0 && drafted > denied;
+  const proposed = calls.find((c) => c.name === 'approval.submit' && c.ok);
+  const verdict = proposed ? (JSON.parse(proposed.observation) as { verdict?: string }).verdict : undefined;
+  return result.stoppedReason === 'final' && quoted && verdict === 'execute_not_permitted' && result.pendingApprovals.length === 1;
 }
 
 function printRun(result: AgentRunResult, out: (l?: string) => void): void {

@@ -12,12 +12,14 @@ import {
   Post,
   Query,
   Req,
+  UnprocessableEntityException,
 } from '@nestjs/common';
 import {
   ApprovalForbiddenException,
   InvalidProposalException,
   PipelineOutcome,
   ProposalConflictException,
+  ProposalEditRefusedException,
   ProposalNotFoundException,
   ProposalPage,
   ProposalPipeline,
@@ -61,11 +63,21 @@ export class ApprovalsController {
     return this.decide(req, id, 'reject', body);
   }
 
+  /**
+   * Body: { reason, version, step, payload? }. version and step are what the approver read
+   * (GET /admin/approvals/:id answers `version` and `waitingStep.index`); any other is a 409 with
+   * the current ones, and nothing executes. `payload` (approve only) approves an edited payload.
+   */
   private decide(req: unknown, id: string, decision: 'approve' | 'reject', body: unknown): Promise<PipelineOutcome> {
     const caller = this.caller(req);
-    const reason = body && typeof body === 'object' ? (body as { reason?: unknown }).reason : undefined;
-    if (typeof reason !== 'string') throw new BadRequestException({ message: 'reason must be a non-empty string: say why', field: 'reason' });
-    return this.map(() => this.pipeline.decide(caller, id, decision, reason));
+    const b = (body && typeof body === 'object' && !Array.isArray(body) ? body : {}) as { reason?: unknown; version?: unknown; step?: unknown; payload?: unknown };
+    if (typeof b.reason !== 'string') throw new BadRequestException({ message: 'reason must be a non-empty string: say why', field: 'reason' });
+    if (typeof b.version !== 'number')
+      throw new BadRequestException({ message: 'version must be the version of the proposal you read (GET /admin/approvals/:id answers it)', field: 'version' });
+    if (typeof b.step !== 'number')
+      throw new BadRequestException({ message: 'step must be the index of the step you decide (waitingStep.index of the proposal you read)', field: 'step' });
+    const input = { decision, reason: b.reason, version: b.version, step: b.step, ...(b.payload !== undefined ? { payload: b.payload } : {}) };
+    return this.map(() => this.pipeline.decide(caller, id, input));
   }
 
   private caller(req: unknown): AdminCaller {
@@ -78,7 +90,8 @@ export class ApprovalsController {
     } catch (err) {
       if (err instanceof InvalidProposalException) throw new BadRequestException({ message: err.message, field: err.field });
       if (err instanceof ProposalNotFoundException) throw new NotFoundException(err.message);
-      if (err instanceof ProposalConflictException) throw new ConflictException({ message: err.message, status: err.status });
+      if (err instanceof ProposalConflictException) throw new ConflictException({ message: err.message, status: err.status, current: err.current ?? null });
+      if (err instanceof ProposalEditRefusedException) throw new UnprocessableEntityException({ message: err.message, field: err.field ?? null });
       if (err instanceof ApprovalForbiddenException) throw new ForbiddenException(err.message);
       throw err;
     }

@@ -37,13 +37,13 @@ export class Agent {
     return auditPolicy(this.registry, this.policy);
   }
 
-  /** The tools offered to the model. */
+  /** The tools offered to the model. A staged skill is never one: only the pipeline runs it (propose it with approval.submit). */
   tools(): ToolSpec[] {
     const skills = this.spec.skills;
     const defs = Array.isArray(skills)
       ? this.registry.definitions(skills as readonly string[])
       : this.registry.definitions().filter((d) => (skills as (s: typeof d) => boolean)(d));
-    return defs.map((d) => ({ name: d.name, description: d.description, parameters: d.parameters }));
+    return defs.filter((d) => !d.staged).map((d) => ({ name: d.name, description: d.description, parameters: d.parameters }));
   }
 
   async run(goal: string, context: AgentRunContext = {}): Promise<AgentRunResult> {

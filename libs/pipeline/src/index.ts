@@ -2,6 +2,8 @@ export * from './proposal.types';
 export * from './pipeline.options';
 export * from './risk-review';
 export * from './proposal-pipeline';
+export * from './proposal.store';
+export { TypeOrmProposalStore } from './typeorm-proposal.store';
 export * from './pipeline.module';
 export { PIPELINE_MODULE_OPTIONS } from './pipeline.module-definition';
 export * from './pipeline.entities';

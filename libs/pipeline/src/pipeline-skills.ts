@@ -1,11 +1,14 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { SkillError, SkillInvocation, SkillRegistry } from '@zmodu/skills';
-import { ProposalPipeline } from './proposal-pipeline';
-import { PIPELINE_MODULE_OPTIONS } from './pipeline.module-definition';
-import { PipelineModuleOptions } from './pipeline.options';
 import { InvalidProposalException } from './exceptions/proposal.exceptions';
+import { PIPELINE_MODULE_OPTIONS } from './pipeline.module-definition';
+import { APPROVAL_RECORD_ACTION, PipelineModuleOptions } from './pipeline.options';
+import { ProposalPipeline } from './proposal-pipeline';
 
-/** approval.submit and approval.request (propose): hand work to the pipeline, and through it to humans. */
+/**
+ * approval.submit and approval.request (propose): hand work to the pipeline, and through it to
+ * humans; and approval.record, the staged skill an approved approval.request executes.
+ */
 @Injectable()
 export class PipelineSkills implements OnModuleInit {
   constructor(
@@ -16,24 +19,30 @@ export class PipelineSkills implements OnModuleInit {
 
   onModuleInit(): void {
     if (this.options.registerSkills === false) return;
+    const proposable = this.options.proposable ?? [];
     this.registry.register({
       name: 'approval.submit',
       action: 'propose',
       source: 'PipelineModule',
       description:
-        'Propose an action for staged execution: risk review, then human approval when needed, then execution. ' +
-        'Returns the verdict (executed, needs_human, risk_rejected, ...) and the proposal id.',
+        `Propose an action for staged execution: ${proposable.length ? proposable.join(', ') : '(none is proposable)'}. ` +
+        'The payload is the action\'s arguments; the application computes the amount at stake. Risk review, then human approval when needed, then execution. ' +
+        'Returns the verdict (executed, needs_human, execute_not_permitted, risk_rejected, propose_refused) and the proposal id.',
       parameters: {
         type: 'object',
         properties: {
-          action: { type: 'string', minLength: 1, maxLength: 200, description: 'The action to execute, e.g. order.submit' },
-          payload: { type: 'object', description: 'What the action needs' },
-          amount: { type: 'number', minimum: 0, description: 'The amount at stake, for risk rules and approval chains' },
+          action: { type: 'string', ...(proposable.length ? { enum: [...proposable] } : { minLength: 1, maxLength: 200 }), description: 'The action to execute' },
+          payload: { type: 'object', description: "The action's arguments" },
         },
         required: ['action', 'payload'],
         additionalProperties: false,
       },
-      handler: (args, ctx) => this.submit(ctx, args.action as string, args.payload, args.amount as number | undefined),
+      handler: (args, ctx) => {
+        const action = args.action as string;
+        if (!proposable.includes(action))
+          throw new SkillError('not_proposable', `'${action}' cannot be proposed here: the proposable actions are ${proposable.join(', ') || 'none'}.`);
+        return this.submit(ctx, action, args.payload);
+      },
     });
     this.registry.register({
       name: 'approval.request',
@@ -43,18 +52,38 @@ export class PipelineSkills implements OnModuleInit {
       description: 'Ask for an approval through the application approval chain (subject and amount); escalations enter the human queue.',
       parameters: {
         type: 'object',
-        properties: { subject: { type: 'string', minLength: 1, maxLength: 500 }, amount: { type: 'number', minimum: 0 } },
+        properties: { subject: { type: 'string', minLength: 1, maxLength: 500 }, amount: { type: 'number', minimum: 0, maximum: 1e15 } },
         required: ['subject', 'amount'],
         additionalProperties: false,
       },
-      handler: (args, ctx) => this.submit(ctx, 'approval.request', { subject: args.subject }, args.amount as number),
+      handler: (args, ctx) => this.submit(ctx, APPROVAL_RECORD_ACTION, { subject: args.subject, amount: args.amount }),
+    });
+    this.registry.register({
+      name: APPROVAL_RECORD_ACTION,
+      action: 'execute',
+      staged: true,
+      source: 'PipelineModule',
+      requiredPermission: 'approval:decide',
+      description: 'Record an approval asked for with approval.request (run by the pipeline once approved).',
+      parameters: {
+        type: 'object',
+        properties: { subject: { type: 'string', minLength: 1, maxLength: 500 }, amount: { type: 'number', minimum: 0, maximum: 1e15 } },
+        required: ['subject', 'amount'],
+        additionalProperties: false,
+      },
+      handler: (args, ctx) => ({ approved: true, subject: args.subject, amount: args.amount, approvers: ctx.staged?.approvers ?? [] }),
     });
   }
 
-  private async submit(ctx: SkillInvocation, action: string, payload: unknown, amount: number | undefined) {
+  private async submit(ctx: SkillInvocation, action: string, payload: unknown) {
     if (!ctx.tenantId || !ctx.userId) throw new SkillError('proposer_required', 'A proposal needs a tenant and a user in the context.');
+    // The proposer's own policy: an agent that may not execute the action gets a human, whatever the risk.
+    const mayExecute = ctx.guard.evaluate('execute', action).allowed;
     try {
-      return await this.pipeline.submit({ tenantId: ctx.tenantId, userId: ctx.userId, runId: ctx.runId }, { action, payload, amount });
+      return await this.pipeline.submit(
+        { tenantId: ctx.tenantId, userId: ctx.userId, permissions: ctx.permissions, runId: ctx.runId, agent: ctx.agent, mayExecute },
+        { action, payload },
+      );
     } catch (err) {
       if (err instanceof InvalidProposalException) throw new SkillError('invalid_proposal', err.message, { field: err.field });
       throw err;

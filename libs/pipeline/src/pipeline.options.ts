@@ -1,5 +1,6 @@
 import type { GuardPolicy } from '@zmodu/guard';
-import type { ApprovalStep, ProposalExecutor } from './proposal.types';
+import type { ApprovalStep } from './proposal.types';
+import type { ProposalStore } from './proposal.store';
 import type { RiskReviewer, RiskRules } from './risk-review';
 
 export interface ApprovalChainRule {
@@ -17,10 +18,36 @@ export interface ApprovalOptions {
   readonly expiresInMs?: number;
 }
 
+/** What an amount function gets besides the validated payload. */
+export interface AmountContext {
+  readonly tenantId: string;
+  readonly userId: string;
+  readonly permissions: readonly string[];
+  /** Read the application's data (prices, balances): rows of one statement. */
+  query<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+}
+
+/**
+ * The amount at stake of a proposal, computed by the application from the validated payload and
+ * its own data, never taken from the proposer. A finite number >= 0; throw when it cannot be
+ * computed (the proposal is then refused, never waved through).
+ */
+export type AmountFunction = (payload: Record<string, unknown>, ctx: AmountContext) => number | Promise<number>;
+
+export interface StagedActionOptions {
+  /** Required when the action has thresholds, limits or approval chains. */
+  readonly amount?: AmountFunction;
+}
+
 export class PipelineModuleOptions {
-  /** The executor of each action; an action without one cannot be proposed. */
-  executors: Record<string, ProposalExecutor> = {};
-  /** The pipeline's guard: which actions may be proposed and executed. Default: every executor action, execute allowed. */
+  /**
+   * The staged actions the pipeline executes: each is a registered skill declared
+   * `@Skill({ action: 'execute', staged: true, ... })`, with how its amount is computed.
+   */
+  actions: Record<string, StagedActionOptions> = {};
+  /** What approval.submit may propose (a model can name nothing else). Default none. */
+  proposable?: string[] = [];
+  /** The pipeline's guard: which actions may be proposed and executed. Default: every action, execute allowed. */
   policy?: GuardPolicy;
   risk?: RiskRules = {};
   /** Custom reviews, run after the rules (the first reject or escalate wins). */
@@ -28,9 +55,15 @@ export class PipelineModuleOptions {
   approval?: ApprovalOptions = {};
   /** How often approved proposals left by a dead process are looked for and executed (ms). Default 30000; 0: only at boot. */
   recoveryIntervalMs?: number = 30_000;
-  /** Register the approval.submit and approval.request skills. Default true. */
+  /** Register approval.submit, approval.request and the staged approval.record. Default true. */
   registerSkills?: boolean = true;
+  /** The agent name staged executions are audited and metered under. Default 'pipeline'. */
+  agent?: string = 'pipeline';
+  /** Where proposals live. Default: PostgreSQL through TypeORM (TypeOrmProposalStore). */
+  store?: ProposalStore;
 }
 
 export const DEFAULT_STEPS: readonly ApprovalStep[] = [{ name: 'approver', permission: 'approval:decide' }];
 export const DEFAULT_EXPIRY_MS = 24 * 60 * 60 * 1000;
+/** The staged skill behind approval.request: recording the approval is its whole effect. */
+export const APPROVAL_RECORD_ACTION = 'approval.record';

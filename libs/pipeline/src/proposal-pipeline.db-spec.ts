@@ -1,13 +1,26 @@
-import { TestingModule } from '@nestjs/testing';
-import { Guard } from '@zmodu/guard';
-import { createSkillContext, SkillDispatcher } from '@zmodu/skills';
+import { Injectable } from '@nestjs/common';
+import { Test, TestingModule } from '@nestjs/testing';
+import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
+import { AgentAuditLog, Guard, GuardModule, ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
+import { createSkillContext, Skill, SkillDispatcher, SkillsModule } from '@zmodu/skills';
 import { DataSource } from 'typeorm';
-import { startPipelineApp } from '../../../test/support/pipeline-app';
+import { FixtureStagedSkills, ORDER_RULES, PipelineEffects1764461200000, startPipelineApp } from '../../../test/support/pipeline-app';
 import { createTestDatabase, TestDatabase } from '../../../test/support/test-database';
-import { ApprovalForbiddenException, InvalidProposalException, ProposalConflictException, ProposalNotFoundException } from './exceptions/proposal.exceptions';
+import {
+  ApprovalForbiddenException,
+  InvalidProposalException,
+  ProposalConflictException,
+  ProposalEditRefusedException,
+  ProposalNotFoundException,
+} from './exceptions/proposal.exceptions';
+import { PipelineModule } from './pipeline.module';
+import { PipelineModuleOptions } from './pipeline.options';
+import { ZMODU_PIPELINE_ENTITIES, ZMODU_PIPELINE_MIGRATIONS } from './pipeline.entities';
 import { ProposalPipeline } from './proposal-pipeline';
+import { DecisionInput, PipelineOutcome } from './proposal.types';
 
-const ALICE = { tenantId: 'acme', userId: 'alice' };
+const ALICE = { tenantId: 'acme', userId: 'alice', permissions: ['order:submit'] };
+const as = (userId: string, tenantId = 'acme') => ({ tenantId, userId, permissions: ['order:submit'] });
 
 /** A pipeline of its own, on a database of its own, dropped after `fn`. */
 async function withPipeline(options: Parameters<typeof startPipelineApp>[1], fn: (p: Awaited<ReturnType<typeof startPipelineApp>>) => Promise<void>) {
@@ -21,19 +34,24 @@ async function withPipeline(options: Parameters<typeof startPipelineApp>[1], fn:
   }
 }
 const lead = (userId = 'lee') => ({ tenantId: 'acme', userId, permissions: ['desk:lead', 'approval:decide'] });
-const order = (amount: number) => ({ action: 'order.submit', payload: { symbol: 'ACME', qty: 1 }, amount });
+/** An order of `amount` at the fixture's price of 100 a unit. */
+const order = (amount: number, symbol = 'ACME') => ({ action: 'order.submit', payload: { symbol, qty: amount / 100 } });
+const id = (o: PipelineOutcome) => o.proposalId as string;
+const approve = (version: number, step: number, reason = 'ok', payload?: unknown): DecisionInput => ({ decision: 'approve', reason, version, step, ...(payload ? { payload } : {}) });
+const reject = (version: number, step: number, reason = 'no'): DecisionInput => ({ decision: 'reject', reason, version, step });
 
 describe('ProposalPipeline', () => {
   let db: TestDatabase;
   let app: TestingModule;
   let pipeline: ProposalPipeline;
   let ds: DataSource;
-  const effects = async (id?: string) =>
-    Number((await ds.query(`SELECT count(*) AS n FROM effects ${id ? 'WHERE proposal_id = $1' : ''}`, id ? [id] : []))[0].n);
+  const effects = async (pid?: string | null) =>
+    Number((await ds.query(`SELECT count(*) AS n FROM effects ${pid ? 'WHERE proposal_id = $1' : ''}`, pid ? [pid] : []))[0].n);
+  const stored = async () => Number((await ds.query('SELECT count(*) AS n FROM zmodu_proposals'))[0].n);
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    ({ app, pipeline, ds } = await startPipelineApp(db, { risk: { ...{ thresholds: { 'order.submit': { escalateAt: 10_000, rejectAt: 900_000 } }, tenantLimits: { acme: 500_000 } } } }));
+    ({ app, pipeline, ds } = await startPipelineApp(db, { risk: { thresholds: { 'order.submit': { escalateAt: 10_000, rejectAt: 900_000 } }, tenantLimits: { acme: 500_000 } } }));
   });
 
   afterAll(async () => {
@@ -42,100 +60,123 @@ describe('ProposalPipeline', () => {
   });
 
   describe('verdicts', () => {
-    it('executed: a small order runs its executor once, in the transaction that marks it executed', async () => {
+    it('executed: a small order runs its staged skill once, through the dispatcher, in the transaction that marks it executed', async () => {
       const out = await pipeline.submit(ALICE, order(500));
-      expect(out).toMatchObject({ verdict: 'executed', status: 'executed', result: { submitted: true } });
+      expect(out).toMatchObject({ verdict: 'executed', status: 'executed', amount: 500, result: { submitted: true, qty: 5 } });
       expect(await effects(out.proposalId)).toBe(1);
-      expect((await pipeline.get('acme', out.proposalId)).executedAt).toBeInstanceOf(Date);
+      expect((await pipeline.get('acme', id(out))).executedAt).toBeInstanceOf(Date);
+      const [entry] = await app.get(AgentAuditLog).query({ proposalId: id(out) });
+      expect(entry).toMatchObject({ skill: 'order.submit', action: 'execute', decision: 'allowed', outcome: 'ok', agent: 'pipeline', tenantId: 'acme', userId: 'alice', approvers: [] });
     });
 
-    it('propose_refused: an action the pipeline policy does not list, or one without an executor', async () => {
-      const out = await pipeline.submit(ALICE, { action: 'wire.transfer', payload: {}, amount: 1 });
-      expect(out).toMatchObject({ verdict: 'propose_refused', status: 'refused', reason: 'denied_not_listed' });
-      expect(out.proposalId).toMatch(/^[0-9a-f-]{36}$/);
+    it('propose_refused: an action the pipeline does not execute, or named like an Object.prototype member; nothing is stored', async () => {
+      const before = await stored();
+      for (const action of ['wire.transfer', 'constructor', 'toString', 'valueOf', 'hasOwnProperty', '__proto__']) {
+        const out = await pipeline.submit(ALICE, { action, payload: {} });
+        expect(out).toMatchObject({ verdict: 'propose_refused', status: 'refused', proposalId: null });
+      }
+      expect(await stored()).toBe(before);
+      expect(await effects()).toBeGreaterThanOrEqual(0);
     });
 
-    it('an action named like an Object.prototype member finds no executor, even when the policy lists it', async () => {
-      const names = ['constructor', 'toString', 'valueOf', 'hasOwnProperty', '__proto__'];
-      await withPipeline({ policy: { allow: ['order.submit', ...names], allowExecute: true } }, async (p) => {
-        for (const action of names) {
-          const out = await p.pipeline.submit(ALICE, { action, payload: {}, amount: 1 });
-          expect(out).toMatchObject({ verdict: 'propose_refused', status: 'refused', reason: `no executor is registered for '${action}'` });
-        }
-        expect(Number((await p.ds.query('SELECT count(*) AS n FROM effects'))[0].n)).toBe(0);
-      });
+    it('propose_refused: a payload that breaks the action schema is refused at submit, naming the field, before anything is stored', async () => {
+      const before = await stored();
+      const bad = await pipeline.submit(ALICE, { action: 'order.submit', payload: { symbol: 'ACME', qty: -3 } });
+      expect(bad).toMatchObject({ verdict: 'propose_refused', proposalId: null, field: 'payload/qty', reason: expect.stringContaining('qty') });
+      const extra = await pipeline.submit(ALICE, { action: 'order.submit', payload: { symbol: 'ACME', qty: 1, price: 0.0001 } });
+      expect(extra).toMatchObject({ verdict: 'propose_refused', field: 'payload/price' });
+      const notObject = await pipeline.submit(ALICE, { action: 'order.submit', payload: 'buy' });
+      expect(notObject).toMatchObject({ verdict: 'propose_refused', field: 'payload' });
+      expect(await stored()).toBe(before);
+    });
+
+    it('propose_refused: a proposer without the action permission, and an amount that cannot be computed', async () => {
+      const before = await stored();
+      expect(await pipeline.submit({ ...ALICE, permissions: [] }, order(500))).toMatchObject({ verdict: 'propose_refused', reason: expect.stringMatching(/order:submit/) });
+      expect(await pipeline.submit(ALICE, order(500, 'NOPE'))).toMatchObject({ verdict: 'propose_refused', reason: expect.stringMatching(/could not be computed: no price for NOPE/) });
+      expect(await stored()).toBe(before);
     });
 
     it('risk_rejected: over the tenant limit, and at the reject threshold', async () => {
       expect(await pipeline.submit(ALICE, order(600_000))).toMatchObject({ verdict: 'risk_rejected', reason: expect.stringMatching(/tenant limit of 500000/) });
-      expect(await pipeline.submit({ tenantId: 'globex', userId: 'gus' }, order(950_000))).toMatchObject({ verdict: 'risk_rejected', reason: expect.stringMatching(/900000/) });
+      expect(await pipeline.submit(as('gus', 'globex'), order(950_000))).toMatchObject({ verdict: 'risk_rejected', reason: expect.stringMatching(/900000/) });
     });
 
-    it('needs_human: an escalated order waits for its chain, by amount', async () => {
+    it('needs_human: an escalated order waits for its chain, by the amount the application computed', async () => {
       const one = await pipeline.submit(ALICE, order(20_000));
-      expect(one).toMatchObject({ verdict: 'needs_human', status: 'pending', waitingFor: [{ name: 'desk lead' }] });
+      expect(one).toMatchObject({ verdict: 'needs_human', status: 'pending', amount: 20_000, version: 1, waitingFor: [{ name: 'desk lead' }] });
       const two = await pipeline.submit(ALICE, order(150_000));
       expect(two.waitingFor?.map((s) => s.name)).toEqual(['desk lead', 'second approver']);
       expect(await effects(one.proposalId)).toBe(0);
+      expect(await pipeline.get('acme', id(one))).toMatchObject({ version: 1, waitingStep: { index: 0, name: 'desk lead', permission: 'desk:lead' }, permissions: ['order:submit'] });
     });
 
-    it('executor_failed: the executor throws; its writes roll back and the proposal is failed', async () => {
-      await withPipeline({ policy: { allow: ['order.submit', 'flaky.thing'], allowExecute: true } }, async (p2) => {
-        const out = await p2.pipeline.submit(ALICE, { action: 'flaky.thing', payload: { x: 1 }, amount: 1 });
-        expect(out).toMatchObject({ verdict: 'executor_failed', status: 'failed', reason: 'downstream refused' });
-        expect(Number((await p2.ds.query('SELECT count(*) AS n FROM effects'))[0].n)).toBe(0);
-      });
+    it('an amount cannot be handed in: the proposal input refuses it; re-proposing a large order without one still needs a human', async () => {
+      await expect(pipeline.submit(ALICE, { ...order(20_000), amount: 1 } as never)).rejects.toMatchObject({ field: 'amount' });
+      for (let i = 0; i < 3; i++) expect((await pipeline.submit(ALICE, order(20_000))).verdict).toBe('needs_human');
     });
 
-    it('execute_not_permitted: the pipeline policy does not allow execute; the proposal goes to the human queue', async () => {
+    it('executor_failed: the staged skill throws; its writes roll back and the proposal is failed', async () => {
+      const out = await pipeline.submit(ALICE, { action: 'flaky.thing', payload: { x: 1 } });
+      expect(out).toMatchObject({ verdict: 'executor_failed', status: 'failed', reason: expect.stringContaining('internal_error') });
+      expect(await effects(out.proposalId)).toBe(0);
+      expect((await pipeline.get('acme', id(out))).status).toBe('failed');
+    });
+
+    it('execute_not_permitted: the pipeline policy does not allow execute, or the proposer may not; the proposal goes to the human queue', async () => {
       await withPipeline({ policy: { allow: ['order.submit'], allowExecute: false } }, async (p3) => {
         const out = await p3.pipeline.submit(ALICE, order(100));
         expect(out).toMatchObject({ verdict: 'execute_not_permitted', status: 'pending', reason: 'denied_execute_class', waitingFor: [{ permission: 'approval:decide' }] });
         const pending = await p3.pipeline.list('acme', { status: 'pending' });
         expect(pending.items.map((p) => p.id)).toContain(out.proposalId);
-        const done = await p3.pipeline.decide(lead(), out.proposalId, 'approve', 'checked by hand');
+        const done = await p3.pipeline.decide(lead(), id(out), approve(1, 0, 'checked by hand'));
         expect(done).toMatchObject({ verdict: 'executed', status: 'executed' });
       });
+      const mine = await pipeline.submit({ ...ALICE, mayExecute: false }, order(100));
+      expect(mine).toMatchObject({ verdict: 'execute_not_permitted', status: 'pending', reason: expect.stringMatching(/may not execute/) });
+      expect(await effects(mine.proposalId)).toBe(0);
     });
 
     it('rejects malformed input with the field named', async () => {
       await expect(pipeline.submit(ALICE, { action: '', payload: {} })).rejects.toThrow(InvalidProposalException);
-      await expect(pipeline.submit(ALICE, { action: 'order.submit', payload: {}, amount: -1 })).rejects.toMatchObject({ field: 'amount' });
-      await expect(pipeline.submit({ tenantId: '', userId: 'x' }, order(1))).rejects.toMatchObject({ field: 'tenantId' });
+      await expect(pipeline.submit({ tenantId: '', userId: 'x', permissions: [] }, order(100))).rejects.toMatchObject({ field: 'tenantId' });
+      await expect(pipeline.submit({ tenantId: 'acme', userId: 'x' } as never, order(100))).rejects.toMatchObject({ field: 'permissions' });
     });
   });
 
   describe('approval chains', () => {
-    it('executes after the last approval, with who, when and why recorded', async () => {
+    it('executes after the last approval with the approvers in the audit, who, when and why recorded', async () => {
       const p = await pipeline.submit(ALICE, order(150_000));
-      const first = await pipeline.decide(lead('lee'), p.proposalId, 'approve', 'desk limit ok');
-      expect(first).toMatchObject({ verdict: 'approved_pending_next_step', status: 'pending', waitingFor: [{ name: 'second approver' }] });
+      const first = await pipeline.decide(lead('lee'), id(p), approve(1, 0, 'desk limit ok'));
+      expect(first).toMatchObject({ verdict: 'approved_pending_next_step', status: 'pending', version: 2, waitingFor: [{ name: 'second approver' }] });
       expect(await effects(p.proposalId)).toBe(0);
-      const second = await pipeline.decide(lead('max'), p.proposalId, 'approve', 'second pair of eyes');
+      const second = await pipeline.decide(lead('max'), id(p), approve(2, 1, 'second pair of eyes'));
       expect(second).toMatchObject({ verdict: 'executed', status: 'executed' });
       expect(await effects(p.proposalId)).toBe(1);
-      const record = await pipeline.get('acme', p.proposalId);
-      expect(record.decisions.map((d) => [d.step, d.decidedBy, d.decision, d.reason])).toEqual([
-        [0, 'lee', 'approve', 'desk limit ok'],
-        [1, 'max', 'approve', 'second pair of eyes'],
+      const [effect] = await ds.query('SELECT approvers FROM effects WHERE proposal_id = $1', [p.proposalId]);
+      expect(typeof effect.approvers === 'string' ? JSON.parse(effect.approvers) : effect.approvers).toEqual(['lee', 'max']);
+      const record = await pipeline.get('acme', id(p));
+      expect(record.decisions.map((d) => [d.step, d.decidedBy, d.decision, d.reason, d.version])).toEqual([
+        [0, 'lee', 'approve', 'desk limit ok', 1],
+        [1, 'max', 'approve', 'second pair of eyes', 2],
       ]);
       expect(record.decisions.every((d) => d.at instanceof Date)).toBe(true);
+      const audit = await app.get(AgentAuditLog).query({ proposalId: id(p) });
+      expect(audit).toMatchObject([{ skill: 'order.submit', outcome: 'ok', approvers: ['lee', 'max'], userId: 'alice', tenantId: 'acme' }]);
     });
 
     it('a human rejection ends the proposal', async () => {
       const p = await pipeline.submit(ALICE, order(20_000));
-      expect(await pipeline.decide(lead(), p.proposalId, 'reject', 'too risky')).toMatchObject({ verdict: 'rejected_by_human', status: 'rejected' });
-      await expect(pipeline.decide(lead('max'), p.proposalId, 'approve', 'x')).rejects.toThrow(ProposalConflictException);
+      expect(await pipeline.decide(lead(), id(p), reject(1, 0, 'too risky'))).toMatchObject({ verdict: 'rejected_by_human', status: 'rejected' });
+      await expect(pipeline.decide(lead('max'), id(p), approve(2, 0))).rejects.toThrow(ProposalConflictException);
     });
 
     it('separation of duties: the proposer cannot approve; one person cannot approve two steps; the step permission is needed', async () => {
-      const p = await pipeline.submit({ tenantId: 'acme', userId: 'lee' }, order(150_000));
-      await expect(pipeline.decide(lead('lee'), p.proposalId, 'approve', 'mine')).rejects.toThrow(/proposer cannot decide/);
-      await pipeline.decide(lead('max'), p.proposalId, 'approve', 'ok');
-      await expect(pipeline.decide(lead('max'), p.proposalId, 'approve', 'again')).rejects.toThrow(/already decided a step/);
-      await expect(pipeline.decide({ tenantId: 'acme', userId: 'pat', permissions: ['desk:lead'] }, p.proposalId, 'approve', 'x')).rejects.toThrow(
-        ApprovalForbiddenException,
-      );
+      const p = await pipeline.submit(as('lee'), order(150_000));
+      await expect(pipeline.decide(lead('lee'), id(p), approve(1, 0, 'mine'))).rejects.toThrow(/proposer may not decide/);
+      await pipeline.decide(lead('max'), id(p), approve(1, 0));
+      await expect(pipeline.decide(lead('max'), id(p), approve(2, 1, 'again'))).rejects.toThrow(/already decided a step/);
+      await expect(pipeline.decide({ tenantId: 'acme', userId: 'pat', permissions: ['desk:lead'] }, id(p), approve(2, 1))).rejects.toThrow(ApprovalForbiddenException);
       expect(await effects(p.proposalId)).toBe(0);
     });
 
@@ -143,10 +184,57 @@ describe('ProposalPipeline', () => {
       await withPipeline({ approval: { expiresInMs: 30 } }, async (p4) => {
         const p = await p4.pipeline.submit(ALICE, order(20_000));
         await new Promise((r) => setTimeout(r, 80));
-        await expect(p4.pipeline.decide(lead(), p.proposalId, 'approve', 'late')).rejects.toMatchObject({ status: 'expired' });
-        expect((await p4.pipeline.get('acme', p.proposalId)).status).toBe('expired');
+        await expect(p4.pipeline.decide(lead(), id(p), approve(1, 0, 'late'))).rejects.toMatchObject({ status: 'expired' });
+        expect((await p4.pipeline.get('acme', id(p))).status).toBe('expired');
         expect((await p4.pipeline.list('acme', { status: 'pending' })).total).toBe(0);
       });
+    });
+  });
+
+  describe('approve what you read', () => {
+    it('an approver who read step 1 is not recorded as step 2 after someone else signed step 1: 409 with the current version, nothing runs', async () => {
+      const p = await pipeline.submit(ALICE, order(150_000));
+      const read = await pipeline.get('acme', id(p));
+      expect(read).toMatchObject({ version: 1, waitingStep: { index: 0 } });
+      await pipeline.decide(lead('lee'), id(p), approve(1, 0));
+      const stale = pipeline.decide(lead('max'), id(p), approve(read.version, read.waitingStep!.index));
+      await expect(stale).rejects.toBeInstanceOf(ProposalConflictException);
+      await expect(pipeline.decide(lead('max'), id(p), approve(1, 0))).rejects.toMatchObject({ current: { status: 'pending', version: 2, step: 1 } });
+      await expect(pipeline.decide(lead('max'), id(p), approve(2, 0))).rejects.toMatchObject({ current: { version: 2, step: 1 } });
+      await expect(pipeline.decide(lead('max'), id(p), approve(7, 1))).rejects.toBeInstanceOf(ProposalConflictException);
+      expect((await pipeline.get('acme', id(p))).decisions).toHaveLength(1);
+      expect(await effects(p.proposalId)).toBe(0);
+    });
+
+    it('decisions need the version and the step', async () => {
+      const p = await pipeline.submit(ALICE, order(20_000));
+      await expect(pipeline.decide(lead(), id(p), { decision: 'approve', reason: 'x' } as never)).rejects.toMatchObject({ field: 'version' });
+      await expect(pipeline.decide(lead(), id(p), { decision: 'approve', reason: 'x', version: 1 } as never)).rejects.toMatchObject({ field: 'step' });
+      await expect(pipeline.decide(lead(), id(p), { ...reject(1, 0), payload: { symbol: 'ACME', qty: 1 } })).rejects.toMatchObject({ field: 'payload' });
+    });
+  });
+
+  describe('approve with edits', () => {
+    it('an edit that crosses a threshold is re-priced and gets the extra step; the decision records both payloads; the edited payload executes', async () => {
+      const p = await pipeline.submit(ALICE, order(20_000));
+      expect(p.waitingFor?.map((s) => s.name)).toEqual(['desk lead']);
+      const edited = await pipeline.decide(lead('lee'), id(p), approve(1, 0, 'make it 1500', { symbol: 'ACME', qty: 1500 }));
+      expect(edited).toMatchObject({ verdict: 'approved_pending_next_step', amount: 150_000, version: 2, waitingFor: [{ name: 'second approver' }] });
+      const read = await pipeline.get('acme', id(p));
+      expect(read).toMatchObject({ payload: { symbol: 'ACME', qty: 1500 }, amount: 150_000, waitingStep: { index: 1, name: 'second approver' } });
+      expect(read.decisions[0].edit).toEqual({ before: { payload: { symbol: 'ACME', qty: 200 }, amount: 20_000 }, after: { payload: { symbol: 'ACME', qty: 1500 }, amount: 150_000 } });
+      const done = await pipeline.decide(lead('max'), id(p), approve(2, 1, 'ok at 1500'));
+      expect(done).toMatchObject({ verdict: 'executed', result: { qty: 1500 } });
+      const [effect] = await ds.query('SELECT payload FROM effects WHERE proposal_id = $1', [p.proposalId]);
+      expect(typeof effect.payload === 'string' ? JSON.parse(effect.payload) : effect.payload).toEqual({ symbol: 'ACME', qty: 1500 });
+    });
+
+    it('an edit that breaks the schema, or that the risk review rejects, does not apply: the proposal is unchanged', async () => {
+      const p = await pipeline.submit(ALICE, order(20_000));
+      await expect(pipeline.decide(lead(), id(p), approve(1, 0, 'x', { symbol: 'ACME', qty: 0 }))).rejects.toMatchObject({ field: 'payload/qty' });
+      await expect(pipeline.decide(lead(), id(p), approve(1, 0, 'x', { symbol: 'ACME', qty: 6000 }))).rejects.toThrow(ProposalEditRefusedException);
+      await expect(pipeline.decide(lead(), id(p), approve(1, 0, 'x', { symbol: 'ACME', qty: 6000 }))).rejects.toThrow(/tenant limit/);
+      expect(await pipeline.get('acme', id(p))).toMatchObject({ version: 1, payload: { symbol: 'ACME', qty: 200 }, decisions: [] });
     });
   });
 
@@ -158,10 +246,10 @@ describe('ProposalPipeline', () => {
         { review: async (input: { payload: unknown }) => (seen.push('second'), (input.payload as { symbol?: string }).symbol === 'BANNED' ? { verdict: 'reject' as const, reason: 'sanctioned' } : { verdict: 'approve' as const }) },
       ];
       await withPipeline({ reviewers }, async (p6) => {
-        expect(await p6.pipeline.submit(ALICE, { action: 'order.submit', payload: { symbol: 'RISKY' }, amount: 5 })).toMatchObject({ verdict: 'needs_human', reason: 'watch list' });
+        expect(await p6.pipeline.submit(ALICE, order(500, 'RISKY'))).toMatchObject({ verdict: 'needs_human', reason: 'watch list' });
         expect(seen).toEqual(['first']);
-        expect(await p6.pipeline.submit(ALICE, { action: 'order.submit', payload: { symbol: 'BANNED' }, amount: 5 })).toMatchObject({ verdict: 'risk_rejected', reason: 'sanctioned' });
-        expect(await p6.pipeline.submit(ALICE, { action: 'order.submit', payload: { symbol: 'FINE' }, amount: 5 })).toMatchObject({ verdict: 'executed' });
+        expect(await p6.pipeline.submit(ALICE, order(500, 'BANNED'))).toMatchObject({ verdict: 'risk_rejected', reason: 'sanctioned' });
+        expect(await p6.pipeline.submit(ALICE, order(500, 'FINE'))).toMatchObject({ verdict: 'executed' });
       });
     });
   });
@@ -170,31 +258,28 @@ describe('ProposalPipeline', () => {
     it('rejects past N proposals per window per user; other users are not affected', async () => {
       await withPipeline({ risk: { velocity: { max: 3, windowMs: 60_000, per: 'user' } } }, async (p5) => {
         const verdicts = [];
-        for (let i = 0; i < 4; i++) verdicts.push((await p5.pipeline.submit(ALICE, order(10))).verdict);
+        for (let i = 0; i < 4; i++) verdicts.push((await p5.pipeline.submit(ALICE, order(100))).verdict);
         expect(verdicts).toEqual(['executed', 'executed', 'executed', 'risk_rejected']);
-        expect((await p5.pipeline.submit({ tenantId: 'acme', userId: 'bob' }, order(10))).verdict).toBe('executed');
-        const racing = await Promise.all(Array.from({ length: 5 }, () => p5.pipeline.submit({ tenantId: 'acme', userId: 'cy' }, order(10))));
+        expect((await p5.pipeline.submit(as('bob'), order(100))).verdict).toBe('executed');
+        const racing = await Promise.all(Array.from({ length: 5 }, () => p5.pipeline.submit(as('cy'), order(100))));
         expect(racing.filter((o) => o.verdict === 'executed')).toHaveLength(3);
       });
     });
   });
 
   describe('exactly once', () => {
-    it('two approvers deciding the last step at the same moment execute it once', async () => {
+    it('approvers deciding the last step at the same moment execute it once', async () => {
       const p = await pipeline.submit(ALICE, order(20_000));
-      const results = await Promise.allSettled([
-        pipeline.decide(lead('lee'), p.proposalId, 'approve', 'ok'),
-        pipeline.decide(lead('max'), p.proposalId, 'approve', 'ok'),
-      ]);
+      const results = await Promise.allSettled(['lee', 'max', 'pat', 'quin', 'ray'].map((u) => pipeline.decide(lead(u), id(p), approve(1, 0))));
       expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
-      expect(results.find((r) => r.status === 'rejected')).toMatchObject({ reason: expect.any(ProposalConflictException) });
+      expect(results.filter((r) => r.status === 'rejected').every((r) => (r as PromiseRejectedResult).reason instanceof ProposalConflictException)).toBe(true);
       expect(await effects(p.proposalId)).toBe(1);
     });
 
-    it('concurrent executions of one approved proposal run the executor once', async () => {
+    it('concurrent executions of one approved proposal run the staged skill once', async () => {
       const p = await pipeline.submit(ALICE, order(20_000));
       await ds.query(`UPDATE zmodu_proposals SET status = 'approved', approvals = 1 WHERE id = $1`, [p.proposalId]);
-      const [a, b, recovered] = await Promise.all([pipeline.execute(p.proposalId), pipeline.execute(p.proposalId), pipeline.recover()]);
+      const [a, b, recovered] = await Promise.all([pipeline.execute(id(p)), pipeline.execute(id(p)), pipeline.recover()]);
       expect(await effects(p.proposalId)).toBe(1);
       const ran = [a, b].filter((o) => o?.verdict === 'executed').length + recovered;
       expect(ran).toBe(1);
@@ -204,30 +289,105 @@ describe('ProposalPipeline', () => {
   describe('tenants', () => {
     it('another tenant neither sees nor decides a proposal (not found, as if it did not exist)', async () => {
       const p = await pipeline.submit(ALICE, order(20_000));
-      await expect(pipeline.get('globex', p.proposalId)).rejects.toThrow(ProposalNotFoundException);
-      await expect(pipeline.decide({ tenantId: 'globex', userId: 'gina', permissions: ['desk:lead'] }, p.proposalId, 'approve', 'x')).rejects.toThrow(
-        ProposalNotFoundException,
-      );
+      await expect(pipeline.get('globex', id(p))).rejects.toThrow(ProposalNotFoundException);
+      await expect(pipeline.decide({ tenantId: 'globex', userId: 'gina', permissions: ['desk:lead'] }, id(p), approve(1, 0))).rejects.toThrow(ProposalNotFoundException);
       expect((await pipeline.list('globex')).items.map((i) => i.id)).not.toContain(p.proposalId);
       expect(await effects(p.proposalId)).toBe(0);
     });
   });
 
   describe('skills', () => {
-    const ctx = (permissions: string[] = []) =>
-      createSkillContext({ guard: new Guard({ allow: ['approval.submit', 'approval.request'] }), tenantId: 'acme', userId: 'alice', permissions, agent: 'trader' });
+    const ctx = (permissions: string[] = ['order:submit'], policy = { allow: ['approval.submit', 'approval.request', 'order.submit'], allowExecute: true }) =>
+      createSkillContext({ guard: new Guard(policy), tenantId: 'acme', userId: 'alice', permissions, agent: 'trader' });
 
-    it('approval.submit routes into the pipeline and returns the verdict with the proposal id', async () => {
-      const r = await app.get(SkillDispatcher).dispatch(ctx(), 'approval.submit', { action: 'order.submit', payload: { symbol: 'ACME' }, amount: 50_000 });
-      expect(r.value).toMatchObject({ verdict: 'needs_human', proposalId: expect.any(String) });
+    it('approval.submit routes into the pipeline and returns the verdict with the proposal id; it takes no amount', async () => {
+      const r = await app.get(SkillDispatcher).dispatch(ctx(), 'approval.submit', { action: 'order.submit', payload: { symbol: 'ACME', qty: 500 } });
+      expect(r.value).toMatchObject({ verdict: 'needs_human', proposalId: expect.any(String), amount: 50_000 });
+      const withAmount = await app.get(SkillDispatcher).dispatch(ctx(), 'approval.submit', { action: 'order.submit', payload: { symbol: 'ACME', qty: 500 }, amount: 1 });
+      expect(withAmount.error).toMatchObject({ error: 'InvalidArguments', problems: [{ path: '/amount' }] });
     });
 
-    it('approval.request requires approval:decide and takes subject and amount', async () => {
-      const denied = await app.get(SkillDispatcher).dispatch(ctx(), 'approval.request', { subject: 'new desk', amount: 10 });
+    it('approval.submit proposes only the proposable actions', async () => {
+      const r = await app.get(SkillDispatcher).dispatch(ctx(), 'approval.submit', { action: 'flaky.thing', payload: { x: 1 } });
+      expect(r.ok).toBe(false);
+      expect(await effects()).toBeGreaterThanOrEqual(0);
+    });
+
+    it('an agent that may not execute (allowExecute off) gets a human even for a small order, and cannot call the staged skill itself', async () => {
+      const noExec = ctx(['order:submit'], { allow: ['approval.submit', 'order.submit'], allowExecute: false });
+      const small = await app.get(SkillDispatcher).dispatch(noExec, 'approval.submit', { action: 'order.submit', payload: { symbol: 'ACME', qty: 1 } });
+      expect(small.value).toMatchObject({ verdict: 'execute_not_permitted', status: 'pending' });
+      expect(await effects((small.value as PipelineOutcome).proposalId)).toBe(0);
+      for (const c of [noExec, ctx()]) {
+        const direct = await app.get(SkillDispatcher).dispatch(c, 'order.submit', { symbol: 'ACME', qty: 1 });
+        expect(direct.error).toEqual({ error: 'ToolDenied', reason: 'denied_staged' });
+      }
+    });
+
+    it('approval.request requires approval:decide, takes subject and amount, and waits for a human', async () => {
+      const denied = await app.get(SkillDispatcher).dispatch(ctx([]), 'approval.request', { subject: 'new desk', amount: 10 });
       expect(denied.error).toMatchObject({ error: 'PermissionDenied', permission: 'approval:decide' });
       const ok = await app.get(SkillDispatcher).dispatch(ctx(['approval:decide']), 'approval.request', { subject: 'new desk', amount: 10 });
-      expect(ok.value).toMatchObject({ verdict: 'executed', result: { approved: true, subject: 'new desk' } });
+      expect(ok.value).toMatchObject({ verdict: 'execute_not_permitted', status: 'pending', amount: 10 });
+      const done = await pipeline.decide(lead('lee'), (ok.value as PipelineOutcome).proposalId as string, approve(1, 0, 'fine'));
+      expect(done).toMatchObject({ verdict: 'executed', result: { approved: true, subject: 'new desk', amount: 10, approvers: ['lee'] } });
     });
+  });
+});
+
+describe('PipelineModule at boot', () => {
+  @Injectable()
+  class PlainSkills {
+    @Skill({ name: 'order.plain', action: 'execute', description: 'Not staged' })
+    plain() {
+      return null;
+    }
+  }
+
+  async function boot(options: Partial<PipelineModuleOptions>): Promise<void> {
+    const db = await createTestDatabase();
+    const app = await Test.createTestingModule({
+      imports: [
+        TypeOrmModule.forRoot(
+          await db.options({
+            entities: [...ZMODU_GUARD_ENTITIES, ...ZMODU_PIPELINE_ENTITIES],
+            migrations: [...ZMODU_GUARD_MIGRATIONS, ...ZMODU_PIPELINE_MIGRATIONS, PipelineEffects1764461200000],
+            migrationsRun: true,
+          }),
+        ),
+        GuardModule.forRoot({ auditStore: 'memory', quotaStore: 'memory' }),
+        SkillsModule.forRoot(),
+        PipelineModule.forRoot({ recoveryIntervalMs: 0, ...options } as PipelineModuleOptions),
+      ],
+      providers: [FixtureStagedSkills, PlainSkills],
+    }).compile();
+    try {
+      await app.init();
+    } finally {
+      await app.close().catch(() => undefined);
+      await app.get<DataSource>(getDataSourceToken()).destroy().catch(() => undefined);
+      await db.drop();
+    }
+  }
+
+  it('an action with thresholds, limits or chains but no amount function fails boot saying what to add', async () => {
+    await expect(boot({ actions: { 'order.submit': {} }, risk: { thresholds: { 'order.submit': { escalateAt: 1 } } } })).rejects.toThrow(
+      /'order.submit' has a limit or threshold but no amount function: add actions: \{ 'order.submit': \{ amount/,
+    );
+    await expect(boot({ actions: { 'order.submit': {} }, approval: { chains: { 'order.submit': [{ minAmount: 1, steps: [] }] } } })).rejects.toThrow(/an approval chain but no amount/);
+    await expect(boot({ actions: { 'flaky.thing': {} }, risk: { tenantLimits: { '*': 5 } } })).rejects.toThrow(/'flaky.thing' has a limit/);
+  });
+
+  it('an action that is not a registered staged skill, or a rule or proposable naming no action, fails boot', async () => {
+    await expect(boot({ actions: { 'order.plain': {} } })).rejects.toThrow(/not staged: add staged: true/);
+    await expect(boot({ actions: { 'order.ghost': {} } })).rejects.toThrow(/'order.ghost' is not a registered skill/);
+    await expect(boot({ actions: {}, proposable: ['order.submit'] })).rejects.toThrow(/proposable names 'order.submit'/);
+    await expect(boot({ actions: {}, risk: { thresholds: { 'order.sumbit': { escalateAt: 1 } } } })).rejects.toThrow(/risk.thresholds names 'order.sumbit'/);
+    await expect(boot({ executors: {} } as never)).rejects.toThrow(/executors` is gone/);
+  });
+
+  it('the rules of ORDER_RULES boot', async () => {
+    await expect(boot(ORDER_RULES)).resolves.toBeUndefined();
   });
 });
 
@@ -242,7 +402,7 @@ describe('ProposalPipeline across a restart', () => {
       await first.app.close();
 
       const second = await startPipelineApp(db);
-      expect((await second.pipeline.get('acme', p.proposalId)).status).toBe('executed');
+      expect((await second.pipeline.get('acme', id(p))).status).toBe('executed');
       await second.app.close();
 
       const third = await startPipelineApp(db);
@@ -260,7 +420,7 @@ describe('ProposalPipeline across a restart', () => {
       const p = await first.pipeline.submit(ALICE, order(20_000));
       await first.app.close();
       const second = await startPipelineApp(db);
-      expect(await second.pipeline.decide(lead(), p.proposalId, 'approve', 'after restart')).toMatchObject({ verdict: 'executed' });
+      expect(await second.pipeline.decide(lead(), id(p), approve(1, 0, 'after restart'))).toMatchObject({ verdict: 'executed' });
       await second.app.close();
     } finally {
       await db.drop();

@@ -1,17 +1,26 @@
-import type { EntityManager } from 'typeorm';
-
-/** What a caller proposes: an action name (e.g. 'order.submit'), its payload, and an amount for risk rules. */
+/** What a caller proposes: a staged action (a registered staged `execute` skill) and its payload (that skill's arguments). */
 export interface ProposalInput {
   readonly action: string;
   readonly payload: unknown;
-  readonly amount?: number;
 }
 
-/** Who proposes. Tenant and user are required: every proposal belongs to one tenant and one proposer. */
+/**
+ * Who proposes. Tenant and user are required: every proposal belongs to one tenant and one
+ * proposer. `permissions` are captured with the proposal: the staged skill runs with them.
+ */
 export interface ProposalContext {
   readonly tenantId: string;
   readonly userId: string;
+  readonly permissions: readonly string[];
   readonly runId?: string;
+  /** The agent that proposed, when one did (kept with the proposal, shown to approvers). */
+  readonly agent?: string;
+  /**
+   * Whether the proposer's own policy lets it execute the action (spec §3: guard.check(.execute)).
+   * false: the proposal goes to the human queue (`execute_not_permitted`) even when the risk review
+   * would let it through. approval.submit sets it from the calling agent's guard. Default true.
+   */
+  readonly mayExecute?: boolean;
 }
 
 export type ProposalVerdict =
@@ -31,12 +40,22 @@ export interface ApprovalStep {
   readonly permission: string;
 }
 
+/** An approver's edit: the payload and amount before and after it. */
+export interface ProposalEdit {
+  readonly before: { readonly payload: unknown; readonly amount: number | null };
+  readonly after: { readonly payload: unknown; readonly amount: number | null };
+}
+
 export interface DecisionRecord {
   readonly step: number;
   readonly decidedBy: string;
   readonly decision: 'approve' | 'reject';
   readonly reason: string;
   readonly at: Date;
+  /** The version of the proposal the decision was made on (what the approver read). */
+  readonly version: number;
+  /** Present when the approver approved with an edited payload. */
+  readonly edit: ProposalEdit | null;
 }
 
 export interface ProposalRecord {
@@ -44,13 +63,21 @@ export interface ProposalRecord {
   readonly tenantId: string;
   readonly action: string;
   readonly payload: unknown;
+  /** The amount at stake, computed by the application (never taken from the proposer). */
   readonly amount: number | null;
   readonly proposer: string;
+  /** The proposer's permissions, captured at submit: the staged skill runs with them. */
+  readonly permissions: readonly string[];
+  readonly agent: string | null;
   readonly status: ProposalStatus;
   readonly verdict: ProposalVerdict;
   readonly reason: string | null;
   readonly steps: ApprovalStep[];
   readonly approvals: number;
+  /** Increases with every decision and edit: a decision names the version it was made on. */
+  readonly version: number;
+  /** The step that waits for a decision now (null unless pending). */
+  readonly waitingStep: (ApprovalStep & { readonly index: number }) | null;
   readonly createdAt: Date;
   readonly expiresAt: Date | null;
   readonly executedAt: Date | null;
@@ -62,21 +89,29 @@ export interface ProposalRecord {
 /** The outcome of `submit` or of a human decision: a verdict, its reason and the proposal id. */
 export interface PipelineOutcome {
   readonly verdict: ProposalVerdict | 'rejected_by_human' | 'approved_pending_next_step';
-  readonly proposalId: string;
+  /** null when nothing was stored (a proposal refused before it was written). */
+  readonly proposalId: string | null;
   readonly status: ProposalStatus;
   readonly reason: string | null;
-  /** The executor's value when executed. */
+  /** For propose_refused: the payload field that is wrong, when one is. */
+  readonly field?: string;
+  /** The staged skill's value when executed. */
   readonly result?: unknown;
   /** For needs_human: the steps still to approve. */
   readonly waitingFor?: ApprovalStep[];
+  /** The version a decision must name next (pending proposals). */
+  readonly version?: number;
+  readonly amount?: number | null;
 }
 
-export interface ExecutorContext {
-  /** The transaction that marks the proposal executed: write through it and the effect commits exactly once with it. */
-  readonly manager: EntityManager;
-  /** The proposal id: key any external side effect on it. */
-  readonly idempotencyKey: string;
+/** A human decision: it binds to the version and the step the approver read. */
+export interface DecisionInput {
+  readonly decision: 'approve' | 'reject';
+  readonly reason: string;
+  /** The `version` of the proposal as read. */
+  readonly version: number;
+  /** The index of the step being decided (`waitingStep.index` as read). */
+  readonly step: number;
+  /** Approve with an edited payload: validated, re-priced and re-reviewed before it applies. */
+  readonly payload?: unknown;
 }
-
-/** Runs an approved proposal. Called once per proposal (its writes through `manager` commit with the status change). */
-export type ProposalExecutor = (proposal: ProposalRecord, ctx: ExecutorContext) => Promise<unknown> | unknown;

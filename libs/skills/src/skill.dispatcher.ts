@@ -46,7 +46,8 @@ export class SkillDispatcher {
       : skill.staged !== isStagedExecution(ctx.staged)
         ? DENIED.denied_staged
         : ctx.guard.evaluate(action, skillName, cost);
-    if (decision.allowed) {
+    // A staged execution was decided by the pipeline (and its approvers): it is metered, not refused for the quota.
+    if (decision.allowed && !isStagedExecution(ctx.staged)) {
       const quota = await this.quotaAllows(ctx);
       if (!quota) decision = DENIED.denied_budget;
     }
@@ -212,7 +213,12 @@ export class SkillDispatcher {
       at: new Date(),
       ...(isStagedExecution(ctx.staged) ? { proposalId: ctx.staged.proposalId, approvers: ctx.staged.approvers } : {}),
     });
-    if (tokens > 0) await this.quota.chargeQuietly(quotaKey(ctx), tokens);
+    if (tokens > 0) {
+      const charge = this.quota.chargeQuietly(quotaKey(ctx), tokens);
+      // A staged call runs inside the pipeline's open transaction: on one embedded session a charge
+      // awaited here would wait for that transaction to end. It is charged once the session is free.
+      if (!isStagedExecution(ctx.staged)) await charge;
+    }
     return error
       ? { ok: false, skill, action, decision, cause, outcome, error, observation, durationMs, tokens }
       : { ok: true, skill, action, decision, cause, outcome, value, observation, durationMs, tokens };

@@ -1,10 +1,10 @@
 import { AgentSpec, lastObservation, ModelRequest, ScriptedModelProvider } from '@zmodu/agent';
 
 /**
- * The offline trader: a scripted model that quotes, tries to submit, is refused by the
- * guard (order.submit is execute-class and the policy keeps allowExecute off), and falls
- * back to drafting the order for a human. It reads quantity and ticker from the goal
- * ("buy 10 ACME"), defaulting to 10 ACME.
+ * The offline trader: a scripted model that quotes, then proposes the order with approval.submit.
+ * Its policy keeps allowExecute off, so even a small order waits for a human
+ * (execute_not_permitted); if proposing is refused, it falls back to drafting the order. It reads
+ * quantity and ticker from the goal ("buy 10 ACME"), defaulting to 10 ACME.
  */
 export function scriptedTrader(): ScriptedModelProvider {
   const order = (req: ModelRequest) => {
@@ -29,18 +29,19 @@ export function scriptedTrader(): ScriptedModelProvider {
       const price = quoted(req);
       if (price === undefined) return { text: `I could not get a price for ${order(req).symbol}, so I placed nothing.` };
       return {
-        text: `${order(req).symbol} trades at ${price}. Submitting the order with that limit.`,
-        toolCalls: [{ name: 'order.submit', arguments: { ...order(req), limitPrice: price } }],
+        text: `${order(req).symbol} trades at ${price}. Proposing the order with that limit.`,
+        toolCalls: [{ name: 'approval.submit', arguments: { action: 'order.submit', payload: { ...order(req), limitPrice: price } } }],
       };
     },
     (req) => {
-      const obs = lastObservation(req) as { error?: string; reason?: string; orderId?: string };
-      if (obs?.error === 'ToolDenied')
+      const obs = lastObservation(req) as { error?: string; reason?: string; verdict?: string; proposalId?: string };
+      if (obs?.error)
         return {
-          text: `Submitting was refused (${obs.reason}); drafting the order for a human to submit instead.`,
+          text: `Proposing was refused (${obs.reason}); drafting the order for a human to submit instead.`,
           toolCalls: [{ name: 'order.draft', arguments: { ...order(req), limitPrice: quoted(req) } }],
         };
-      return { text: obs?.orderId ? `Order ${obs.orderId} submitted.` : `The order was not placed: ${JSON.stringify(obs)}` };
+      if (obs?.verdict === 'executed') return { text: `Order submitted (proposal ${obs.proposalId}).` };
+      return { text: `The order is proposed (${obs?.verdict}${obs?.reason ? `: ${obs.reason}` : ''}).` };
     },
     (req) => {
       const obs = lastObservation(req) as { orderId?: string; error?: string; notional?: number };
@@ -53,14 +54,14 @@ export function scriptedTrader(): ScriptedModelProvider {
   ]);
 }
 
-/** The trader agent: it may quote and draft, and it is shown order.submit, which its guard refuses by class. */
+/** The trader agent: it may quote, draft and propose; its guard keeps execute off, so a human approves every order it proposes. */
 export function traderAgent(): AgentSpec {
   return {
     name: 'trader',
     provider: scriptedTrader(),
-    skills: ['market.quote', 'order.draft', 'order.submit'],
-    guard: { allow: ['market.quote', 'order.draft', 'order.submit'], deny: [], allowExecute: false },
-    systemPrompt: 'You are a trading assistant. You may quote and draft orders; a human submits them.',
+    skills: ['market.quote', 'order.draft', 'approval.submit'],
+    guard: { allow: ['market.quote', 'order.draft', 'approval.submit'], deny: [], allowExecute: false },
+    systemPrompt: 'You are a trading assistant. You may quote, draft and propose orders; a human approves them.',
     maxSteps: 6,
     budget: { tokensPerRun: 20_000, tokensPerPeriod: 1_000_000 },
   };
@@ -88,19 +89,20 @@ export function analystAgent(): AgentSpec {
 }
 
 /**
- * The desk: may submit orders (allowExecute), and every order still goes through the pipeline's
- * risk review. Its scripted model submits a small order, one over the desk limit, and a large one.
+ * The desk: may have orders executed (allowExecute, order.submit listed), and every order still
+ * goes through the pipeline's pricing and risk review. Its scripted model proposes a small order,
+ * one over the desk limit, and a large one.
  */
 export function deskAgent(): AgentSpec {
   return {
     name: 'desk',
     provider: new ScriptedModelProvider([
       {
-        text: 'Submitting three orders: a small one, one over the desk limit, and a large one.',
+        text: 'Proposing three orders: a small one, one over the desk limit, and a large one.',
         toolCalls: [
-          { name: 'order.submit', arguments: { symbol: 'ACME', side: 'buy', qty: 10, limitPrice: 101.25 } },
-          { name: 'order.submit', arguments: { symbol: 'ACME', side: 'buy', qty: 5000, limitPrice: 101.25 } },
-          { name: 'order.submit', arguments: { symbol: 'GLOBEX', side: 'buy', qty: 500, limitPrice: 48.1 } },
+          { name: 'approval.submit', arguments: { action: 'order.submit', payload: { symbol: 'ACME', side: 'buy', qty: 10, limitPrice: 101.25 } } },
+          { name: 'approval.submit', arguments: { action: 'order.submit', payload: { symbol: 'ACME', side: 'buy', qty: 5000, limitPrice: 101.25 } } },
+          { name: 'approval.submit', arguments: { action: 'order.submit', payload: { symbol: 'GLOBEX', side: 'buy', qty: 500, limitPrice: 48.1 } } },
         ],
       },
       (req) => {
@@ -111,8 +113,9 @@ export function deskAgent(): AgentSpec {
         return { text: `Orders placed: ${verdicts.join(', ')}.` };
       },
     ]),
-    skills: ['market.quote', 'order.submit'],
-    guard: { allow: ['market.quote', 'order.submit'], allowExecute: true },
+    skills: ['market.quote', 'approval.submit'],
+    // order.submit is listed so that this agent may have it executed (the pipeline still reviews every order).
+    guard: { allow: ['market.quote', 'approval.submit', 'order.submit'], allowExecute: true },
     systemPrompt: 'You place orders for the desk. Every order goes through risk review.',
     maxSteps: 4,
   };

@@ -1,7 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { ProposalPipeline } from '@zmodu/pipeline';
-import { Skill, SkillError, SkillInvocation } from '@zmodu/skills';
+import { entityManagerOf, Skill, SkillError, SkillInvocation } from '@zmodu/skills';
 import { DataSource } from 'typeorm';
 import { PERMISSIONS } from '../auth/auth.constants';
 import { Instrument } from './instrument.entity';
@@ -29,10 +28,7 @@ interface OrderArgs {
 /** The trading desk's skills. Every query is scoped to the caller's tenant from the context. */
 @Injectable()
 export class TradingSkills {
-  constructor(
-    @InjectDataSource() private readonly db: DataSource,
-    private readonly pipeline: ProposalPipeline,
-  ) {}
+  constructor(@InjectDataSource() private readonly db: DataSource) {}
 
   @Skill({
     name: 'market.quote',
@@ -68,18 +64,31 @@ export class TradingSkills {
   @Skill({
     name: 'order.submit',
     action: 'execute',
-    description: 'Submit an order to the market. It goes through risk review: small orders execute, orders over the desk limit are rejected, large ones wait for a human.',
+    staged: true,
+    description:
+      'Submit an order to the market. Staged: propose it with approval.submit; the desk prices it, small orders execute, orders over the desk limit are rejected, large ones wait for a human.',
     requiredPermission: PERMISSIONS.orderSubmit,
     parameters: ORDER_PARAMETERS,
     timeoutMs: 5_000,
   })
   async submit(args: OrderArgs, ctx: SkillInvocation) {
-    const known = await this.db.getRepository(Instrument).existsBy({ tenantId: ctx.tenantId, symbol: args.symbol });
-    if (!known) throw new SkillError('unknown_symbol', `No instrument ${args.symbol} on this desk.`);
-    if (!ctx.userId) throw new SkillError('proposer_required', 'An order needs a user in the context.');
-    const notional = Math.round(args.qty * args.limitPrice * 100) / 100;
-    const payload = { symbol: args.symbol, side: args.side, qty: args.qty, limitPrice: args.limitPrice };
-    return this.pipeline.submit({ tenantId: ctx.tenantId as string, userId: ctx.userId, runId: ctx.runId }, { action: 'order.submit', payload, amount: notional });
+    // Run by the pipeline only: the order is written in the transaction that marks the proposal executed.
+    const staged = ctx.staged;
+    if (!staged) throw new SkillError('staged_only', 'order.submit runs through the proposal pipeline.');
+    const repo = entityManagerOf(staged.transaction).getRepository(Order);
+    const order = await repo.save(
+      repo.create({
+        tenantId: ctx.tenantId,
+        userId: ctx.userId ?? 'unknown',
+        symbol: args.symbol,
+        side: args.side,
+        qty: args.qty,
+        limitPrice: String(args.limitPrice),
+        status: 'submitted',
+        runId: ctx.runId,
+      }),
+    );
+    return { orderId: order.id, status: order.status, symbol: order.symbol, side: order.side, qty: order.qty, approvers: staged.approvers };
   }
 
   private async place(args: OrderArgs, ctx: SkillInvocation, status: OrderStatus) {

@@ -25,4 +25,10 @@ export class ApprovalDecisionEntity {
 
   @Column({ type: 'timestamptz' })
   at: Date;
+
+  @Column({ type: 'integer', default: 0 })
+  version: number;
+
+  @Column({ type: 'jsonb', nullable: true })
+  edit: unknown;
 }

@@ -36,6 +36,15 @@ export class ProposalEntity {
   @Column({ type: 'integer', default: 0 })
   approvals: number;
 
+  @Column({ type: 'integer', default: 1 })
+  version: number;
+
+  @Column({ type: 'jsonb', default: () => "'[]'" })
+  permissions: string[];
+
+  @Column({ type: 'text', nullable: true })
+  agent: string | null;
+
   @Column({ name: 'run_id', type: 'text', nullable: true })
   runId: string | null;
 

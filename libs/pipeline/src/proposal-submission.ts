@@ -1,0 +1,139 @@
+import { randomUUID } from 'node:crypto';
+import { Logger } from '@nestjs/common';
+import { Guard } from '@zmodu/guard';
+import { SkillTransaction } from '@zmodu/skills';
+import { InvalidProposalException } from './exceptions/proposal.exceptions';
+import { DEFAULT_EXPIRY_MS, PipelineModuleOptions } from './pipeline.options';
+import { ProposalExecution, StagedCallFailed } from './proposal-execution';
+import { NewProposal, ProposalStore } from './proposal.store';
+import { ApprovalStep, PipelineOutcome, ProposalContext, ProposalInput, ProposalStatus, ProposalVerdict } from './proposal.types';
+import { reviewByRules, RiskVerdict } from './risk-review';
+import { StagedActions } from './staged-actions';
+
+const MAX_PAYLOAD_BYTES = 64 * 1024;
+
+/**
+ * Submit and review (spec §3): propose check, payload against the action's schema, the amount
+ * computed by the application, risk review (rules, reviewers, velocity under a lock), then the
+ * human queue, or execution at once in the transaction that records the proposal.
+ */
+export class ProposalSubmission {
+  private readonly logger = new Logger('ProposalPipeline');
+
+  constructor(
+    private readonly options: PipelineModuleOptions,
+    private readonly guard: Guard,
+    private readonly actions: StagedActions,
+    private readonly store: ProposalStore,
+    private readonly execution: ProposalExecution,
+  ) {}
+
+  async submit(ctx: ProposalContext, input: ProposalInput): Promise<PipelineOutcome> {
+    checkContext(ctx);
+    const action = checkInput(input);
+    // 1. Propose check, then the payload and its amount: a refusal here stores nothing.
+    const propose = this.guard.check('propose', action);
+    if (!propose.allowed) return refused(propose.cause);
+    const prepared = await this.actions.prepare(ctx, action, input.payload);
+    if (!prepared.ok) return refused(prepared.reason, prepared.field);
+    const { payload, amount } = prepared;
+    const id = randomUUID();
+    const base = {
+      id,
+      tenantId: ctx.tenantId,
+      action,
+      payload,
+      amount,
+      proposer: ctx.userId,
+      permissions: [...ctx.permissions],
+      agent: ctx.agent ?? null,
+      runId: ctx.runId ?? null,
+    };
+    // 2. Risk review outside any transaction; velocity is counted and written under one lock.
+    let risk: RiskVerdict = await this.actions.review(ctx, action, payload, amount);
+    const velocity = this.options.risk?.velocity;
+    const place = async (tx?: SkillTransaction) => {
+      if (velocity && tx && risk.verdict !== 'reject') {
+        const proposer = velocity.per === 'user' ? ctx.userId : null;
+        await this.store.lockVelocity(tx, JSON.stringify(proposer === null ? [ctx.tenantId] : [ctx.tenantId, proposer]));
+        const n = await this.store.countRecent(tx, ctx.tenantId, proposer, new Date(Date.now() - velocity.windowMs));
+        const v = reviewByRules({ velocity }, { action, payload, amount }, ctx, n);
+        if (v.verdict === 'reject') risk = v;
+      }
+      const write = (status: NewProposal['status'], verdict: ProposalVerdict, reason: string | null, steps: ApprovalStep[], result?: unknown) =>
+        this.store.insert({ ...base, status, verdict, reason, steps, expiresAt: status === 'pending' ? this.expiry() : null, result }, tx);
+      if (risk.verdict === 'reject') {
+        await write('rejected', 'risk_rejected', risk.reason, []);
+        return { verdict: 'risk_rejected' as const, status: 'rejected' as const, reason: risk.reason, steps: [] };
+      }
+      // 3. Escalations wait for humans.
+      if (risk.verdict === 'escalate') {
+        const steps = this.actions.stepsFor(action, amount);
+        await write('pending', 'needs_human', risk.reason, steps);
+        return { verdict: 'needs_human' as const, status: 'pending' as const, reason: risk.reason, steps };
+      }
+      // 4. Execute check: the pipeline's policy and the proposer's own; a refusal goes to the human queue.
+      const exec = this.guard.check('execute', action);
+      if (!exec.allowed || ctx.mayExecute === false) {
+        const reason = exec.allowed ? `the proposer may not execute ${action} (its policy refuses it): a human must approve` : exec.cause;
+        const steps = this.actions.defaultSteps();
+        await write('pending', 'execute_not_permitted', reason, steps);
+        return { verdict: 'execute_not_permitted' as const, status: 'pending' as const, reason, steps };
+      }
+      // 5. The staged skill, through the dispatcher, in the transaction that records the proposal as executed.
+      const result = await this.execution.run(tx as SkillTransaction, { ...base, approvers: [] });
+      await write('executed', 'executed', null, [], result);
+      return { verdict: 'executed' as const, status: 'executed' as const, reason: null, steps: [], result };
+    };
+    const autoExecute = risk.verdict === 'approve' && this.guard.evaluate('execute', action).allowed && ctx.mayExecute !== false;
+    let placed: Awaited<ReturnType<typeof place>>;
+    try {
+      placed = velocity || autoExecute ? await this.store.transaction(place) : await place();
+    } catch (err) {
+      if (!(err instanceof StagedCallFailed)) throw err;
+      this.logger.warn(`proposal ${id} (${action}) failed to execute: ${err.reason}`);
+      await this.store.insert({ ...base, status: 'failed', verdict: 'executor_failed', reason: err.reason.slice(0, 1000), steps: [], expiresAt: null });
+      return { verdict: 'executor_failed', proposalId: id, status: 'failed', reason: err.reason, amount };
+    }
+    return {
+      verdict: placed.verdict,
+      proposalId: id,
+      status: placed.status,
+      reason: placed.reason,
+      amount,
+      ...('result' in placed ? { result: placed.result } : {}),
+      ...(placed.steps.length ? { waitingFor: placed.steps, version: 1 } : {}),
+    };
+  }
+
+  private expiry(): Date {
+    return new Date(Date.now() + (this.options.approval?.expiresInMs ?? DEFAULT_EXPIRY_MS));
+  }
+}
+
+function refused(reason: string, field?: string): PipelineOutcome {
+  return { verdict: 'propose_refused', proposalId: null, status: 'refused' as ProposalStatus, reason, ...(field ? { field } : {}) };
+}
+
+function checkContext(ctx: ProposalContext): void {
+  if (!ctx || typeof ctx.tenantId !== 'string' || ctx.tenantId === '') throw new InvalidProposalException('tenantId', 'a proposal needs the tenant of its proposer');
+  if (typeof ctx.userId !== 'string' || ctx.userId === '') throw new InvalidProposalException('userId', 'a proposal needs its proposer (user id)');
+  if (!Array.isArray(ctx.permissions) || ctx.permissions.some((p) => typeof p !== 'string'))
+    throw new InvalidProposalException('permissions', "a proposal needs the proposer's permissions (an array of permission codes): the action runs with them");
+}
+
+function checkInput(input: ProposalInput): string {
+  if (!input || typeof input.action !== 'string' || input.action === '' || input.action.length > 200)
+    throw new InvalidProposalException('action', 'action must be a non-empty string (the action to execute, e.g. order.submit)');
+  if ('amount' in input)
+    throw new InvalidProposalException('amount', 'a proposal carries no amount: the application computes it (actions[action].amount in the pipeline options)');
+  let text: string | undefined;
+  try {
+    text = JSON.stringify(input.payload ?? null);
+  } catch {
+    text = undefined;
+  }
+  if (text === undefined || Buffer.byteLength(text) > MAX_PAYLOAD_BYTES)
+    throw new InvalidProposalException('payload', `payload must be JSON of at most ${MAX_PAYLOAD_BYTES} bytes`);
+  return input.action;
+}

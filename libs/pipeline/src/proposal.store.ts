@@ -1,0 +1,84 @@
+import type { SkillTransaction } from '@zmodu/skills';
+import type { ApprovalStep, ProposalEdit, ProposalRecord, ProposalStatus, ProposalVerdict } from './proposal.types';
+
+/** A proposal as it is first written. */
+export interface NewProposal {
+  readonly id: string;
+  readonly tenantId: string;
+  readonly action: string;
+  readonly payload: unknown;
+  readonly amount: number | null;
+  readonly proposer: string;
+  readonly permissions: readonly string[];
+  readonly agent: string | null;
+  readonly runId: string | null;
+  readonly status: Extract<ProposalStatus, 'rejected' | 'pending' | 'approved' | 'executed' | 'failed'>;
+  readonly verdict: ProposalVerdict;
+  readonly reason: string | null;
+  readonly steps: readonly ApprovalStep[];
+  /** Pending proposals expire then. */
+  readonly expiresAt: Date | null;
+  /** For status 'executed': the staged skill's value. */
+  readonly result?: unknown;
+}
+
+/** One human decision, applied only if the proposal is still exactly as the approver read it. */
+export interface StoredDecision {
+  readonly tenantId: string;
+  readonly id: string;
+  readonly decidedBy: string;
+  /** The approver's permissions: the waiting step's permission must be among them. */
+  readonly permissions: readonly string[];
+  readonly decision: 'approve' | 'reject';
+  readonly reason: string;
+  /** Applies only at this version and this waiting step. */
+  readonly version: number;
+  readonly step: number;
+  /** The permission of a step that names none. */
+  readonly defaultPermission: string;
+  /** An approval with an edited payload: the new payload, amount and steps (already validated and reviewed). */
+  readonly edit?: ProposalEdit & { readonly steps: readonly ApprovalStep[] };
+}
+
+export type DecisionWrite =
+  | { readonly applied: true; readonly status: 'pending' | 'approved' | 'rejected'; readonly version: number }
+  /** Nothing written: the proposal is not (or no longer) as read, or the caller may not decide it. */
+  | { readonly applied: false; readonly alreadyDecided: boolean };
+
+export interface ProposalPageQuery {
+  readonly status?: ProposalStatus;
+  readonly page: number;
+  readonly limit: number;
+}
+
+/**
+ * Where proposals and decisions live (DESIGN §8). Every read and write is scoped to one tenant
+ * where a caller names an id; claims and decisions are atomic in the store (a conditional write,
+ * or a row lock), never a read followed by a write in application code. `transaction` hands the
+ * work a `SkillTransaction` that the staged skill writes through, so the effect and the
+ * 'executed' mark commit together. Run `proposalStoreContract` (@zmodu/pipeline/testing) against
+ * an implementation of your own.
+ */
+export interface ProposalStore {
+  transaction<T>(work: (tx: SkillTransaction) => Promise<T>): Promise<T>;
+  insert(p: NewProposal, tx?: SkillTransaction): Promise<void>;
+  /** Serialize velocity counting for one key until the transaction ends. */
+  lockVelocity(tx: SkillTransaction, key: string): Promise<void>;
+  /** Proposals created since `since` by this tenant (and this proposer when given). */
+  countRecent(tx: SkillTransaction, tenantId: string, proposer: string | null, since: Date): Promise<number>;
+  /** One proposal of the tenant with its decisions; null for another tenant's or an unknown id. */
+  get(tenantId: string, id: string): Promise<ProposalRecord | null>;
+  list(tenantId: string, query: ProposalPageQuery): Promise<{ items: ProposalRecord[]; total: number }>;
+  /** Mark the tenant's pending proposals past their expiry as expired; returns how many. */
+  expire(tenantId: string): Promise<number>;
+  decide(d: StoredDecision): Promise<DecisionWrite>;
+  /** Lock an approved proposal for execution in `tx` (skipping one another transaction holds); null if none. */
+  claimApproved(tx: SkillTransaction, id: string): Promise<ProposalRecord | null>;
+  markExecuted(tx: SkillTransaction, id: string, result: unknown): Promise<void>;
+  /** Settle an approved proposal as failed; false when it is no longer approved. */
+  markFailed(id: string, reason: string): Promise<boolean>;
+  /** Ids of approved proposals, oldest first (for recovery). */
+  approvedIds(limit: number): Promise<string[]>;
+}
+
+export const PROPOSAL_STORE = Symbol('zmodu:PROPOSAL_STORE');

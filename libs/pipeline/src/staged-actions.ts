@@ -1,0 +1,119 @@
+import { Logger } from '@nestjs/common';
+import { ownValue } from '@zmodu/guard';
+import { describeErrors, SkillRegistry, SkillTransaction } from '@zmodu/skills';
+import { AmountFunction, APPROVAL_RECORD_ACTION, DEFAULT_STEPS, PipelineModuleOptions } from './pipeline.options';
+import { ApprovalStep, ProposalContext } from './proposal.types';
+import { reviewByRules, RiskVerdict, rulesNeedAmount } from './risk-review';
+
+export type Prepared =
+  | { readonly ok: true; readonly payload: Record<string, unknown>; readonly amount: number | null }
+  | { readonly ok: false; readonly reason: string; readonly field?: string };
+
+/** The built-in amount of approval.record: the amount the request asks approval for is what the approver approves. */
+const approvalRecordAmount: AmountFunction = (payload) => Number(payload.amount);
+
+/**
+ * What the pipeline knows of its staged actions: each one's skill (schema, permission), how its
+ * amount is computed, its approval chain, and the rule part of the risk review.
+ */
+export class StagedActions {
+  private readonly logger = new Logger('ProposalPipeline');
+  private readonly amounts = new Map<string, AmountFunction>();
+
+  constructor(
+    private readonly options: PipelineModuleOptions,
+    private readonly registry: SkillRegistry,
+    private readonly read: SkillTransaction | null,
+  ) {
+    for (const [action, spec] of Object.entries(options.actions ?? {})) {
+      if (spec?.amount !== undefined && typeof spec.amount !== 'function')
+        throw new Error(`PipelineModule: actions['${action}'].amount must be a function (payload, ctx) => number.`);
+      if (spec?.amount) this.amounts.set(action, spec.amount);
+    }
+    if (options.registerSkills !== false && !this.amounts.has(APPROVAL_RECORD_ACTION)) this.amounts.set(APPROVAL_RECORD_ACTION, approvalRecordAmount);
+  }
+
+  /** Every action the pipeline executes. */
+  names(): string[] {
+    const names = new Set(Object.keys(this.options.actions ?? {}));
+    if (this.options.registerSkills !== false) names.add(APPROVAL_RECORD_ACTION);
+    return [...names];
+  }
+
+  has(action: string): boolean {
+    return this.names().includes(action);
+  }
+
+  /** Boot check: every action is a staged skill, every rule and proposable names a known action, every rule has its amount. */
+  check(): void {
+    const names = this.names();
+    const problems: string[] = [];
+    for (const action of names) {
+      const skill = this.registry.get(action);
+      if (!skill) problems.push(`'${action}' is not a registered skill: declare @Skill({ name: '${action}', action: 'execute', staged: true, ... }) on a provider`);
+      else if (!skill.staged) problems.push(`the skill '${action}' is not staged: add staged: true to its @Skill(...) so that only the pipeline can run it`);
+      const chains = ownValue(this.options.approval?.chains, action);
+      if (!this.amounts.has(action) && (rulesNeedAmount(this.options.risk ?? {}, action) || (chains?.length ?? 0) > 0))
+        problems.push(
+          `'${action}' has ${rulesNeedAmount(this.options.risk ?? {}, action) ? 'a limit or threshold' : 'an approval chain'} but no amount function: add actions: { '${action}': { amount: (payload, ctx) => ... } } (the amount at stake, computed from the payload and your data)`,
+        );
+    }
+    for (const [kind, keys] of [
+      ['risk.thresholds', Object.keys(this.options.risk?.thresholds ?? {})],
+      ['approval.chains', Object.keys(this.options.approval?.chains ?? {})],
+      ['proposable', this.options.proposable ?? []],
+    ] as const)
+      for (const key of keys) if (!names.includes(key)) problems.push(`${kind} names '${key}', which is not one of the pipeline's actions: add it to actions (or fix the name)`);
+    if (problems.length) throw new Error(`PipelineModule cannot start:\n- ${problems.join('\n- ')}`);
+    for (const skill of this.registry.definitions())
+      if (skill.staged && !names.includes(skill.name)) this.logger.warn(`the staged skill '${skill.name}' is not one of the pipeline's actions: nothing can run it`);
+  }
+
+  /** Validate the payload against the action's schema and compute its amount. Nothing here trusts the proposer with a number. */
+  async prepare(ctx: ProposalContext, action: string, payload: unknown): Promise<Prepared> {
+    const skill = this.has(action) ? this.registry.get(action) : undefined;
+    if (!skill || !skill.staged) return { ok: false, reason: `'${action}' is not an action the pipeline executes` };
+    if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) return { ok: false, reason: 'payload must be a JSON object', field: 'payload' };
+    if (!skill.validate(payload)) {
+      const [problem] = describeErrors(skill.validate.errors);
+      return { ok: false, reason: `payload${problem.path === '/' ? '' : problem.path.replace(/\//g, '.')} ${problem.message}`, field: `payload${problem.path === '/' ? '' : problem.path}` };
+    }
+    if (skill.requiredPermission !== undefined && !ctx.permissions.includes(skill.requiredPermission))
+      return { ok: false, reason: `missing_permission: proposing ${action} needs the permission ${skill.requiredPermission}` };
+    const fn = this.amounts.get(action);
+    if (!fn) return { ok: true, payload: payload as Record<string, unknown>, amount: null };
+    let amount: number;
+    try {
+      if (!this.read) throw new Error('no database to read from');
+      const read = this.read;
+      amount = await fn(payload as Record<string, unknown>, { tenantId: ctx.tenantId, userId: ctx.userId, permissions: ctx.permissions, query: (sql, params) => read.query(sql, params) });
+    } catch (err) {
+      return { ok: false, reason: `the amount at stake of ${action} could not be computed: ${err instanceof Error ? err.message : String(err)}` };
+    }
+    if (typeof amount !== 'number' || !Number.isFinite(amount) || amount < 0)
+      return { ok: false, reason: `the amount at stake of ${action} could not be computed (the amount function answered ${String(amount)})` };
+    return { ok: true, payload: payload as Record<string, unknown>, amount };
+  }
+
+  /** Rules (but velocity), then the custom reviewers; the first reject or escalate wins. */
+  async review(ctx: ProposalContext, action: string, payload: unknown, amount: number | null): Promise<RiskVerdict> {
+    let risk = reviewByRules({ ...this.options.risk, velocity: undefined }, { action, payload, amount }, ctx, 0);
+    for (const reviewer of this.options.reviewers ?? []) {
+      if (risk.verdict !== 'approve') break;
+      risk = await reviewer.review({ action, payload, amount }, ctx);
+    }
+    return risk;
+  }
+
+  /** The approval steps for an amount: every chain rule it reaches, in order; the default steps when none. */
+  stepsFor(action: string, amount: number | null): ApprovalStep[] {
+    const rules = ownValue(this.options.approval?.chains, action) ?? [];
+    const steps: ApprovalStep[] = [];
+    for (const rule of [...rules].sort((a, b) => a.minAmount - b.minAmount)) if ((amount ?? Number.POSITIVE_INFINITY) >= rule.minAmount) steps.push(...rule.steps);
+    return steps.length ? steps : [...(this.options.approval?.defaultSteps ?? DEFAULT_STEPS)];
+  }
+
+  defaultSteps(): ApprovalStep[] {
+    return [...(this.options.approval?.defaultSteps ?? DEFAULT_STEPS)];
+  }
+}

@@ -1,0 +1,26 @@
+import { ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
+import { DataSource } from 'typeorm';
+import { createTestDatabase, TestDatabase } from '../../../test/support/test-database';
+import { ZMODU_PIPELINE_ENTITIES, ZMODU_PIPELINE_MIGRATIONS } from './pipeline.entities';
+import { proposalStoreContract } from './testing';
+import { TypeOrmProposalStore } from './typeorm-proposal.store';
+
+describe('TypeOrmProposalStore (the ProposalStore contract)', () => {
+  let db: TestDatabase;
+  let ds: DataSource;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    ds = new DataSource(
+      await db.options({ entities: [...ZMODU_GUARD_ENTITIES, ...ZMODU_PIPELINE_ENTITIES], migrations: [...ZMODU_GUARD_MIGRATIONS, ...ZMODU_PIPELINE_MIGRATIONS], migrationsRun: true }),
+    );
+    await ds.initialize();
+  });
+
+  afterAll(async () => {
+    await ds?.destroy();
+    await db?.drop();
+  });
+
+  proposalStoreContract(async () => ({ store: new TypeOrmProposalStore(ds) }));
+});
