@@ -4,15 +4,16 @@ import { runAgentLoopBench } from './agent-loop.bench';
 import { postgresServer } from './bench-database';
 import { runDbQueryBench } from './db-query.bench';
 import { runPipelineBench } from './pipeline.bench';
+import { runRelayBench } from './relay.bench';
 import { runGuardBench } from './guard.bench';
 import { checksum } from './measure';
 import { formatTable, Row, writeResults } from './report';
 
 /**
  * `npm run bench`: the guard's decision cost against a Set lookup and casbin, the agent
- * loop against the Vercel AI SDK, db.query against pg on the same final SQL, and the proposal
- * pipeline against one committed INSERT, in one run. Prints a table and writes bench-results.json.
- * Missed targets are reported (MISS), never turned into a failing exit code; only a crash is.
+ * loop against the Vercel AI SDK, db.query against pg on the same final SQL, the proposal
+ * pipeline against one committed INSERT, and the outbox relay against pg-boss, in one run.
+ * Prints a table and writes bench-results.json. Missed targets are reported (MISS), never turned into a failing exit code; only a crash is.
  */
 async function main(): Promise<void> {
   const started = process.hrtime.bigint();
@@ -26,6 +27,7 @@ async function main(): Promise<void> {
   try {
     rows.push(...(await runDbQueryBench(log, server)).rows);
     rows.push(...(await runPipelineBench(log, server)).rows);
+    rows.push(...(await runRelayBench(log, server)).rows);
   } finally {
     server?.stop();
   }

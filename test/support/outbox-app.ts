@@ -2,7 +2,16 @@ import { DynamicModule } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
 import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
 import { Guard, GuardModule, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
-import { createSkillContext, OutboxModule, OutboxModuleOptions, SkillDispatcher, SkillsModule, ZMODU_OUTBOX_MIGRATIONS } from '@zmodu/skills';
+import {
+  createSkillContext,
+  OUTBOX_STORE,
+  OutboxModule,
+  OutboxModuleOptions,
+  OutboxStore,
+  SkillDispatcher,
+  SkillsModule,
+  ZMODU_OUTBOX_MIGRATIONS,
+} from '@zmodu/skills';
 import { DataSource, MigrationInterface, QueryRunner } from 'typeorm';
 import { TestDatabase } from './test-database';
 
@@ -33,11 +42,26 @@ export async function startOutboxApp(db: TestDatabase, options: Partial<OutboxMo
   await app.init();
   const ds = app.get<DataSource>(getDataSourceToken());
   const dispatcher = app.get(SkillDispatcher);
-  const call = (skill: string, args: unknown, runId: string, permissions = ['command:execute', 'entity:write']) =>
+  const store = app.get<OutboxStore>(OUTBOX_STORE);
+  /** A skill call as user u1 of tenant acme through agent ops, unless `who` says otherwise. */
+  const call = (
+    skill: string,
+    args: unknown,
+    runId: string,
+    permissions = ['command:execute', 'entity:write'],
+    who: { tenantId?: string; userId?: string; agent?: string } = {},
+  ) =>
     dispatcher.dispatch(
-      createSkillContext({ guard: new Guard({ allow: [skill], allowExecute: true }), tenantId: 'acme', userId: 'u1', permissions, runId, agent: 'ops' }),
+      createSkillContext({
+        guard: new Guard({ allow: [skill], allowExecute: true }),
+        tenantId: who.tenantId ?? 'acme',
+        userId: who.userId ?? 'u1',
+        permissions,
+        runId,
+        agent: who.agent ?? 'ops',
+      }),
       skill,
       args,
     );
-  return { app, ds, call };
+  return { app, ds, store, call };
 }

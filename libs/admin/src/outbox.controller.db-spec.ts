@@ -1,10 +1,9 @@
 import { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
+import { TypeOrmModule } from '@nestjs/typeorm';
 import { GuardModule } from '@zmodu/guard';
 import { OutboxModule, OutboxRelay, OutboxService, SkillsModule, ZMODU_OUTBOX_MIGRATIONS } from '@zmodu/skills';
 import request from 'supertest';
-import { DataSource } from 'typeorm';
 import { createTestDatabase, TestDatabase } from '../../../test/support/test-database';
 import { AdminModule } from './admin.module';
 
@@ -35,8 +34,7 @@ describe('admin outbox endpoints', () => {
     }).compile();
     app = moduleRef.createNestApplication({ logger: ['error'] });
     await app.init();
-    const ds = app.get<DataSource>(getDataSourceToken());
-    deadId = await ds.transaction((m) => app.get(OutboxService).enqueue(m, { tenantId: 'acme', topic: 'nobody.listens', payload: { a: 1 }, maxAttempts: 1 }));
+    deadId = await app.get(OutboxService).publish({ tenantId: 'acme', topic: 'nobody.listens', payload: { a: 1 }, maxAttempts: 1 });
     await app.get(OutboxRelay).runOnce();
   });
 

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { CommandDefinition, NotificationMessage, OutboxHandler, returning, SkillError } from '@zmodu/skills';
+import { CommandDefinition, NotificationMessage, OutboxHandler, SkillError } from '@zmodu/skills';
 
 /** order.cancel: cancels a draft or submitted order of the caller's desk; the event commits with the change. */
 export const cancelOrderCommand: CommandDefinition = {
@@ -11,12 +11,11 @@ export const cancelOrderCommand: CommandDefinition = {
     required: ['orderId', 'reason'],
     additionalProperties: false,
   },
-  handler: async (args, { manager, invocation }) => {
-    const rows = await manager.query(
+  handler: async (args, { transaction, invocation }) => {
+    const changed = await transaction.query(
       `UPDATE sample_orders SET status = 'cancelled' WHERE id = $1 AND tenant_id = $2 AND status IN ('draft', 'submitted') RETURNING id, symbol, qty`,
       [args.orderId, invocation.tenantId],
     );
-    const changed = returning(rows);
     if (changed.length === 0) throw new SkillError('not_found', 'No open order with that id on your desk.');
     return { topic: 'order.cancelled', payload: { orderId: args.orderId, reason: args.reason, by: invocation.userId, tenantId: invocation.tenantId } };
   },

@@ -1,8 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { Inject, Injectable, Module, OnModuleInit, Optional } from '@nestjs/common';
-import { getDataSourceToken } from '@nestjs/typeorm';
 import { ownValue } from '@zmodu/guard';
-import { DataSource } from 'typeorm';
 import { SkillError } from '../exceptions/skill.error';
 import { SkillInvocation } from '../skill-context';
 import { SkillRegistry } from '../skill.registry';
@@ -55,7 +53,6 @@ export class NotifySkill implements OnModuleInit {
     private readonly registry: SkillRegistry,
     @Optional() private readonly outbox?: OutboxService,
     @Optional() private readonly relay?: OutboxRelay,
-    @Optional() @Inject(getDataSourceToken()) private readonly dataSource?: DataSource,
   ) {
     for (const [name, spec] of Object.entries(options.channels ?? {})) {
       if (!/^[a-z][a-z0-9_.-]*$/.test(name)) throw new Error(`NotifyModule: channel name ${JSON.stringify(name)} must be lower-case.`);
@@ -73,8 +70,8 @@ export class NotifySkill implements OnModuleInit {
       } else if (spec.type === 'outbox') {
         if (!spec.topic) throw new Error(`NotifyModule: channel ${name}: an outbox channel needs a topic.`);
       } else throw new Error(`NotifyModule: channel ${name}: type must be webhook, sink or outbox.`);
-      if (spec.type !== 'sink' && (!outbox || !relay || !dataSource))
-        throw new Error(`NotifyModule: channel ${name} goes through the outbox: import OutboxModule.forRoot() and a TypeORM DataSource.`);
+      if (spec.type !== 'sink' && (!outbox || !relay))
+        throw new Error(`NotifyModule: channel ${name} goes through the outbox: import OutboxModule.forRoot() (with a TypeORM DataSource or a store of your own).`);
     }
   }
 
@@ -119,9 +116,7 @@ export class NotifySkill implements OnModuleInit {
     }
     const topic = spec.type === 'webhook' ? WEBHOOK_TOPIC : spec.topic;
     const maxAttempts = spec.type === 'webhook' ? spec.maxAttempts : undefined;
-    const eventId = await (this.dataSource as DataSource).transaction((m) =>
-      (this.outbox as OutboxService).enqueue(m, { tenantId: message.tenantId, topic, payload: message, maxAttempts }),
-    );
+    const eventId = await (this.outbox as OutboxService).publish({ tenantId: message.tenantId, topic, payload: message, maxAttempts });
     return { channel: args.channel, queued: true, eventId };
   }
 

@@ -1,21 +1,30 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
-import { DataSource } from 'typeorm';
-import { returning } from '../data/returning';
-import { toEvent } from './outbox.service';
+import { RELAY_LEASE_MESSAGE, RELAY_OPTION_MESSAGE } from './outbox.messages';
+import { ClaimedEvent, OutboxStore } from './outbox.store';
 import { OutboxEvent, OutboxHandler } from './outbox.types';
+
+/** What a default lease adds to the handler timeout: room to settle after a handler that ran out its time. */
+export const LEASE_MARGIN_MS = 5000;
 
 export interface RelayOptions {
   /** This relay's name in the lease (default: a random id). */
   readonly owner?: string;
-  readonly batchSize?: number;
-  /** How long a claim is this relay's; after it, another relay may take the event over. Default 30000. */
+  /** Deliveries in flight at once in this relay. Default 8. */
+  readonly concurrency?: number;
+  /** Deliveries of one topic in flight at once, so one slow topic or endpoint cannot take every slot. Default half of `concurrency` (at least 1). */
+  readonly topicConcurrency?: number;
+  /** A handler running longer is abandoned and the attempt fails. Default 30000. */
+  readonly handlerTimeoutMs?: number;
+  /**
+   * How long one claim is this relay's: it covers one delivery, is renewed just before the handler
+   * runs, and must be longer than `handlerTimeoutMs`. After it, another relay may take the event over.
+   * Default handlerTimeoutMs + 5000.
+   */
   readonly leaseMs?: number;
   /** Retry delay: baseMs x 2^(attempt-1), at most maxMs. Defaults 1000 and 60000. */
   readonly backoff?: { readonly baseMs?: number; readonly maxMs?: number };
-  /** A handler running longer is abandoned and the attempt fails. Default 30000. */
-  readonly handlerTimeoutMs?: number;
-  /** Poll interval of the running relay. Default 1000. */
+  /** Poll interval of the running relay (a freed slot claims at once, without waiting for it). Default 1000. */
   readonly pollIntervalMs?: number;
   /** Test hooks: throw RelayCrash to simulate the process dying at that point. */
   readonly hooks?: {
@@ -37,28 +46,61 @@ export interface RelayPass {
   readonly delivered: number;
   readonly failed: number;
   readonly dead: number;
-  /** Settlements refused because a newer claim owns the event (fencing). */
+  /** Deliveries skipped (the lease was lost before the handler ran) and settlements refused (a newer claim owns the event). */
   readonly stale: number;
 }
 
+type Counts = { -readonly [K in keyof RelayPass]: RelayPass[K] };
+/** One pass's (or one running relay's) state: a crash stops every delivery of it from going further. */
+interface Life {
+  crashed: RelayCrash | null;
+}
+
+const positiveInteger = (n: unknown): n is number => Number.isInteger(n) && (n as number) > 0;
+
 /**
- * Delivers outbox events to their handlers at least once. Claims are atomic in the database
- * (UPDATE ... WHERE id IN (SELECT ... FOR UPDATE SKIP LOCKED)), so several relays share the work;
- * every claim takes a new lease token, and a settlement only applies under the token it was
- * claimed with, so a relay whose lease expired cannot settle what a newer relay now owns.
+ * Delivers outbox events to their handlers at least once, several at a time. Claims are atomic
+ * in the store, so several relays share the work; a claim takes a new lease token and a lease of
+ * one delivery, renewed under that token just before the handler runs (an event whose lease was
+ * lost is skipped). Only the holder of the current lease settles or dead-letters an event; a
+ * success reported late still wins over a dead-lettering.
  */
 export class OutboxRelay {
   private readonly logger = new Logger('OutboxRelay');
   readonly owner: string;
+  readonly concurrency: number;
+  readonly topicConcurrency: number;
+  readonly handlerTimeoutMs: number;
+  readonly leaseMs: number;
   private readonly handlers = new Map<string, OutboxHandler>();
+  private inFlight = 0;
+  private reserved = 0;
+  private readonly busy = new Map<string, number>();
   private timer: NodeJS.Timeout | null = null;
-  private running: Promise<RelayPass> | null = null;
+  private running = false;
+  private life: Life = { crashed: null };
+  private claiming: Promise<void> | null = null;
+  private claimAgain = false;
+  private readonly active = new Set<Promise<void>>();
+  private readonly totals: Counts = { claimed: 0, delivered: 0, failed: 0, dead: 0, stale: 0 };
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly store: OutboxStore,
     private readonly options: RelayOptions = {},
   ) {
     this.owner = options.owner ?? `relay-${randomUUID().slice(0, 8)}`;
+    this.concurrency = options.concurrency ?? 8;
+    if (!positiveInteger(this.concurrency)) throw new Error(RELAY_OPTION_MESSAGE('concurrency', options.concurrency, 'a positive integer'));
+    this.topicConcurrency = options.topicConcurrency ?? Math.max(1, Math.floor(this.concurrency / 2));
+    if (!positiveInteger(this.topicConcurrency) || this.topicConcurrency > this.concurrency)
+      throw new Error(RELAY_OPTION_MESSAGE('topicConcurrency', options.topicConcurrency, `a positive integer at most concurrency (${this.concurrency})`));
+    this.handlerTimeoutMs = options.handlerTimeoutMs ?? 30_000;
+    if (!positiveInteger(this.handlerTimeoutMs)) throw new Error(RELAY_OPTION_MESSAGE('handlerTimeoutMs', options.handlerTimeoutMs, 'a positive integer (ms)'));
+    this.leaseMs = options.leaseMs ?? this.handlerTimeoutMs + LEASE_MARGIN_MS;
+    if (!positiveInteger(this.leaseMs)) throw new Error(RELAY_OPTION_MESSAGE('leaseMs', options.leaseMs, 'a positive integer (ms)'));
+    if (this.leaseMs <= this.handlerTimeoutMs) throw new Error(RELAY_LEASE_MESSAGE(this.leaseMs, this.handlerTimeoutMs));
+    const poll = options.pollIntervalMs ?? 1000;
+    if (!positiveInteger(poll)) throw new Error(RELAY_OPTION_MESSAGE('pollIntervalMs', options.pollIntervalMs, 'a positive integer (ms)'));
   }
 
   on(topic: string, handler: OutboxHandler): void {
@@ -66,65 +108,165 @@ export class OutboxRelay {
     this.handlers.set(topic, handler);
   }
 
+  /** What the running relay did since it was created. */
+  get stats(): RelayPass {
+    return { ...this.totals };
+  }
+
+  /** Run in the background: poll every pollIntervalMs, and claim again whenever a delivery frees a slot. */
   start(): void {
     if (this.timer) return;
+    this.running = true;
+    this.life = { crashed: null };
     const tick = () => {
-      this.running ??= this.runOnce()
-        .catch((err) => {
-          this.logger.error(`relay pass failed: ${String(err)}`);
-          return { claimed: 0, delivered: 0, failed: 0, dead: 0, stale: 0 };
-        })
-        .finally(() => (this.running = null));
+      void this.store
+        .reapExpired()
+        .then((n) => (this.totals.dead += n))
+        .catch((err) => this.logger.error(`relay reap failed: ${String(err)}`))
+        .finally(() => this.pump());
     };
     this.timer = setInterval(tick, this.options.pollIntervalMs ?? 1000);
     this.timer.unref();
     tick();
   }
 
+  /** Stop claiming, and wait for the deliveries in flight to settle. */
   async stop(): Promise<void> {
+    this.running = false;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    await this.running?.catch(() => undefined);
+    await this.claiming?.catch(() => undefined);
+    await Promise.allSettled([...this.active]);
   }
 
-  /** One pass: claim due events, deliver each, settle each under its lease token. */
+  /**
+   * One pass: settle the claims whose holder died on their last attempt, claim as many due events
+   * as there are free slots (per-topic limits applied), deliver them concurrently and settle each
+   * under its lease token. A RelayCrash from a hook rejects the pass after the others stop.
+   */
   async runOnce(): Promise<RelayPass> {
-    const pass = { claimed: 0, delivered: 0, failed: 0, dead: 0, stale: 0 };
-    pass.dead += await this.buryExpired();
-    const leaseMs = this.options.leaseMs ?? 30_000;
-    const claimed = returning(
-      await this.dataSource.query(
-        `UPDATE zmodu_outbox o SET status = 'delivering', attempts = o.attempts + 1, lease_owner = $1, lease_token = o.lease_token + 1,
-                lease_until = now() + make_interval(secs => $2::double precision / 1000)
-         WHERE o.id IN (
-           SELECT id FROM zmodu_outbox
-           WHERE (status = 'pending' AND next_attempt_at <= now()) OR (status = 'delivering' AND lease_until < now() AND attempts < max_attempts)
-           ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED)
-         RETURNING o.*`,
-        [this.owner, leaseMs, this.options.batchSize ?? 10],
-      ),
-    );
+    const pass: Counts = { claimed: 0, delivered: 0, failed: 0, dead: 0, stale: 0 };
+    pass.dead += await this.store.reapExpired();
+    const claimed = await this.claimFree();
     pass.claimed = claimed.length;
-    for (const row of claimed) {
-      const event = toEvent(row);
-      const token = String(row.lease_token);
-      await this.options.hooks?.afterClaim?.(event);
-      const error = await this.deliver(event, token);
-      if (error === null) await this.options.hooks?.afterDeliver?.(event);
-      const settled = error === null ? await this.settleDelivered(event.id, token) : await this.settleFailed(event, token, error);
+    const life: Life = { crashed: null };
+    const outcomes = await Promise.allSettled(claimed.map((c) => this.process(c, pass, life)));
+    if (life.crashed) throw life.crashed;
+    const failure = outcomes.find((o) => o.status === 'rejected');
+    if (failure) throw (failure as PromiseRejectedResult).reason;
+    return pass;
+  }
+
+  /** Claim up to the free slots; the slots (and the topics' counts) are taken before the claim resolves to the caller. */
+  private async claimFree(): Promise<ClaimedEvent[]> {
+    const free = this.concurrency - this.inFlight - this.reserved;
+    if (free <= 0) return [];
+    this.reserved += free;
+    let claimed: ClaimedEvent[] = [];
+    try {
+      claimed = await this.store.claim({ owner: this.owner, limit: free, leaseMs: this.leaseMs, perTopic: { limit: this.topicConcurrency, busy: Object.fromEntries(this.busy) } });
+    } finally {
+      this.reserved -= free;
+    }
+    for (const c of claimed) {
+      this.inFlight++;
+      this.busy.set(c.event.topic, (this.busy.get(c.event.topic) ?? 0) + 1);
+    }
+    return claimed;
+  }
+
+  private release(topic: string): void {
+    this.inFlight--;
+    const n = (this.busy.get(topic) ?? 1) - 1;
+    if (n <= 0) this.busy.delete(topic);
+    else this.busy.set(topic, n);
+  }
+
+  /** The running relay: claim into the free slots, one claim at a time; a request during a claim runs another after it. */
+  private pump(): void {
+    if (!this.running) return;
+    if (this.claiming) {
+      this.claimAgain = true;
+      return;
+    }
+    this.claiming = (async () => {
+      do {
+        this.claimAgain = false;
+        const claimed = await this.claimFree();
+        this.totals.claimed += claimed.length;
+        for (const c of claimed) this.launch(c);
+      } while (this.claimAgain && this.running);
+    })()
+      .catch((err) => this.logger.error(`relay claim failed: ${String(err)}`))
+      .finally(() => (this.claiming = null));
+  }
+
+  private launch(c: ClaimedEvent): void {
+    const life = this.life;
+    const task: Promise<void> = this.process(c, this.totals, life)
+      .catch((err) => {
+        if (err instanceof RelayCrash) {
+          // The simulated process is dead: it claims nothing more.
+          this.running = false;
+          if (this.timer) clearInterval(this.timer);
+          this.timer = null;
+        } else this.logger.error(`delivery of event ${c.event.id} failed: ${String(err)}`);
+      })
+      .finally(() => {
+        this.active.delete(task);
+        this.pump();
+      });
+    this.active.add(task);
+  }
+
+  /** Deliver one claimed event and settle it. Always releases its slot. */
+  private async process(c: ClaimedEvent, pass: Counts, life: Life): Promise<void> {
+    const { event, leaseToken: token } = c;
+    try {
+      await this.hook(life, 'afterClaim', event);
+      this.alive(life);
+      if (!(await this.store.renew(event.id, token, this.leaseMs))) {
+        this.logger.warn(`event ${event.id}: the lease was lost before delivery (another relay took it over); skipped`);
+        pass.stale++;
+        return;
+      }
+      this.alive(life);
+      const error = await this.deliver(event, token, life);
+      if (error === null) await this.hook(life, 'afterDeliver', event);
+      this.alive(life);
+      const settled = error === null ? await this.settleDelivered(event, token) : await this.settleFailed(event, token, error);
       if (settled === 'stale') pass.stale++;
       else if (settled === 'delivered') pass.delivered++;
       else if (settled === 'dead') pass.dead++;
       else pass.failed++;
+    } finally {
+      this.release(event.topic);
     }
-    return pass;
   }
 
-  private async deliver(event: OutboxEvent, token: string): Promise<string | null> {
+  /** A crash elsewhere in this pass (or running relay) means the process is dead: go no further. */
+  private alive(life: Life): void {
+    if (life.crashed) throw life.crashed;
+  }
+
+  private async hook(life: Life, name: 'afterClaim' | 'afterDeliver', event: OutboxEvent): Promise<void> {
+    this.alive(life);
+    const fn = this.options.hooks?.[name];
+    if (!fn) return;
+    try {
+      await fn(event);
+    } catch (err) {
+      // Set synchronously when the hook throws synchronously: the other deliveries of the pass see it before they start.
+      if (err instanceof RelayCrash) life.crashed ??= err;
+      throw err;
+    }
+  }
+
+  private async deliver(event: OutboxEvent, token: string, life: Life): Promise<string | null> {
     const handler = this.handlers.get(event.topic);
     if (!handler) return `no handler for topic '${event.topic}'`;
     const controller = new AbortController();
-    const timeoutMs = this.options.handlerTimeoutMs ?? 30_000;
+    const timeoutMs = this.handlerTimeoutMs;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<string>((resolve) => {
       timer = setTimeout(() => {
@@ -135,55 +277,31 @@ export class OutboxRelay {
     try {
       const work = Promise.resolve().then(() => handler(event, { leaseToken: token, attempt: event.attempts, signal: controller.signal }));
       work.catch(() => undefined);
-      const outcome = await Promise.race([work.then(() => null), timeout]);
-      return outcome;
+      return await Promise.race([work.then(() => null), timeout]);
     } catch (err) {
-      if (err instanceof RelayCrash) throw err;
+      if (err instanceof RelayCrash) {
+        life.crashed ??= err;
+        throw err;
+      }
       return (err instanceof Error ? err.message : String(err)).slice(0, 1000);
     } finally {
       if (timer) clearTimeout(timer);
     }
   }
 
-  private async settleDelivered(id: string, token: string): Promise<'delivered' | 'stale'> {
-    const rows = returning(
-      await this.dataSource.query(
-        `UPDATE zmodu_outbox SET status = 'delivered', delivered_at = now(), lease_owner = NULL, lease_until = NULL, last_error = NULL
-         WHERE id = $1 AND lease_token = $2 AND status = 'delivering' RETURNING id`,
-        [id, token],
-      ),
-    );
-    if (rows.length === 0) {
-      this.logger.warn(`event ${id}: a newer claim owns it; this relay's delivery is not settled (fenced)`);
-      return 'stale';
-    }
-    return 'delivered';
+  private async settleDelivered(event: OutboxEvent, token: string): Promise<'delivered' | 'stale'> {
+    // Settled under the token it was claimed with; the store also lets a success win over a dead-lettering.
+    const settled = await this.store.settleDelivered(event.id, token);
+    if (settled === 'stale') this.logger.warn(`event ${event.id}: a newer claim owns it; this relay's delivery is not settled (fenced)`);
+    return settled;
   }
 
   private async settleFailed(event: OutboxEvent, token: string, error: string): Promise<'failed' | 'dead' | 'stale'> {
     const base = this.options.backoff?.baseMs ?? 1000;
     const max = this.options.backoff?.maxMs ?? 60_000;
-    const delay = Math.min(max, base * 2 ** Math.max(0, event.attempts - 1));
-    const rows = returning(
-      await this.dataSource.query(
-        `UPDATE zmodu_outbox SET status = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'pending' END,
-                next_attempt_at = now() + make_interval(secs => $3::double precision / 1000), last_error = $4, lease_owner = NULL, lease_until = NULL
-         WHERE id = $1 AND lease_token = $2 AND status = 'delivering' RETURNING status`,
-        [event.id, token, delay, error],
-      ),
-    );
-    if (rows.length === 0) return 'stale';
-    if (rows[0].status === 'dead') this.logger.warn(`event ${event.id} (${event.topic}) is dead-lettered after ${event.attempts} attempts: ${error}`);
-    return rows[0].status === 'dead' ? 'dead' : 'failed';
-  }
-
-  /** A claim whose lease expired on its last attempt: dead-letter it (its outcome is unknown). */
-  private async buryExpired(): Promise<number> {
-    return returning(
-      await this.dataSource.query(
-        `UPDATE zmodu_outbox SET status = 'dead', last_error = coalesce(last_error, 'the lease of the last attempt expired'), lease_owner = NULL, lease_until = NULL
-         WHERE status = 'delivering' AND lease_until < now() AND attempts >= max_attempts RETURNING id`,
-      ),
-    ).length;
+    const retryInMs = Math.min(max, base * 2 ** Math.max(0, event.attempts - 1));
+    const settled = await this.store.settleFailed(event.id, token, { error, retryInMs });
+    if (settled === 'dead') this.logger.warn(`event ${event.id} (${event.topic}) is dead-lettered after ${event.attempts} attempts: ${error}`);
+    return settled;
   }
 }

@@ -1,6 +1,7 @@
 import { DataSource } from 'typeorm';
 import { startOutboxApp } from '../../../../test/support/outbox-app';
 import { createTestDatabase, TestDatabase } from '../../../../test/support/test-database';
+import { commandKey } from './command-key';
 import { OutboxRelay, RelayCrash, RelayPass } from './outbox-relay';
 import { OutboxService } from './outbox.service';
 import { CommandDefinition, OutboxEvent } from './outbox.types';
@@ -19,8 +20,8 @@ describe('transactional outbox: nothing lost, nothing twice', () => {
     name: 'ledger.credit',
     description: 'credit an account',
     parameters: { type: 'object', properties: { account: { type: 'string' }, amount: { type: 'integer', minimum: 1 } }, required: ['account', 'amount'], additionalProperties: false },
-    handler: async (args, { manager, invocation }) => {
-      await manager.query('INSERT INTO ledger (run_id, tenant_id, account, amount) VALUES ($1, $2, $3, $4)', [invocation.runId, invocation.tenantId, args.account, args.amount]);
+    handler: async (args, { transaction, invocation }) => {
+      await transaction.query('INSERT INTO ledger (run_id, tenant_id, account, amount) VALUES ($1, $2, $3, $4)', [invocation.runId, invocation.tenantId, args.account, args.amount]);
       if (crashOf.get(invocation.runId) === 'before_commit') throw new Error('process died before the commit');
       return { topic: 'ledger.credited', payload: { account: args.account, amount: args.amount, runId: invocation.runId } };
     },
@@ -49,10 +50,11 @@ describe('transactional outbox: nothing lost, nothing twice', () => {
   }
 
   function relay(name: string, crashAfterClaim: Set<string>, crashAfterDispatch: Set<string>, crashInside: Set<string>): OutboxRelay {
-    const r = new OutboxRelay(t.ds, {
+    const r = new OutboxRelay(t.store, {
       owner: name,
       leaseMs: 250,
-      batchSize: 5,
+      handlerTimeoutMs: 200,
+      concurrency: 5,
       backoff: { baseMs: 5, maxMs: 20 },
       hooks: {
         afterClaim: (e) => {
@@ -117,52 +119,53 @@ describe('transactional outbox: nothing lost, nothing twice', () => {
     // Nothing runs for a rolled-back command.
     for (const r of rolledBack) {
       expect(await t.ds.query('SELECT 1 FROM ledger WHERE run_id = $1', [r.runId])).toHaveLength(0);
-      expect(await t.app.get(OutboxService).findByKey('acme', r.runId)).toBeNull();
+      expect(await t.app.get(OutboxService).findByKey('acme', commandKey({ userId: 'u1', agent: 'ops', runId: r.runId }))).toBeNull();
     }
-    // Replaying a key returns the stored event and runs nothing again.
+    // Replaying a key (same command, same arguments) returns the stored event and runs nothing again.
     for (const r of committed.slice(0, 5)) {
-      const again = await t.call('command.execute', { command: 'ledger.credit', args: { account: 'other', amount: 999 } }, r.runId);
+      const i = Number(r.runId.slice('run-'.length));
+      const again = await t.call('command.execute', { command: 'ledger.credit', args: { amount: i + 1, account: `acct-${i % 7}` } }, r.runId);
       expect(again.value).toEqual({ eventId: r.eventId, replayed: true });
     }
     expect(Number((await t.ds.query('SELECT count(*) AS n FROM ledger'))[0].n)).toBe(committed.length);
   });
 
-  it('a stale relay cannot settle an attempt that a newer relay owns (fencing)', async () => {
+  it('a stale relay cannot deliver or settle an attempt that a newer relay owns (fencing)', async () => {
+    // Two relays whose process stalls (a hook that sleeps) past their lease: one before the delivery, one after it.
+    const outbox = t.app.get(OutboxService);
+    const stall = async (ms: number) => {
+      await sleep(ms);
+    };
+    const fastDone: string[] = [];
+    const stalledBefore = new OutboxRelay(t.store, { owner: 'stalled-before', leaseMs: 60, handlerTimeoutMs: 50, hooks: { afterClaim: () => stall(200) } });
+    const stalledAfter = new OutboxRelay(t.store, { owner: 'stalled-after', leaseMs: 60, handlerTimeoutMs: 50, hooks: { afterDeliver: () => stall(200) } });
+    const fast = new OutboxRelay(t.store, { owner: 'fast', leaseMs: 5_000, handlerTimeoutMs: 1000 });
     const slowDone: string[] = [];
-    let fastSettled = false;
-    const slow = new OutboxRelay(t.ds, { owner: 'slow', leaseMs: 60 });
-    const fast = new OutboxRelay(t.ds, { owner: 'fast', leaseMs: 5_000 });
-    slow.on('fence.test', async (e) => {
-      // Long enough for the fast relay to take over and settle first.
-      for (let i = 0; i < 300 && !fastSettled; i++) await sleep(10);
-      slowDone.push(e.id);
-    });
-    fast.on('fence.test', () => undefined);
-    const id = await t.ds.transaction((m) => t.app.get(OutboxService).enqueue(m, { tenantId: 'acme', topic: 'fence.test', payload: {} }));
-    const slowPass = slow.runOnce();
-    // Wait until the slow relay holds the event and its lease has run out; then the fast one takes it over.
-    for (let i = 0; i < 200; i++) {
-      const [row] = await t.ds.query(`SELECT lease_owner, lease_until < now() AS expired FROM zmodu_outbox WHERE id = $1`, [id]);
-      if (row.lease_owner === 'slow' && row.expired) break;
-      await sleep(10);
+    stalledBefore.on('fence.test', (e) => void slowDone.push(e.id));
+    stalledAfter.on('fence.test', (e) => void slowDone.push(e.id));
+    fast.on('fence.test', (e) => void fastDone.push(e.id));
+    for (const stalled of [stalledBefore, stalledAfter]) {
+      const id = await outbox.publish({ tenantId: 'acme', topic: 'fence.test', payload: {} });
+      const stalledPass = stalled.runOnce();
+      await sleep(120); // the stalled relay's lease has run out
+      expect(await fast.runOnce()).toMatchObject({ claimed: 1, delivered: 1 });
+      expect(await stalledPass).toMatchObject({ claimed: 1, delivered: 0, stale: 1 });
+      const [row] = await t.ds.query('SELECT status, attempts FROM zmodu_outbox WHERE id = $1', [id]);
+      expect(row).toMatchObject({ status: 'delivered', attempts: 2 });
     }
-    const fastPass = await fast.runOnce();
-    fastSettled = true;
-    expect(fastPass).toMatchObject({ claimed: 1, delivered: 1 });
-    expect(await slowPass).toMatchObject({ claimed: 1, delivered: 0, stale: 1 });
-    expect(slowDone).toEqual([id]);
-    const [row] = await t.ds.query('SELECT status, lease_token, attempts FROM zmodu_outbox WHERE id = $1', [id]);
-    expect(row).toMatchObject({ status: 'delivered', attempts: 2 });
+    // Stalled before the delivery: its renew fails and it delivers nothing; stalled after: delivered, but not settled.
+    expect(slowDone).toHaveLength(1);
+    expect(fastDone).toHaveLength(2);
   });
 
   it('dead-letters after N attempts; an admin sees it and can retry it', async () => {
     let healthy = false;
-    const r = new OutboxRelay(t.ds, { owner: 'dl', backoff: { baseMs: 1, maxMs: 1 } });
+    const r = new OutboxRelay(t.store, { owner: 'dl', backoff: { baseMs: 1, maxMs: 1 } });
     r.on('flaky.topic', () => {
       if (!healthy) throw new Error('downstream is down');
     });
     const outbox = t.app.get(OutboxService);
-    const id = await t.ds.transaction((m) => outbox.enqueue(m, { tenantId: 'acme', topic: 'flaky.topic', payload: { n: 1 }, maxAttempts: 3 }));
+    const id = await outbox.publish({ tenantId: 'acme', topic: 'flaky.topic', payload: { n: 1 }, maxAttempts: 3 });
     for (let i = 0; i < 3; i++) {
       await r.runOnce();
       await sleep(10);

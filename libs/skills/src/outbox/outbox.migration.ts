@@ -32,4 +32,24 @@ export class ZmoduOutbox1764461300000 implements MigrationInterface {
   }
 }
 
-export const ZMODU_OUTBOX_MIGRATIONS = [ZmoduOutbox1764461300000];
+/**
+ * command.execute keeps with its event the command's name and the hash of its name and canonical
+ * arguments: the same key with another command or other arguments is a conflict, not a replay.
+ * Its keys are now scoped to tenant, user and agent (see `commandKey`); keys written before this
+ * migration (tenant and run id only) no longer match a new call.
+ */
+export class ZmoduOutboxCommandStamp1764470000000 implements MigrationInterface {
+  name = 'ZmoduOutboxCommandStamp1764470000000';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`ALTER TABLE zmodu_outbox ADD COLUMN IF NOT EXISTS command_name text`);
+    await q.query(`ALTER TABLE zmodu_outbox ADD COLUMN IF NOT EXISTS command_hash text`);
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`ALTER TABLE zmodu_outbox DROP COLUMN IF EXISTS command_hash`);
+    await q.query(`ALTER TABLE zmodu_outbox DROP COLUMN IF EXISTS command_name`);
+  }
+}
+
+export const ZMODU_OUTBOX_MIGRATIONS = [ZmoduOutbox1764461300000, ZmoduOutboxCommandStamp1764470000000];

@@ -6,9 +6,13 @@ import { SkillError } from '../exceptions/skill.error';
 import { compileSchema, describeErrors, EMPTY_PARAMETERS, schemaProblem } from '../json-schema';
 import { SkillInvocation } from '../skill-context';
 import { SkillRegistry } from '../skill.registry';
+import { commandArgsHash, commandKey, commandLockName } from './command-key';
 import { OutboxRelay, RelayOptions } from './outbox-relay';
+import { IDEMPOTENCY_CONFLICT_MESSAGE } from './outbox.messages';
+import { InjectOutboxStore, OUTBOX_STORE, OutboxStore } from './outbox.store';
 import { OutboxService } from './outbox.service';
 import { CommandDefinition, OutboxHandler } from './outbox.types';
+import { TypeOrmOutboxStore } from './typeorm-outbox.store';
 
 export class OutboxModuleOptions {
   /** Application commands for command.execute. */
@@ -21,6 +25,8 @@ export class OutboxModuleOptions {
   maxAttempts?: number = 5;
   /** Permission command.execute requires. Default 'command:execute'. */
   commandPermission?: string = 'command:execute';
+  /** Where events live. Default a TypeOrmOutboxStore on the app's TypeORM DataSource; yours must pass outboxStoreContract. */
+  store?: OutboxStore;
 }
 
 export const {
@@ -33,7 +39,11 @@ export const {
 
 const COMMAND_NAME = /^[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)*$/;
 
-/** command.execute: an application command whose business write and outbox event commit together, once per run id. */
+/**
+ * command.execute: an application command whose business write and outbox event commit together,
+ * once per key (tenant, user, agent, run id), even when calls with one key arrive at once: the
+ * command's transaction takes the key's lock before it looks the key up, so one handler body runs.
+ */
 @Injectable()
 export class CommandSkill implements OnModuleInit {
   private readonly commands = new Map<string, CommandDefinition & { validate: ValidateFunction }>();
@@ -42,8 +52,7 @@ export class CommandSkill implements OnModuleInit {
   constructor(
     @Inject(OUTBOX_MODULE_OPTIONS) raw: OutboxModuleOptions,
     private readonly registry: SkillRegistry,
-    private readonly outbox: OutboxService,
-    @Inject(getDataSourceToken()) private readonly dataSource: DataSource,
+    @InjectOutboxStore() private readonly store: OutboxStore,
   ) {
     this.options = Object.assign(new OutboxModuleOptions(), raw);
     for (const c of this.options.commands ?? []) {
@@ -66,7 +75,8 @@ export class CommandSkill implements OnModuleInit {
       requiredPermission: this.options.commandPermission ?? 'command:execute',
       description:
         `Execute an application command: ${[...this.commands.values()].map((c) => `${c.name}${c.description ? ` (${c.description})` : ''}`).join('; ')}. ` +
-        'Its effect commits with an outbox event; the same run never executes a command twice. Returns the event id.',
+        'Its effect commits with an outbox event; the same run never executes a command twice (the same command and arguments again ' +
+        'return the first event, replayed: true; another command or other arguments under the run id are refused). Returns the event id.',
       parameters: {
         type: 'object',
         properties: { command: { type: 'string', enum: names }, args: { type: 'object' } },
@@ -77,31 +87,36 @@ export class CommandSkill implements OnModuleInit {
     });
   }
 
-  async execute(name: string, args: Record<string, unknown>, ctx: SkillInvocation) {
-    const key = ctx.runId;
-    if (!key) throw new SkillError('run_id_required', 'command.execute needs a run id: it is the idempotency key.');
+  async execute(name: string, args: Record<string, unknown>, ctx: SkillInvocation): Promise<{ eventId: string; replayed: boolean }> {
+    if (!ctx.runId) throw new SkillError('run_id_required', 'command.execute needs a run id: it is the idempotency key.');
     const command = this.commands.get(name);
     if (!command) throw new SkillError('unknown_command', `No command '${name}'.`);
     if (!command.validate(args))
       throw new SkillError('invalid_arguments', `The arguments of ${name} do not match its parameters.`, { problems: describeErrors(command.validate.errors) }, 'InvalidArguments');
     const tenantId = ctx.tenantId ?? null;
-    const prior = await this.outbox.findByKey(tenantId, key);
-    if (prior) return { eventId: prior.id, replayed: true };
-    try {
-      const eventId = await this.dataSource.transaction(async (manager) => {
-        const event = await command.handler(args, { manager, invocation: ctx });
-        if (!event || typeof event.topic !== 'string') throw new Error(`command '${name}' must return the event to publish: { topic, payload }`);
-        return this.outbox.enqueue(manager, { tenantId, topic: event.topic, payload: event.payload, idempotencyKey: key, maxAttempts: this.options.maxAttempts });
+    const key = commandKey(ctx);
+    const argsHash = commandArgsHash(name, args);
+    return this.store.transaction(async (transaction) => {
+      // One holder of the key at a time; the lookup after the lock sees what an earlier holder committed.
+      await this.store.lockKey(transaction, commandLockName(tenantId, key));
+      const prior = await this.store.findByKey(tenantId, key, transaction);
+      if (prior) {
+        if (prior.command?.name === name && prior.command.argsHash === argsHash) return { eventId: prior.id, replayed: true };
+        const stored = prior.command?.name ?? '(an event that is not a command)';
+        throw new SkillError('idempotency_conflict', IDEMPOTENCY_CONFLICT_MESSAGE(ctx.runId, stored, name), { storedCommand: stored });
+      }
+      const event = await command.handler(args, { transaction, invocation: ctx });
+      if (!event || typeof event.topic !== 'string' || event.topic === '') throw new Error(`command '${name}' must return the event to publish: { topic, payload }`);
+      const eventId = await this.store.enqueue(transaction, {
+        tenantId,
+        topic: event.topic,
+        payload: event.payload,
+        idempotencyKey: key,
+        maxAttempts: this.options.maxAttempts ?? 5,
+        command: { name, argsHash },
       });
       return { eventId, replayed: false };
-    } catch (err) {
-      // Two calls with one key at the same moment: the unique key refuses the second; answer with the first.
-      if ((err as { driverError?: { code?: string } }).driverError?.code === '23505') {
-        const first = await this.outbox.findByKey(tenantId, key);
-        if (first) return { eventId: first.id, replayed: true };
-      }
-      throw err;
-    }
+    });
   }
 }
 
@@ -124,31 +139,37 @@ class RelayLifecycle implements OnApplicationBootstrap, OnApplicationShutdown {
 }
 
 function requireDataSource(ds?: DataSource): DataSource {
-  if (!ds) throw new Error('OutboxModule needs a TypeORM DataSource (with ZMODU_OUTBOX_MIGRATIONS).');
+  if (!ds) throw new Error('OutboxModule needs a TypeORM DataSource (with ZMODU_OUTBOX_MIGRATIONS), or a store of your own in its `store` option.');
   return ds;
 }
 
 /**
  * The transactional outbox: command.execute (when commands are given), OutboxService, and an
  * OutboxRelay that delivers events to their handlers at least once, with retries, backoff,
- * dead-lettering and fencing; several app instances can relay at once.
+ * dead-lettering and fencing; several app instances can relay at once. Storage goes through the
+ * OUTBOX_STORE port (TypeOrmOutboxStore by default).
  */
 @Module({
   providers: [
     {
-      provide: OutboxService,
+      provide: OUTBOX_STORE,
       inject: [OUTBOX_MODULE_OPTIONS, { token: getDataSourceToken(), optional: true }],
-      useFactory: (o: OutboxModuleOptions, ds?: DataSource) => new OutboxService(requireDataSource(ds), o.maxAttempts ?? 5),
+      useFactory: (o: OutboxModuleOptions, ds?: DataSource): OutboxStore => o.store ?? new TypeOrmOutboxStore(requireDataSource(ds)),
+    },
+    {
+      provide: OutboxService,
+      inject: [OUTBOX_MODULE_OPTIONS, OUTBOX_STORE],
+      useFactory: (o: OutboxModuleOptions, store: OutboxStore) => new OutboxService(store, o.maxAttempts ?? 5),
     },
     {
       provide: OutboxRelay,
-      inject: [OUTBOX_MODULE_OPTIONS, { token: getDataSourceToken(), optional: true }],
-      useFactory: (o: OutboxModuleOptions, ds?: DataSource) => new OutboxRelay(requireDataSource(ds), o.relay ?? {}),
+      inject: [OUTBOX_MODULE_OPTIONS, OUTBOX_STORE],
+      useFactory: (o: OutboxModuleOptions, store: OutboxStore) => new OutboxRelay(store, o.relay ?? {}),
     },
     CommandSkill,
     RelayLifecycle,
   ],
-  exports: [OutboxService, OutboxRelay],
+  exports: [OutboxService, OutboxRelay, OUTBOX_STORE],
 })
 export class OutboxModule extends ConfigurableOutboxModule {}
 

@@ -1,6 +1,6 @@
-import type { EntityManager } from 'typeorm';
 import type { SkillInvocation } from '../skill-context';
 import type { JsonSchema } from '../json-schema';
+import type { SkillTransaction } from '../transaction';
 
 export type OutboxStatus = 'pending' | 'delivering' | 'delivered' | 'dead';
 
@@ -17,6 +17,15 @@ export interface OutboxEvent {
   readonly lastError: string | null;
   readonly createdAt: Date;
   readonly deliveredAt: Date | null;
+  /** For an event of command.execute: the command, and the hash of its name and canonical arguments. */
+  readonly command: OutboxCommandStamp | null;
+}
+
+/** What command.execute stores with its event, to tell a replay (same command and arguments) from a conflict. */
+export interface OutboxCommandStamp {
+  readonly name: string;
+  /** sha256 of the command name and its arguments with sorted keys (see `commandArgsHash`). */
+  readonly argsHash: string;
 }
 
 /** What a delivery handler gets: the event, and the lease it is delivered under. */
@@ -37,8 +46,11 @@ export interface CommandEvent {
 }
 
 export interface CommandContext {
-  /** The command's transaction: write through it, and the write commits with the outbox event. */
-  readonly manager: EntityManager;
+  /**
+   * The command's transaction: write through `transaction.query(...)` (or TypeORM's
+   * `entityManagerOf(transaction)`), and the write commits with the outbox event.
+   */
+  readonly transaction: SkillTransaction;
   readonly invocation: SkillInvocation;
 }
 
