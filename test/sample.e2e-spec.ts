@@ -289,7 +289,7 @@ describe('sample app over HTTP', () => {
       expect(audit).toMatchObject([{ skill: 'order.submit', outcome: 'ok', approvers: ['lee', 'max'], tenantId: 'acme', userId: 'alice' }]);
     });
 
-    it('an approval with an edit that crosses a threshold gets the extra step; an edit over the limit is 422; both payloads are recorded', async () => {
+    it('an approval with an edit that crosses a threshold gets the extra step, signed by others; an edit over the limit is 422; both payloads are recorded', async () => {
       const r = await app.get(SkillDispatcher).dispatch(desk(), 'approval.submit', { action: 'order.submit', payload: { symbol: 'ACME', side: 'buy', qty: 200, limitPrice: 101.25 } });
       const id = (r.value as { proposalId: string }).proposalId;
       const tooBig = await request(app.getHttpServer())
@@ -303,7 +303,7 @@ describe('sample app over HTTP', () => {
         .set('Authorization', `Bearer ${lead()}`)
         .send({ reason: 'make it 1000', version: 1, step: 0, payload: { symbol: 'ACME', side: 'buy', qty: 1000, limitPrice: 101.25 } });
       expect(edited.status).toBe(200);
-      expect(edited.body).toMatchObject({ verdict: 'approved_pending_next_step', amount: 101_250, version: 2, waitingFor: [{ name: 'second approver' }] });
+      expect(edited.body).toMatchObject({ verdict: 'approved_pending_next_step', amount: 101_250, version: 2, waitingFor: [{ name: 'desk lead' }, { name: 'second approver' }] });
       const after = await read(id);
       expect(after.decisions[0].edit).toMatchObject({ before: { amount: 20_250, payload: { qty: 200 } }, after: { amount: 101_250, payload: { qty: 1000 } } });
     });

@@ -56,7 +56,8 @@ export class PipelineSkills implements OnModuleInit {
         required: ['subject', 'amount'],
         additionalProperties: false,
       },
-      handler: (args, ctx) => this.submit(ctx, APPROVAL_RECORD_ACTION, { subject: args.subject, amount: args.amount }),
+      // A request for approval always waits for a human: its amount is what the request asks (bound into the approval), not a number to trust.
+      handler: (args, ctx) => this.submit(ctx, APPROVAL_RECORD_ACTION, { subject: args.subject, amount: args.amount }, false),
     });
     this.registry.register({
       name: APPROVAL_RECORD_ACTION,
@@ -75,10 +76,9 @@ export class PipelineSkills implements OnModuleInit {
     });
   }
 
-  private async submit(ctx: SkillInvocation, action: string, payload: unknown) {
+  private async submit(ctx: SkillInvocation, action: string, payload: unknown, mayExecute = ctx.guard.evaluate('execute', action).allowed) {
     if (!ctx.tenantId || !ctx.userId) throw new SkillError('proposer_required', 'A proposal needs a tenant and a user in the context.');
-    // The proposer's own policy: an agent that may not execute the action gets a human, whatever the risk.
-    const mayExecute = ctx.guard.evaluate('execute', action).allowed;
+    // mayExecute: the proposer's own policy; an agent that may not execute the action gets a human, whatever the risk.
     try {
       return await this.pipeline.submit(
         { tenantId: ctx.tenantId, userId: ctx.userId, permissions: ctx.permissions, runId: ctx.runId, agent: ctx.agent, mayExecute },

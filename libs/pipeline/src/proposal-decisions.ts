@@ -20,7 +20,9 @@ const ALREADY_DECIDED = 'Separation of duties: you already decided a step of thi
  * the waiting step, and applies in one conditional write only while both are still current;
  * anything else is a conflict and nothing executes. The payload that executes is the one the last
  * approver approved. An approver may approve with an edited payload: it is validated against the
- * action's schema, re-priced, re-reviewed, and may need more steps.
+ * action's schema, re-priced and re-reviewed, and it is a counter-proposal: the chain for the new
+ * amount starts again, signed by others (the editor has decided once already), so every step of
+ * the chain that applies to the payload that runs is signed by someone who read that payload.
  */
 export class ProposalDecisions {
   constructor(

@@ -94,7 +94,8 @@ export class ProposalExecution {
   }
 }
 
-/** Who approved, in step order. */
+/** Who signed the payload that runs, in step order: the approvals since the last edit (an editor proposed that payload). */
 export function approversOf(p: ProposalRecord): string[] {
-  return p.decisions.filter((d) => d.decision === 'approve').map((d) => d.decidedBy);
+  const lastEdit = p.decisions.reduce((v, d) => (d.edit ? Math.max(v, d.version) : v), 0);
+  return p.decisions.filter((d) => d.decision === 'approve' && !d.edit && d.version > lastEdit).map((d) => d.decidedBy);
 }

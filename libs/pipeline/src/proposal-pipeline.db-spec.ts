@@ -87,6 +87,11 @@ describe('ProposalPipeline', () => {
       expect(extra).toMatchObject({ verdict: 'propose_refused', field: 'payload/price' });
       const notObject = await pipeline.submit(ALICE, { action: 'order.submit', payload: 'buy' });
       expect(notObject).toMatchObject({ verdict: 'propose_refused', field: 'payload' });
+      for (const text of ['AC\u0000ME', '\ud800', 'x\udc00y']) {
+        const unstorable = await pipeline.submit(ALICE, { action: 'flaky.thing', payload: { x: 1, note: { text } } });
+        expect(unstorable).toMatchObject({ verdict: 'propose_refused', field: 'payload/note/text', reason: expect.stringMatching(/NUL character or a lone surrogate/) });
+      }
+      expect(await pipeline.submit(ALICE, { action: 'flaky.thing', payload: { ['k\u0000']: 1 } })).toMatchObject({ verdict: 'propose_refused' });
       expect(await stored()).toBe(before);
     });
 
@@ -215,23 +220,44 @@ describe('ProposalPipeline', () => {
   });
 
   describe('approve with edits', () => {
-    it('an edit that crosses a threshold is re-priced and gets the extra step; the decision records both payloads; the edited payload executes', async () => {
+    it('an edit that crosses a threshold is re-priced and gets the extra step; others sign the whole new chain; both payloads are recorded; the edited payload executes', async () => {
       const p = await pipeline.submit(ALICE, order(20_000));
       expect(p.waitingFor?.map((s) => s.name)).toEqual(['desk lead']);
       const edited = await pipeline.decide(lead('lee'), id(p), approve(1, 0, 'make it 1500', { symbol: 'ACME', qty: 1500 }));
-      expect(edited).toMatchObject({ verdict: 'approved_pending_next_step', amount: 150_000, version: 2, waitingFor: [{ name: 'second approver' }] });
+      expect(edited).toMatchObject({ verdict: 'approved_pending_next_step', amount: 150_000, version: 2, waitingFor: [{ name: 'desk lead' }, { name: 'second approver' }] });
       const read = await pipeline.get('acme', id(p));
-      expect(read).toMatchObject({ payload: { symbol: 'ACME', qty: 1500 }, amount: 150_000, waitingStep: { index: 1, name: 'second approver' } });
+      expect(read).toMatchObject({ payload: { symbol: 'ACME', qty: 1500 }, amount: 150_000, approvals: 0, waitingStep: { index: 0, name: 'desk lead' } });
       expect(read.decisions[0].edit).toEqual({ before: { payload: { symbol: 'ACME', qty: 200 }, amount: 20_000 }, after: { payload: { symbol: 'ACME', qty: 1500 }, amount: 150_000 } });
-      const done = await pipeline.decide(lead('max'), id(p), approve(2, 1, 'ok at 1500'));
+      // The editor proposed this payload: they cannot sign its chain.
+      await expect(pipeline.decide(lead('lee'), id(p), approve(2, 0))).rejects.toThrow(ApprovalForbiddenException);
+      await pipeline.decide(lead('max'), id(p), approve(2, 0, 'ok at 1500'));
+      expect(await effects(p.proposalId)).toBe(0);
+      const done = await pipeline.decide(lead('pat'), id(p), approve(3, 1, 'second pair of eyes'));
       expect(done).toMatchObject({ verdict: 'executed', result: { qty: 1500 } });
-      const [effect] = await ds.query('SELECT payload FROM effects WHERE proposal_id = $1', [p.proposalId]);
-      expect(typeof effect.payload === 'string' ? JSON.parse(effect.payload) : effect.payload).toEqual({ symbol: 'ACME', qty: 1500 });
+      const [effect] = await ds.query('SELECT payload, approvers FROM effects WHERE proposal_id = $1', [p.proposalId]);
+      const parse = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v);
+      expect(parse(effect.payload)).toEqual({ symbol: 'ACME', qty: 1500 });
+      expect(parse(effect.approvers)).toEqual(['max', 'pat']);
+    });
+
+    it('an approver cannot edit past a step they may not sign, nor be the only signer of an edit (red team: edit then execute)', async () => {
+      // Waiting for the default step (approval:decide); sam holds only that, and edits to an amount whose chain needs a desk lead.
+      const p = await pipeline.submit({ ...ALICE, mayExecute: false }, order(500));
+      const sam = { tenantId: 'acme', userId: 'sam', permissions: ['approval:decide'] };
+      const edited = await pipeline.decide(sam, id(p), approve(1, 0, 'bigger', { symbol: 'ACME', qty: 98 }));
+      expect(edited).toMatchObject({ verdict: 'approved_pending_next_step', status: 'pending', amount: 9_800 });
+      const big = await pipeline.submit({ ...ALICE, mayExecute: false }, order(500));
+      const bigEdit = await pipeline.decide(sam, id(big), approve(1, 0, 'bigger', { symbol: 'ACME', qty: 990 }));
+      expect(bigEdit).toMatchObject({ status: 'pending', waitingFor: [{ name: 'desk lead', permission: 'desk:lead' }] });
+      await expect(pipeline.decide({ ...sam, userId: 'tim' }, id(big), approve(2, 0))).rejects.toThrow(/desk:lead/);
+      expect(await effects(big.proposalId)).toBe(0);
+      expect(await effects(p.proposalId)).toBe(0);
     });
 
     it('an edit that breaks the schema, or that the risk review rejects, does not apply: the proposal is unchanged', async () => {
       const p = await pipeline.submit(ALICE, order(20_000));
       await expect(pipeline.decide(lead(), id(p), approve(1, 0, 'x', { symbol: 'ACME', qty: 0 }))).rejects.toMatchObject({ field: 'payload/qty' });
+      await expect(pipeline.decide(lead(), id(p), approve(1, 0, 'x', { symbol: 'ACME\u0000', qty: 1 }))).rejects.toThrow(ProposalEditRefusedException);
       await expect(pipeline.decide(lead(), id(p), approve(1, 0, 'x', { symbol: 'ACME', qty: 6000 }))).rejects.toThrow(ProposalEditRefusedException);
       await expect(pipeline.decide(lead(), id(p), approve(1, 0, 'x', { symbol: 'ACME', qty: 6000 }))).rejects.toThrow(/tenant limit/);
       expect(await pipeline.get('acme', id(p))).toMatchObject({ version: 1, payload: { symbol: 'ACME', qty: 200 }, decisions: [] });

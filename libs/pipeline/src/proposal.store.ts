@@ -36,7 +36,12 @@ export interface StoredDecision {
   readonly step: number;
   /** The permission of a step that names none. */
   readonly defaultPermission: string;
-  /** An approval with an edited payload: the new payload, amount and steps (already validated and reviewed). */
+  /**
+   * An approval with an edited payload (already validated and reviewed): a counter-proposal. The
+   * payload, amount and steps are replaced, the approvals counted so far start again from none
+   * (they approved another payload), and the editor, who has now decided, cannot sign again: other
+   * people sign the whole chain of the payload that will run.
+   */
   readonly edit?: ProposalEdit & { readonly steps: readonly ApprovalStep[] };
 }
 

@@ -74,6 +74,8 @@ export class StagedActions {
     const skill = this.has(action) ? this.registry.get(action) : undefined;
     if (!skill || !skill.staged) return { ok: false, reason: `'${action}' is not an action the pipeline executes` };
     if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) return { ok: false, reason: 'payload must be a JSON object', field: 'payload' };
+    const unstorable = unstorableText(payload);
+    if (unstorable) return { ok: false, reason: `payload${unstorable} holds a NUL character or a lone surrogate, which cannot be stored`, field: `payload${unstorable.replace(/\./g, '/')}` };
     if (!skill.validate(payload)) {
       const [problem] = describeErrors(skill.validate.errors);
       return { ok: false, reason: `payload${problem.path === '/' ? '' : problem.path.replace(/\//g, '.')} ${problem.message}`, field: `payload${problem.path === '/' ? '' : problem.path}` };
@@ -116,4 +118,18 @@ export class StagedActions {
   defaultSteps(): ApprovalStep[] {
     return [...(this.options.approval?.defaultSteps ?? DEFAULT_STEPS)];
   }
+}
+
+/** The path of the first string (value or key) PostgreSQL's jsonb cannot hold: a NUL, or a lone UTF-16 surrogate. */
+function unstorableText(value: unknown, path = ''): string | null {
+  const bad = (t: string) => t.includes('\u0000') || /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(t);
+  if (typeof value === 'string') return bad(value) ? path || '.' : null;
+  if (value === null || typeof value !== 'object') return null;
+  for (const [k, v] of Object.entries(value)) {
+    const at = `${path}.${Array.isArray(value) ? k : k}`;
+    if (bad(k)) return at;
+    const found = unstorableText(v, at);
+    if (found) return found;
+  }
+  return null;
 }

@@ -6,7 +6,7 @@ import { ApprovalStep, DecisionRecord, ProposalEdit, ProposalRecord, ProposalSta
 const COLUMNS =
   'p.id, p.tenant_id, p.action, p.payload, p.amount, p.proposer, p.permissions, p.agent, p.status, p.verdict, p.reason, p.steps, p.approvals, p.version, p.run_id, p.created_at, p.expires_at, p.executed_at, p.result';
 const DECISIONS = `coalesce((SELECT json_agg(json_build_object('step', d.step, 'decided_by', d.decided_by, 'decision', d.decision, 'reason', d.reason,
-  'at', d.at, 'version', d.version, 'edit', d.edit) ORDER BY d.step) FROM zmodu_approval_decisions d WHERE d.proposal_id = p.id), '[]')`;
+  'at', d.at, 'version', d.version, 'edit', d.edit) ORDER BY d.version, d.id) FROM zmodu_approval_decisions d WHERE d.proposal_id = p.id), '[]')`;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 type Row = Record<string, unknown>;
@@ -84,9 +84,10 @@ export class TypeOrmProposalStore implements ProposalStore {
         'decide',
         `WITH claimed AS (
            UPDATE zmodu_proposals p SET
-             approvals = CASE WHEN $4 = 'approve' THEN p.approvals + 1 ELSE p.approvals END,
+             approvals = CASE WHEN $12::jsonb IS NOT NULL THEN 0 WHEN $4 = 'approve' THEN p.approvals + 1 ELSE p.approvals END,
              status = CASE WHEN $4 = 'reject' THEN 'rejected'
-                           WHEN p.approvals + 1 >= greatest(1, jsonb_array_length(coalesce($11::jsonb, p.steps))) THEN 'approved'
+                           WHEN $12::jsonb IS NOT NULL THEN 'pending'
+                           WHEN p.approvals + 1 >= greatest(1, jsonb_array_length(p.steps)) THEN 'approved'
                            ELSE 'pending' END,
              reason = CASE WHEN $4 = 'reject' THEN $6 ELSE p.reason END,
              steps = coalesce($11::jsonb, p.steps),
@@ -154,7 +155,7 @@ export class TypeOrmProposalStore implements ProposalStore {
     const own = !m?.queryRunner;
     try {
       const conn = (await runner.connect()) as { query(q: { name: string; text: string; values: unknown[] }): Promise<{ rows: Row[] }> };
-      return (await conn.query({ name: `zmodu_pipeline_${name}_v2`, text, values })).rows;
+      return (await conn.query({ name: `zmodu_pipeline_${name}_v3`, text, values })).rows;
     } finally {
       if (own) await runner.release();
     }

@@ -12,7 +12,7 @@ const ORDER_PARAMETERS = {
     symbol: { type: 'string', pattern: '^[A-Z]{1,6}$', description: 'Ticker, e.g. ACME' },
     side: { type: 'string', enum: ['buy', 'sell'] },
     qty: { type: 'integer', minimum: 1, maximum: 1_000_000 },
-    limitPrice: { type: 'number', exclusiveMinimum: 0, maximum: 1_000_000 },
+    limitPrice: { type: 'number', minimum: 0.0001, maximum: 1_000_000, description: 'Limit price (stored with 4 decimals)' },
   },
   required: ['symbol', 'side', 'qty', 'limitPrice'],
   additionalProperties: false,

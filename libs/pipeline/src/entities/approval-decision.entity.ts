@@ -1,8 +1,11 @@
-import { Column, Entity, PrimaryGeneratedColumn, Unique } from 'typeorm';
+import { Column, Entity, Index, PrimaryGeneratedColumn, Unique } from 'typeorm';
 
-/** Who decided which step of a proposal, when and why. One person decides at most one step of a proposal. */
+/**
+ * Who decided which step of a proposal, on which version, when and why (and an approver's edit).
+ * One decision per version; one person decides at most once per proposal.
+ */
 @Entity({ name: 'zmodu_approval_decisions' })
-@Unique('zmodu_approval_decisions_step', ['proposalId', 'step'])
+@Index('zmodu_approval_decisions_version', ['proposalId', 'version'], { unique: true })
 @Unique('zmodu_approval_decisions_person', ['proposalId', 'decidedBy'])
 export class ApprovalDecisionEntity {
   @PrimaryGeneratedColumn({ type: 'bigint' })

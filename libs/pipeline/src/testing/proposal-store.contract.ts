@@ -130,14 +130,23 @@ export function proposalStoreContract(factory: () => Promise<ProposalStoreHarnes
     expect((await h.store.decide(decision(p.id, { decidedBy: 'max', version: 2 }))).applied).toBe(false);
   });
 
-  it('an approval with an edit replaces payload, amount and steps, and records both payloads', async () => {
+  it('an approval with an edit replaces payload, amount and steps, restarts the chain for others to sign, and records both payloads', async () => {
     const p = proposal({ steps: [LEAD] });
     await h.store.insert(p);
     const edit = { before: { payload: p.payload, amount: 500 }, after: { payload: { symbol: 'ACME', qty: 50 }, amount: 5000 }, steps: [LEAD, SECOND] };
     expect(await h.store.decide(decision(p.id, { edit }))).toEqual({ applied: true, status: 'pending', version: 2 });
     const got = await h.store.get('acme', p.id);
-    expect(got).toMatchObject({ payload: { symbol: 'ACME', qty: 50 }, amount: 5000, steps: [LEAD, SECOND], waitingStep: { index: 1, ...SECOND } });
-    expect(got?.decisions[0].edit).toEqual({ before: edit.before, after: edit.after });
+    expect(got).toMatchObject({ payload: { symbol: 'ACME', qty: 50 }, amount: 5000, steps: [LEAD, SECOND], approvals: 0, waitingStep: { index: 0, ...LEAD } });
+    expect(got?.decisions[0]).toMatchObject({ decidedBy: 'lee', version: 1, edit: { before: edit.before, after: edit.after } });
+    // The editor cannot sign the chain of their own edit; others sign every step of it.
+    expect((await h.store.decide(decision(p.id, { version: 2, step: 0 }))).applied).toBe(false);
+    expect(await h.store.decide(decision(p.id, { decidedBy: 'max', version: 2, step: 0 }))).toEqual({ applied: true, status: 'pending', version: 3 });
+    expect(await h.store.decide(decision(p.id, { decidedBy: 'pat', version: 3, step: 1 }))).toEqual({ applied: true, status: 'approved', version: 4 });
+    expect((await h.store.get('acme', p.id))?.decisions.map((d) => [d.decidedBy, d.step, d.version])).toEqual([
+      ['lee', 0, 1],
+      ['max', 0, 2],
+      ['pat', 1, 3],
+    ]);
   });
 
   it('many approvers deciding the same version at once: exactly one decision applies', async () => {

@@ -23,7 +23,8 @@ export function canonicalJson(value: unknown): string {
 function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
   if (value && typeof value === 'object' && !(value instanceof Date)) {
-    const out: Record<string, unknown> = {};
+    // A null-prototype object: a key named __proto__ is a key here, not a prototype to set.
+    const out = Object.create(null) as Record<string, unknown>;
     for (const k of Object.keys(value).sort()) out[k] = sortKeys((value as Record<string, unknown>)[k]);
     return out;
   }
