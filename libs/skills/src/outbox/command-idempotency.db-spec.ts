@@ -60,9 +60,20 @@ describe('command.execute: once per key, even when concurrent', () => {
     },
   };
 
+  let releaseSlow: () => void = () => undefined;
+  const slow: CommandDefinition = {
+    name: 'probe.slow',
+    parameters,
+    handler: async () => {
+      entries++;
+      await new Promise<void>((r) => (releaseSlow = r));
+      return { topic: 'probe.slow', payload: {} };
+    },
+  };
+
   beforeAll(async () => {
     db = await createTestDatabase();
-    t = await startOutboxApp(db, { commands: [touch, other, flaky] });
+    t = await startOutboxApp(db, { commands: [touch, other, flaky, slow], commandLockWaitMs: 200 });
   });
 
   afterAll(async () => {
@@ -134,5 +145,28 @@ describe('command.execute: once per key, even when concurrent', () => {
     expect(good.value).toMatchObject({ replayed: false });
     expect(entries - before).toBe(2);
     expect(mostInside).toBe(1); // the two bodies never overlapped
+  });
+
+  it('a caller waits a bounded time for the key holder: on a server it answers the retryable command_in_progress, then the replay', async () => {
+    const before = entries;
+    const first = execute('run-slow-1', { n: 1 }, {}, 'probe.slow');
+    while (entries === before) await sleep(10);
+    const started = Date.now();
+    const second = execute('run-slow-1', { n: 1 }, {}, 'probe.slow');
+    if (db.kind === 'postgres') {
+      const busy = await second;
+      expect(busy.error).toMatchObject({ error: 'SkillFailed', reason: 'command_in_progress', retryable: true });
+      expect(Date.now() - started).toBeLessThan(5_000);
+      releaseSlow();
+      const done = await first;
+      expect(done.value).toMatchObject({ replayed: false });
+      expect((await execute('run-slow-1', { n: 1 }, {}, 'probe.slow')).value).toEqual({ eventId: (done.value as { eventId: string }).eventId, replayed: true });
+    } else {
+      // One embedded session: the second call's transaction starts only after the first one ends, and replays it.
+      setTimeout(() => releaseSlow(), 300);
+      const [a, b] = await Promise.all([first, second]);
+      expect(b.value).toEqual({ eventId: (a.value as { eventId: string }).eventId, replayed: true });
+    }
+    expect(entries - before).toBe(1);
   });
 });

@@ -6,6 +6,9 @@ import { OutboxEvent, OutboxHandler } from './outbox.types';
 
 /** What a default lease adds to the handler timeout: room to settle after a handler that ran out its time. */
 export const LEASE_MARGIN_MS = 5000;
+/** Tries of a delivered event's settlement (about a minute of backoff in all). */
+const SETTLE_RETRIES = 12;
+const SETTLE_BACKOFF_MAX_MS = 10_000;
 
 export interface RelayOptions {
   /** This relay's name in the lease (default: a random id). */
@@ -164,7 +167,14 @@ export class OutboxRelay {
     this.reserved += free;
     let claimed: ClaimedEvent[] = [];
     try {
-      claimed = await this.store.claim({ owner: this.owner, limit: free, leaseMs: this.leaseMs, perTopic: { limit: this.topicConcurrency, busy: Object.fromEntries(this.busy) } });
+      claimed = await this.store.claim({
+        owner: this.owner,
+        limit: free,
+        leaseMs: this.leaseMs,
+        perTopic: { limit: this.topicConcurrency, busy: Object.fromEntries(this.busy) },
+        // Only what this relay can deliver: a relay without a topic's handler leaves its events to one that has it.
+        topics: [...this.handlers.keys()],
+      });
     } finally {
       this.reserved -= free;
     }
@@ -219,9 +229,10 @@ export class OutboxRelay {
     this.active.add(task);
   }
 
-  /** Deliver one claimed event and settle it. Always releases its slot. */
+  /** Deliver one claimed event and settle it. Always releases its slot (once an abandoned handler has ended too). */
   private async process(c: ClaimedEvent, pass: Counts, life: Life): Promise<void> {
     const { event, leaseToken: token } = c;
+    let abandoned: Promise<unknown> | null = null;
     try {
       await this.hook(life, 'afterClaim', event);
       this.alive(life);
@@ -231,7 +242,8 @@ export class OutboxRelay {
         return;
       }
       this.alive(life);
-      const error = await this.deliver(event, token, life);
+      const { error, late } = await this.deliver(event, token, life);
+      abandoned = late;
       if (error === null) await this.hook(life, 'afterDeliver', event);
       this.alive(life);
       const settled = error === null ? await this.settleDelivered(event, token) : await this.settleFailed(event, token, error);
@@ -240,7 +252,10 @@ export class OutboxRelay {
       else if (settled === 'dead') pass.dead++;
       else pass.failed++;
     } finally {
-      this.release(event.topic);
+      // A handler that overran its deadline and ignores its signal keeps its slot until it ends:
+      // the relay never runs more handlers at once than `concurrency`.
+      if (abandoned) void abandoned.finally(() => this.release(event.topic));
+      else this.release(event.topic);
     }
   }
 
@@ -262,9 +277,13 @@ export class OutboxRelay {
     }
   }
 
-  private async deliver(event: OutboxEvent, token: string, life: Life): Promise<string | null> {
+  /**
+   * Run the handler under its deadline. `late` is the handler still running after the deadline: its
+   * success, when it comes, is settled then (a late success wins over the failure recorded now).
+   */
+  private async deliver(event: OutboxEvent, token: string, life: Life): Promise<{ error: string | null; late: Promise<unknown> | null }> {
     const handler = this.handlers.get(event.topic);
-    if (!handler) return `no handler for topic '${event.topic}'`;
+    if (!handler) return { error: `no handler for topic '${event.topic}'`, late: null };
     const controller = new AbortController();
     const timeoutMs = this.handlerTimeoutMs;
     let timer: NodeJS.Timeout | undefined;
@@ -274,24 +293,41 @@ export class OutboxRelay {
         resolve(`handler timed out after ${timeoutMs} ms`);
       }, timeoutMs);
     });
+    const work = Promise.resolve().then(() => handler(event, { leaseToken: token, attempt: event.attempts, signal: controller.signal }));
+    work.catch(() => undefined);
     try {
-      const work = Promise.resolve().then(() => handler(event, { leaseToken: token, attempt: event.attempts, signal: controller.signal }));
-      work.catch(() => undefined);
-      return await Promise.race([work.then(() => null), timeout]);
+      const error = await Promise.race([work.then(() => null), timeout]);
+      if (error === null) return { error: null, late: null };
+      const late = work.then(
+        () => this.settleDelivered(event, token).catch((err) => this.logger.error(`event ${event.id}: a late success could not be settled: ${String(err)}`)),
+        () => undefined,
+      );
+      return { error, late };
     } catch (err) {
       if (err instanceof RelayCrash) {
         life.crashed ??= err;
         throw err;
       }
-      return (err instanceof Error ? err.message : String(err)).slice(0, 1000);
+      return { error: (err instanceof Error ? err.message : String(err)).slice(0, 1000), late: null };
     } finally {
       if (timer) clearTimeout(timer);
     }
   }
 
   private async settleDelivered(event: OutboxEvent, token: string): Promise<'delivered' | 'stale'> {
-    // Settled under the token it was claimed with; the store also lets a success win over a dead-lettering.
-    const settled = await this.store.settleDelivered(event.id, token);
+    // Settled under the token it was claimed with; the store also lets a success win over a
+    // dead-lettering, so a settlement that failed (the database was away) is tried again, with
+    // backoff, also after the lease ran out: a delivered event must not stay dead for an admin to resend.
+    let settled: 'delivered' | 'stale' | undefined;
+    for (let attempt = 0; settled === undefined; attempt++) {
+      try {
+        settled = await this.store.settleDelivered(event.id, token);
+      } catch (err) {
+        if (attempt >= SETTLE_RETRIES) throw err;
+        this.logger.warn(`event ${event.id}: settling its delivery failed (${String(err)}); trying again`);
+        await new Promise((resolve) => setTimeout(resolve, Math.min(SETTLE_BACKOFF_MAX_MS, 50 * 2 ** attempt)));
+      }
+    }
     if (settled === 'stale') this.logger.warn(`event ${event.id}: a newer claim owns it; this relay's delivery is not settled (fenced)`);
     return settled;
   }

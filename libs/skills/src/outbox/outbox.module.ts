@@ -27,6 +27,11 @@ export class OutboxModuleOptions {
   commandPermission?: string = 'command:execute';
   /** Where events live. Default a TypeOrmOutboxStore on the app's TypeORM DataSource; yours must pass outboxStoreContract. */
   store?: OutboxStore;
+  /**
+   * How long a command.execute waits for another call holding the same key (each waiter holds a
+   * database connection) before answering the retryable `command_in_progress`. Default 5000 ms.
+   */
+  commandLockWaitMs?: number = 5_000;
 }
 
 export const {
@@ -98,7 +103,10 @@ export class CommandSkill implements OnModuleInit {
     const argsHash = commandArgsHash(name, args);
     return this.store.transaction(async (transaction) => {
       // One holder of the key at a time; the lookup after the lock sees what an earlier holder committed.
-      await this.store.lockKey(transaction, commandLockName(tenantId, key));
+      if (!(await this.store.lockKey(transaction, commandLockName(tenantId, key), this.options.commandLockWaitMs ?? 5_000)))
+        throw new SkillError('command_in_progress', `Another call with run id ${ctx.runId} is executing ${name} now: try again in a moment (it answers with that call's event).`, {
+          retryable: true,
+        });
       const prior = await this.store.findByKey(tenantId, key, transaction);
       if (prior) {
         if (prior.command?.name === name && prior.command.argsHash === argsHash) return { eventId: prior.id, replayed: true };

@@ -40,6 +40,8 @@ export interface ClaimRequest {
    * whose cap is used up is not claimed at all), so one slow topic cannot fill every slot.
    */
   readonly perTopic?: { readonly limit: number; readonly busy: Readonly<Record<string, number>> };
+  /** Claim only events of these topics (the relay's handlers): a relay never claims what it cannot deliver. Absent: every topic. */
+  readonly topics?: readonly string[];
 }
 
 /** An event this claim owns, under `leaseToken` until the lease runs out. */
@@ -70,7 +72,11 @@ export interface OutboxStore {
    * Take the lock of an idempotency key for the rest of `tx`: a second transaction asking for the
    * same key waits until the first commits or rolls back. Look the key up after taking it.
    */
-  lockKey(tx: SkillTransaction, lockName: string): Promise<void>;
+  /**
+   * Take the per-key lock in `tx` until it ends, waiting at most `waitMs` (default: as long as it
+   * takes); false when the wait ran out (another caller holds the key).
+   */
+  lockKey(tx: SkillTransaction, lockName: string, waitMs?: number): Promise<boolean>;
   /** The event of an idempotency key (inside `tx` when given: after `lockKey`, it sees what the previous holder committed). */
   findByKey(tenantId: string | null, key: string, tx?: SkillTransaction): Promise<OutboxEvent | null>;
   get(tenantId: string, id: string): Promise<OutboxEvent | null>;

@@ -34,8 +34,18 @@ export class TypeOrmOutboxStore implements OutboxStore {
     return id;
   }
 
-  async lockKey(tx: SkillTransaction, lockName: string): Promise<void> {
-    await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))::text AS locked', [lockName]);
+  async lockKey(tx: SkillTransaction, lockName: string, waitMs?: number): Promise<boolean> {
+    // lock_timeout bounds the wait (a waiter holds a pooled connection); 55P03 is its expiry.
+    if (waitMs !== undefined) await tx.query(`SELECT set_config('lock_timeout', $1, true)`, [`${Math.max(1, Math.round(waitMs))}ms`]);
+    try {
+      await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))::text AS locked', [lockName]);
+    } catch (err) {
+      const code = (err as { code?: string; driverError?: { code?: string } })?.driverError?.code ?? (err as { code?: string })?.code;
+      if (code === '55P03') return false;
+      throw err;
+    }
+    if (waitMs !== undefined) await tx.query(`SELECT set_config('lock_timeout', '0', true)`);
+    return true;
   }
 
   async findByKey(tenantId: string | null, key: string, tx?: SkillTransaction): Promise<OutboxEvent | null> {
@@ -85,6 +95,7 @@ export class TypeOrmOutboxStore implements OutboxStore {
          SELECT id, topic, next_attempt_at FROM zmodu_outbox
          WHERE ((status = 'pending' AND next_attempt_at <= now()) OR (status = 'delivering' AND lease_until < now() AND attempts < max_attempts))
            AND coalesce(($4::jsonb ->> topic)::int, $5::int) > 0
+           AND ($7::text[] IS NULL OR topic = ANY ($7::text[]))
          ORDER BY next_attempt_at LIMIT $6 FOR UPDATE SKIP LOCKED),
        picked AS (
          SELECT id FROM (SELECT id, next_attempt_at, row_number() OVER (PARTITION BY topic ORDER BY next_attempt_at, id) AS n,
@@ -94,7 +105,7 @@ export class TypeOrmOutboxStore implements OutboxStore {
               lease_until = now() + ${MS('$2')}
        FROM picked WHERE o.id = picked.id
        RETURNING o.${COLUMNS.split(', ').join(', o.')}, o.lease_token`,
-      [request.owner, request.leaseMs, request.limit, JSON.stringify(caps), defaultCap, scan],
+      [request.owner, request.leaseMs, request.limit, JSON.stringify(caps), defaultCap, scan, request.topics ? [...request.topics] : null],
     );
     return rows
       .map((row) => ({ event: toEvent(row), leaseToken: String(row.lease_token) }))

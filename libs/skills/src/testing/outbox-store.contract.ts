@@ -102,6 +102,15 @@ export function outboxStoreContract(name: string, factory: () => Promise<OutboxS
       expect(more.map((c) => c.event.topic)).toEqual(['slow']);
     });
 
+    it('claims only the topics asked for (a relay claims only what it has handlers for)', async () => {
+      await enqueue({ topic: 'mine' });
+      await enqueue({ topic: 'theirs' });
+      const got = await store.claim({ owner: 'r', limit: 10, leaseMs: 10_000, topics: ['mine'] });
+      expect(got.map((c) => c.event.topic)).toEqual(['mine']);
+      expect(await store.claim({ owner: 'r', limit: 10, leaseMs: 10_000, topics: [] })).toEqual([]);
+      expect((await store.claim({ owner: 'r', limit: 10, leaseMs: 10_000 })).map((c) => c.event.topic)).toEqual(['theirs']);
+    });
+
     it('refuses a renew or a settlement under a stale lease token; the new holder settles', async () => {
       const id = await enqueue();
       const [old] = await store.claim({ owner: 'r1', limit: 1, leaseMs: 50 });
@@ -222,6 +231,32 @@ export function outboxStoreContract(name: string, factory: () => Promise<OutboxS
       const got = await Promise.race([store.transaction(async (tx) => (await store.lockKey(tx, 'lock:r'), 'locked')), blocked]);
       clearTimeout(timer);
       expect(got).toBe('locked');
+    });
+
+    it('a bounded wait for a held key gives up (false) instead of waiting on; it never holds the key beside another holder', async () => {
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      let locked!: () => void;
+      const isLocked = new Promise<void>((r) => (locked = r));
+      let holderDone = false;
+      const holder = store.transaction(async (tx) => {
+        await store.lockKey(tx, 'lock:w');
+        locked();
+        await held;
+        holderDone = true;
+      });
+      await isLocked;
+      const started = Date.now();
+      // On one embedded session the second transaction waits for the first as a whole (and then gets the key).
+      const timer = setTimeout(release, 1500);
+      const outcome = await store
+        .transaction(async (tx) => ({ got: await store.lockKey(tx, 'lock:w', 100), holderDone, waitedMs: Date.now() - started }))
+        .catch((err: unknown) => ({ got: err, holderDone, waitedMs: Date.now() - started }));
+      clearTimeout(timer);
+      release();
+      await holder;
+      if (outcome.got === false) expect(outcome.waitedMs).toBeLessThan(1500);
+      else expect(outcome).toMatchObject({ got: true, holderDone: true });
     });
   });
 }
