@@ -19,7 +19,13 @@ module.exports = {
     {
       ...base,
       displayName: 'db',
-      testMatch: ['<rootDir>/libs/**/*.db-spec.ts', '<rootDir>/test/**/*.e2e-spec.ts'],
+      // *.pg-spec.ts need a PostgreSQL server of their own (they stop and start it): they run with the
+      // database suites against PostgreSQL (ZMODU_TEST_DATABASE_URL set, as in .ci/run).
+      testMatch: [
+        '<rootDir>/libs/**/*.db-spec.ts',
+        '<rootDir>/test/**/*.e2e-spec.ts',
+        ...(process.env.ZMODU_TEST_DATABASE_URL ? ['<rootDir>/test/**/*.pg-spec.ts'] : []),
+      ],
     },
   ],
 };

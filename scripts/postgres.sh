@@ -5,6 +5,8 @@
 #                                      URL and the folder; tests run it without fsync, 'durable' keeps the
 #                                      server's defaults (fsync, synchronous commit), for benchmarks
 #   scripts/postgres.sh stop  DIR      stops the server started in DIR (by its pid) and removes DIR
+#   scripts/postgres.sh pause DIR      stops the server started in DIR and keeps its data (an outage)
+#   scripts/postgres.sh resume DIR     starts it again, on the same port with the same settings
 set -euo pipefail
 
 find_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1; }
@@ -32,7 +34,16 @@ case "${1:-}" in
       -o "-p $port -k $dir -c listen_addresses=127.0.0.1 $fast -c max_connections=200" \
       start >&2
     echo "$dir" >"$dir/dir"
+    echo "-p $port -k $dir -c listen_addresses=127.0.0.1 $fast -c max_connections=200" >"$dir/opts"
     echo "postgres://postgres@127.0.0.1:$port/postgres $dir"
+    ;;
+  pause)
+    dir="${2:?usage: postgres.sh pause DIR}"
+    as_postgres "$(find_bin)/pg_ctl" -D "$dir/data" -m fast -w -t 60 stop >&2
+    ;;
+  resume)
+    dir="${2:?usage: postgres.sh resume DIR}"
+    as_postgres "$(find_bin)/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 -o "$(cat "$dir/opts")" start >&2
     ;;
   stop)
     dir="${2:?usage: postgres.sh stop DIR}"
@@ -44,7 +55,7 @@ case "${1:-}" in
     rm -rf "$dir"
     ;;
   *)
-    echo "usage: scripts/postgres.sh start [PORT] [durable] | stop DIR" >&2
+    echo "usage: scripts/postgres.sh start [PORT] [durable] | stop DIR | pause DIR | resume DIR" >&2
     exit 2
     ;;
 esac

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { DynamicModule, Module, ValidationPipe } from '@nestjs/common';
 import { APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import { JwtModule } from '@nestjs/jwt';
+import { TerminusModule } from '@nestjs/terminus';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AgentModule } from '@zmodu/agent';
 import { BusinessSkillsModule, ChannelSpec, NotifyModule, OutboxModule, ZMODU_OUTBOX_MIGRATIONS } from '@zmodu/skills';
@@ -60,6 +61,7 @@ export class AppModule {
             },
           },
         }),
+        TerminusModule.forRoot({ logger: false }),
         JwtModule.register({
           secret: options.jwtSecret,
           signOptions: { algorithm: 'HS256' },

@@ -5,6 +5,7 @@ import { AppModule } from './app.module';
 import { mintToken } from './auth/dev-token';
 import { databaseDescription, jwtSecretFromEnv, optionsFromEnv } from './config';
 import { runDemo } from './demo';
+import { drainOnSignal } from './shutdown';
 
 const USAGE = `usage:
   node dist/apps/sample/main.js              serve the sample over HTTP (PORT, default 3000)
@@ -14,7 +15,8 @@ const USAGE = `usage:
 
 async function serve(): Promise<void> {
   const app = await NestFactory.create(AppModule.register(optionsFromEnv()));
-  app.enableShutdownHooks();
+  // SIGTERM drains HTTP first (kept-alive connections included), then runs the shutdown hooks.
+  drainOnSignal(app, { drainMs: Number(process.env.ZMODU_DRAIN_MS ?? 10_000) });
   const port = Number(process.env.PORT ?? 3000);
   await app.listen(port, process.env.HOST ?? '127.0.0.1');
   new Logger('Sample').log(`trading assistant on http://127.0.0.1:${port} (${databaseDescription()}); mint a token with: npm run token`);

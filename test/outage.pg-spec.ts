@@ -1,0 +1,73 @@
+import { execFileSync } from 'node:child_process';
+import { createServer } from 'node:net';
+import { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { serverDataSourceOptions } from '@zmodu/db';
+import request from 'supertest';
+import { AppModule } from '../apps/sample/src/app.module';
+import { mintToken } from '../apps/sample/src/auth/dev-token';
+
+const SECRET = 'test-secret-that-is-long-enough-for-hs256-0123456789';
+const script = `${__dirname}/../scripts/postgres.sh`;
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * A database outage: the sample runs on a PostgreSQL server of its own, which the test stops and
+ * starts again. Readiness says so (503 with Retry-After), liveness does not, and the service resumes.
+ */
+describe('sample app during a database outage', () => {
+  let url: string;
+  let dir: string;
+  let app: INestApplication;
+  const token = () => mintToken(SECRET, { tenant: 'acme', user: 'alice' });
+
+  beforeAll(async () => {
+    [url, dir] = execFileSync(script, ['start', String(await freePort())], { encoding: 'utf8' }).trim().split(' ');
+    const moduleRef = await Test.createTestingModule({
+      imports: [AppModule.register({ dataSource: async () => serverDataSourceOptions(url, { extra: { connectionTimeoutMillis: 1000 } }), jwtSecret: SECRET })],
+    }).compile();
+    app = moduleRef.createNestApplication({ logger: false });
+    await app.init();
+  }, 120_000);
+
+  afterAll(async () => {
+    await app?.close().catch(() => undefined);
+    if (dir) execFileSync(script, ['stop', dir]);
+  });
+
+  it('readiness answers 200 while the database answers, 503 with Retry-After while it is away (liveness stays 200), and 200 again when it returns', async () => {
+    const ready = await request(app.getHttpServer()).get('/health/ready');
+    expect(ready.status).toBe(200);
+    expect(ready.body).toMatchObject({ status: 'ok', info: { database: { status: 'up' } } });
+    expect(ready.headers['retry-after']).toBeUndefined();
+    expect((await request(app.getHttpServer()).post('/agents/analyst/runs').set('Authorization', `Bearer ${token()}`).send({ goal: 'count orders' })).status).toBe(200);
+
+    execFileSync(script, ['pause', dir]);
+    try {
+      const down = await request(app.getHttpServer()).get('/health/ready');
+      expect(down.status).toBe(503);
+      expect(down.headers['retry-after']).toBe('5');
+      expect(down.body).toMatchObject({ status: 'error', error: { database: { status: 'down' } } });
+      expect((await request(app.getHttpServer()).get('/health')).status).toBe(200);
+    } finally {
+      execFileSync(script, ['resume', dir]);
+    }
+
+    let status = 0;
+    for (let i = 0; i < 50 && status !== 200; i++) {
+      status = (await request(app.getHttpServer()).get('/health/ready')).status;
+      if (status !== 200) await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(status).toBe(200);
+    expect((await request(app.getHttpServer()).post('/agents/analyst/runs').set('Authorization', `Bearer ${token()}`).send({ goal: 'count orders' })).status).toBe(200);
+  }, 120_000);
+});
