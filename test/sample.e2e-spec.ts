@@ -348,7 +348,9 @@ describe('sample app over HTTP', () => {
         request(app.getHttpServer()).post('/agents/ops/runs').set('Authorization', `Bearer ${ops}`).set('x-request-id', 'ops-run-0001').send({ goal: `cancel ${draft.id}` });
       const first = await run();
       expect(first.status).toBe(200);
-      const [cmd, note] = first.body.steps[0].toolCalls;
+      const [cmd] = first.body.steps[0].toolCalls;
+      const [note] = first.body.steps[1].toolCalls;
+      expect(first.body.answer).toBe('Cancelled and noted on the desk log.');
       expect(cmd).toMatchObject({ name: 'command.execute', decision: 'allowed', ok: true });
       const { eventId, replayed } = JSON.parse(cmd.observation);
       expect(replayed).toBe(false);
@@ -369,6 +371,9 @@ describe('sample app over HTTP', () => {
       const [theirs] = await ds.query(`SELECT id FROM sample_orders WHERE tenant_id = 'globex' LIMIT 1`);
       const cross = await request(app.getHttpServer()).post('/agents/ops/runs').set('Authorization', `Bearer ${ops}`).send({ goal: `cancel ${theirs.id}` });
       expect(JSON.parse(cross.body.steps[0].toolCalls[0].observation)).toMatchObject({ error: 'SkillFailed', reason: 'not_found' });
+      // The agent says it failed, and notes nothing.
+      expect(cross.body.answer).toMatch(/^The order was NOT cancelled: not_found/);
+      expect(cross.body.steps.flatMap((st: { toolCalls: Array<{ name: string }> }) => st.toolCalls.map((c) => c.name))).toEqual(['command.execute']);
       expect((await ds.query('SELECT status FROM sample_orders WHERE id = $1', [theirs.id]))[0].status).not.toBe('cancelled');
     });
   });
