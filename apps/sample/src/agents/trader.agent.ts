@@ -79,7 +79,10 @@ export function analystAgent(): AgentSpec {
           { name: 'db.query', arguments: { sql: 'SELECT status, count(*) AS orders, sum(qty) AS quantity FROM sample_orders GROUP BY status ORDER BY status' } },
         ],
       },
-      (req) => ({ text: `Orders by status: ${JSON.stringify((lastObservation(req) as { rows?: unknown[] })?.rows ?? lastObservation(req))}` }),
+      (req) => {
+        const obs = lastObservation(req) as { rows?: unknown[]; error?: string; reason?: string };
+        return { text: obs?.rows ? `Orders by status: ${JSON.stringify(obs.rows)}` : `Could not read the desk orders: ${obs?.reason ?? obs?.error ?? 'no answer'}.` };
+      },
     ]),
     skills: ['market.quote', 'db.query', 'entity.list'],
     guard: { allow: ['market.quote', 'db.query', 'entity.list'], allowExecute: false },
