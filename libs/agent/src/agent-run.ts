@@ -1,6 +1,13 @@
 import { AgentMetricsSnapshot } from './agent-metrics';
 
-export type StopReason = 'final' | 'max_steps' | 'budget_exhausted' | 'aborted' | 'model_error';
+/**
+ * Why a run ended. `budget_exhausted`: a budget ran out (`AgentRunResult.budget` says which);
+ * `quota_unavailable`: the token quota could not be read (its store failed), so the run stopped, fail closed.
+ */
+export type StopReason = 'final' | 'max_steps' | 'budget_exhausted' | 'quota_unavailable' | 'aborted' | 'model_error';
+
+/** The budget that ran out: the run's (`tokensPerRun`), the tenant's period budget, or the user's share of it. */
+export type ExhaustedBudget = 'run' | 'tenant' | 'user';
 
 export interface ToolCallRecord {
   readonly id: string;
@@ -31,8 +38,10 @@ export interface AgentRunResult {
   readonly metrics: AgentMetricsSnapshot;
   /** Proposals of this run that wait for a human (a tool call ended in needs_human or execute_not_permitted). */
   readonly pendingApprovals: PendingApproval[];
-  /** Set when the run ended on a model error or was aborted. */
+  /** Set when the run ended on a model error, was aborted, or could not read its quota. */
   readonly error?: string;
+  /** With `stoppedReason: 'budget_exhausted'`: which budget ran out. */
+  readonly budget?: ExhaustedBudget;
 }
 
 /** Who runs the agent: the same fields every caller puts in a SkillContext, minus the guard (the agent brings it). */

@@ -12,6 +12,10 @@ export interface AgentBudget {
   readonly tokensPerRun?: number;
   /** Tokens per tenant per quota period for this agent, persisted (TokenQuota). */
   readonly tokensPerPeriod?: number;
+  /** Fair use: the fraction (0 < share <= 1) of the tenant's period budget one user may spend with this agent. */
+  readonly userShare?: number;
+  /** Fair use: tokens one user of a tenant may spend per quota period with this agent. With userShare, the smaller applies. */
+  readonly tokensPerUserPerPeriod?: number;
 }
 
 /** Declarative wiring of one agent. `guard` is required: there is no unguarded agent. */

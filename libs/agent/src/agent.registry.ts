@@ -38,6 +38,9 @@ export class AgentRegistry implements OnApplicationBootstrap {
   onApplicationBootstrap(): void {
     for (const agent of this.agents.values()) {
       this.quota.setAgentLimit(agent.name, agent.spec.budget?.tokensPerPeriod);
+      const budget = agent.spec.budget;
+      if (budget?.userShare !== undefined || budget?.tokensPerUserPerPeriod !== undefined)
+        this.quota.setAgentUserShare(agent.name, { userShare: budget.userShare, userLimit: budget.tokensPerUserPerPeriod });
       const health = agent.auditPolicy();
       if (!policyNeedsAttention(health)) continue;
       const message = POLICY_WARNING_MESSAGE(agent.name, describe(health));

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
-import { AgentAuditLog } from '@zmodu/guard';
+import { AgentAuditLog, TokenQuota } from '@zmodu/guard';
 import { Skill, SkillInvocation } from '@zmodu/skills';
 import { AgentModule } from './agent.module';
 import { AgentRegistry } from './agent.registry';
@@ -148,8 +148,50 @@ describe('Agent.run', () => {
     expect(r.steps[0].toolCalls[0].decision).toBe('allowed');
     expect(r.steps[1].toolCalls[0].cause).toBe('denied_budget');
     expect(r.stoppedReason).toBe('budget_exhausted');
+    expect(r.budget).toBe('run');
     expect(r.metrics.toolDenied).toEqual({ denied_budget: 1 });
     await app.close();
+  });
+
+  it('stops a user at their share of the tenant budget (budget: user) while another user of the tenant goes on', async () => {
+    const turn = { toolCalls: [{ name: 'market.quote', arguments: { symbol: 'A' } }], usage: { inputTokens: 40, outputTokens: 10 } };
+    const provider = new ScriptedModelProvider([turn, turn, turn, { text: 'done' }]);
+    const app = await boot([trader({ provider, budget: { tokensPerPeriod: 1000, userShare: 0.1, tokensPerUserPerPeriod: 500 } })]);
+    const quota = app.get(TokenQuota);
+    expect(quota.userLimitFor({ tenantId: 't1', agent: 'trader', userId: 'alice' })).toBe(100);
+    const r = await app.get(AgentRegistry).get('trader').run('go', { tenantId: 't1', userId: 'alice' });
+    expect(r).toMatchObject({ stoppedReason: 'budget_exhausted', budget: 'user' });
+    const status = await quota.check({ tenantId: 't1', agent: 'trader', userId: 'alice' });
+    expect(status).toMatchObject({ allowed: false, exhausted: 'user' });
+    expect(status.user?.used).toBeGreaterThanOrEqual(100);
+    expect((await quota.check({ tenantId: 't1', agent: 'trader', userId: 'bob' })).allowed).toBe(true);
+    await app.close();
+  });
+
+  it('stops with budget: tenant when the tenant budget is used up', async () => {
+    const app = await boot([trader({ budget: { tokensPerPeriod: 50, userShare: 1 } })]);
+    await app.get(TokenQuota).charge({ tenantId: 't1', agent: 'trader', userId: 'other' }, 50);
+    const r = await app.get(AgentRegistry).get('trader').run('go', { tenantId: 't1', userId: 'alice' });
+    expect(r).toMatchObject({ stoppedReason: 'budget_exhausted', budget: 'tenant', steps: [] });
+    await app.close();
+  });
+
+  it('stops with quota_unavailable, not budget_exhausted, when the quota store throws', async () => {
+    const app = await boot([trader({ budget: { tokensPerPeriod: 1000 } })]);
+    const store = (app.get(TokenQuota) as unknown as { store: { used: () => Promise<number> } }).store;
+    store.used = () => Promise.reject(new Error('connect ECONNREFUSED 127.0.0.1:5432'));
+    const r = await app.get(AgentRegistry).get('trader').run('go', { tenantId: 't1', userId: 'alice' });
+    expect(r.stoppedReason).toBe('quota_unavailable');
+    expect(r.budget).toBeUndefined();
+    expect(r.error).toMatch(/quota could not be checked/);
+    expect(r.steps).toEqual([]);
+    await app.close();
+  });
+
+  it('rejects a userShare outside (0, 1] and a negative tokensPerUserPerPeriod', async () => {
+    await expect(boot([trader({ budget: { userShare: 0 } })])).rejects.toThrow(/userShare/);
+    await expect(boot([trader({ budget: { userShare: 2 } })])).rejects.toThrow(/userShare/);
+    await expect(boot([trader({ budget: { tokensPerUserPerPeriod: -1 } })])).rejects.toThrow(/tokensPerUserPerPeriod/);
   });
 
   it('reports a model error in the result instead of throwing', async () => {

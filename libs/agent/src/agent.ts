@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
-import { auditPolicy, Guard, GuardPolicy, GuardStats, PolicyHealth, TokenQuota } from '@zmodu/guard';
+import { auditPolicy, Guard, GuardPolicy, GuardStats, PolicyHealth, QuotaBudget, QuotaKey, TokenQuota } from '@zmodu/guard';
 import { createSkillContext, SkillDispatcher, SkillRegistry } from '@zmodu/skills';
 import { AgentMetrics, AgentMetricsSnapshot } from './agent-metrics';
-import { AgentRunContext, AgentRunResult, AgentStep, PendingApproval, StopReason } from './agent-run';
+import { AgentRunContext, AgentRunResult, AgentStep, ExhaustedBudget, PendingApproval, StopReason } from './agent-run';
 import { AgentSpec, DEFAULT_MAX_STEPS, DEFAULT_MAX_TOOL_CALLS_PER_TURN } from './agent-spec';
 import { ChatMessage, ToolSpec } from './providers/model-provider';
 
@@ -60,7 +60,7 @@ export class Agent {
       agent: this.name,
       signal: context.signal,
     });
-    const quotaKey = { tenantId: ctx.tenantId ?? '', agent: this.name };
+    const quotaKey: QuotaKey = { tenantId: ctx.tenantId ?? '', agent: this.name, userId: ctx.userId ?? null };
     const metrics = new AgentMetrics();
     metrics.runs = 1;
     const steps: AgentStep[] = [];
@@ -73,6 +73,7 @@ export class Agent {
     let answer = '';
     let stoppedReason: StopReason = 'max_steps';
     let error: string | undefined;
+    let budget: ExhaustedBudget | undefined;
 
     for (let index = 0; index < maxSteps; index++) {
       if (signal.aborted) {
@@ -80,8 +81,20 @@ export class Agent {
         error = 'the run was aborted';
         break;
       }
-      if (guard.remainingBudget <= 0 || !(await this.quotaAllows(quotaKey))) {
+      if (guard.remainingBudget <= 0) {
         stoppedReason = 'budget_exhausted';
+        budget = 'run';
+        break;
+      }
+      const quota = await this.quotaState(quotaKey);
+      if (quota === 'unavailable') {
+        stoppedReason = 'quota_unavailable';
+        error = 'the token quota could not be checked (its store failed); the run stopped';
+        break;
+      }
+      if (quota !== 'ok') {
+        stoppedReason = 'budget_exhausted';
+        budget = quota;
         break;
       }
       let turn;
@@ -135,7 +148,7 @@ export class Agent {
     // The answer says when work waits for a human, whatever the model wrote.
     if (pendingApprovals.length)
       answer = `${answer}${answer ? '\n\n' : ''}${pendingApprovals.map((p) => `Proposal ${p.proposalId} (${p.skill}) needs human approval${p.reason ? `: ${p.reason}` : ''}.`).join('\n')}`;
-    return { runId, agent: this.name, answer, stoppedReason, steps, metrics: snapshot, pendingApprovals, ...(error ? { error } : {}) };
+    return { runId, agent: this.name, answer, stoppedReason, steps, metrics: snapshot, pendingApprovals, ...(error ? { error } : {}), ...(budget ? { budget } : {}) };
   }
 
   getMetrics(): AgentMetricsSnapshot {
@@ -150,12 +163,14 @@ export class Agent {
     return block ? `${base}\n\n${block}` : base;
   }
 
-  private async quotaAllows(key: { tenantId: string; agent: string }): Promise<boolean> {
+  /** 'ok', the budget that ran out, or 'unavailable' when the quota store cannot be read. */
+  private async quotaState(key: QuotaKey): Promise<'ok' | QuotaBudget | 'unavailable'> {
     try {
-      return (await this.quota.check(key)).allowed;
+      const status = await this.quota.check(key);
+      return status.allowed ? 'ok' : (status.exhausted ?? 'tenant');
     } catch (err) {
-      this.logger.error(`token quota check failed, stopping the run: ${String(err)}`);
-      return false;
+      this.logger.error(`token quota check failed, stopping the run (quota_unavailable): ${String(err)}`);
+      return 'unavailable';
     }
   }
 }

@@ -26,10 +26,13 @@ export function validateAgentSpec(spec: AgentSpec): void {
   const perTurn = spec.maxToolCallsPerTurn;
   if (perTurn !== undefined && (!Number.isInteger(perTurn) || perTurn < 1 || perTurn > MAX_MAX_TOOL_CALLS_PER_TURN))
     fail(`maxToolCallsPerTurn must be a whole number from 1 to ${MAX_MAX_TOOL_CALLS_PER_TURN}`);
-  for (const key of ['tokensPerRun', 'tokensPerPeriod'] as const) {
+  for (const key of ['tokensPerRun', 'tokensPerPeriod', 'tokensPerUserPerPeriod'] as const) {
     const v = spec.budget?.[key];
     if (v !== undefined && !(typeof v === 'number' && v >= 0 && Number.isFinite(v))) fail(`budget.${key} must be a number >= 0`);
   }
+  const share = spec.budget?.userShare;
+  if (share !== undefined && !(typeof share === 'number' && share > 0 && share <= 1))
+    fail('budget.userShare must be a fraction of the tenant budget, > 0 and <= 1 (e.g. 0.25)');
   if (spec.systemPrompt !== undefined && typeof spec.systemPrompt !== 'string') fail('systemPrompt must be a string');
   if (spec.memory !== undefined && typeof spec.memory?.recallBlock !== 'function') fail('memory must implement recallBlock(scope, goal)');
 }

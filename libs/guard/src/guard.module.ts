@@ -73,12 +73,19 @@ const storeProviders: Provider[] = [
   },
 ];
 
-/** Flushes the audit log when the application shuts down (enableShutdownHooks, or app.close()). */
+/**
+ * At shutdown (enableShutdownHooks, or app.close()): writes the queued token charges and flushes
+ * the audit log, each trying to the end; an audit flush that still fails is thrown after both ran.
+ */
 @Injectable()
-class AuditLogShutdown implements OnApplicationShutdown {
-  constructor(@Inject(AgentAuditLog) private readonly audit: AgentAuditLog) {}
+class GuardShutdown implements OnApplicationShutdown {
+  constructor(
+    @Inject(AgentAuditLog) private readonly audit: AgentAuditLog,
+    @Inject(TokenQuota) private readonly quota: TokenQuota,
+  ) {}
   async onApplicationShutdown(): Promise<void> {
-    await this.audit.close();
+    const [, audit] = await Promise.allSettled([this.quota.close(), this.audit.close()]);
+    if (audit.status === 'rejected') throw audit.reason;
   }
 }
 
@@ -87,7 +94,7 @@ class AuditLogShutdown implements OnApplicationShutdown {
  * `AgentModule.forRoot` imports it for you; import it yourself to dispatch skills without agents.
  */
 @Module({
-  providers: [...storeProviders, AuditLogShutdown],
+  providers: [...storeProviders, GuardShutdown],
   exports: [AgentAuditLog, TokenQuota, AUDIT_LOG_STORE, TOKEN_QUOTA_STORE],
 })
 export class GuardModule extends ConfigurableGuardModule {}

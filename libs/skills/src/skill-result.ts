@@ -1,4 +1,4 @@
-import { ActionClass, AuditOutcome, DenialCause } from '@zmodu/guard';
+import { ActionClass, AuditOutcome, DenialCause, QuotaBudget } from '@zmodu/guard';
 
 /** The JSON error the model sees, e.g. {"error":"ToolDenied","reason":"denied_execute_class"}. */
 export interface SkillErrorBody {
@@ -14,9 +14,14 @@ export interface SkillCallResult {
   readonly action: ActionClass;
   /** The guard's decision; `allowed` also when a later step (permission, arguments, tenant) refused. */
   readonly decision: 'allowed' | 'denied';
-  /** Guard denial cause, or the later refusal (`missing_permission`, `invalid_arguments`, `tenant_required`). */
-  readonly cause: DenialCause | 'missing_permission' | 'invalid_arguments' | 'tenant_required' | null;
+  /**
+   * Guard denial cause, `quota_unavailable` (the token quota could not be read: refused, fail closed,
+   * decision 'denied', outcome 'error'), or the later refusal (`missing_permission`, `invalid_arguments`, `tenant_required`).
+   */
+  readonly cause: DenialCause | 'quota_unavailable' | 'missing_permission' | 'invalid_arguments' | 'tenant_required' | null;
   readonly outcome: AuditOutcome;
+  /** With `denied_budget` from the persistent quota: which budget ran out, the tenant's or the user's share. */
+  readonly budget?: QuotaBudget;
   /** The handler's value when ok. */
   readonly value?: unknown;
   readonly error?: SkillErrorBody;

@@ -205,6 +205,34 @@ describe('SkillDispatcher', () => {
     expect((await quota.check({ tenantId: 't1', agent: 'trader' })).used).toBe(5);
   });
 
+  it('refuses with denied_budget naming the user budget when the user used up their share', async () => {
+    quota.setAgentLimit('trader', 1000);
+    quota.setAgentUserShare('trader', { userShare: 0.1 });
+    await quota.charge({ tenantId: 't1', agent: 'trader', userId: 'u1' }, 100);
+    const r = await dispatcher.dispatch(ctx(), 'market.quote', { symbol: 'A' });
+    expect(r).toMatchObject({ decision: 'denied', cause: 'denied_budget', budget: 'user' });
+    expect(fixture.calls).toBe(0);
+    const other = await dispatcher.dispatch(ctx({ userId: 'u2' }), 'market.quote', { symbol: 'A' });
+    expect(other.ok).toBe(true);
+    // The call of u2 was charged to the tenant and to u2.
+    expect((await quota.check({ tenantId: 't1', agent: 'trader', userId: 'u2' })).user?.used).toBe(other.tokens);
+    expect((await quota.check({ tenantId: 't1', agent: 'trader' })).used).toBe(100 + other.tokens);
+  });
+
+  it('refuses with its own cause quota_unavailable when the quota store throws, and audits it as an error', async () => {
+    const q = quota as unknown as { store: { used: () => Promise<number> } };
+    quota.setAgentLimit('trader', 1000);
+    q.store.used = () => Promise.reject(new Error('connect ECONNREFUSED'));
+    const c = ctx();
+    const r = await dispatcher.dispatch(c, 'market.quote', { symbol: 'A' });
+    expect(r).toMatchObject({ ok: false, decision: 'denied', cause: 'quota_unavailable', outcome: 'error' });
+    expect(JSON.parse(r.observation)).toEqual({ error: 'ToolDenied', reason: 'quota_unavailable' });
+    expect(fixture.calls).toBe(0);
+    expect(c.guard.getStats().denied_budget).toBe(0);
+    const rows = await audit.query({ runId: c.runId });
+    expect(rows).toMatchObject([{ decision: 'denied', cause: 'quota_unavailable', outcome: 'error', tokens: 0 }]);
+  });
+
   it('meters allowed calls into the quota and audits every call', async () => {
     const c = ctx();
     const r = await dispatcher.dispatch(c, 'market.quote', { symbol: 'ACME' });

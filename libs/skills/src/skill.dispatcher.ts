@@ -1,5 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
-import { AgentAuditLog, DenialCause, DENIED, Guard, TokenQuota, AuditOutcome } from '@zmodu/guard';
+import { AgentAuditLog, DenialCause, DENIED, Guard, TokenQuota, AuditOutcome, QuotaBudget, QuotaKey } from '@zmodu/guard';
 import { InvalidSkillContextException } from './exceptions/invalid-context.exception';
 import { SkillError } from './exceptions/skill.error';
 import { describeErrors } from './json-schema';
@@ -41,15 +41,29 @@ export class SkillDispatcher {
     const cost = skill?.cost ?? estimateTokens(argsText ?? '');
 
     // 2. Guard: deny, allow, execute switch, budget (in-memory budget, then the persistent quota).
-    let decision = !skill
+    const decision = !skill
       ? DENIED.denied_not_listed
       : skill.staged !== isStagedExecution(ctx.staged)
         ? DENIED.denied_staged
         : ctx.guard.evaluate(action, skillName, cost);
     // A staged execution was decided by the pipeline (and its approvers): it is metered, not refused for the quota.
     if (decision.allowed && !isStagedExecution(ctx.staged)) {
-      const quota = await this.quotaAllows(ctx);
-      if (!quota) decision = DENIED.denied_budget;
+      const quota = await this.quotaState(ctx);
+      if (quota === 'unavailable') {
+        // Fail closed, under a cause of its own: the budget is not known to be spent, it cannot be read.
+        return this.finish(ctx, skillName, action, started, argsText, 'denied', 'quota_unavailable', 'error', {
+          error: 'ToolDenied',
+          reason: 'quota_unavailable',
+        });
+      }
+      if (quota !== 'ok') {
+        ctx.guard.commit(DENIED.denied_budget, cost);
+        const denied = await this.finish(ctx, skillName, action, started, argsText, 'denied', 'denied_budget', 'denied', {
+          error: 'ToolDenied',
+          reason: 'denied_budget',
+        });
+        return { ...denied, budget: quota };
+      }
     }
     ctx.guard.commit(decision, cost);
     if (!decision.allowed || !skill) {
@@ -224,19 +238,21 @@ export class SkillDispatcher {
       : { ok: true, skill, action, decision, cause, outcome, value, observation, durationMs, tokens };
   }
 
-  private async quotaAllows(ctx: SkillContext): Promise<boolean> {
+  /** 'ok', the budget that ran out, or 'unavailable' when the quota store cannot be read. */
+  private async quotaState(ctx: SkillContext): Promise<'ok' | QuotaBudget | 'unavailable'> {
     try {
-      return (await this.quota.check(quotaKey(ctx))).allowed;
+      const status = await this.quota.check(quotaKey(ctx));
+      return status.allowed ? 'ok' : (status.exhausted ?? 'tenant');
     } catch (err) {
       // Fail closed: a quota that cannot be read is a quota that is not granted.
-      this.logger.error(`token quota check failed, refusing the call: ${String(err)}`);
-      return false;
+      this.logger.error(`token quota check failed, refusing the call (quota_unavailable): ${String(err)}`);
+      return 'unavailable';
     }
   }
 }
 
-function quotaKey(ctx: SkillContext) {
-  return { tenantId: ctx.tenantId ?? '', agent: ctx.agent ?? '' };
+function quotaKey(ctx: SkillContext): QuotaKey {
+  return { tenantId: ctx.tenantId ?? '', agent: ctx.agent ?? '', userId: ctx.userId ?? null };
 }
 
 function safeStringify(value: unknown): string | undefined {

@@ -7,14 +7,31 @@ const e = (runId: string): AuditEntry => ({
 });
 
 class FlakyStore extends InMemoryAuditLogStore {
-  failures = 0;
+  /** While true, every call fails, as when the database is unreachable. */
+  down = false;
   appends = 0;
   override async append(entries: readonly AuditEntry[]): Promise<void> {
     this.appends++;
-    if (this.failures > 0) {
-      this.failures--;
-      throw new Error('store down');
-    }
+    if (this.down) throw new Error('store down');
+    return super.append(entries);
+  }
+  override async setAside(letters: Parameters<InMemoryAuditLogStore['setAside']>[0]): Promise<void> {
+    if (this.down) throw new Error('store down');
+    return super.setAside(letters);
+  }
+  override async query(filter: Parameters<InMemoryAuditLogStore['query']>[0]) {
+    if (this.down) throw new Error('store down');
+    return super.query(filter);
+  }
+}
+
+/** A store that refuses every batch holding one given run (an unwritable row), like PostgreSQL refusing a bad value. */
+class PoisonedStore extends InMemoryAuditLogStore {
+  constructor(private readonly poison: string) {
+    super();
+  }
+  override async append(entries: readonly AuditEntry[]): Promise<void> {
+    if (entries.some((x) => x.runId === this.poison)) throw new Error('invalid byte sequence for encoding "UTF8": 0x00');
     return super.append(entries);
   }
 }
@@ -54,14 +71,126 @@ describe('AgentAuditLog', () => {
 
   it('keeps a batch the store refused and writes it on the next flush, in order', async () => {
     const store = new FlakyStore();
-    store.failures = 1;
+    store.down = true;
     const log = new AgentAuditLog(store, { batchSize: 100, flushIntervalMs: 60_000 });
     log.record(e('1'));
     await expect(log.flush()).rejects.toThrow('store down');
+    expect(log.pending).toBe(1);
+    store.down = false;
     log.record(e('2'));
     await log.flush();
     expect((await store.query({})).map((r) => r.runId)).toEqual(['1', '2']);
+    expect(log.deadLettered).toBe(0);
     await log.close();
+  });
+
+  it('sets aside one poisoned entry among a hundred and writes the ninety-nine others, in order', async () => {
+    const store = new PoisonedStore('42');
+    const log = new AgentAuditLog(store, { batchSize: 100, flushIntervalMs: 60_000 });
+    for (let i = 0; i < 100; i++) log.record(e(String(i)));
+    await log.flush();
+    const written = (await store.query({ limit: 1000 })).map((r) => r.runId);
+    expect(written).toHaveLength(99);
+    expect(written).not.toContain('42');
+    expect(written).toEqual(Array.from({ length: 100 }, (_, i) => String(i)).filter((id) => id !== '42'));
+    expect(log.deadLettered).toBe(1);
+    expect(log.metrics()).toMatchObject({ pending: 0, written: 99, deadLettered: 1, dropped: 0 });
+    const letters = await store.deadLetters();
+    expect(letters).toHaveLength(1);
+    expect(letters[0].entry.runId).toBe('42');
+    expect(letters[0].error).toContain('0x00');
+    // The trail is not blocked: later entries of every tenant are written.
+    log.record(e('after'));
+    await log.flush();
+    expect((await store.query({ runId: 'after' })).length).toBe(1);
+    await log.close();
+  });
+
+  it('loses nothing during an outage: entries stay queued and are all written once the store is back', async () => {
+    const store = new FlakyStore();
+    const log = new AgentAuditLog(store, { batchSize: 10, flushIntervalMs: 60_000 });
+    store.down = true;
+    for (let i = 0; i < 35; i++) log.record(e(String(i)));
+    await expect(log.flush()).rejects.toThrow('store down');
+    for (let i = 35; i < 50; i++) log.record(e(String(i)));
+    await expect(log.flush()).rejects.toThrow('store down');
+    expect(log.pending).toBe(50);
+    expect(log.deadLettered).toBe(0);
+    store.down = false;
+    await log.flush();
+    expect((await store.query({ limit: 1000 })).map((r) => r.runId)).toEqual(Array.from({ length: 50 }, (_, i) => String(i)));
+    expect(await store.deadLetters()).toEqual([]);
+    expect(log.metrics()).toMatchObject({ pending: 0, written: 50, deadLettered: 0, dropped: 0 });
+    await log.close();
+  });
+
+  it('does not set aside a good entry on a single blip of the store', async () => {
+    const store = new FlakyStore();
+    let fails = 1;
+    const append = store.append.bind(store);
+    store.append = async (entries) => {
+      if (fails-- > 0) throw new Error('blip');
+      return append(entries);
+    };
+    const log = new AgentAuditLog(store, { batchSize: 100, flushIntervalMs: 60_000 });
+    log.record(e('only'));
+    await log.flush();
+    expect(log.deadLettered).toBe(0);
+    expect((await store.query({ runId: 'only' })).length).toBe(1);
+    await log.close();
+  });
+
+  it('drops the oldest entries past maxBuffered while the store is down, and counts them', async () => {
+    const store = new FlakyStore();
+    store.down = true;
+    const log = new AgentAuditLog(store, { batchSize: 5, maxBuffered: 10, flushIntervalMs: 60_000 });
+    for (let i = 0; i < 13; i++) log.record(e(String(i)));
+    await expect(log.flush()).rejects.toThrow('store down');
+    expect(log.pending).toBe(10);
+    expect(log.dropped).toBe(3);
+    store.down = false;
+    await log.flush();
+    expect((await store.query({ limit: 100 })).map((r) => r.runId)).toEqual(['3', '4', '5', '6', '7', '8', '9', '10', '11', '12']);
+    await log.close();
+  });
+
+  it('cleans NUL and lone surrogates from the text fields at record time, and counts it', async () => {
+    const store = new InMemoryAuditLogStore();
+    const log = new AgentAuditLog(store, { batchSize: 100, flushIntervalMs: 60_000 });
+    log.record({ ...e('n'), userId: 'eve\u0000root', tenantId: 'acme\ud800', cause: '\udc00x', approvers: ['a\u0000'] });
+    log.record(e('clean'));
+    expect(log.sanitized).toBe(1);
+    await log.flush();
+    const [row] = await store.query({ runId: 'n' });
+    expect(row).toMatchObject({ userId: 'eve\ufffdroot', tenantId: 'acme\ufffd', cause: '\ufffdx', approvers: ['a\ufffd'] });
+    // A well-formed surrogate pair is kept.
+    log.record({ ...e('pair'), userId: 'emoji \ud83d\ude00' });
+    expect(log.sanitized).toBe(1);
+    expect((await log.query({ runId: 'pair' }))[0].userId).toBe('emoji \ud83d\ude00');
+    await log.close();
+  });
+
+  it('close() tries again while the store is down, then counts what it could not write', async () => {
+    const store = new FlakyStore();
+    store.down = true;
+    const log = new AgentAuditLog(store, { batchSize: 100, flushIntervalMs: 1, closeAttempts: 3 });
+    log.record(e('1'));
+    log.record(e('2'));
+    const before = store.appends;
+    await expect(log.close()).rejects.toThrow('store down');
+    expect(store.appends - before).toBeGreaterThanOrEqual(3);
+    expect(log.dropped).toBe(2);
+  });
+
+  it('close() writes everything once the store comes back during its retries', async () => {
+    const store = new FlakyStore();
+    store.down = true;
+    const log = new AgentAuditLog(store, { batchSize: 100, flushIntervalMs: 20, closeAttempts: 5 });
+    log.record(e('1'));
+    setTimeout(() => (store.down = false), 30);
+    await log.close();
+    expect(log.dropped).toBe(0);
+    expect((await store.query({})).map((r) => r.runId)).toEqual(['1']);
   });
 
   it('query() sees entries not yet flushed', async () => {

@@ -1,20 +1,47 @@
 import { Logger } from '@nestjs/common';
-import { AuditEntry, AuditQuery, AuditRecord } from './audit-entry';
+import { AuditEntry, AuditQuery, AuditRecord, cleanAuditEntry } from './audit-entry';
 import { AuditLogStore } from './audit-log.store';
 
 export interface AuditBatchOptions {
-  /** Flush when this many entries are waiting. Default 100. */
+  /** Flush when this many entries are waiting; also the size of one write. Default 100. */
   readonly batchSize?: number;
   /** Flush at least this often (ms). Default 1000. */
   readonly flushIntervalMs?: number;
-  /** Entries kept while the store is failing before the oldest are dropped (and counted). Default 100000. */
+  /** Entries kept while the store is failing; past it the oldest are dropped, counted and logged. Default 100000. */
   readonly maxBuffered?: number;
+  /** Longest wait between retries while the store is failing (ms; the wait doubles from flushIntervalMs). Default 30000. */
+  readonly maxRetryIntervalMs?: number;
+  /** Attempts of the last flush at shutdown while the store is failing. Default 3. */
+  readonly closeAttempts?: number;
+}
+
+/** Counters of the audit writer. */
+export interface AuditLogMetrics {
+  /** Entries waiting for the store. */
+  readonly pending: number;
+  /** Entries written. */
+  readonly written: number;
+  /** Entries whose text held NUL or lone surrogates, written with U+FFFD in their place. */
+  readonly sanitized: number;
+  /** Entries the store refused on their own while it was up: set aside (dead letters), not written to the log. */
+  readonly deadLettered: number;
+  /** Entries dropped because the buffer overflowed while the store was failing (oldest first), or still unwritten at the end of close(). */
+  readonly dropped: number;
+  /** Failed writes (whole batches or parts of a split batch). */
+  readonly failedWrites: number;
 }
 
 /**
- * The audit trail of every dispatch. `record` only queues (off the hot path); entries
- * reach the store in batches, on a timer, on `flush()`, before any `query()`, and at shutdown.
- * A batch the store refuses stays queued and is tried again.
+ * The audit trail of every dispatch. `record` only queues (off the hot path), after cleaning
+ * the text fields of NUL and lone surrogates; entries reach the store in batches, on a timer,
+ * on `flush()`, before any `query()`, and at shutdown.
+ *
+ * A batch the store refuses is split in halves until the entry at fault is alone: tried once more
+ * alone, that entry is then set aside (`store.setAside`, counted in `deadLettered`, logged) and the others are written, so one
+ * poisoned entry cannot block the trail. An entry is set aside only when the store proves it is up
+ * (setting it aside succeeds, or, for a store without dead letters, a query succeeds); otherwise the
+ * store is down: everything stays queued, in order, and is retried with backoff. The buffer is
+ * bounded (`maxBuffered`): past it the oldest entries are dropped, counted and logged.
  */
 export class AgentAuditLog {
   private readonly logger = new Logger('AgentAuditLog');
@@ -24,8 +51,17 @@ export class AgentAuditLog {
   private readonly batchSize: number;
   private readonly flushIntervalMs: number;
   private readonly maxBuffered: number;
+  private readonly maxRetryIntervalMs: number;
+  private readonly closeAttempts: number;
+  private retryIntervalMs: number;
   private droppedCount = 0;
+  private writtenCount = 0;
+  private sanitizedCount = 0;
+  private deadLetteredCount = 0;
+  private failedWriteCount = 0;
   private closed = false;
+  /** Entries taken out of the buffer by the write under way. */
+  private inFlight = 0;
 
   constructor(
     private readonly store: AuditLogStore,
@@ -34,41 +70,37 @@ export class AgentAuditLog {
     this.batchSize = Math.max(1, options.batchSize ?? 100);
     this.flushIntervalMs = Math.max(1, options.flushIntervalMs ?? 1000);
     this.maxBuffered = Math.max(this.batchSize, options.maxBuffered ?? 100_000);
+    this.maxRetryIntervalMs = Math.max(this.flushIntervalMs, options.maxRetryIntervalMs ?? 30_000);
+    this.closeAttempts = Math.max(1, options.closeAttempts ?? 3);
+    this.retryIntervalMs = this.flushIntervalMs;
   }
 
-  record(entry: AuditEntry): void {
-    this.buffer.push(entry);
-    if (this.buffer.length > this.maxBuffered) {
-      const excess = this.buffer.length - this.maxBuffered;
-      this.buffer.splice(0, excess);
-      this.droppedCount += excess;
-      this.logger.error(`audit store is failing: dropped ${excess} oldest entries (${this.droppedCount} in all)`);
+  record(raw: AuditEntry): void {
+    const { entry, cleaned } = cleanAuditEntry(raw);
+    if (cleaned) {
+      this.sanitizedCount++;
+      this.logger.warn(`audit entry of run ${JSON.stringify(entry.runId)} held NUL or lone surrogates: replaced by U+FFFD`);
     }
-    if (this.buffer.length >= this.batchSize) void this.flush().catch(() => undefined);
+    this.buffer.push(entry);
+    this.trim();
+    if (this.buffer.length >= this.batchSize && this.retryIntervalMs === this.flushIntervalMs) void this.flush().catch(() => undefined);
     else this.arm();
   }
 
-  /** Write everything queued so far. Rejects if the store fails (the entries stay queued). */
+  /**
+   * Write everything queued so far, in batches of `batchSize`, setting aside entries the store
+   * refuses on their own. Rejects if the store is down (the unwritten entries stay queued, in order).
+   */
   async flush(): Promise<void> {
     while (this.flushing) await this.flushing.catch(() => undefined);
     if (this.buffer.length === 0) return;
-    const batch = this.buffer;
-    this.buffer = [];
-    this.flushing = this.store.append(batch).then(
-      () => undefined,
-      (err: unknown) => {
-        this.buffer = batch.concat(this.buffer);
-        this.logger.warn(`audit flush of ${batch.length} entries failed, will retry: ${String(err)}`);
-        if (!this.closed) this.arm();
-        throw err;
-      },
-    );
+    const run = this.drain();
+    this.flushing = run;
     try {
-      await this.flushing;
+      await run;
     } finally {
       this.flushing = null;
     }
-    if (this.buffer.length > 0) await this.flush();
   }
 
   async query(filter: AuditQuery): Promise<AuditRecord[]> {
@@ -77,19 +109,134 @@ export class AgentAuditLog {
   }
 
   get pending(): number {
-    return this.buffer.length;
+    return this.buffer.length + this.inFlight;
   }
 
   get dropped(): number {
     return this.droppedCount;
   }
 
-  /** Flush and stop the timer. Called by the module at shutdown. */
+  get deadLettered(): number {
+    return this.deadLetteredCount;
+  }
+
+  get sanitized(): number {
+    return this.sanitizedCount;
+  }
+
+  metrics(): AuditLogMetrics {
+    return {
+      pending: this.pending,
+      written: this.writtenCount,
+      sanitized: this.sanitizedCount,
+      deadLettered: this.deadLetteredCount,
+      dropped: this.droppedCount,
+      failedWrites: this.failedWriteCount,
+    };
+  }
+
+  /**
+   * Flush and stop the timer. Called by the module at shutdown. While the store is down it tries
+   * `closeAttempts` times (with backoff); entries still unwritten then are counted as dropped and
+   * logged, then the last error is thrown.
+   */
   async close(): Promise<void> {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    await this.flush();
+    let delay = Math.min(this.flushIntervalMs, 1000);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.flush();
+        return;
+      } catch (err) {
+        if (attempt >= this.closeAttempts) {
+          const lost = this.buffer.length;
+          this.droppedCount += lost;
+          this.buffer = [];
+          this.logger.error(`audit store still failing at shutdown: ${lost} entries not written (${this.droppedCount} dropped in all): ${String(err)}`);
+          throw err;
+        }
+        await new Promise((r) => setTimeout(r, delay));
+        delay = Math.min(delay * 2, this.maxRetryIntervalMs);
+      }
+    }
+  }
+
+  private async drain(): Promise<void> {
+    while (this.buffer.length > 0) {
+      const batch = this.buffer.splice(0, this.batchSize);
+      this.inFlight = batch.length;
+      let result: { done: number; error?: unknown };
+      try {
+        result = await this.write(batch);
+      } finally {
+        this.inFlight = 0;
+      }
+      const { done, error } = result;
+      if (done < batch.length) {
+        // Back at the front, in order, ahead of what was recorded meanwhile; still bounded.
+        this.buffer = batch.slice(done).concat(this.buffer);
+        this.trim();
+        this.retryIntervalMs = Math.min(this.retryIntervalMs * 2, this.maxRetryIntervalMs);
+        this.logger.warn(`audit store is failing, ${this.buffer.length} entries queued, retry in ${this.retryIntervalMs} ms: ${String(error)}`);
+        this.arm();
+        throw error;
+      }
+    }
+    this.retryIntervalMs = this.flushIntervalMs;
+  }
+
+  /** Past maxBuffered, drop the oldest entries, count and log them. */
+  private trim(): void {
+    if (this.buffer.length <= this.maxBuffered) return;
+    const excess = this.buffer.length - this.maxBuffered;
+    this.buffer.splice(0, excess);
+    this.droppedCount += excess;
+    this.logger.error(`audit store is failing: dropped ${excess} oldest entries (${this.droppedCount} in all)`);
+  }
+
+  /** Write `batch`, splitting it on failure. Returns how many entries, from the start, are handled (written or set aside). */
+  private async write(batch: readonly AuditEntry[]): Promise<{ done: number; error?: unknown }> {
+    try {
+      await this.store.append(batch);
+      this.writtenCount += batch.length;
+      return { done: batch.length };
+    } catch {
+      this.failedWriteCount++;
+      if (batch.length === 1) {
+        // Once more alone, so that a blip of the store does not send a good entry to the dead letters.
+        try {
+          await this.store.append(batch);
+          this.writtenCount++;
+          return { done: 1 };
+        } catch (again) {
+          this.failedWriteCount++;
+          return (await this.setAside(batch[0], again)) ? { done: 1 } : { done: 0, error: again };
+        }
+      }
+      const mid = Math.ceil(batch.length / 2);
+      const left = await this.write(batch.slice(0, mid));
+      if (left.done < mid) return left;
+      const right = await this.write(batch.slice(mid));
+      return { done: mid + right.done, error: right.error };
+    }
+  }
+
+  /** Set aside one entry the store refused, if the store shows it is up. False: the store is down. */
+  private async setAside(entry: AuditEntry, err: unknown): Promise<boolean> {
+    const error = (err as Error)?.message ?? String(err);
+    try {
+      if (this.store.setAside) await this.store.setAside([{ entry, error, at: new Date() }]);
+      else await this.store.query({ limit: 1 });
+    } catch {
+      return false;
+    }
+    this.deadLetteredCount++;
+    this.logger.error(
+      `audit store refused one entry on its own; set aside (${this.deadLetteredCount} in all)${this.store.setAside ? '' : `: ${JSON.stringify(entry)}`}: ${error}`,
+    );
+    return true;
   }
 
   private arm(): void {
@@ -97,7 +244,7 @@ export class AgentAuditLog {
     this.timer = setTimeout(() => {
       this.timer = null;
       void this.flush().catch(() => undefined);
-    }, this.flushIntervalMs);
+    }, this.retryIntervalMs);
     this.timer.unref();
   }
 }

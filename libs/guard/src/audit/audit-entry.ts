@@ -56,3 +56,55 @@ export function clampAuditLimit(limit: number | undefined): number {
   if (limit === undefined || !Number.isFinite(limit)) return AUDIT_QUERY_DEFAULT_LIMIT;
   return Math.min(AUDIT_QUERY_MAX_LIMIT, Math.max(1, Math.floor(limit)));
 }
+
+/** An entry the store refused on its own while the store was up (a poisoned row), kept apart so that it cannot block the others. */
+export interface AuditDeadLetter {
+  readonly entry: AuditEntry;
+  /** Why the store refused it (the error message). */
+  readonly error: string;
+  readonly at: Date;
+}
+
+export interface AuditDeadLetterRecord extends AuditDeadLetter {
+  readonly id: string;
+}
+
+// eslint-disable-next-line no-control-regex -- NUL is what PostgreSQL text cannot hold
+const UNWRITABLE = /[\u0000]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/** `text` with NUL characters and lone UTF-16 surrogates (which PostgreSQL text cannot hold) replaced by U+FFFD. */
+export function cleanText(text: string): string {
+  return text.replace(UNWRITABLE, '\ufffd');
+}
+
+function cleanNullable(text: string | null | undefined): string | null | undefined {
+  return typeof text === 'string' ? cleanText(text) : text;
+}
+
+/**
+ * The entry with every text field cleaned (see cleanText), and whether anything was replaced.
+ * The same object comes back when nothing needed cleaning.
+ */
+export function cleanAuditEntry(entry: AuditEntry): { entry: AuditEntry; cleaned: boolean } {
+  const out: AuditEntry = {
+    ...entry,
+    runId: cleanText(String(entry.runId)),
+    agent: cleanNullable(entry.agent) as string | null,
+    tenantId: cleanNullable(entry.tenantId) as string | null,
+    userId: cleanNullable(entry.userId) as string | null,
+    skill: cleanText(String(entry.skill)),
+    cause: cleanNullable(entry.cause) as string | null,
+    ...(entry.proposalId !== undefined ? { proposalId: cleanNullable(entry.proposalId) as string | null } : {}),
+    ...(entry.approvers ? { approvers: entry.approvers.map((a) => cleanText(String(a))) } : {}),
+  };
+  const cleaned =
+    out.runId !== entry.runId ||
+    out.agent !== entry.agent ||
+    out.tenantId !== entry.tenantId ||
+    out.userId !== entry.userId ||
+    out.skill !== entry.skill ||
+    out.cause !== entry.cause ||
+    (out.proposalId ?? null) !== (entry.proposalId ?? null) ||
+    (entry.approvers ?? []).some((a, i) => a !== out.approvers?.[i]);
+  return cleaned ? { entry: out, cleaned } : { entry, cleaned };
+}

@@ -1,9 +1,10 @@
-import { AuditEntry, AuditQuery, AuditRecord, clampAuditLimit } from './audit-entry';
+import { AuditDeadLetter, AuditDeadLetterRecord, AuditEntry, AuditQuery, AuditRecord, clampAuditLimit } from './audit-entry';
 import { AuditLogStore } from './audit-log.store';
 
 /** An audit store in process memory, for tests and apps without a database. Lost on restart. */
 export class InMemoryAuditLogStore implements AuditLogStore {
   private readonly records: AuditRecord[] = [];
+  private readonly letters: AuditDeadLetterRecord[] = [];
   private nextId = 1;
 
   async append(entries: readonly AuditEntry[]): Promise<void> {
@@ -28,5 +29,13 @@ export class InMemoryAuditLogStore implements AuditLogStore {
       if (out.length >= limit) break;
     }
     return out;
+  }
+
+  async setAside(letters: readonly AuditDeadLetter[]): Promise<void> {
+    for (const l of letters) this.letters.push({ entry: { ...l.entry }, error: l.error, at: l.at, id: String(this.nextId++) });
+  }
+
+  async deadLetters(limit?: number): Promise<AuditDeadLetterRecord[]> {
+    return this.letters.slice(0, clampAuditLimit(limit)).map((l) => ({ ...l, entry: { ...l.entry } }));
   }
 }

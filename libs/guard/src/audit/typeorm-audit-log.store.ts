@@ -1,10 +1,13 @@
 import { DataSource } from 'typeorm';
 import { ActionClass } from '../action-class';
-import { AuditEntry, AuditOutcome, AuditQuery, AuditRecord, clampAuditLimit } from './audit-entry';
+import { AuditDeadLetter, AuditDeadLetterRecord, AuditEntry, AuditOutcome, AuditQuery, AuditRecord, clampAuditLimit, cleanText } from './audit-entry';
 import { AuditLogEntity } from './audit-log.entity';
 import { AuditLogStore } from './audit-log.store';
 
-/** The default audit store: table `zmodu_audit_log` (see the guard migration). One INSERT per batch. */
+/**
+ * The default audit store: table `zmodu_audit_log` (see the guard migrations). One INSERT per batch.
+ * Entries it refused on their own are kept in `zmodu_audit_dead_letters` as escaped JSON text.
+ */
 export class TypeOrmAuditLogStore implements AuditLogStore {
   constructor(private readonly dataSource: DataSource) {}
 
@@ -65,5 +68,27 @@ export class TypeOrmAuditLogStore implements AuditLogStore {
       proposalId: r.proposalId,
       approvers: r.approvers,
     }));
+  }
+
+  async setAside(letters: readonly AuditDeadLetter[]): Promise<void> {
+    if (letters.length === 0) return;
+    const params: unknown[] = [];
+    const rows = letters.map((l, i) => {
+      // JSON.stringify escapes NUL and lone surrogates, so the text is always writable.
+      params.push(JSON.stringify(l.entry), cleanText(l.error), l.at);
+      return `($${i * 3 + 1}, $${i * 3 + 2}, $${i * 3 + 3})`;
+    });
+    await this.dataSource.query(`INSERT INTO zmodu_audit_dead_letters (entry, error, at) VALUES ${rows.join(', ')}`, params);
+  }
+
+  async deadLetters(limit?: number): Promise<AuditDeadLetterRecord[]> {
+    const rows: Array<{ id: string; entry: string; error: string; at: Date | string }> = await this.dataSource.query(
+      'SELECT id, entry, error, at FROM zmodu_audit_dead_letters ORDER BY id ASC LIMIT $1',
+      [clampAuditLimit(limit)],
+    );
+    return rows.map((r) => {
+      const raw = JSON.parse(r.entry) as AuditEntry & { at: string };
+      return { id: String(r.id), entry: { ...raw, at: new Date(raw.at) }, error: r.error, at: new Date(r.at) };
+    });
   }
 }

@@ -3,30 +3,89 @@ import { QuotaKey, TokenQuotaStore } from './token-quota.store';
 
 export type QuotaPeriod = 'day' | 'month' | 'total';
 
-export interface TokenQuotaOptions {
+/** Fair use: what one user of a tenant may spend of the tenant's period budget for an agent. */
+export interface UserShare {
+  /** A fraction (0 < share <= 1) of the tenant's limit for the agent. */
+  readonly userShare?: number;
+  /** An amount of tokens per user and period. With both, the smaller applies. */
+  readonly userLimit?: number;
+}
+
+export interface TokenQuotaOptions extends UserShare {
   /** Token limit per tenant and agent for one period, unless an agent sets its own. Unset: unlimited. */
   readonly defaultLimit?: number;
   /** The window a limit applies to (UTC). Default 'day'. */
   readonly period?: QuotaPeriod;
+  /** Charges the store refused, kept (summed per tenant, agent, user and period) for retry. Past it the oldest are dropped and counted. Default 10000. */
+  readonly maxPendingCharges?: number;
+  /** First wait before retrying refused charges (ms); it doubles while the store fails. Default 1000. */
+  readonly retryIntervalMs?: number;
+  /** Longest wait between retries (ms). Default 30000. */
+  readonly maxRetryIntervalMs?: number;
+  /** Attempts of the last retry at shutdown while the store is failing. Default 3. */
+  readonly closeAttempts?: number;
 }
+
+/** Which budget ran out: the tenant's period budget for the agent, or the user's share of it. */
+export type QuotaBudget = 'tenant' | 'user';
 
 export interface QuotaStatus {
   readonly allowed: boolean;
+  /** The tenant's tokens used this period. */
   readonly used: number;
-  /** Infinity when no limit applies. */
+  /** The tenant's limit; Infinity when no limit applies. */
   readonly limit: number;
+  /** What may still be spent: the smaller of the tenant's and (with a user) the user's remainder. */
   readonly remaining: number;
   readonly period: string;
+  /** The budget that ran out, null while allowed. */
+  readonly exhausted: QuotaBudget | null;
+  /** The user's share, when the key names a user and a share applies. */
+  readonly user?: { readonly userId: string; readonly used: number; readonly limit: number; readonly remaining: number };
+}
+
+/** Counters of the charge retry queue. */
+export interface TokenQuotaMetrics {
+  /** Charges waiting for the store (summed per key and period), and their tokens. */
+  readonly pendingCharges: number;
+  readonly pendingTokens: number;
+  /** Charges the store refused at first, queued for retry. */
+  readonly queuedCharges: number;
+  /** Queued charges written on a retry. */
+  readonly retriedCharges: number;
+  /** Charges dropped (queue overflow, oldest first, or still unwritten at the end of close()), and their tokens. */
+  readonly droppedCharges: number;
+  readonly droppedTokens: number;
+}
+
+interface PendingCharge {
+  readonly key: QuotaKey;
+  readonly period: string;
+  tokens: number;
 }
 
 /**
- * Token quota per tenant and per agent, kept in a store (PostgreSQL by default) so that it
- * survives a restart. Checked before a call, charged after it.
+ * Token quota per tenant and per agent, with optional per-user shares, kept in a store
+ * (PostgreSQL by default) so that it survives a restart. Checked before a call, charged after it.
+ * A charge the store refuses (`chargeQuietly`) is queued, retried with backoff and flushed at
+ * shutdown (`close`), so an outage does not under-count usage.
  */
 export class TokenQuota {
   private readonly logger = new Logger('TokenQuota');
   private readonly limits = new Map<string, number>();
+  private readonly shares = new Map<string, UserShare>();
   private readonly period: QuotaPeriod;
+  private readonly pendingCharges = new Map<string, PendingCharge>();
+  private readonly maxPending: number;
+  private readonly retryBaseMs: number;
+  private readonly maxRetryMs: number;
+  private readonly closeAttempts: number;
+  private retryMs: number;
+  private timer: NodeJS.Timeout | null = null;
+  private flushing: Promise<void> | null = null;
+  private closed = false;
+  private seq = 0;
+  private counters = { queuedCharges: 0, retriedCharges: 0, droppedCharges: 0, droppedTokens: 0 };
 
   constructor(
     private readonly store: TokenQuotaStore,
@@ -35,6 +94,12 @@ export class TokenQuota {
   ) {
     this.period = options.period ?? 'day';
     if (options.defaultLimit !== undefined) assertLimit(options.defaultLimit);
+    assertShare(options);
+    this.maxPending = Math.max(1, options.maxPendingCharges ?? 10_000);
+    this.retryBaseMs = Math.max(1, options.retryIntervalMs ?? 1000);
+    this.maxRetryMs = Math.max(this.retryBaseMs, options.maxRetryIntervalMs ?? 30_000);
+    this.closeAttempts = Math.max(1, options.closeAttempts ?? 3);
+    this.retryMs = this.retryBaseMs;
   }
 
   /** Set the per-period limit of one agent (every tenant gets this much); undefined removes it. */
@@ -46,8 +111,27 @@ export class TokenQuota {
     }
   }
 
+  /** Set the per-user share of one agent's tenant budget (over the module's default); undefined removes it. */
+  setAgentUserShare(agent: string, share: UserShare | undefined): void {
+    if (share === undefined || (share.userShare === undefined && share.userLimit === undefined)) this.shares.delete(agent);
+    else {
+      assertShare(share);
+      this.shares.set(agent, { ...share });
+    }
+  }
+
   limitFor(key: QuotaKey): number {
     return this.limits.get(key.agent) ?? this.options.defaultLimit ?? Number.POSITIVE_INFINITY;
+  }
+
+  /** What one user may spend per period of the agent's tenant budget: Infinity when no share applies. */
+  userLimitFor(key: QuotaKey): number {
+    const share = this.shares.get(key.agent) ?? this.options;
+    const tenantLimit = this.limitFor(key);
+    let limit = Number.POSITIVE_INFINITY;
+    if (share.userShare !== undefined && Number.isFinite(tenantLimit)) limit = Math.floor(share.userShare * tenantLimit);
+    if (share.userLimit !== undefined) limit = Math.min(limit, share.userLimit);
+    return limit;
   }
 
   /** The current period's name: '2026-11-30' for 'day', '2026-11' for 'month', 'total'. */
@@ -58,37 +142,166 @@ export class TokenQuota {
     return 'total';
   }
 
-  /** Whether `key` may spend more tokens now. No store read when no limit applies. */
+  /**
+   * Whether `key` may spend more tokens now, and which budget ran out if not (`exhausted`).
+   * No store read when no limit applies. Charges queued for retry count as used. Throws when
+   * the store cannot be read (the caller decides: the dispatcher and the agent refuse, with
+   * their own cause `quota_unavailable`).
+   */
   async check(key: QuotaKey): Promise<QuotaStatus> {
-    const limit = this.limitFor(key);
+    const k = normalize(key);
+    const limit = this.limitFor(k);
+    const userLimit = k.userId ? this.userLimitFor(k) : Number.POSITIVE_INFINITY;
     const period = this.currentPeriod();
-    if (limit === Number.POSITIVE_INFINITY) return { allowed: true, used: 0, limit, remaining: limit, period };
-    const used = await this.store.used(normalize(key), period);
-    return { allowed: used < limit, used, limit, remaining: Math.max(0, limit - used), period };
+    const tenantKey = { tenantId: k.tenantId, agent: k.agent };
+    const used = Number.isFinite(limit) ? (await this.store.used(tenantKey, period)) + this.pendingTokens(tenantKey, period) : 0;
+    const userUsed = Number.isFinite(userLimit) ? (await this.store.used(k, period)) + this.pendingTokens(k, period) : 0;
+    const exhausted: QuotaBudget | null = used >= limit ? 'tenant' : userUsed >= userLimit ? 'user' : null;
+    const remaining = Math.max(0, Math.min(limit - used, userLimit - userUsed));
+    return {
+      allowed: exhausted === null,
+      used,
+      limit,
+      remaining,
+      period,
+      exhausted,
+      ...(k.userId && Number.isFinite(userLimit)
+        ? { user: { userId: k.userId, used: userUsed, limit: userLimit, remaining: Math.max(0, userLimit - userUsed) } }
+        : {}),
+    };
   }
 
-  /** Charge tokens after a call. Returns the new total for the period. */
+  /** Charge tokens after a call (the tenant and, with `userId`, the user, atomically). Returns the tenant's new total. */
   async charge(key: QuotaKey, tokens: number): Promise<number> {
     if (!(tokens >= 0) || !Number.isFinite(tokens)) throw new RangeError(`tokens must be a finite number >= 0 (got ${tokens})`);
     return this.store.charge(normalize(key), this.currentPeriod(), tokens);
   }
 
-  /** Charge, logging instead of throwing (metering must not fail a call that already ran). */
+  /**
+   * Charge without throwing (metering must not fail a call that already ran). A charge the store
+   * refuses is queued for its period, retried with backoff and flushed at shutdown; counted in metrics().
+   */
   async chargeQuietly(key: QuotaKey, tokens: number): Promise<void> {
-    if (tokens <= 0) return;
+    if (!(tokens > 0) || !Number.isFinite(tokens)) return;
+    const k = normalize(key);
+    const period = this.currentPeriod();
     try {
-      await this.charge(key, tokens);
+      await this.store.charge(k, period, tokens);
     } catch (err) {
-      this.logger.error(`could not charge ${tokens} tokens to ${key.tenantId}/${key.agent}: ${String(err)}`);
+      this.counters.queuedCharges++;
+      this.enqueue(k, period, tokens);
+      this.logger.warn(`could not charge ${tokens} tokens to ${k.tenantId}/${k.agent}, queued for retry (${this.pendingCharges.size} waiting): ${String(err)}`);
+      this.arm();
     }
+  }
+
+  /** Try the queued charges now, oldest first. Rejects if the store still fails (they stay queued). */
+  async flushCharges(): Promise<void> {
+    while (this.flushing) await this.flushing.catch(() => undefined);
+    if (this.pendingCharges.size === 0) return;
+    const run = this.drain();
+    this.flushing = run;
+    try {
+      await run;
+    } finally {
+      this.flushing = null;
+    }
+  }
+
+  /** Stop retrying on a timer and flush the queue, `closeAttempts` times at most; what is left is counted as dropped and logged. */
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    let delay = Math.min(this.retryBaseMs, 1000);
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.flushCharges();
+        return;
+      } catch (err) {
+        if (attempt >= this.closeAttempts) {
+          const left = [...this.pendingCharges.values()];
+          this.pendingCharges.clear();
+          const tokens = left.reduce((n, c) => n + c.tokens, 0);
+          this.counters.droppedCharges += left.length;
+          this.counters.droppedTokens += tokens;
+          this.logger.error(`token quota store still failing at shutdown: ${left.length} charges (${tokens} tokens) not written: ${String(err)}`);
+          return;
+        }
+        await new Promise((r) => setTimeout(r, delay));
+        delay = Math.min(delay * 2, this.maxRetryMs);
+      }
+    }
+  }
+
+  metrics(): TokenQuotaMetrics {
+    let pendingTokens = 0;
+    for (const c of this.pendingCharges.values()) pendingTokens += c.tokens;
+    return { pendingCharges: this.pendingCharges.size, pendingTokens, ...this.counters };
+  }
+
+  private async drain(): Promise<void> {
+    for (const [id, c] of [...this.pendingCharges]) {
+      try {
+        await this.store.charge(c.key, c.period, c.tokens);
+      } catch (err) {
+        this.retryMs = Math.min(this.retryMs * 2, this.maxRetryMs);
+        this.arm();
+        throw err;
+      }
+      this.pendingCharges.delete(id);
+      this.counters.retriedCharges++;
+    }
+    this.retryMs = this.retryBaseMs;
+  }
+
+  private enqueue(key: QuotaKey, period: string, tokens: number): void {
+    const id = JSON.stringify([key.tenantId, key.agent, key.userId ?? '', period]);
+    const existing = this.pendingCharges.get(id);
+    if (existing && !this.flushing) {
+      existing.tokens += tokens;
+      return;
+    }
+    // While a retry is under way, entries are not changed under it: this one stands apart.
+    this.pendingCharges.set(this.flushing ? `${id}#${++this.seq}` : id, { key, period, tokens });
+    while (this.pendingCharges.size > this.maxPending) {
+      const [oldest, c] = this.pendingCharges.entries().next().value as [string, PendingCharge];
+      this.pendingCharges.delete(oldest);
+      this.counters.droppedCharges++;
+      this.counters.droppedTokens += c.tokens;
+      this.logger.error(`token charge queue full: dropped the oldest (${c.tokens} tokens to ${c.key.tenantId}/${c.key.agent}; ${this.counters.droppedCharges} dropped in all)`);
+    }
+  }
+
+  private pendingTokens(key: QuotaKey, period: string): number {
+    let n = 0;
+    for (const c of this.pendingCharges.values())
+      if (c.period === period && c.key.tenantId === key.tenantId && c.key.agent === key.agent && (!key.userId || c.key.userId === key.userId)) n += c.tokens;
+    return n;
+  }
+
+  private arm(): void {
+    if (this.timer || this.closed) return;
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      void this.flushCharges().catch(() => undefined);
+    }, this.retryMs);
+    this.timer.unref();
   }
 }
 
 function normalize(key: QuotaKey): QuotaKey {
-  return { tenantId: key.tenantId ?? '', agent: key.agent ?? '' };
+  const userId = typeof key.userId === 'string' && key.userId !== '' ? key.userId : undefined;
+  return { tenantId: key.tenantId ?? '', agent: key.agent ?? '', ...(userId ? { userId } : {}) };
 }
 
 function assertLimit(limit: number): void {
   if (!(typeof limit === 'number' && limit >= 0))
     throw new RangeError(`a token limit must be a number >= 0 (got ${String(limit)})`);
+}
+
+function assertShare(share: UserShare): void {
+  if (share.userShare !== undefined && !(typeof share.userShare === 'number' && share.userShare > 0 && share.userShare <= 1))
+    throw new RangeError(`userShare must be a fraction > 0 and <= 1 of the tenant's limit (got ${String(share.userShare)})`);
+  if (share.userLimit !== undefined) assertLimit(share.userLimit);
 }

@@ -1,27 +1,50 @@
 import { DataSource } from 'typeorm';
 import { QuotaKey, TokenQuotaStore } from './token-quota.store';
 
-/** The default quota store: table `zmodu_token_usage`, charged with one atomic upsert. */
+/**
+ * The default quota store: tables `zmodu_token_usage` (per tenant and agent) and
+ * `zmodu_token_usage_users` (per user of a tenant), charged with one atomic statement.
+ */
 export class TypeOrmTokenQuotaStore implements TokenQuotaStore {
   constructor(private readonly dataSource: DataSource) {}
 
   async used(key: QuotaKey, period: string): Promise<number> {
-    const rows: Array<{ tokens: string }> = await this.dataSource.query(
-      'SELECT tokens FROM zmodu_token_usage WHERE tenant_id = $1 AND agent = $2 AND period = $3',
-      [key.tenantId, key.agent, period],
-    );
+    const rows: Array<{ tokens: string }> = key.userId
+      ? await this.dataSource.query(
+          'SELECT tokens FROM zmodu_token_usage_users WHERE tenant_id = $1 AND agent = $2 AND user_id = $3 AND period = $4',
+          [key.tenantId, key.agent, key.userId, period],
+        )
+      : await this.dataSource.query('SELECT tokens FROM zmodu_token_usage WHERE tenant_id = $1 AND agent = $2 AND period = $3', [
+          key.tenantId,
+          key.agent,
+          period,
+        ]);
     return rows.length === 0 ? 0 : Number(rows[0].tokens);
   }
 
   async charge(key: QuotaKey, period: string, tokens: number): Promise<number> {
-    const rows: Array<{ tokens: string }> = await this.dataSource.query(
-      `INSERT INTO zmodu_token_usage (tenant_id, agent, period, tokens, updated_at)
+    const tenantUpsert = `INSERT INTO zmodu_token_usage (tenant_id, agent, period, tokens, updated_at)
        VALUES ($1, $2, $3, $4, now())
        ON CONFLICT (tenant_id, agent, period)
        DO UPDATE SET tokens = zmodu_token_usage.tokens + EXCLUDED.tokens, updated_at = now()
-       RETURNING tokens`,
-      [key.tenantId, key.agent, period, Math.round(tokens)],
+       RETURNING tokens`;
+    if (!key.userId) {
+      const rows: Array<{ tokens: string }> = await this.dataSource.query(tenantUpsert, [key.tenantId, key.agent, period, Math.round(tokens)]);
+      return Number(rows[0].tokens);
+    }
+    // One statement, two upserts: the tenant row and the user row move together or not at all.
+    const rows: Array<{ tenant: string; user: string }> = await this.dataSource.query(
+      `WITH t AS (${tenantUpsert}),
+       u AS (
+         INSERT INTO zmodu_token_usage_users (tenant_id, agent, user_id, period, tokens, updated_at)
+         VALUES ($1, $2, $5, $3, $4, now())
+         ON CONFLICT (tenant_id, agent, user_id, period)
+         DO UPDATE SET tokens = zmodu_token_usage_users.tokens + EXCLUDED.tokens, updated_at = now()
+         RETURNING tokens
+       )
+       SELECT t.tokens AS tenant, u.tokens AS "user" FROM t, u`,
+      [key.tenantId, key.agent, period, Math.round(tokens), key.userId],
     );
-    return Number(rows[0].tokens);
+    return Number(rows[0].tenant);
   }
 }

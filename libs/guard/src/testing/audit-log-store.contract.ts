@@ -85,4 +85,34 @@ export function auditLogStoreContract(factory: () => Promise<StoreHarness<AuditL
     await h.store.append([]);
     expect(await h.store.query({})).toEqual([]);
   });
+
+  it('keeps U+FFFD and characters outside the BMP as they are', async () => {
+    await h.store.append([entry({ runId: 'u', userId: 'eve\ufffdroot', tenantId: 'caf\u00e9 \ud83d\ude00' })]);
+    const [row] = await h.store.query({ runId: 'u' });
+    expect(row).toMatchObject({ userId: 'eve\ufffdroot', tenantId: 'caf\u00e9 \ud83d\ude00' });
+  });
+
+  it('sets aside entries of any text (NUL, lone surrogates) and reads them back oldest first (when it keeps dead letters)', async () => {
+    if (!h.store.setAside || !h.store.deadLetters) {
+      expect(h.store.setAside).toBeUndefined();
+      expect(h.store.deadLetters).toBeUndefined();
+      return;
+    }
+    const at = new Date('2026-03-01T00:00:00Z');
+    await h.store.setAside([
+      { entry: entry({ runId: 'd1', userId: 'eve\u0000root', tenantId: 'x\ud800' }), error: 'invalid byte sequence 0x00', at },
+      { entry: entry({ runId: 'd2', proposalId: 'p', approvers: ['a'] }), error: 'bad \u0000 error', at },
+    ]);
+    const letters = await h.store.deadLetters();
+    expect(letters.map((l) => l.entry.runId)).toEqual(['d1', 'd2']);
+    expect(letters[0].entry).toMatchObject({ userId: 'eve\u0000root', tenantId: 'x\ud800', skill: 'market.quote', tokens: 12 });
+    expect(letters[0].entry.at.toISOString()).toBe('2026-01-01T00:00:00.000Z');
+    expect(letters[0].error).toBe('invalid byte sequence 0x00');
+    expect(letters[0].at.toISOString()).toBe(at.toISOString());
+    expect(letters[1].entry).toMatchObject({ proposalId: 'p', approvers: ['a'] });
+    expect(typeof letters[0].id).toBe('string');
+    expect(await h.store.deadLetters(1)).toHaveLength(1);
+    // Dead letters are not audit entries.
+    expect(await h.store.query({})).toEqual([]);
+  });
 }

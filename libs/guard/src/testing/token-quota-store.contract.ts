@@ -35,4 +35,41 @@ export function tokenQuotaStoreContract(factory: () => Promise<StoreHarness<Toke
     await Promise.all(Array.from({ length: 20 }, () => h.store.charge(key, 'p', 3)));
     expect(await h.store.used(key, 'p')).toBe(60);
   });
+
+  it('charges the tenant and the user together, and keeps users and their tenant apart', async () => {
+    const alice = { tenantId: 't1', agent: 'trader', userId: 'alice' };
+    const bob = { tenantId: 't1', agent: 'trader', userId: 'bob' };
+    expect(await h.store.charge(alice, 'p', 10)).toBe(10);
+    expect(await h.store.charge(bob, 'p', 5)).toBe(15);
+    expect(await h.store.charge({ tenantId: 't1', agent: 'trader' }, 'p', 1)).toBe(16);
+    expect(await h.store.used(alice, 'p')).toBe(10);
+    expect(await h.store.used(bob, 'p')).toBe(5);
+    expect(await h.store.used({ tenantId: 't1', agent: 'trader' }, 'p')).toBe(16);
+    expect(await h.store.used({ tenantId: 't2', agent: 'trader', userId: 'alice' }, 'p')).toBe(0);
+    expect(await h.store.used({ tenantId: 't1', agent: 'trader', userId: 'alice' }, 'q')).toBe(0);
+    expect(await h.store.used({ tenantId: 't1', agent: 'analyst', userId: 'alice' }, 'p')).toBe(0);
+  });
+
+  it('treats a null or empty user as no user', async () => {
+    await h.store.charge({ tenantId: 't1', agent: 'a', userId: null }, 'p', 4);
+    await h.store.charge({ tenantId: 't1', agent: 'a', userId: '' }, 'p', 3);
+    expect(await h.store.used({ tenantId: 't1', agent: 'a' }, 'p')).toBe(7);
+    expect(await h.store.used({ tenantId: 't1', agent: 'a', userId: null }, 'p')).toBe(7);
+  });
+
+  it('loses no charge of the tenant or its users under many concurrent charges', async () => {
+    const users = ['u1', 'u2', 'u3', 'u4'];
+    await Promise.all(Array.from({ length: 80 }, (_, i) => h.store.charge({ tenantId: 't1', agent: 'a', userId: users[i % 4] }, 'p', 2)));
+    expect(await h.store.used({ tenantId: 't1', agent: 'a' }, 'p')).toBe(160);
+    for (const userId of users) expect(await h.store.used({ tenantId: 't1', agent: 'a', userId }, 'p')).toBe(40);
+  });
+
+  it('keeps counters of tenants and users named like Object.prototype members', async () => {
+    for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+      expect(await h.store.used({ tenantId: name, agent: name, userId: name }, name)).toBe(0);
+      expect(await h.store.used({ tenantId: name, agent: name }, name)).toBe(0);
+      expect(await h.store.charge({ tenantId: name, agent: 'a', userId: name }, 'p', 9)).toBe(9);
+      expect(await h.store.used({ tenantId: name, agent: 'a', userId: name }, 'p')).toBe(9);
+    }
+  });
 }
