@@ -33,7 +33,8 @@ function token(args: string[]): number {
   }
   const permissions = flags.get('--permissions')?.split(',').map((p) => p.trim()).filter(Boolean);
   process.stdout.write(
-    `${mintToken(jwtSecretFromEnv(), {
+    // Minting a token is a development tool: without ZMODU_JWT_SECRET it signs with the development secret (ZMODU_DEV=1).
+    `${mintToken(jwtSecretFromEnv({ ...process.env, ZMODU_DEV: '1' }), {
       tenant: flags.get('--tenant') ?? 'acme',
       user: flags.get('--user') ?? 'alice',
       permissions,
