@@ -1,3 +1,5 @@
+import { request as httpRequest } from 'node:http';
+import { AddressInfo } from 'node:net';
 import { INestApplication } from '@nestjs/common';
 import { JwtService } from '@nestjs/jwt';
 import { Test } from '@nestjs/testing';
@@ -8,7 +10,7 @@ import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../apps/sample/src/app.module';
 import { mintToken } from '../apps/sample/src/auth/dev-token';
-import { DEV_JWT_SECRET, jwtSecretFromEnv, optionsFromEnv } from '../apps/sample/src/config';
+import { ConfigError, DEV_JWT_SECRET, jwtSecretFromEnv, optionsFromEnv } from '../apps/sample/src/config';
 import { deeperThan } from '../apps/sample/src/edge/body-limits.middleware';
 import { isDatabaseUnavailable } from '../apps/sample/src/edge/database-unavailable';
 import { EdgeExceptionFilter } from '../apps/sample/src/edge/edge-exception.filter';
@@ -132,7 +134,7 @@ describe('the HTTP edge of the sample app', () => {
     it('refuses to start without ZMODU_JWT_SECRET, saying to set it or ZMODU_DEV=1, whatever NODE_ENV says', () => {
       for (const env of [{}, { NODE_ENV: 'Production' }, { NODE_ENV: 'prod' }, { NODE_ENV: 'development' }, { ZMODU_DEV: 'true' }, { ZMODU_JWT_SECRET: '' }])
         expect(() => jwtSecretFromEnv(env)).toThrow(/ZMODU_JWT_SECRET is not set.*ZMODU_DEV=1/);
-      expect(() => optionsFromEnv({})).toThrow(/ZMODU_JWT_SECRET is not set/);
+      expect(() => optionsFromEnv({})).toThrow(ConfigError);
     });
 
     it('starts with ZMODU_DEV=1 on the development secret', () => {
@@ -197,6 +199,26 @@ describe('the HTTP edge of the sample app', () => {
         .send(JSON.stringify({ x: 'y'.repeat(200_000) }));
       expect(huge.status).toBe(413);
       expect(JSON.stringify(huge.body)).not.toMatch(/at \w+ \(/);
+    });
+
+    it('answers 413 for a chunked body (no content-length) past the limit of the route', async () => {
+      const server = app.getHttpServer();
+      if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const { port } = server.address() as AddressInfo;
+      const status = await new Promise<number>((resolve, reject) => {
+        const req = httpRequest(
+          { port, host: '127.0.0.1', method: 'POST', path: '/agents/trader/runs', headers: { authorization: bearer(claims()), 'content-type': 'application/json' } },
+          (res) => {
+            res.resume();
+            resolve(res.statusCode ?? 0);
+          },
+        );
+        req.on('error', reject);
+        req.write('{"goal":"');
+        req.write('x'.repeat(9000));
+        req.end('"}');
+      });
+      expect(status).toBe(413);
     });
 
     it('answers 400 naming the field for a blank goal, a NUL or a lone surrogate in a goal, and malformed JSON', async () => {

@@ -2,6 +2,11 @@ import { embeddedDataSourceOptions, openEmbeddedDatabase, serverDataSourceOption
 import { EdgeOptions } from './edge/edge.options';
 import { SampleAppOptions } from './sample.options';
 
+/** A setting of the environment is missing or wrong: the message says what to set (main prints it without a stack). */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
 export const DEV_JWT_SECRET = 'zmodu-development-secret-do-not-use-in-production';
 
 /**
@@ -32,11 +37,11 @@ export function isDevMode(env: NodeJS.ProcessEnv = process.env): boolean {
 export function jwtSecretFromEnv(env: NodeJS.ProcessEnv = process.env): string {
   const secret = env.ZMODU_JWT_SECRET;
   if (secret !== undefined && secret !== '') {
-    if (secret.replace(/\s/g, '').length < 32) throw new Error('ZMODU_JWT_SECRET must have at least 32 non-blank characters (e.g. openssl rand -base64 48).');
+    if (secret.replace(/\s/g, '').length < 32) throw new ConfigError('ZMODU_JWT_SECRET must have at least 32 non-blank characters (e.g. openssl rand -base64 48).');
     return secret;
   }
   if (!isDevMode(env))
-    throw new Error(
+    throw new ConfigError(
       'ZMODU_JWT_SECRET is not set: set it to a secret of 32+ non-blank characters (e.g. openssl rand -base64 48), or set ZMODU_DEV=1 for local development with the public development secret.',
     );
   // stderr, so that `TOKEN=$(npm run -s token)` captures only the token.
@@ -50,7 +55,7 @@ export function edgeFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<EdgeO
   const read = (name: string): number | undefined => {
     const raw = env[name];
     if (raw === undefined || raw === '') return undefined;
-    if (!/^\d{1,9}$/.test(raw) || Number(raw) < 1) throw new Error(`${name} must be a whole number of at least 1 (got "${raw}").`);
+    if (!/^\d{1,9}$/.test(raw) || Number(raw) < 1) throw new ConfigError(`${name} must be a whole number of at least 1 (got "${raw}").`);
     return Number(raw);
   };
   const limit = read('ZMODU_RATE_LIMIT');

@@ -3,7 +3,7 @@ import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module';
 import { mintToken } from './auth/dev-token';
-import { databaseDescription, jwtSecretFromEnv, optionsFromEnv } from './config';
+import { ConfigError, databaseDescription, jwtSecretFromEnv, optionsFromEnv } from './config';
 import { runDemo } from './demo';
 
 const USAGE = `usage:
@@ -70,7 +70,7 @@ main(process.argv.slice(2)).then(
     if (code !== undefined) process.exit(code);
   },
   (err: unknown) => {
-    process.stderr.write(`${(err as Error)?.stack ?? String(err)}\n`);
+    process.stderr.write(`${err instanceof ConfigError ? `error: ${err.message}` : ((err as Error)?.stack ?? String(err))}\n`);
     process.exit(1);
   },
 );
