@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { DynamicModule, Module, ValidationPipe } from '@nestjs/common';
-import { APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { DynamicModule, MiddlewareConsumer, Module, NestModule, RequestMethod, ValidationPipe } from '@nestjs/common';
+import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { ThrottlerModule } from '@nestjs/throttler';
 import { JwtModule } from '@nestjs/jwt';
 import { TerminusModule } from '@nestjs/terminus';
 import { TypeOrmModule } from '@nestjs/typeorm';
@@ -20,6 +21,11 @@ import { PermissionsGuard } from './auth/permissions.guard';
 import { RequestContext } from './auth/request-context';
 import { RequestIdInterceptor } from './auth/request-id.interceptor';
 import { HealthController } from './health.controller';
+import { BodyLimitsMiddleware } from './edge/body-limits.middleware';
+import { CallerThrottlerGuard } from './edge/caller-throttler.guard';
+import { EdgeExceptionFilter } from './edge/edge-exception.filter';
+import { EDGE_OPTIONS, edgeOptions } from './edge/edge.options';
+import { SecurityHeadersMiddleware } from './edge/security-headers.middleware';
 import { SampleTrading1764461000000 } from './migrations/1764461000000-sample-trading';
 import { SampleOrderCancel1764461500000 } from './migrations/1764461500000-sample-order-cancel';
 import { SampleFence1764470000000 } from './migrations/1764470000000-sample-fence';
@@ -43,10 +49,14 @@ export const SAMPLE_MIGRATIONS = [
   SampleFence1764470000000,
 ];
 
-/** The trading assistant: two agents over the trading skills, behind JWT auth and permission checks. */
+/**
+ * The trading assistant: agents over the trading skills, behind the HTTP edge: security headers,
+ * body limits, JWT auth, a rate limit per caller, permission checks, and one exception filter.
+ */
 @Module({})
-export class AppModule {
+export class AppModule implements NestModule {
   static register(options: SampleAppOptions): DynamicModule {
+    const edge = edgeOptions(options.edge);
     return {
       module: AppModule,
       imports: [
@@ -62,6 +72,8 @@ export class AppModule {
           },
         }),
         TerminusModule.forRoot({ logger: false }),
+        // The rate limit per caller (CallerThrottlerGuard keys it on the token's tenant and subject).
+        ThrottlerModule.forRoot({ throttlers: [{ name: 'default', ttl: edge.rateWindowMs, limit: edge.rateLimit }] }),
         JwtModule.register({
           secret: options.jwtSecret,
           signOptions: { algorithm: 'HS256' },
@@ -96,15 +108,23 @@ export class AppModule {
       controllers: [AgentsController, HealthController],
       providers: [
         { provide: SAMPLE_OPTIONS, useValue: options },
+        { provide: EDGE_OPTIONS, useValue: edge },
         TradingSkills,
         TradingSeed,
         RequestContext,
+        // Guards run in this order: who is calling, how often, what may they do.
         { provide: APP_GUARD, useClass: JwtAuthGuard },
+        { provide: APP_GUARD, useClass: CallerThrottlerGuard },
         { provide: APP_GUARD, useClass: PermissionsGuard },
+        { provide: APP_FILTER, useClass: EdgeExceptionFilter },
         { provide: APP_INTERCEPTOR, useClass: RequestIdInterceptor },
         { provide: APP_PIPE, useValue: new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true }) },
       ],
     };
+  }
+
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(SecurityHeadersMiddleware, BodyLimitsMiddleware).forRoutes({ path: '*path', method: RequestMethod.ALL });
   }
 }
 

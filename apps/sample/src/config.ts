@@ -1,9 +1,18 @@
 import { embeddedDataSourceOptions, openEmbeddedDatabase, serverDataSourceOptions } from '@zmodu/db';
+import { EdgeOptions } from './edge/edge.options';
 import { SampleAppOptions } from './sample.options';
+
+/** A setting of the environment is missing or wrong: the message says what to set (main prints it without a stack). */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
 
 export const DEV_JWT_SECRET = 'zmodu-development-secret-do-not-use-in-production';
 
-/** Options from the environment: DATABASE_URL (else PGlite in ZMODU_DATA_DIR, default .data/pglite), ZMODU_JWT_SECRET. */
+/**
+ * Options from the environment: DATABASE_URL (else PGlite in ZMODU_DATA_DIR, default .data/pglite),
+ * ZMODU_JWT_SECRET (or ZMODU_DEV=1), and the edge limits (see edgeFromEnv).
+ */
 export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): SampleAppOptions {
   return {
     dataSource: async () => {
@@ -12,19 +21,50 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): SampleAppO
       return embeddedDataSourceOptions(await openEmbeddedDatabase({ dataDir }));
     },
     jwtSecret: jwtSecretFromEnv(env),
+    edge: edgeFromEnv(env),
   };
 }
 
+/** The development switch: `ZMODU_DEV=1` allows the public development secret (local development, the demo, tests). */
+export function isDevMode(env: NodeJS.ProcessEnv = process.env): boolean {
+  return env.ZMODU_DEV === '1';
+}
+
+/**
+ * The HS256 secret: ZMODU_JWT_SECRET, at least 32 non-blank characters. Unset, the server refuses
+ * to start unless ZMODU_DEV=1, which uses the public development secret (with a warning).
+ */
 export function jwtSecretFromEnv(env: NodeJS.ProcessEnv = process.env): string {
   const secret = env.ZMODU_JWT_SECRET;
-  if (secret) {
-    if (secret.length < 32) throw new Error('ZMODU_JWT_SECRET must be at least 32 characters long.');
+  if (secret !== undefined && secret !== '') {
+    if (secret.replace(/\s/g, '').length < 32) throw new ConfigError('ZMODU_JWT_SECRET must have at least 32 non-blank characters (e.g. openssl rand -base64 48).');
     return secret;
   }
-  if (env.NODE_ENV === 'production') throw new Error('Set ZMODU_JWT_SECRET (32+ characters): there is no default secret in production.');
+  if (!isDevMode(env))
+    throw new ConfigError(
+      'ZMODU_JWT_SECRET is not set: set it to a secret of 32+ non-blank characters (e.g. openssl rand -base64 48), or set ZMODU_DEV=1 for local development with the public development secret.',
+    );
   // stderr, so that `TOKEN=$(npm run -s token)` captures only the token.
-  process.stderr.write('warning: ZMODU_JWT_SECRET is not set: using the development secret. Set it for anything but local development.\n');
+  process.stderr.write('warning: ZMODU_JWT_SECRET is not set and ZMODU_DEV=1: using the public development secret. Never do this outside local development.\n');
   return DEV_JWT_SECRET;
+}
+
+/** Edge limits from the environment: ZMODU_RATE_LIMIT (requests per caller per window), ZMODU_RATE_WINDOW_MS, ZMODU_MAX_TOKEN_LIFETIME_S. */
+export function edgeFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<EdgeOptions> {
+  const edge: Partial<EdgeOptions> = {};
+  const read = (name: string): number | undefined => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return undefined;
+    if (!/^\d{1,9}$/.test(raw) || Number(raw) < 1) throw new ConfigError(`${name} must be a whole number of at least 1 (got "${raw}").`);
+    return Number(raw);
+  };
+  const limit = read('ZMODU_RATE_LIMIT');
+  const window = read('ZMODU_RATE_WINDOW_MS');
+  const lifetime = read('ZMODU_MAX_TOKEN_LIFETIME_S');
+  if (limit !== undefined) edge.rateLimit = limit;
+  if (window !== undefined) edge.rateWindowMs = window;
+  if (lifetime !== undefined) edge.maxTokenLifetimeSeconds = lifetime;
+  return edge;
 }
 
 export function databaseDescription(env: NodeJS.ProcessEnv = process.env): string {

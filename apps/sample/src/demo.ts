@@ -20,7 +20,8 @@ export async function runDemo(): Promise<number> {
   out('zmodu for NestJS: offline demo (scripted model, no model key needed)');
   out(`database: ${databaseDescription()}`);
   out();
-  const options = optionsFromEnv();
+  // The demo is local and offline: it runs in development mode (the public secret, unless ZMODU_JWT_SECRET is set).
+  const options = optionsFromEnv({ ...process.env, ZMODU_DEV: '1' });
   const app: INestApplication = await NestFactory.create(AppModule.register(options), { logger: ['error', 'warn'] });
   await app.listen(0, '127.0.0.1');
   try {

@@ -3,7 +3,7 @@ import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module';
 import { mintToken } from './auth/dev-token';
-import { databaseDescription, jwtSecretFromEnv, optionsFromEnv } from './config';
+import { ConfigError, databaseDescription, jwtSecretFromEnv, optionsFromEnv } from './config';
 import { runDemo } from './demo';
 import { drainOnSignal } from './shutdown';
 
@@ -35,7 +35,8 @@ function token(args: string[]): number {
   }
   const permissions = flags.get('--permissions')?.split(',').map((p) => p.trim()).filter(Boolean);
   process.stdout.write(
-    `${mintToken(jwtSecretFromEnv(), {
+    // Minting a token is a development tool: without ZMODU_JWT_SECRET it signs with the development secret (ZMODU_DEV=1).
+    `${mintToken(jwtSecretFromEnv({ ...process.env, ZMODU_DEV: '1' }), {
       tenant: flags.get('--tenant') ?? 'acme',
       user: flags.get('--user') ?? 'alice',
       permissions,
@@ -71,7 +72,7 @@ main(process.argv.slice(2)).then(
     if (code !== undefined) process.exit(code);
   },
   (err: unknown) => {
-    process.stderr.write(`${(err as Error)?.stack ?? String(err)}\n`);
+    process.stderr.write(`${err instanceof ConfigError ? `error: ${err.message}` : ((err as Error)?.stack ?? String(err))}\n`);
     process.exit(1);
   },
 );

@@ -25,7 +25,7 @@ import {
   ProposalPipeline,
   ProposalRecord,
 } from '@zmodu/pipeline';
-import { adminCaller, intParam } from './admin-request';
+import { adminCaller, intParam, textField } from './admin-request';
 import { ADMIN_MODULE_OPTIONS, AdminCaller, AdminModuleOptions } from './admin.options';
 
 /**
@@ -71,12 +71,12 @@ export class ApprovalsController {
   private decide(req: unknown, id: string, decision: 'approve' | 'reject', body: unknown): Promise<PipelineOutcome> {
     const caller = this.caller(req);
     const b = (body && typeof body === 'object' && !Array.isArray(body) ? body : {}) as { reason?: unknown; version?: unknown; step?: unknown; payload?: unknown };
-    if (typeof b.reason !== 'string') throw new BadRequestException({ message: 'reason must be a non-empty string: say why', field: 'reason' });
+    const reason = textField('reason', b.reason, 'say why');
     if (typeof b.version !== 'number')
       throw new BadRequestException({ message: 'version must be the version of the proposal you read (GET /admin/approvals/:id answers it)', field: 'version' });
     if (typeof b.step !== 'number')
       throw new BadRequestException({ message: 'step must be the index of the step you decide (waitingStep.index of the proposal you read)', field: 'step' });
-    const input = { decision, reason: b.reason, version: b.version, step: b.step, ...(b.payload !== undefined ? { payload: b.payload } : {}) };
+    const input = { decision, reason, version: b.version, step: b.step, ...(b.payload !== undefined ? { payload: b.payload } : {}) };
     return this.map(() => this.pipeline.decide(caller, id, input));
   }
 

@@ -60,4 +60,27 @@ describe('PGlite driver for TypeORM', () => {
     await expect(pool.query('SELECT 1')).rejects.toThrow(/PGlite has one session/);
     await db.close();
   });
+
+  it('hands a failed acquire to the callback only (as pg does), leaving no unhandled rejection: a down database stays a 503, not a crash', async () => {
+    const db = await openEmbeddedDatabase();
+    type CallbackPool = { connect(callback?: (err: Error | null) => void): Promise<unknown>; end(): Promise<void> };
+    const busy = new (createPgliteDriver(db, { acquireTimeoutMs: 50, closeOnEnd: false }).Pool)() as unknown as CallbackPool;
+    const gone = new (createPgliteDriver(db, { acquireTimeoutMs: 50, closeOnEnd: false }).Pool)() as unknown as CallbackPool;
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      await busy.connect(); // held, never released
+      const timedOut = await new Promise<Error | null>((resolve) => void busy.connect((err) => resolve(err)));
+      expect(timedOut?.message).toMatch(/Waited 50 ms for the embedded database session/);
+      await gone.end();
+      const ended = await new Promise<Error | null>((resolve) => void gone.connect((err) => resolve(err)));
+      expect(ended?.message).toMatch(/PGlite pool has ended/);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+      await db.close();
+    }
+  });
 });

@@ -98,13 +98,17 @@ export function createPgliteDriver(db: EmbeddedDatabase, options: PgliteDriverOp
             };
             return { client, release };
           });
+      const result = acquired.then(({ client }) => client);
       if (callback) {
         acquired.then(
           ({ client, release }) => callback(null, client, release),
           (err: Error) => callback(err),
         );
+        // The callback has the error (pg returns nothing in callback mode): the returned promise must
+        // not also reject unhandled, which would crash the process when the database is down or busy.
+        result.catch(() => undefined);
       }
-      return acquired.then(({ client }) => client);
+      return result;
     }
 
     async query(sql: string, params?: unknown[] | Callback, callback?: Callback): Promise<PgResult> {

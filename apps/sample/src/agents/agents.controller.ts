@@ -1,5 +1,5 @@
-import { Body, Controller, Get, HttpCode, NotFoundException, Param, Post } from '@nestjs/common';
-import { Agent, AgentNotFoundException, AgentRegistry, AgentRunResult } from '@zmodu/agent';
+import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { Agent, AgentRegistry, AgentRunResult } from '@zmodu/agent';
 import { PolicyHealth } from '@zmodu/guard';
 import { PERMISSIONS } from '../auth/auth.constants';
 import { RequestContext } from '../auth/request-context';
@@ -35,12 +35,8 @@ export class AgentsController {
     return { agent: agent.name, policy: agent.spec.guard, ...agent.auditPolicy() };
   }
 
+  /** An unknown agent throws AgentNotFoundException, which the edge's exception filter answers 404. */
   private agent(name: string): Agent {
-    try {
-      return this.agents.get(name);
-    } catch (err) {
-      if (err instanceof AgentNotFoundException) throw new NotFoundException(err.message);
-      throw err;
-    }
+    return this.agents.get(name);
   }
 }

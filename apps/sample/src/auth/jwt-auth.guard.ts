@@ -1,14 +1,24 @@
-import { CanActivate, ExecutionContext, Injectable, UnauthorizedException } from '@nestjs/common';
+import { CanActivate, ExecutionContext, Inject, Injectable, UnauthorizedException } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { JwtService } from '@nestjs/jwt';
 import { ClsService } from 'nestjs-cls';
 import type { Request } from 'express';
+import { EDGE_OPTIONS, EdgeOptions } from '../edge/edge.options';
+import { identifierProblem } from '../edge/text-rules';
 import { Caller, CLS_CALLER, IS_PUBLIC } from './auth.constants';
+
+/** Exactly `Bearer <token>`: one space, a token of JWT characters, nothing after. */
+const BEARER = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*)$/;
+/** A permission name: letters, digits and . _ : -, starting with a letter. */
+const PERMISSION = /^[A-Za-z][A-Za-z0-9._:-]{0,63}$/;
+const MAX_PERMISSIONS = 64;
 
 interface TokenClaims {
   sub?: unknown;
   tenant?: unknown;
   permissions?: unknown;
+  exp?: unknown;
+  iat?: unknown;
 }
 
 /**
@@ -21,6 +31,7 @@ export class JwtAuthGuard implements CanActivate {
     private readonly jwt: JwtService,
     private readonly cls: ClsService,
     private readonly reflector: Reflector,
+    @Inject(EDGE_OPTIONS) private readonly options: EdgeOptions,
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
@@ -28,8 +39,8 @@ export class JwtAuthGuard implements CanActivate {
     const request = context.switchToHttp().getRequest<Request>();
     const header = request.headers.authorization;
     if (!header) throw new UnauthorizedException('Missing bearer token: send Authorization: Bearer <token> (npm run token mints one).');
-    const [scheme, token] = header.split(' ');
-    if (scheme !== 'Bearer' || !token) throw new UnauthorizedException('Malformed Authorization header: expected "Bearer <token>".');
+    const token = BEARER.exec(header)?.[1];
+    if (!token) throw new UnauthorizedException('Malformed Authorization header: expected exactly "Bearer <token>" (one space, nothing after).');
     let claims: TokenClaims;
     try {
       claims = await this.jwt.verifyAsync<TokenClaims & object>(token, { algorithms: ['HS256'] });
@@ -37,19 +48,40 @@ export class JwtAuthGuard implements CanActivate {
       const reason = (err as Error).name === 'TokenExpiredError' ? 'the token has expired' : 'the token signature or format is invalid';
       throw new UnauthorizedException(`Invalid bearer token: ${reason}.`);
     }
+    this.checkLifetime(claims);
     const caller = callerFrom(claims);
     this.cls.set(CLS_CALLER, caller);
     (request as Request & { user?: Caller }).user = caller;
     return true;
   }
+
+  /** A token must expire, within maxTokenLifetimeSeconds of its issue (or of now), and must not be issued in the future. */
+  private checkLifetime(claims: TokenClaims): void {
+    const now = Math.floor(Date.now() / 1000);
+    if (typeof claims.exp !== 'number' || !Number.isFinite(claims.exp))
+      throw new UnauthorizedException('Invalid bearer token: the "exp" claim is missing; tokens must expire.');
+    if (claims.iat !== undefined && (typeof claims.iat !== 'number' || !Number.isFinite(claims.iat)))
+      throw new UnauthorizedException('Invalid bearer token: the "iat" claim must be a number of seconds.');
+    const iat = claims.iat as number | undefined;
+    if (iat !== undefined && iat > now + this.options.clockSkewSeconds)
+      throw new UnauthorizedException('Invalid bearer token: the "iat" claim is in the future.');
+    const lifetime = claims.exp - (iat ?? now);
+    if (lifetime > this.options.maxTokenLifetimeSeconds)
+      throw new UnauthorizedException(`Invalid bearer token: the "exp" claim is ${lifetime} s after issue; at most ${this.options.maxTokenLifetimeSeconds} s is accepted.`);
+  }
 }
 
 function callerFrom(claims: TokenClaims): Caller {
-  if (typeof claims.tenant !== 'string' || claims.tenant === '')
-    throw new UnauthorizedException('Invalid bearer token: the "tenant" claim is missing.');
-  if (typeof claims.sub !== 'string' || claims.sub === '') throw new UnauthorizedException('Invalid bearer token: the "sub" (user) claim is missing.');
+  if (claims.tenant === undefined || claims.tenant === '') throw new UnauthorizedException('Invalid bearer token: the "tenant" claim is missing.');
+  const tenantProblem = identifierProblem(claims.tenant);
+  if (tenantProblem) throw new UnauthorizedException(`Invalid bearer token: the "tenant" claim ${tenantProblem}.`);
+  if (claims.sub === undefined || claims.sub === '') throw new UnauthorizedException('Invalid bearer token: the "sub" (user) claim is missing.');
+  const subProblem = identifierProblem(claims.sub);
+  if (subProblem) throw new UnauthorizedException(`Invalid bearer token: the "sub" claim ${subProblem}.`);
   const perms = claims.permissions ?? [];
-  if (!Array.isArray(perms) || perms.some((p) => typeof p !== 'string'))
-    throw new UnauthorizedException('Invalid bearer token: "permissions" must be an array of strings.');
-  return Object.freeze({ tenantId: claims.tenant, userId: claims.sub, permissions: Object.freeze([...(perms as string[])]) });
+  if (!Array.isArray(perms) || perms.length > MAX_PERMISSIONS || perms.some((p) => typeof p !== 'string' || !PERMISSION.test(p)))
+    throw new UnauthorizedException(
+      `Invalid bearer token: the "permissions" claim must be an array of at most ${MAX_PERMISSIONS} permission names (${PERMISSION.source}).`,
+    );
+  return Object.freeze({ tenantId: claims.tenant as string, userId: claims.sub as string, permissions: Object.freeze([...(perms as string[])]) });
 }
