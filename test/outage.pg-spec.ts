@@ -58,6 +58,20 @@ describe('sample app during a database outage', () => {
       expect(down.headers['retry-after']).toBe('5');
       expect(down.body).toMatchObject({ status: 'error', error: { database: { status: 'down' } } });
       expect((await request(app.getHttpServer()).get('/health')).status).toBe(200);
+      // Every database-backed endpoint says 503 with Retry-After, never a bare 500 or a made-up answer.
+      const lead = mintToken(SECRET, { tenant: 'acme', user: 'lee', permissions: ['approval:decide'] });
+      const queue = await request(app.getHttpServer()).get('/admin/approvals').set('Authorization', `Bearer ${lead}`);
+      expect(queue.status).toBe(503);
+      expect(queue.headers['retry-after']).toBe('5');
+      // The trader has a tenant quota: it cannot be read, so the run is an outage (not "budget exhausted").
+      const run = await request(app.getHttpServer()).post('/agents/trader/runs').set('Authorization', `Bearer ${token()}`).send({ goal: 'buy 1 ACME' });
+      expect(run.status).toBe(503);
+      expect(run.headers['retry-after']).toBe('5');
+      expect(JSON.stringify(run.body)).not.toMatch(/budget_exhausted/);
+      // The analyst has no quota to read: its tools fail, and it says so instead of claiming an answer.
+      const analyst = await request(app.getHttpServer()).post('/agents/analyst/runs').set('Authorization', `Bearer ${token()}`).send({ goal: 'count orders' });
+      expect(analyst.status).toBe(200);
+      expect(analyst.body.answer).toMatch(/^Could not read the desk orders/);
     } finally {
       execFileSync(script, ['resume', dir]);
     }

@@ -1,5 +1,6 @@
 import { Controller, Get, Res } from '@nestjs/common';
 import { HealthCheck, HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
+import { SkipThrottle } from '@nestjs/throttler';
 import type { Response } from 'express';
 import { Public } from './auth/require-permission.decorator';
 
@@ -14,6 +15,7 @@ export const RETRY_AFTER_SECONDS = 5;
  * traffic here while the database is away).
  */
 @Controller('health')
+@SkipThrottle() // probes are not callers
 export class HealthController {
   constructor(
     private readonly health: HealthCheckService,

@@ -1,10 +1,12 @@
-import { Body, Controller, Get, HttpCode, Param, Post } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, Param, Post, Res, ServiceUnavailableException } from '@nestjs/common';
+import type { Response } from 'express';
 import { Agent, AgentRegistry, AgentRunResult } from '@zmodu/agent';
 import { PolicyHealth } from '@zmodu/guard';
 import { PERMISSIONS } from '../auth/auth.constants';
 import { RequestContext } from '../auth/request-context';
 import { RequirePermission } from '../auth/require-permission.decorator';
 import { RunGoalDto } from './run-goal.dto';
+import { DATABASE_RETRY_AFTER_SECONDS } from '../edge/edge-exception.filter';
 
 @Controller('agents')
 export class AgentsController {
@@ -23,8 +25,14 @@ export class AgentsController {
   @Post(':name/runs')
   @HttpCode(200)
   @RequirePermission(PERMISSIONS.agentRun)
-  run(@Param('name') name: string, @Body() body: RunGoalDto): Promise<AgentRunResult> {
-    return this.agent(name).run(body.goal, this.context.runContext());
+  async run(@Param('name') name: string, @Body() body: RunGoalDto, @Res({ passthrough: true }) res: Response): Promise<AgentRunResult> {
+    const result = await this.agent(name).run(body.goal, this.context.runContext());
+    // A run stopped because its quota could not be read (the database is away) is an outage, told as one.
+    if (result.stoppedReason === 'quota_unavailable') {
+      res.setHeader('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS));
+      throw new ServiceUnavailableException({ statusCode: 503, message: `The token quota cannot be read (the database is unavailable): retry in ${DATABASE_RETRY_AFTER_SECONDS} seconds.`, runId: result.runId });
+    }
+    return result;
   }
 
   /** The auditPolicy report of the agent's guard policy against the registered skills. */
