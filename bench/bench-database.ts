@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { Client } from 'pg';
+import { freePort } from '../test/support/free-port';
 
 export interface BenchServer {
   readonly url: string;
@@ -43,13 +43,3 @@ export async function postgresServer(log: (line: string) => void): Promise<Bench
   }
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}

@@ -1,24 +1,15 @@
 import { execFileSync } from 'node:child_process';
-import { createServer } from 'node:net';
 import { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { serverDataSourceOptions } from '@zmodu/db';
 import request from 'supertest';
 import { AppModule } from '../apps/sample/src/app.module';
 import { mintToken } from '../apps/sample/src/auth/dev-token';
+import { freePort } from './support/free-port';
 
 const SECRET = 'test-secret-that-is-long-enough-for-hs256-0123456789';
 const script = `${__dirname}/../scripts/postgres.sh`;
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * A database outage: the sample runs on a PostgreSQL server of its own, which the test stops and

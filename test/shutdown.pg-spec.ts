@@ -1,21 +1,12 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { Agent, request as httpRequest } from 'node:http';
-import { createServer } from 'node:net';
 import { Client } from 'pg';
 import { mintToken } from '../apps/sample/src/auth/dev-token';
 import { createTestDatabase, TestDatabase } from './support/test-database';
+import { freePort } from './support/free-port';
 
 const SECRET = 'test-secret-that-is-long-enough-for-hs256-0123456789';
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** One POST over a kept-alive connection; resolves with the status and body, or null when the connection was refused or closed. */
 function post(agent: Agent, port: number, path: string, token: string, body: unknown): Promise<{ status: number; body: { steps?: Array<{ toolCalls: unknown[] }> } } | null> {

@@ -6,7 +6,7 @@ import { DataSource } from 'typeorm';
 import { InvalidProposalException, ProposalNotFoundException } from './exceptions/proposal.exceptions';
 import { PIPELINE_MODULE_OPTIONS } from './pipeline.module-definition';
 import { PipelineModuleOptions } from './pipeline.options';
-import { Approver, outcomeOf, ProposalDecisions } from './proposal-decisions';
+import { Approver, ProposalDecisions } from './proposal-decisions';
 import { ProposalExecution } from './proposal-execution';
 import { ProposalSubmission } from './proposal-submission';
 import { ProposalStore } from './proposal.store';
@@ -58,7 +58,7 @@ export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationSh
     if ('executors' in (raw ?? {}))
       throw new Error(
         "PipelineModule: `executors` is gone: a staged action is a skill. Declare @Skill({ name, action: 'execute', staged: true, parameters, requiredPermission }) " +
-          'with a handler that writes through ctx.staged.transaction, and list it in actions: { [name]: { amount } }.',
+          'with a handler that writes through ctx.staged.transaction, and list it under actions with its amount function.',
       );
     if (!this.options.actions || typeof this.options.actions !== 'object') throw new Error('PipelineModule: actions must be { [stagedSkillName]: { amount? } }.');
     if (!this.options.store && !dataSource) throw new Error('PipelineModule needs a TypeORM DataSource (with ZMODU_PIPELINE_ENTITIES and ZMODU_PIPELINE_MIGRATIONS), or a store.');
@@ -128,10 +128,5 @@ export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationSh
     await this.store.expire(tenantId);
     const { items, total } = await this.store.list(tenantId, { status: query.status as ProposalStatus | undefined, page, limit });
     return { items, total, page, limit };
-  }
-
-  /** The outcome view of a proposal (verdict, status, what waits). */
-  static outcomeOf(p: ProposalRecord): PipelineOutcome {
-    return outcomeOf(p);
   }
 }

@@ -126,7 +126,7 @@ function checkInput(input: ProposalInput): string {
   if (!input || typeof input.action !== 'string' || input.action === '' || input.action.length > 200)
     throw new InvalidProposalException('action', 'action must be a non-empty string (the action to execute, e.g. order.submit)');
   if ('amount' in input)
-    throw new InvalidProposalException('amount', 'a proposal carries no amount: the application computes it (actions[action].amount in the pipeline options)');
+    throw new InvalidProposalException('amount', 'a proposal carries no amount: the application computes it (the amount function of the action in the pipeline options)');
   let text: string | undefined;
   try {
     text = JSON.stringify(input.payload ?? null);

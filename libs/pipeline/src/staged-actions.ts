@@ -19,6 +19,8 @@ const approvalRecordAmount: AmountFunction = (payload) => Number(payload.amount)
 export class StagedActions {
   private readonly logger = new Logger('ProposalPipeline');
   private readonly amounts = new Map<string, AmountFunction>();
+  /** Every action the pipeline executes (its options' actions, and approval.record with the skills). */
+  private readonly actionNames: ReadonlySet<string>;
 
   constructor(
     private readonly options: PipelineModuleOptions,
@@ -31,17 +33,18 @@ export class StagedActions {
       if (spec?.amount) this.amounts.set(action, spec.amount);
     }
     if (options.registerSkills !== false && !this.amounts.has(APPROVAL_RECORD_ACTION)) this.amounts.set(APPROVAL_RECORD_ACTION, approvalRecordAmount);
+    const names = new Set(Object.keys(options.actions ?? {}));
+    if (options.registerSkills !== false) names.add(APPROVAL_RECORD_ACTION);
+    this.actionNames = names;
   }
 
   /** Every action the pipeline executes. */
   names(): string[] {
-    const names = new Set(Object.keys(this.options.actions ?? {}));
-    if (this.options.registerSkills !== false) names.add(APPROVAL_RECORD_ACTION);
-    return [...names];
+    return [...this.actionNames];
   }
 
   has(action: string): boolean {
-    return this.names().includes(action);
+    return this.actionNames.has(action);
   }
 
   /** Boot check: every action is a staged skill, every rule and proposable names a known action, every rule has its amount. */

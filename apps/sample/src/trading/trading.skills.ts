@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { entityManagerOf, Skill, SkillError, SkillInvocation } from '@zmodu/skills';
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { PERMISSIONS } from '../auth/auth.constants';
 import { Instrument } from './instrument.entity';
 import { Order, OrderSide, OrderStatus } from './order.entity';
@@ -75,19 +75,7 @@ export class TradingSkills {
     // Run by the pipeline only: the order is written in the transaction that marks the proposal executed.
     const staged = ctx.staged;
     if (!staged) throw new SkillError('staged_only', 'order.submit runs through the proposal pipeline.');
-    const repo = entityManagerOf(staged.transaction).getRepository(Order);
-    const order = await repo.save(
-      repo.create({
-        tenantId: ctx.tenantId,
-        userId: ctx.userId ?? 'unknown',
-        symbol: args.symbol,
-        side: args.side,
-        qty: args.qty,
-        limitPrice: String(args.limitPrice),
-        status: 'submitted',
-        runId: ctx.runId,
-      }),
-    );
+    const order = await saveOrder(entityManagerOf(staged.transaction), args, ctx, 'submitted');
     return { orderId: order.id, status: order.status, symbol: order.symbol, side: order.side, qty: order.qty, approvers: staged.approvers };
   }
 
@@ -95,18 +83,7 @@ export class TradingSkills {
     return this.db.transaction(async (m) => {
       const known = await m.getRepository(Instrument).existsBy({ tenantId: ctx.tenantId, symbol: args.symbol });
       if (!known) throw new SkillError('unknown_symbol', `No instrument ${args.symbol} on this desk.`);
-      const order = await m.getRepository(Order).save(
-        m.getRepository(Order).create({
-          tenantId: ctx.tenantId,
-          userId: ctx.userId ?? 'unknown',
-          symbol: args.symbol,
-          side: args.side,
-          qty: args.qty,
-          limitPrice: String(args.limitPrice),
-          status,
-          runId: ctx.runId,
-        }),
-      );
+      const order = await saveOrder(m, args, ctx, status);
       return {
         orderId: order.id,
         status: order.status,
@@ -118,4 +95,21 @@ export class TradingSkills {
       };
     });
   }
+}
+
+/** An order of the caller's desk, written through `m` (the caller's transaction). */
+function saveOrder(m: EntityManager, args: OrderArgs, ctx: SkillInvocation, status: OrderStatus): Promise<Order> {
+  const repo = m.getRepository(Order);
+  return repo.save(
+    repo.create({
+      tenantId: ctx.tenantId,
+      userId: ctx.userId ?? 'unknown',
+      symbol: args.symbol,
+      side: args.side,
+      qty: args.qty,
+      limitPrice: String(args.limitPrice),
+      status,
+      runId: ctx.runId,
+    }),
+  );
 }

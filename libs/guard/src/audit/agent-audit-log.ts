@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { withRetries } from '../retry';
 import { AuditEntry, AuditQuery, AuditRecord, cleanAuditEntry } from './audit-entry';
 import { AuditLogStore } from './audit-log.store';
 
@@ -144,22 +145,14 @@ export class AgentAuditLog {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    let delay = Math.min(this.flushIntervalMs, 1000);
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await this.flush();
-        return;
-      } catch (err) {
-        if (attempt >= this.closeAttempts) {
-          const lost = this.buffer.length;
-          this.droppedCount += lost;
-          this.buffer = [];
-          this.logger.error(`audit store still failing at shutdown: ${lost} entries not written (${this.droppedCount} dropped in all): ${String(err)}`);
-          throw err;
-        }
-        await new Promise((r) => setTimeout(r, delay));
-        delay = Math.min(delay * 2, this.maxRetryIntervalMs);
-      }
+    try {
+      await withRetries(() => this.flush(), { attempts: this.closeAttempts, firstDelayMs: Math.min(this.flushIntervalMs, 1000), maxDelayMs: this.maxRetryIntervalMs });
+    } catch (err) {
+      const lost = this.buffer.length;
+      this.droppedCount += lost;
+      this.buffer = [];
+      this.logger.error(`audit store still failing at shutdown: ${lost} entries not written (${this.droppedCount} dropped in all): ${String(err)}`);
+      throw err;
     }
   }
 

@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { withRetries } from '../retry';
 import { QuotaKey, TokenQuotaStore } from './token-quota.store';
 
 export type QuotaPeriod = 'day' | 'month' | 'total';
@@ -213,24 +214,15 @@ export class TokenQuota {
     this.closed = true;
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    let delay = Math.min(this.retryBaseMs, 1000);
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await this.flushCharges();
-        return;
-      } catch (err) {
-        if (attempt >= this.closeAttempts) {
-          const left = [...this.pendingCharges.values()];
-          this.pendingCharges.clear();
-          const tokens = left.reduce((n, c) => n + c.tokens, 0);
-          this.counters.droppedCharges += left.length;
-          this.counters.droppedTokens += tokens;
-          this.logger.error(`token quota store still failing at shutdown: ${left.length} charges (${tokens} tokens) not written: ${String(err)}`);
-          return;
-        }
-        await new Promise((r) => setTimeout(r, delay));
-        delay = Math.min(delay * 2, this.maxRetryMs);
-      }
+    try {
+      await withRetries(() => this.flushCharges(), { attempts: this.closeAttempts, firstDelayMs: Math.min(this.retryBaseMs, 1000), maxDelayMs: this.maxRetryMs });
+    } catch (err) {
+      const left = [...this.pendingCharges.values()];
+      this.pendingCharges.clear();
+      const tokens = left.reduce((n, c) => n + c.tokens, 0);
+      this.counters.droppedCharges += left.length;
+      this.counters.droppedTokens += tokens;
+      this.logger.error(`token quota store still failing at shutdown: ${left.length} charges (${tokens} tokens) not written: ${String(err)}`);
     }
   }
 
