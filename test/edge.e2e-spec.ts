@@ -5,12 +5,14 @@ import { JwtService } from '@nestjs/jwt';
 import { Test } from '@nestjs/testing';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { AgentRegistry } from '@zmodu/agent';
+import { AgentAuditLog } from '@zmodu/guard';
 import { ProposalPipeline } from '@zmodu/pipeline';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../apps/sample/src/app.module';
 import { mintToken } from '../apps/sample/src/auth/dev-token';
-import { ConfigError, DEV_JWT_SECRET, jwtSecretFromEnv, optionsFromEnv } from '../apps/sample/src/config';
+import { traderAgent, TRADER_BUDGET } from '../apps/sample/src/agents/trader.agent';
+import { ConfigError, DEV_JWT_SECRET, jwtSecretFromEnv, optionsFromEnv, traderBudgetFromEnv } from '../apps/sample/src/config';
 import { deeperThan } from '../apps/sample/src/edge/body-limits.middleware';
 import { isDatabaseUnavailable } from '../apps/sample/src/edge/database-unavailable';
 import { EdgeExceptionFilter } from '../apps/sample/src/edge/edge-exception.filter';
@@ -24,6 +26,7 @@ const sign = (payload: Record<string, unknown>) => {
   const defined = Object.fromEntries(Object.entries(payload).filter(([, v]) => v !== undefined));
   return new JwtService().sign(defined, { secret: SECRET, algorithm: 'HS256', noTimestamp: defined.iat === undefined });
 };
+const traderBudget = (options: SampleAppOptions) => traderAgent(options.traderBudget).budget;
 const claims = (over: Record<string, unknown> = {}) => ({ tenant: 'acme', sub: 'alice', permissions: ['agent:read', 'agent:run'], iat: now(), exp: now() + 600, ...over });
 
 async function boot(db: TestDatabase, extra: Partial<SampleAppOptions> = {}): Promise<INestApplication> {
@@ -158,6 +161,17 @@ describe('the HTTP edge of the sample app', () => {
       const opts = optionsFromEnv({ ZMODU_JWT_SECRET: SECRET, ZMODU_RATE_LIMIT: '7', ZMODU_RATE_WINDOW_MS: '1000', ZMODU_MAX_TOKEN_LIFETIME_S: '3600' });
       expect(opts.edge).toEqual({ rateLimit: 7, rateWindowMs: 1000, maxTokenLifetimeSeconds: 3600 });
       expect(() => optionsFromEnv({ ZMODU_JWT_SECRET: SECRET, ZMODU_RATE_LIMIT: '0' })).toThrow(/ZMODU_RATE_LIMIT/);
+    });
+
+    it("reads the trader's fair-use budget from the environment and refuses nonsense", () => {
+      expect(traderBudgetFromEnv({})).toEqual({});
+      expect(traderBudgetFromEnv({ ZMODU_TRADER_TOKENS_PER_DAY: '50000', ZMODU_TRADER_USER_SHARE: '0.25' })).toEqual({ tokensPerPeriod: 50_000, userShare: 0.25 });
+      expect(traderBudgetFromEnv({ ZMODU_TRADER_USER_SHARE: '1' })).toEqual({ userShare: 1 });
+      for (const share of ['0', '1.5', '-0.2', 'half', '0.2.1', 'NaN'])
+        expect(() => traderBudgetFromEnv({ ZMODU_TRADER_USER_SHARE: share })).toThrow(/ZMODU_TRADER_USER_SHARE must be a fraction above 0 and at most 1/);
+      for (const perDay of ['0', '1e6', '-5', '10.5'])
+        expect(() => traderBudgetFromEnv({ ZMODU_TRADER_TOKENS_PER_DAY: perDay })).toThrow(/ZMODU_TRADER_TOKENS_PER_DAY/);
+      expect(traderBudget(optionsFromEnv({ ZMODU_JWT_SECRET: SECRET, ZMODU_TRADER_USER_SHARE: '0.5' }))).toEqual({ ...TRADER_BUDGET, userShare: 0.5 });
     });
   });
 
@@ -345,5 +359,94 @@ describe('the rate limit per caller', () => {
     expect((await request(app.getHttpServer()).get('/agents').set('Authorization', bob)).status).toBe(200);
     const globexAlice = `Bearer ${mintToken(SECRET, { tenant: 'globex', user: 'alice' })}`;
     expect((await request(app.getHttpServer()).get('/agents').set('Authorization', globexAlice)).status).toBe(200);
+  });
+});
+
+describe('fair use and a poisoned audit batch, over HTTP', () => {
+  let db: TestDatabase;
+  let app: INestApplication;
+  let dataSource: DataSource;
+  const token = (user: string, tenant = 'acme') => `Bearer ${mintToken(SECRET, { tenant, user, permissions: ['agent:read', 'agent:run'] })}`;
+  const run = (agent: string, user: string, goal: string, tenant = 'acme') =>
+    request(app.getHttpServer()).post(`/agents/${agent}/runs`).set('Authorization', token(user, tenant)).send({ goal });
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    // A small day for the trader so the test spends it quickly: 40,000 tokens per tenant, a quarter per user.
+    app = await boot(db, { edge: { rateLimit: 10_000 }, traderBudget: { tokensPerPeriod: 40_000, userShare: 0.25 } });
+    dataSource = app.get<DataSource>(getDataSourceToken());
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await db?.drop();
+  });
+
+  it('stops a greedy user at their share of the tenant budget while another user of the tenant still runs', async () => {
+    const long = `buy 10 ACME ${'and tell me everything about it '.repeat(125)}`.slice(0, 4000);
+    const greedy: Array<{ stoppedReason: string; budget?: string }> = [];
+    for (let i = 0; i < 20; i++) {
+      const res = await run('trader', 'mallory', long);
+      expect(res.status).toBe(200);
+      greedy.push(res.body);
+      if (res.body.stoppedReason === 'budget_exhausted') break;
+    }
+    const last = greedy[greedy.length - 1];
+    expect(last).toMatchObject({ stoppedReason: 'budget_exhausted', budget: 'user' });
+    expect(greedy.length).toBeGreaterThan(1); // the share allowed some runs first
+    // Once out of her share, every further run stops at once, saying which budget ran out.
+    expect((await run('trader', 'mallory', 'buy 1 ACME')).body).toMatchObject({ stoppedReason: 'budget_exhausted', budget: 'user' });
+    // Another user of acme, and the same user name in another tenant, still run to the end.
+    const bob = await run('trader', 'bob', 'buy 10 ACME');
+    expect(bob.status).toBe(200);
+    expect(bob.body.stoppedReason).toBe('final');
+    expect((await run('trader', 'mallory', 'buy 10 ACME', 'globex')).body.stoppedReason).toBe('final');
+    // What mallory spent is charged to her and to the tenant: at most her share (10,000) plus the one run that crossed it.
+    const [users, tenant] = await Promise.all([
+      dataSource.query(`SELECT user_id, sum(tokens)::int AS tokens FROM zmodu_token_usage_users WHERE tenant_id = 'acme' AND agent = 'trader' GROUP BY user_id ORDER BY user_id`),
+      dataSource.query(`SELECT sum(tokens)::int AS tokens FROM zmodu_token_usage WHERE tenant_id = 'acme' AND agent = 'trader'`),
+    ]);
+    const spent = Object.fromEntries(users.map((u: { user_id: string; tokens: number }) => [u.user_id, u.tokens]));
+    expect(spent.mallory).toBeGreaterThanOrEqual(10_000);
+    expect(spent.mallory).toBeLessThan(10_000 + 20_000);
+    expect(tenant[0].tokens).toBe(spent.mallory + spent.bob);
+  });
+
+  it('writes every other audit entry when the database refuses one among a hundred, and keeps writing', async () => {
+    // A real refusal by the database: a check constraint on the audit table refuses mallory's db.query entry.
+    await dataSource.query(`ALTER TABLE zmodu_audit_log ADD CONSTRAINT e2e_poison CHECK (user_id IS DISTINCT FROM 'poisoner' OR skill <> 'db.query')`);
+    try {
+      const users = Array.from({ length: 50 }, (_, i) => (i === 23 ? 'poisoner' : `analyst-${i}`));
+      // 50 analyst runs at once, two tool calls each (market.quote, db.query): 100 audit entries, one refused.
+      const answers = await Promise.all(users.map((user) => run('analyst', user, 'how is the desk doing?')));
+      for (const res of answers) expect(res.body.stoppedReason).toBe('final');
+      const runIds = answers.map((res) => res.body.runId as string);
+      const later = await run('analyst', 'analyst-later', 'and now?');
+      await app.get(AgentAuditLog).flush();
+      const rows: Array<{ run_id: string; user_id: string; skill: string }> = await dataSource.query(
+        `SELECT run_id, user_id, skill FROM zmodu_audit_log WHERE run_id = ANY($1) ORDER BY user_id, skill`,
+        [[...runIds, later.body.runId]],
+      );
+      expect(rows).toHaveLength(101);
+      expect(rows.filter((r) => r.user_id === 'poisoner').map((r) => r.skill)).toEqual(['market.quote']);
+      const letters: Array<{ entry: string; error: string }> = await dataSource.query(`SELECT entry, error FROM zmodu_audit_dead_letters`);
+      expect(letters).toHaveLength(1);
+      expect(JSON.parse(letters[0].entry)).toMatchObject({ userId: 'poisoner', skill: 'db.query', runId: runIds[23] });
+      expect(letters[0].error).toMatch(/e2e_poison/);
+      expect(app.get(AgentAuditLog).metrics()).toMatchObject({ deadLettered: 1, dropped: 0, pending: 0 });
+    } finally {
+      await dataSource.query(`ALTER TABLE zmodu_audit_log DROP CONSTRAINT e2e_poison`);
+    }
+  });
+
+  it('answers 401 for a token whose sub carries NUL, before anything is audited', async () => {
+    const before = await dataSource.query(`SELECT count(*)::int AS n FROM zmodu_audit_log`);
+    const res = await request(app.getHttpServer())
+      .post('/agents/analyst/runs')
+      .set('Authorization', `Bearer ${sign(claims({ sub: 'eve\u0000root' }))}`)
+      .send({ goal: 'how is the desk doing?' });
+    expect(res.status).toBe(401);
+    await app.get(AgentAuditLog).flush();
+    expect(await dataSource.query(`SELECT count(*)::int AS n FROM zmodu_audit_log`)).toEqual(before);
   });
 });

@@ -87,7 +87,7 @@ export class AppModule implements NestModule {
             migrationsRun: true,
           }),
         }),
-        AgentModule.forRoot({ agents: [traderAgent(), analystAgent(), deskAgent(), opsAgent()] }),
+        AgentModule.forRoot({ agents: [traderAgent(options.traderBudget), analystAgent(), deskAgent(), opsAgent()] }),
         // order.submit is a staged skill: proposed with approval.submit, priced by the desk, reviewed,
         // approved by humans when large, then run by the pipeline through the dispatcher.
         PipelineModule.forRoot(ORDER_PIPELINE),

@@ -1,4 +1,5 @@
 import { embeddedDataSourceOptions, openEmbeddedDatabase, serverDataSourceOptions } from '@zmodu/db';
+import type { AgentBudget } from '@zmodu/agent';
 import { EdgeOptions } from './edge/edge.options';
 import { SampleAppOptions } from './sample.options';
 
@@ -22,6 +23,7 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): SampleAppO
     },
     jwtSecret: jwtSecretFromEnv(env),
     edge: edgeFromEnv(env),
+    traderBudget: traderBudgetFromEnv(env),
   };
 }
 
@@ -65,6 +67,26 @@ export function edgeFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<EdgeO
   if (window !== undefined) edge.rateWindowMs = window;
   if (lifetime !== undefined) edge.maxTokenLifetimeSeconds = lifetime;
   return edge;
+}
+
+/**
+ * The trader's fair-use budget from the environment: ZMODU_TRADER_TOKENS_PER_DAY (the tenant's daily
+ * tokens with the trader) and ZMODU_TRADER_USER_SHARE (the fraction one user may spend, 0 < share <= 1).
+ */
+export function traderBudgetFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<AgentBudget> {
+  const budget: { tokensPerPeriod?: number; userShare?: number } = {};
+  const perDay = env.ZMODU_TRADER_TOKENS_PER_DAY;
+  if (perDay !== undefined && perDay !== '') {
+    if (!/^\d{1,12}$/.test(perDay) || Number(perDay) < 1) throw new ConfigError(`ZMODU_TRADER_TOKENS_PER_DAY must be a whole number of at least 1 (got "${perDay}").`);
+    budget.tokensPerPeriod = Number(perDay);
+  }
+  const share = env.ZMODU_TRADER_USER_SHARE;
+  if (share !== undefined && share !== '') {
+    const value = /^(0|1)?(\.\d{1,6})?$/.test(share) ? Number(share) : NaN;
+    if (!(value > 0 && value <= 1)) throw new ConfigError(`ZMODU_TRADER_USER_SHARE must be a fraction above 0 and at most 1, such as 0.2 (got "${share}").`);
+    budget.userShare = value;
+  }
+  return budget;
 }
 
 export function databaseDescription(env: NodeJS.ProcessEnv = process.env): string {

@@ -1,3 +1,4 @@
+import type { AgentBudget } from '@zmodu/agent';
 import type { DataSourceOptions } from 'typeorm';
 import type { EdgeOptions } from './edge/edge.options';
 
@@ -10,6 +11,8 @@ export interface SampleAppOptions {
   readonly seed?: boolean;
   /** Token rules, body limits and the rate limit at the HTTP edge (see EdgeOptions for the defaults). */
   readonly edge?: Partial<EdgeOptions>;
+  /** Overrides of the trader's budget (default TRADER_BUDGET: 20,000 tokens a run, 1,000,000 a day per tenant, a fifth of it per user). */
+  readonly traderBudget?: Partial<AgentBudget>;
 }
 
 export const SAMPLE_OPTIONS = Symbol('SAMPLE_OPTIONS');

@@ -1,4 +1,4 @@
-import { AgentSpec, lastObservation, ModelRequest, ScriptedModelProvider } from '@zmodu/agent';
+import { AgentBudget, AgentSpec, lastObservation, ModelRequest, ScriptedModelProvider } from '@zmodu/agent';
 
 /**
  * The offline trader: a scripted model that quotes, then proposes the order with approval.submit.
@@ -54,8 +54,15 @@ export function scriptedTrader(): ScriptedModelProvider {
   ]);
 }
 
+/**
+ * The trader's budget. Fair use: one user may spend at most a fifth of the tenant's daily tokens
+ * with the trader, so one greedy caller cannot stop the rest of the desk (the run stops with
+ * `budget_exhausted` and `budget: 'user'`; the others keep running until the tenant's budget is spent).
+ */
+export const TRADER_BUDGET: AgentBudget = { tokensPerRun: 20_000, tokensPerPeriod: 1_000_000, userShare: 0.2 };
+
 /** The trader agent: it may quote, draft and propose; its guard keeps execute off, so a human approves every order it proposes. */
-export function traderAgent(): AgentSpec {
+export function traderAgent(budget: Partial<AgentBudget> = {}): AgentSpec {
   return {
     name: 'trader',
     provider: scriptedTrader(),
@@ -63,7 +70,7 @@ export function traderAgent(): AgentSpec {
     guard: { allow: ['market.quote', 'order.draft', 'approval.submit'], deny: [], allowExecute: false },
     systemPrompt: 'You are a trading assistant. You may quote, draft and propose orders; a human approves them.',
     maxSteps: 6,
-    budget: { tokensPerRun: 20_000, tokensPerPeriod: 1_000_000 },
+    budget: { ...TRADER_BUDGET, ...budget },
   };
 }
 
