@@ -19,7 +19,7 @@ module.exports = {
     {
       ...base,
       displayName: 'db',
-      // *.pg-spec.ts need a PostgreSQL server of their own (they stop and start it): they run with the
+      // *.pg-spec.ts need a PostgreSQL server of their own (the outage spec stops and starts it): they run with the
       // database suites against PostgreSQL (ZMODU_TEST_DATABASE_URL set, as in .ci/run).
       testMatch: [
         '<rootDir>/libs/**/*.db-spec.ts',
