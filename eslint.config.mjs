@@ -1,4 +1,5 @@
 import js from '@eslint/js';
+import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
 
 // The direction of imports (DESIGN.md §2): guard <- skills <- pipeline <- agent <- admin; the app
@@ -29,4 +30,6 @@ export default tseslint.config(
   { files: ['libs/agent/**/*.ts'], rules: restrict([fromApps, deep, above(['admin'], 'agent')]) },
   { files: ['libs/admin/**/*.ts'], rules: restrict([fromApps, deep]) },
   { files: ['apps/**/*.ts'], rules: restrict([deep, { group: ['**/libs/**'], message: 'the app imports libraries through @zmodu/<name>' }]) },
+  // Formatting is Prettier's (npm run lint:format); no ESLint rule argues with it.
+  prettier,
 );
