@@ -23,13 +23,28 @@ export default tseslint.config(
     },
   },
   { files: ['libs/db/**/*.ts'], rules: restrict([fromApps, above(['guard', 'skills', 'memory', 'pipeline', 'agent', 'admin'], 'db')]) },
-  { files: ['libs/guard/**/*.ts'], ignores: ['**/*.db-spec.ts'], rules: restrict([fromApps, above(['db', 'skills', 'memory', 'pipeline', 'agent', 'admin'], 'guard')]) },
-  { files: ['libs/skills/**/*.ts'], ignores: ['**/*.db-spec.ts'], rules: restrict([fromApps, deep, above(['memory', 'pipeline', 'agent', 'admin'], 'skills')]) },
+  {
+    files: ['libs/guard/**/*.ts'],
+    ignores: ['**/*.db-spec.ts'],
+    rules: restrict([fromApps, above(['db', 'skills', 'memory', 'pipeline', 'agent', 'admin'], 'guard')]),
+  },
+  {
+    files: ['libs/skills/**/*.ts'],
+    ignores: ['**/*.db-spec.ts'],
+    rules: restrict([fromApps, deep, above(['memory', 'pipeline', 'agent', 'admin'], 'skills')]),
+  },
   { files: ['libs/memory/**/*.ts'], rules: restrict([fromApps, deep, above(['guard', 'skills', 'pipeline', 'agent', 'admin'], 'memory')]) },
-  { files: ['libs/pipeline/**/*.ts'], ignores: ['**/*.db-spec.ts'], rules: restrict([fromApps, deep, above(['memory', 'agent', 'admin'], 'pipeline')]) },
+  {
+    files: ['libs/pipeline/**/*.ts'],
+    ignores: ['**/*.db-spec.ts'],
+    rules: restrict([fromApps, deep, above(['memory', 'agent', 'admin'], 'pipeline')]),
+  },
   { files: ['libs/agent/**/*.ts'], rules: restrict([fromApps, deep, above(['admin'], 'agent')]) },
   { files: ['libs/admin/**/*.ts'], rules: restrict([fromApps, deep]) },
-  { files: ['apps/**/*.ts'], rules: restrict([deep, { group: ['**/libs/**'], message: 'the app imports libraries through @zmodu/<name>' }]) },
+  {
+    files: ['apps/**/*.ts'],
+    rules: restrict([deep, { group: ['**/libs/**'], message: 'the app imports libraries through @zmodu/<name>' }]),
+  },
   // Formatting is Prettier's (npm run lint:format); no ESLint rule argues with it.
   prettier,
 );

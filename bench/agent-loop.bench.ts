@@ -84,9 +84,13 @@ async function bootOurs(): Promise<{ app: INestApplicationContext; run: AsyncRun
   const result = await agent.run(GOAL, { tenantId: 't1', userId: 'u1' });
   const calls = result.steps.flatMap((s) => s.toolCalls);
   if (result.stoppedReason !== 'final' || result.answer !== FINAL_TEXT || result.steps.length !== TOOLS_PER_RUN + 1)
-    throw new Error(`zmodu agent did not play the script: ${JSON.stringify({ stoppedReason: result.stoppedReason, answer: result.answer, error: result.error })}`);
+    throw new Error(
+      `zmodu agent did not play the script: ${JSON.stringify({ stoppedReason: result.stoppedReason, answer: result.answer, error: result.error })}`,
+    );
   if (calls.length !== TOOLS_PER_RUN || !calls.every((c) => c.ok) || skills.calls - before !== TOOLS_PER_RUN)
-    throw new Error(`zmodu agent ran ${skills.calls - before} skills: ${JSON.stringify(calls.map((c) => [c.name, c.outcome, c.observation]))}`);
+    throw new Error(
+      `zmodu agent ran ${skills.calls - before} skills: ${JSON.stringify(calls.map((c) => [c.name, c.outcome, c.observation]))}`,
+    );
   return { app, run };
 }
 
@@ -162,7 +166,10 @@ export async function runAgentLoopBench(log: (line: string) => void): Promise<{ 
 
     const oursAlloc = await bytesPerRun(ours.run, 200, 7);
     const sdkAlloc = await bytesPerRun(sdk.run, 200, 7);
-    for (const [name, a] of [['zmodu', oursAlloc], ['AI SDK', sdkAlloc]] as const)
+    for (const [name, a] of [
+      ['zmodu', oursAlloc],
+      ['AI SDK', sdkAlloc],
+    ] as const)
       log(
         `agent loop: ${name} ${(a.bytesPerRun / 1024).toFixed(1)} KB/run ` +
           `(median of ${a.cleanTrials} GC-free batches, ${a.runsPerTrial} runs per batch at the end, ${a.discardedTrials} batches discarded for a GC)`,

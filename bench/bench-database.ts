@@ -35,11 +35,15 @@ export async function postgresServer(log: (line: string) => void): Promise<Bench
   const script = join(__dirname, '..', 'scripts', 'postgres.sh');
   try {
     const port = await freePort();
-    const [url, dir] = execFileSync('bash', [script, 'start', String(port), 'durable'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).trim().split(' ');
+    const [url, dir] = execFileSync('bash', [script, 'start', String(port), 'durable'], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    })
+      .trim()
+      .split(' ');
     return { url, stop: () => execFileSync('bash', [script, 'stop', dir], { stdio: 'ignore' }) };
   } catch (err) {
     log(`no PostgreSQL server for the db.query rows (set ZMODU_BENCH_DATABASE_URL): ${(err as Error).message.split('\n')[0]}`);
     return null;
   }
 }
-

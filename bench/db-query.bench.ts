@@ -37,7 +37,11 @@ const PER_TENANT = 3000;
 export async function runDbQueryBench(log: (line: string) => void, server: BenchServer | null): Promise<{ rows: Row[] }> {
   const rows: Row[] = [];
   await loadSqlParser();
-  const tables = ENTITIES.map((e) => ({ table: e.table, tenantColumn: e.tenantColumn === undefined ? 'tenant_id' : e.tenantColumn, columns: e.columns }));
+  const tables = ENTITIES.map((e) => ({
+    table: e.table,
+    tenantColumn: e.tenantColumn === undefined ? 'tenant_id' : e.tenantColumn,
+    columns: e.columns,
+  }));
   // The CPU row measures the whole parse, check and rewrite: no plan cache.
   const guard = new SqlGuard(tables, { cacheSize: 0 });
   let placeholder = 0;
@@ -84,7 +88,9 @@ export async function runDbQueryBench(log: (line: string) => void, server: Bench
       // Both fences: the rewrite, and the database's (reader role, row-level security).
       await seed.transaction((m) => installTenantFence(m, fenceTablesFor({ entities: ENTITIES, dbQueryTenantColumn: 'tenant_id' })));
       await seed.destroy();
-      log(`seeded ${PER_TENANT} orders, ${PER_TENANT * 2} order lines per tenant (two tenants) on PostgreSQL, with db.query's fence installed`);
+      log(
+        `seeded ${PER_TENANT} orders, ${PER_TENANT * 2} order lines per tenant (two tenants) on PostgreSQL, with db.query's fence installed`,
+      );
 
       /** The data skills over the bench database, with both fences or with the rewrite alone (fence off). */
       const start = (fence: 'required' | 'off') => {

@@ -148,7 +148,9 @@ function assertSameDecisions(policy: Policy, enforcer: Enforcer, stream: Stream)
     const ours = guard.check(action, name).allowed;
     const theirs = enforcer.enforceSync(SUBJECT, name, action);
     if (ours !== theirs)
-      throw new Error(`guard and casbin disagree on ${action} '${name}' with ${policy.allow.length} names: guard ${ours}, casbin ${theirs}`);
+      throw new Error(
+        `guard and casbin disagree on ${action} '${name}' with ${policy.allow.length} names: guard ${ours}, casbin ${theirs}`,
+      );
     if (ours) allowed++;
   }
   if (allowed === 0 || allowed === seen.size) throw new Error('the lookup stream must mix allowed and denied decisions');
@@ -182,7 +184,9 @@ export async function runGuardBench(log: (line: string) => void): Promise<{ rows
     const enforcer = await newEnforcer(newModelFromString(CASBIN_MODEL), new StringAdapter(policyText));
     const { pairs, allowed } = assertSameDecisions(policy, enforcer, stream);
     const casbinLines = CASBIN_MODEL.trim().split('\n').length + policyText.split('\n').length;
-    log(`guard: ${size} names: casbin (${casbinLines} lines of model+policy) and the guard agree on all ${pairs} distinct lookups of the stream (${allowed} allowed)`);
+    log(
+      `guard: ${size} names: casbin (${casbinLines} lines of model+policy) and the guard agree on all ${pairs} distinct lookups of the stream (${allowed} allowed)`,
+    );
     cases.push({ size, policy, stream, enforcer, casbinLines, pairsChecked: pairs });
   }
 
@@ -201,7 +205,9 @@ export async function runGuardBench(log: (line: string) => void): Promise<{ rows
     const casbinNs = nsPerOp({ casbin: casbinKernel(c.enforcer, c.stream) }, { warmupMs: 250, roundMs: 60, rounds: 7 }).casbin;
     const [setNs, guardNs] = [fast[`set${c.size}`], fast[`guard${c.size}`]];
     results.push({ size: c.size, setNs, guardNs, casbinNs, casbinLines: c.casbinLines, pairsChecked: c.pairsChecked });
-    log(`guard: ${c.size} names: Set.has ${setNs.toFixed(1)} ns, guard.check ${guardNs.toFixed(1)} ns, casbin enforceSync ${casbinNs.toFixed(0)} ns`);
+    log(
+      `guard: ${c.size} names: Set.has ${setNs.toFixed(1)} ns, guard.check ${guardNs.toFixed(1)} ns, casbin enforceSync ${casbinNs.toFixed(0)} ns`,
+    );
   }
 
   const rows: Row[] = [];

@@ -3,7 +3,13 @@ import { INestApplicationContext, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { GuardModule, ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
-import { PipelineModule, PipelineModuleOptions, ProposalPipeline, ZMODU_PIPELINE_ENTITIES, ZMODU_PIPELINE_MIGRATIONS } from '@zmodu/pipeline';
+import {
+  PipelineModule,
+  PipelineModuleOptions,
+  ProposalPipeline,
+  ZMODU_PIPELINE_ENTITIES,
+  ZMODU_PIPELINE_MIGRATIONS,
+} from '@zmodu/pipeline';
 import { SkillsModule } from '@zmodu/skills';
 import { Client } from 'pg';
 import { FixtureStagedSkills, ORDER_RULES, PipelineEffects1764461200000 } from '../test/support/pipeline-app';
@@ -48,7 +54,8 @@ export async function runPipelineBench(log: (line: string) => void, server: Benc
       const payload = { symbol: 'ACME', qty: 10 };
       const large = { symbol: 'ACME', qty: 200 };
 
-      const insert = async () => (await direct.query('INSERT INTO bench_rows (id, payload) VALUES ($1, $2)', [randomUUID(), JSON.stringify(payload)])).rowCount ?? 0;
+      const insert = async () =>
+        (await direct.query('INSERT INTO bench_rows (id, payload) VALUES ($1, $2)', [randomUUID(), JSON.stringify(payload)])).rowCount ?? 0;
       const auto = async () => {
         const out = await pipeline.submit(proposer, { action: 'order.submit', payload });
         if (out.verdict !== 'executed') throw new Error(`expected executed, got ${out.verdict}`);
@@ -57,7 +64,12 @@ export async function runPipelineBench(log: (line: string) => void, server: Benc
       const human = async () => {
         const p = await pipeline.submit(proposer, { action: 'order.submit', payload: large });
         if (p.verdict !== 'needs_human') throw new Error(`expected needs_human, got ${p.verdict}`);
-        const out = await pipeline.decide(lead, p.proposalId as string, { decision: 'approve', reason: 'bench', version: p.version ?? 1, step: 0 });
+        const out = await pipeline.decide(lead, p.proposalId as string, {
+          decision: 'approve',
+          reason: 'bench',
+          version: p.version ?? 1,
+          step: 0,
+        });
         if (out.verdict !== 'executed') throw new Error(`expected executed, got ${out.verdict}`);
         return 1;
       };
@@ -68,7 +80,9 @@ export async function runPipelineBench(log: (line: string) => void, server: Benc
       ] as const) {
         const perChange = value / changes;
         const ratio = perChange / ms.insert;
-        log(`pipeline, ${label}: ${value.toFixed(2)} ms (${changes} state changes, ${perChange.toFixed(2)} ms each); one committed INSERT: ${ms.insert.toFixed(2)} ms (${ratio.toFixed(2)}x)`);
+        log(
+          `pipeline, ${label}: ${value.toFixed(2)} ms (${changes} state changes, ${perChange.toFixed(2)} ms each); one committed INSERT: ${ms.insert.toFixed(2)} ms (${ratio.toFixed(2)}x)`,
+        );
         rows.push({
           name: `pipeline, ${label}: ms per state change vs one committed INSERT, PostgreSQL (ratio = ours/INSERT)`,
           value: perChange,

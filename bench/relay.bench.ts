@@ -46,11 +46,21 @@ async function ours(url: string, probe: Client): Promise<Throughput> {
     for (let i = 0; i < EVENTS; i++) await outbox.publish({ tenantId: 'bench', topic: QUEUE, payload: { i } });
     const t1 = process.hrtime.bigint();
     let handled = 0;
-    const relay = new OutboxRelay(store, { owner: 'bench', concurrency: PARALLEL, topicConcurrency: PARALLEL, handlerTimeoutMs: 5000, pollIntervalMs: 500 });
+    const relay = new OutboxRelay(store, {
+      owner: 'bench',
+      concurrency: PARALLEL,
+      topicConcurrency: PARALLEL,
+      handlerTimeoutMs: 5000,
+      pollIntervalMs: 500,
+    });
     relay.on(QUEUE, () => void handled++);
     const t2 = process.hrtime.bigint();
     relay.start();
-    await waitFor(EVENTS, async () => Number((await probe.query(`SELECT count(*) AS n FROM zmodu_outbox WHERE status = 'delivered'`)).rows[0].n), 'zmodu relay');
+    await waitFor(
+      EVENTS,
+      async () => Number((await probe.query(`SELECT count(*) AS n FROM zmodu_outbox WHERE status = 'delivered'`)).rows[0].n),
+      'zmodu relay',
+    );
     const t3 = process.hrtime.bigint();
     await relay.stop();
     if (handled < EVENTS) throw new Error(`zmodu relay: ${handled} of ${EVENTS} events reached the handler`);
@@ -76,7 +86,12 @@ async function pgBoss(url: string, probe: Client): Promise<Throughput> {
       await boss.work(QUEUE, { batchSize: BOSS_BATCH, pollingIntervalSeconds: 0.5 }, async (jobs) => {
         handled += jobs.length;
       });
-    await waitFor(EVENTS, async () => Number((await probe.query(`SELECT count(*) AS n FROM pgboss.job WHERE name = $1 AND state = 'completed'`, [QUEUE])).rows[0].n), 'pg-boss');
+    await waitFor(
+      EVENTS,
+      async () =>
+        Number((await probe.query(`SELECT count(*) AS n FROM pgboss.job WHERE name = $1 AND state = 'completed'`, [QUEUE])).rows[0].n),
+      'pg-boss',
+    );
     const t3 = process.hrtime.bigint();
     if (handled < EVENTS) throw new Error(`pg-boss: ${handled} of ${EVENTS} jobs reached the handler`);
     return { sendPerSecond: EVENTS / (Number(t1 - t0) / 1e9), deliverPerSecond: EVENTS / (Number(t3 - t2) / 1e9) };

@@ -89,7 +89,10 @@ describe('zmodu CLI end to end', () => {
     expect(ok.code).toBe(0);
     expect(JSON.parse(ok.stdout).secondFence).toEqual({ installed: true, role: db.fenceRole, problems: [], warnings: [] });
     const missingConfig = join(dir, 'missing-fence.json');
-    writeFileSync(missingConfig, JSON.stringify({ ...JSON.parse(readFileSync(config, 'utf8')), fence: { mode: 'auto', role: 'zmodu_never_installed' } }));
+    writeFileSync(
+      missingConfig,
+      JSON.stringify({ ...JSON.parse(readFileSync(config, 'utf8')), fence: { mode: 'auto', role: 'zmodu_never_installed' } }),
+    );
     const missing = await zmodu('ai', 'audit-policy', '--config', missingConfig);
     expect(missing.code).toBe(1);
     const report = JSON.parse(missing.stdout);
@@ -98,20 +101,92 @@ describe('zmodu CLI end to end', () => {
   });
 
   it('exposes entity.create and entity.update when the config names them, through the same guard', async () => {
-    const created = await zmodu('ai', 'call', 'entity.create', '--config', writeConfig, '--tenant', ALPHA, '--user', 'u1', '--args', JSON.stringify({ entity: 'note', values: { body: 'from the CLI' } }));
+    const created = await zmodu(
+      'ai',
+      'call',
+      'entity.create',
+      '--config',
+      writeConfig,
+      '--tenant',
+      ALPHA,
+      '--user',
+      'u1',
+      '--args',
+      JSON.stringify({ entity: 'note', values: { body: 'from the CLI' } }),
+    );
     expect(created.code).toBe(0);
     const record = JSON.parse(created.stdout);
     expect(record).toMatchObject({ entity: 'note', record: { body: 'from the CLI', tenant_id: ALPHA } });
     const id = record.record.id;
-    const updated = await zmodu('ai', 'call', 'entity.update', '--config', writeConfig, '--tenant', ALPHA, '--user', 'u1', '--args', JSON.stringify({ entity: 'note', id, values: { body: 'edited' } }));
+    const updated = await zmodu(
+      'ai',
+      'call',
+      'entity.update',
+      '--config',
+      writeConfig,
+      '--tenant',
+      ALPHA,
+      '--user',
+      'u1',
+      '--args',
+      JSON.stringify({ entity: 'note', id, values: { body: 'edited' } }),
+    );
     expect(updated.code).toBe(0);
-    const elsewhere = await zmodu('ai', 'call', 'entity.update', '--config', writeConfig, '--tenant', BETA, '--user', 'u2', '--args', JSON.stringify({ entity: 'note', id, values: { body: 'BETA was here' } }));
+    const elsewhere = await zmodu(
+      'ai',
+      'call',
+      'entity.update',
+      '--config',
+      writeConfig,
+      '--tenant',
+      BETA,
+      '--user',
+      'u2',
+      '--args',
+      JSON.stringify({ entity: 'note', id, values: { body: 'BETA was here' } }),
+    );
     expect(JSON.parse(elsewhere.stdout)).toMatchObject({ updated: false, found: false }); // another tenant's record is simply not found
-    const read = await zmodu('ai', 'call', 'db.query', '--config', writeConfig, '--tenant', ALPHA, '--user', 'u1', '--args', JSON.stringify({ sql: 'SELECT body FROM notes' }));
+    const read = await zmodu(
+      'ai',
+      'call',
+      'db.query',
+      '--config',
+      writeConfig,
+      '--tenant',
+      ALPHA,
+      '--user',
+      'u1',
+      '--args',
+      JSON.stringify({ sql: 'SELECT body FROM notes' }),
+    );
     expect(JSON.parse(read.stdout).rows).toEqual([{ body: 'edited' }]);
-    const tenantForced = await zmodu('ai', 'call', 'entity.create', '--config', writeConfig, '--tenant', ALPHA, '--user', 'u1', '--args', JSON.stringify({ entity: 'note', values: { body: 'x', tenant_id: BETA } }));
+    const tenantForced = await zmodu(
+      'ai',
+      'call',
+      'entity.create',
+      '--config',
+      writeConfig,
+      '--tenant',
+      ALPHA,
+      '--user',
+      'u1',
+      '--args',
+      JSON.stringify({ entity: 'note', values: { body: 'x', tenant_id: BETA } }),
+    );
     expect(tenantForced.code).toBe(1);
-    const readOnly = await zmodu('ai', 'call', 'entity.create', '--config', config, '--tenant', ALPHA, '--user', 'u1', '--args', JSON.stringify({ entity: 'note', values: { body: 'x' } }));
+    const readOnly = await zmodu(
+      'ai',
+      'call',
+      'entity.create',
+      '--config',
+      config,
+      '--tenant',
+      ALPHA,
+      '--user',
+      'u1',
+      '--args',
+      JSON.stringify({ entity: 'note', values: { body: 'x' } }),
+    );
     expect(JSON.parse(readOnly.stdout)).toEqual({ error: 'ToolDenied', reason: 'denied_not_listed' });
   });
 
@@ -126,7 +201,17 @@ describe('zmodu CLI end to end', () => {
     ]);
     const strictConfig = join(dir, 'strict.json');
     writeFileSync(strictConfig, JSON.stringify({ ...JSON.parse(readFileSync(writeConfig, 'utf8')), strictData: true }));
-    const stopped = await zmodu('ai', 'call', 'db.query', '--config', strictConfig, '--tenant', ALPHA, '--args', JSON.stringify({ sql: 'SELECT 1' }));
+    const stopped = await zmodu(
+      'ai',
+      'call',
+      'db.query',
+      '--config',
+      strictConfig,
+      '--tenant',
+      ALPHA,
+      '--args',
+      JSON.stringify({ sql: 'SELECT 1' }),
+    );
     expect(stopped.code).toBe(1);
     expect(stopped.stderr.trim().split('\n')[0]).toMatch(/strictData\): the data model has 1 hazard/);
   });
@@ -155,7 +240,19 @@ describe('zmodu CLI end to end', () => {
   });
 
   it('ai call dispatches through the guard and prints the result as JSON', async () => {
-    const r = await zmodu('ai', 'call', 'db.query', '--config', config, '--tenant', ALPHA, '--user', 'u1', '--args', JSON.stringify({ sql: 'SELECT count(*) AS n FROM orders' }));
+    const r = await zmodu(
+      'ai',
+      'call',
+      'db.query',
+      '--config',
+      config,
+      '--tenant',
+      ALPHA,
+      '--user',
+      'u1',
+      '--args',
+      JSON.stringify({ sql: 'SELECT count(*) AS n FROM orders' }),
+    );
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ rows: [{ n: '40' }], truncated: false });
   });
@@ -164,7 +261,19 @@ describe('zmodu CLI end to end', () => {
     const denied = await zmodu('ai', 'call', 'order.submit', '--config', config, '--tenant', ALPHA, '--user', 'u1', '--args', '{}');
     expect(denied.code).toBe(1);
     expect(JSON.parse(denied.stdout)).toEqual({ error: 'ToolDenied', reason: 'denied_not_listed' });
-    const literal = await zmodu('ai', 'call', 'db.query', '--config', config, '--tenant', ALPHA, '--user', 'u1', '--args', JSON.stringify({ sql: "SELECT * FROM orders WHERE note = 'x'" }));
+    const literal = await zmodu(
+      'ai',
+      'call',
+      'db.query',
+      '--config',
+      config,
+      '--tenant',
+      ALPHA,
+      '--user',
+      'u1',
+      '--args',
+      JSON.stringify({ sql: "SELECT * FROM orders WHERE note = 'x'" }),
+    );
     expect(literal.code).toBe(1);
     expect(JSON.parse(literal.stdout)).toMatchObject({ error: 'QueryRefused', reason: 'literal_not_allowed' });
   });
@@ -174,7 +283,11 @@ describe('zmodu CLI end to end', () => {
       { skill: 'entity.lookup', args: { entity: 'order', id: 1 }, tenant: ALPHA, user: 'u' },
       'not json',
       { skill: 'db.query', args: { sql: 'SELECT * FROM secrets' }, tenant: ALPHA },
-      { skill: 'db.query', args: { sql: 'SELECT count(*) FROM order_lines a, order_lines b, order_lines c, order_lines d, order_lines e' }, tenant: ALPHA },
+      {
+        skill: 'db.query',
+        args: { sql: 'SELECT count(*) FROM order_lines a, order_lines b, order_lines c, order_lines d, order_lines e' },
+        tenant: ALPHA,
+      },
       { skill: 'db.query', args: { sql: 'SELECT CAST(note AS integer) FROM orders' }, tenant: ALPHA },
       { skill: 'entity.lookup', args: { entity: 'order', id: 100000 }, tenant: ALPHA, user: 'u' },
       { skill: 'entity.lookup', args: { entity: 'order', id: 100000 }, tenant: BETA, user: 'u' },
@@ -187,7 +300,10 @@ describe('zmodu CLI end to end', () => {
     const r = await zmodu('ai', 'call', '--batch', file, '--config', config);
     expect(Date.now() - started).toBeLessThan(45_000);
     expect(r.code).toBe(1);
-    const out = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const out = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(out.map((o) => o.line)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
     expect(out[0]).toMatchObject({ ok: true, value: { found: true, record: { id: 1, tenant_id: ALPHA } } });
     expect(out[1]).toMatchObject({ ok: false, error: 'BadRequest', reason: 'invalid_json' });
@@ -205,7 +321,13 @@ describe('zmodu CLI end to end', () => {
     const r = await zmodu('ai', 'export-skills', '--config', config);
     expect(r.code).toBe(0);
     const skills = JSON.parse(r.stdout);
-    expect(skills.map((s: { name: string }) => s.name)).toEqual(['db.query', 'entity.list', 'entity.lookup', 'kpi.query', 'report.generate']);
+    expect(skills.map((s: { name: string }) => s.name)).toEqual([
+      'db.query',
+      'entity.list',
+      'entity.lookup',
+      'kpi.query',
+      'report.generate',
+    ]);
     expect(skills[0]).toMatchObject({ action: 'read', requiredPermission: null, parameters: { type: 'object', required: ['sql'] } });
   });
 
@@ -237,7 +359,16 @@ describe('zmodu CLI end to end', () => {
   });
 
   it('--help works on every command, and bad flags or config give one clear line and exit 2', async () => {
-    for (const args of [['--help'], ['ai', '--help'], ['ai', 'call', '--help'], ['ai', 'export-skills', '--help'], ['ai', 'openapi', '--help'], ['ai', 'audit-policy', '--help'], ['ai', 'install-fence', '--help'], ['ai', 'audit-data', '--help']]) {
+    for (const args of [
+      ['--help'],
+      ['ai', '--help'],
+      ['ai', 'call', '--help'],
+      ['ai', 'export-skills', '--help'],
+      ['ai', 'openapi', '--help'],
+      ['ai', 'audit-policy', '--help'],
+      ['ai', 'install-fence', '--help'],
+      ['ai', 'audit-data', '--help'],
+    ]) {
       const r = await zmodu(...args);
       expect(r.code).toBe(0);
       expect(r.stdout).toMatch(/usage:/);

@@ -27,7 +27,14 @@ const sign = (payload: Record<string, unknown>) => {
   return new JwtService().sign(defined, { secret: SECRET, algorithm: 'HS256', noTimestamp: defined.iat === undefined });
 };
 const traderBudget = (options: SampleAppOptions) => traderAgent(options.traderBudget).budget;
-const claims = (over: Record<string, unknown> = {}) => ({ tenant: 'acme', sub: 'alice', permissions: ['agent:read', 'agent:run'], iat: now(), exp: now() + 600, ...over });
+const claims = (over: Record<string, unknown> = {}) => ({
+  tenant: 'acme',
+  sub: 'alice',
+  permissions: ['agent:read', 'agent:run'],
+  iat: now(),
+  exp: now() + 600,
+  ...over,
+});
 
 async function boot(db: TestDatabase, extra: Partial<SampleAppOptions> = {}): Promise<INestApplication> {
   const moduleRef = await Test.createTestingModule({
@@ -42,7 +49,10 @@ describe('the HTTP edge of the sample app', () => {
   let db: TestDatabase;
   let app: INestApplication;
   // Every hostile input below must be answered without reaching the filter's unexpected-error (500) path.
-  const unexpected = jest.spyOn(EdgeExceptionFilter.prototype as unknown as { unexpected: (err: unknown, requestId?: string) => void }, 'unexpected');
+  const unexpected = jest.spyOn(
+    EdgeExceptionFilter.prototype as unknown as { unexpected: (err: unknown, requestId?: string) => void },
+    'unexpected',
+  );
   const http = () => request(app.getHttpServer());
   const bearer = (payload: Record<string, unknown>) => `Bearer ${sign(payload)}`;
   const lead = () => mintToken(SECRET, { tenant: 'acme', user: 'lead', permissions: ['approval:decide', 'desk:lead'] });
@@ -81,7 +91,9 @@ describe('the HTTP edge of the sample app', () => {
       ['too many permissions', { permissions: Array.from({ length: 65 }, (_, i) => `p${i}`) }, /"permissions" claim/],
     ];
     it.each(bad)('answers 401 for %s, naming the claim', async (_name, over, message) => {
-      const res = await http().get('/agents').set('Authorization', bearer(claims(over)));
+      const res = await http()
+        .get('/agents')
+        .set('Authorization', bearer(claims(over)));
       expect(res.status).toBe(401);
       expect(res.body.message).toMatch(message);
     });
@@ -96,35 +108,54 @@ describe('the HTTP edge of the sample app', () => {
 
   describe('token rules', () => {
     it('answers 401 for a token without exp', async () => {
-      const res = await http().get('/agents').set('Authorization', bearer(claims({ exp: undefined })));
+      const res = await http()
+        .get('/agents')
+        .set('Authorization', bearer(claims({ exp: undefined })));
       expect(res.status).toBe(401);
       expect(res.body.message).toMatch(/"exp" claim is missing/);
     });
 
     it('answers 401 for a lifetime over 24 h (exp - iat, or exp - now without iat), accepts 24 h', async () => {
       const t = now();
-      const long = await http().get('/agents').set('Authorization', bearer(claims({ iat: t, exp: t + 24 * 3600 + 1 })));
+      const long = await http()
+        .get('/agents')
+        .set('Authorization', bearer(claims({ iat: t, exp: t + 24 * 3600 + 1 })));
       expect(long.status).toBe(401);
       expect(long.body.message).toMatch(/"exp" claim is 86401 s after issue; at most 86400/);
-      const noIat = await http().get('/agents').set('Authorization', bearer(claims({ iat: undefined, exp: t + 30 * 24 * 3600 })));
+      const noIat = await http()
+        .get('/agents')
+        .set('Authorization', bearer(claims({ iat: undefined, exp: t + 30 * 24 * 3600 })));
       expect(noIat.status).toBe(401);
       expect(noIat.body.message).toMatch(/"exp" claim/);
-      const day = await http().get('/agents').set('Authorization', bearer(claims({ iat: t, exp: t + 24 * 3600 })));
+      const day = await http()
+        .get('/agents')
+        .set('Authorization', bearer(claims({ iat: t, exp: t + 24 * 3600 })));
       expect(day.status).toBe(200);
     });
 
     it('answers 401 for an iat in the future beyond 60 s of skew, accepts 30 s', async () => {
       const t = now();
-      const future = await http().get('/agents').set('Authorization', bearer(claims({ iat: t + 600, exp: t + 1200 })));
+      const future = await http()
+        .get('/agents')
+        .set('Authorization', bearer(claims({ iat: t + 600, exp: t + 1200 })));
       expect(future.status).toBe(401);
       expect(future.body.message).toMatch(/"iat" claim is in the future/);
-      const skewed = await http().get('/agents').set('Authorization', bearer(claims({ iat: t + 30, exp: t + 600 })));
+      const skewed = await http()
+        .get('/agents')
+        .set('Authorization', bearer(claims({ iat: t + 30, exp: t + 600 })));
       expect(skewed.status).toBe(200);
     });
 
     it('answers 401 unless the header is exactly "Bearer <token>"', async () => {
       const token = sign(claims());
-      for (const header of [`Bearer ${token} junk`, `Bearer  ${token}`, `bearer ${token}`, `Bearer\t${token}`, `Token ${token}`, 'Bearer x junk']) {
+      for (const header of [
+        `Bearer ${token} junk`,
+        `Bearer  ${token}`,
+        `bearer ${token}`,
+        `Bearer\t${token}`,
+        `Token ${token}`,
+        'Bearer x junk',
+      ]) {
         const res = await http().get('/agents').set('Authorization', header);
         expect(res.status).toBe(401);
         expect(res.body.message).toMatch(/expected exactly "Bearer <token>"/);
@@ -135,7 +166,14 @@ describe('the HTTP edge of the sample app', () => {
 
   describe('fail closed on the secret', () => {
     it('refuses to start without ZMODU_JWT_SECRET, saying to set it or ZMODU_DEV=1, whatever NODE_ENV says', () => {
-      for (const env of [{}, { NODE_ENV: 'Production' }, { NODE_ENV: 'prod' }, { NODE_ENV: 'development' }, { ZMODU_DEV: 'true' }, { ZMODU_JWT_SECRET: '' }])
+      for (const env of [
+        {},
+        { NODE_ENV: 'Production' },
+        { NODE_ENV: 'prod' },
+        { NODE_ENV: 'development' },
+        { ZMODU_DEV: 'true' },
+        { ZMODU_JWT_SECRET: '' },
+      ])
         expect(() => jwtSecretFromEnv(env)).toThrow(/ZMODU_JWT_SECRET is not set.*ZMODU_DEV=1/);
       expect(() => optionsFromEnv({})).toThrow(ConfigError);
     });
@@ -158,25 +196,39 @@ describe('the HTTP edge of the sample app', () => {
     });
 
     it('reads the edge limits from the environment and refuses nonsense', () => {
-      const opts = optionsFromEnv({ ZMODU_JWT_SECRET: SECRET, ZMODU_RATE_LIMIT: '7', ZMODU_RATE_WINDOW_MS: '1000', ZMODU_MAX_TOKEN_LIFETIME_S: '3600' });
+      const opts = optionsFromEnv({
+        ZMODU_JWT_SECRET: SECRET,
+        ZMODU_RATE_LIMIT: '7',
+        ZMODU_RATE_WINDOW_MS: '1000',
+        ZMODU_MAX_TOKEN_LIFETIME_S: '3600',
+      });
       expect(opts.edge).toEqual({ rateLimit: 7, rateWindowMs: 1000, maxTokenLifetimeSeconds: 3600 });
       expect(() => optionsFromEnv({ ZMODU_JWT_SECRET: SECRET, ZMODU_RATE_LIMIT: '0' })).toThrow(/ZMODU_RATE_LIMIT/);
     });
 
     it("reads the trader's fair-use budget from the environment and refuses nonsense", () => {
       expect(traderBudgetFromEnv({})).toEqual({});
-      expect(traderBudgetFromEnv({ ZMODU_TRADER_TOKENS_PER_DAY: '50000', ZMODU_TRADER_USER_SHARE: '0.25' })).toEqual({ tokensPerPeriod: 50_000, userShare: 0.25 });
+      expect(traderBudgetFromEnv({ ZMODU_TRADER_TOKENS_PER_DAY: '50000', ZMODU_TRADER_USER_SHARE: '0.25' })).toEqual({
+        tokensPerPeriod: 50_000,
+        userShare: 0.25,
+      });
       expect(traderBudgetFromEnv({ ZMODU_TRADER_USER_SHARE: '1' })).toEqual({ userShare: 1 });
       for (const share of ['0', '1.5', '-0.2', 'half', '0.2.1', 'NaN'])
-        expect(() => traderBudgetFromEnv({ ZMODU_TRADER_USER_SHARE: share })).toThrow(/ZMODU_TRADER_USER_SHARE must be a fraction above 0 and at most 1/);
+        expect(() => traderBudgetFromEnv({ ZMODU_TRADER_USER_SHARE: share })).toThrow(
+          /ZMODU_TRADER_USER_SHARE must be a fraction above 0 and at most 1/,
+        );
       for (const perDay of ['0', '1e6', '-5', '10.5'])
         expect(() => traderBudgetFromEnv({ ZMODU_TRADER_TOKENS_PER_DAY: perDay })).toThrow(/ZMODU_TRADER_TOKENS_PER_DAY/);
-      expect(traderBudget(optionsFromEnv({ ZMODU_JWT_SECRET: SECRET, ZMODU_TRADER_USER_SHARE: '0.5' }))).toEqual({ ...TRADER_BUDGET, userShare: 0.5 });
+      expect(traderBudget(optionsFromEnv({ ZMODU_JWT_SECRET: SECRET, ZMODU_TRADER_USER_SHARE: '0.5' }))).toEqual({
+        ...TRADER_BUDGET,
+        userShare: 0.5,
+      });
     });
   });
 
   describe('bodies are checked before they are walked', () => {
-    const goal = (body: string) => http().post('/agents/trader/runs').set('Authorization', bearer(claims())).set('content-type', 'application/json').send(body);
+    const goal = (body: string) =>
+      http().post('/agents/trader/runs').set('Authorization', bearer(claims())).set('content-type', 'application/json').send(body);
 
     it('answers 413 for the 90 KB body nested 45,000 deep (over the 8 KB limit of a run), quickly', async () => {
       const started = Date.now();
@@ -221,7 +273,13 @@ describe('the HTTP edge of the sample app', () => {
       const { port } = server.address() as AddressInfo;
       const status = await new Promise<number>((resolve, reject) => {
         const req = httpRequest(
-          { port, host: '127.0.0.1', method: 'POST', path: '/agents/trader/runs', headers: { authorization: bearer(claims()), 'content-type': 'application/json' } },
+          {
+            port,
+            host: '127.0.0.1',
+            method: 'POST',
+            path: '/agents/trader/runs',
+            headers: { authorization: bearer(claims()), 'content-type': 'application/json' },
+          },
           (res) => {
             res.resume();
             resolve(res.statusCode ?? 0);
@@ -273,7 +331,11 @@ describe('the HTTP edge of the sample app', () => {
 
   describe('headers', () => {
     it('sends helmet headers, Cache-Control: no-store and no X-Powered-By, on answers and errors', async () => {
-      for (const res of [await http().get('/agents').set('Authorization', bearer(claims())), await http().get('/agents'), await http().get('/health')]) {
+      for (const res of [
+        await http().get('/agents').set('Authorization', bearer(claims())),
+        await http().get('/agents'),
+        await http().get('/health'),
+      ]) {
         expect(res.headers['x-powered-by']).toBeUndefined();
         expect(res.headers['cache-control']).toBe('no-store');
         expect(res.headers['x-content-type-options']).toBe('nosniff');
@@ -314,7 +376,12 @@ describe('the HTTP edge of the sample app', () => {
       const pipeline = app.get(ProposalPipeline);
       const list = jest
         .spyOn(pipeline, 'list')
-        .mockRejectedValueOnce(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { name: 'QueryFailedError', driverError: { code: 'ECONNREFUSED' } }));
+        .mockRejectedValueOnce(
+          Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), {
+            name: 'QueryFailedError',
+            driverError: { code: 'ECONNREFUSED' },
+          }),
+        );
       const res = await http().get('/admin/approvals').set('Authorization', `Bearer ${lead()}`);
       expect(res.status).toBe(503);
       expect(res.headers['retry-after']).toBe('5');
@@ -366,7 +433,8 @@ describe('fair use and a poisoned audit batch, over HTTP', () => {
   let db: TestDatabase;
   let app: INestApplication;
   let dataSource: DataSource;
-  const token = (user: string, tenant = 'acme') => `Bearer ${mintToken(SECRET, { tenant, user, permissions: ['agent:read', 'agent:run'] })}`;
+  const token = (user: string, tenant = 'acme') =>
+    `Bearer ${mintToken(SECRET, { tenant, user, permissions: ['agent:read', 'agent:run'] })}`;
   const run = (agent: string, user: string, goal: string, tenant = 'acme') =>
     request(app.getHttpServer()).post(`/agents/${agent}/runs`).set('Authorization', token(user, tenant)).send({ goal });
 
@@ -403,7 +471,9 @@ describe('fair use and a poisoned audit batch, over HTTP', () => {
     expect((await run('trader', 'mallory', 'buy 10 ACME', 'globex')).body.stoppedReason).toBe('final');
     // What mallory spent is charged to her and to the tenant: at most her share (10,000) plus the one run that crossed it.
     const [users, tenant] = await Promise.all([
-      dataSource.query(`SELECT user_id, sum(tokens)::int AS tokens FROM zmodu_token_usage_users WHERE tenant_id = 'acme' AND agent = 'trader' GROUP BY user_id ORDER BY user_id`),
+      dataSource.query(
+        `SELECT user_id, sum(tokens)::int AS tokens FROM zmodu_token_usage_users WHERE tenant_id = 'acme' AND agent = 'trader' GROUP BY user_id ORDER BY user_id`,
+      ),
       dataSource.query(`SELECT sum(tokens)::int AS tokens FROM zmodu_token_usage WHERE tenant_id = 'acme' AND agent = 'trader'`),
     ]);
     const spent = Object.fromEntries(users.map((u: { user_id: string; tokens: number }) => [u.user_id, u.tokens]));
@@ -414,7 +484,9 @@ describe('fair use and a poisoned audit batch, over HTTP', () => {
 
   it('writes every other audit entry when the database refuses one among a hundred, and keeps writing', async () => {
     // A real refusal by the database: a check constraint on the audit table refuses mallory's db.query entry.
-    await dataSource.query(`ALTER TABLE zmodu_audit_log ADD CONSTRAINT e2e_poison CHECK (user_id IS DISTINCT FROM 'poisoner' OR skill <> 'db.query')`);
+    await dataSource.query(
+      `ALTER TABLE zmodu_audit_log ADD CONSTRAINT e2e_poison CHECK (user_id IS DISTINCT FROM 'poisoner' OR skill <> 'db.query')`,
+    );
     try {
       const users = Array.from({ length: 50 }, (_, i) => (i === 23 ? 'poisoner' : `analyst-${i}`));
       // 50 analyst runs at once, two tool calls each (market.quote, db.query): 100 audit entries, one refused.

@@ -10,7 +10,6 @@ import { freePort } from './support/free-port';
 const SECRET = 'test-secret-that-is-long-enough-for-hs256-0123456789';
 const script = `${__dirname}/../scripts/postgres.sh`;
 
-
 /**
  * A database outage: the sample runs on a PostgreSQL server of its own, which the test stops and
  * starts again. Readiness says so (503 with Retry-After), liveness does not, and the service resumes.
@@ -22,9 +21,16 @@ describe('sample app during a database outage', () => {
   const token = () => mintToken(SECRET, { tenant: 'acme', user: 'alice' });
 
   beforeAll(async () => {
-    [url, dir] = execFileSync(script, ['start', String(await freePort())], { encoding: 'utf8' }).trim().split(' ');
+    [url, dir] = execFileSync(script, ['start', String(await freePort())], { encoding: 'utf8' })
+      .trim()
+      .split(' ');
     const moduleRef = await Test.createTestingModule({
-      imports: [AppModule.register({ dataSource: async () => serverDataSourceOptions(url, { extra: { connectionTimeoutMillis: 1000 } }), jwtSecret: SECRET })],
+      imports: [
+        AppModule.register({
+          dataSource: async () => serverDataSourceOptions(url, { extra: { connectionTimeoutMillis: 1000 } }),
+          jwtSecret: SECRET,
+        }),
+      ],
     }).compile();
     app = moduleRef.createNestApplication({ logger: false });
     await app.init();
@@ -40,7 +46,14 @@ describe('sample app during a database outage', () => {
     expect(ready.status).toBe(200);
     expect(ready.body).toMatchObject({ status: 'ok', info: { database: { status: 'up' } } });
     expect(ready.headers['retry-after']).toBeUndefined();
-    expect((await request(app.getHttpServer()).post('/agents/analyst/runs').set('Authorization', `Bearer ${token()}`).send({ goal: 'count orders' })).status).toBe(200);
+    expect(
+      (
+        await request(app.getHttpServer())
+          .post('/agents/analyst/runs')
+          .set('Authorization', `Bearer ${token()}`)
+          .send({ goal: 'count orders' })
+      ).status,
+    ).toBe(200);
 
     execFileSync(script, ['pause', dir]);
     try {
@@ -55,12 +68,18 @@ describe('sample app during a database outage', () => {
       expect(queue.status).toBe(503);
       expect(queue.headers['retry-after']).toBe('5');
       // The trader has a tenant quota: it cannot be read, so the run is an outage (not "budget exhausted").
-      const run = await request(app.getHttpServer()).post('/agents/trader/runs').set('Authorization', `Bearer ${token()}`).send({ goal: 'buy 1 ACME' });
+      const run = await request(app.getHttpServer())
+        .post('/agents/trader/runs')
+        .set('Authorization', `Bearer ${token()}`)
+        .send({ goal: 'buy 1 ACME' });
       expect(run.status).toBe(503);
       expect(run.headers['retry-after']).toBe('5');
       expect(JSON.stringify(run.body)).not.toMatch(/budget_exhausted/);
       // The analyst has no quota to read: its tools fail, and it says so instead of claiming an answer.
-      const analyst = await request(app.getHttpServer()).post('/agents/analyst/runs').set('Authorization', `Bearer ${token()}`).send({ goal: 'count orders' });
+      const analyst = await request(app.getHttpServer())
+        .post('/agents/analyst/runs')
+        .set('Authorization', `Bearer ${token()}`)
+        .send({ goal: 'count orders' });
       expect(analyst.status).toBe(200);
       expect(analyst.body.answer).toMatch(/^Could not read the desk orders/);
     } finally {
@@ -73,6 +92,13 @@ describe('sample app during a database outage', () => {
       if (status !== 200) await new Promise((r) => setTimeout(r, 200));
     }
     expect(status).toBe(200);
-    expect((await request(app.getHttpServer()).post('/agents/analyst/runs').set('Authorization', `Bearer ${token()}`).send({ goal: 'count orders' })).status).toBe(200);
+    expect(
+      (
+        await request(app.getHttpServer())
+          .post('/agents/analyst/runs')
+          .set('Authorization', `Bearer ${token()}`)
+          .send({ goal: 'count orders' })
+      ).status,
+    ).toBe(200);
   }, 120_000);
 });

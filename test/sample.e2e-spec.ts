@@ -41,7 +41,10 @@ describe('sample app over HTTP', () => {
 
     it('answers 401 for a token signed with another secret', async () => {
       const forged = mintToken('another-secret-which-is-also-long-enough-000000', { tenant: 'acme', user: 'mallory' });
-      const res = await request(app.getHttpServer()).post('/agents/trader/runs').set('Authorization', `Bearer ${forged}`).send({ goal: 'x' });
+      const res = await request(app.getHttpServer())
+        .post('/agents/trader/runs')
+        .set('Authorization', `Bearer ${forged}`)
+        .send({ goal: 'x' });
       expect(res.status).toBe(401);
       expect(res.body.message).toMatch(/signature or format is invalid/);
     });
@@ -142,7 +145,10 @@ describe('sample app over HTTP', () => {
     });
 
     it('answers 404 for an unknown agent', async () => {
-      const res = await request(app.getHttpServer()).post('/agents/nobody/runs').set('Authorization', `Bearer ${token()}`).send({ goal: 'x' });
+      const res = await request(app.getHttpServer())
+        .post('/agents/nobody/runs')
+        .set('Authorization', `Bearer ${token()}`)
+        .send({ goal: 'x' });
       expect(res.status).toBe(404);
       expect(res.body.message).toMatch(/No agent named 'nobody'/);
     });
@@ -167,7 +173,9 @@ describe('sample app over HTTP', () => {
       const ds = app.get<DataSource>(getDataSourceToken());
       const status = await tenantFenceStatus(ds, fenceTablesFor({ entities: SAMPLE_DATA_ENTITIES }));
       expect(status).toEqual({ installed: true, role: 'zmodu_reader', problems: [], warnings: [] });
-      const policies = await ds.query(`SELECT tablename, policyname FROM pg_policies WHERE tablename LIKE 'sample_%' AND policyname = 'zmodu_fence' ORDER BY 1`);
+      const policies = await ds.query(
+        `SELECT tablename, policyname FROM pg_policies WHERE tablename LIKE 'sample_%' AND policyname = 'zmodu_fence' ORDER BY 1`,
+      );
       expect(policies.map((p: { tablename: string }) => p.tablename)).toEqual(['sample_instruments', 'sample_orders']);
     });
   });
@@ -182,66 +190,128 @@ describe('sample app over HTTP', () => {
         permissions: ['order:submit'],
         agent: 'desk',
       });
-    const read = async (id: string) => (await request(app.getHttpServer()).get(`/admin/approvals/${id}`).set('Authorization', `Bearer ${lead()}`).expect(200)).body;
+    const read = async (id: string) =>
+      (await request(app.getHttpServer()).get(`/admin/approvals/${id}`).set('Authorization', `Bearer ${lead()}`).expect(200)).body;
     let pendingId: string;
 
     it('the desk proposes three orders: one executes, one is over the limit, one waits for a human (said in the answer)', async () => {
-      const res = await request(app.getHttpServer()).post('/agents/desk/runs').set('Authorization', `Bearer ${token({ user: 'alice' })}`).send({ goal: 'place the orders' });
+      const res = await request(app.getHttpServer())
+        .post('/agents/desk/runs')
+        .set('Authorization', `Bearer ${token({ user: 'alice' })}`)
+        .send({ goal: 'place the orders' });
       expect(res.status).toBe(200);
       const outcomes = res.body.steps[0].toolCalls.map((c: { observation: string }) => JSON.parse(c.observation));
       expect(outcomes.map((o: { verdict: string }) => o.verdict)).toEqual(['executed', 'risk_rejected', 'needs_human']);
       pendingId = outcomes[2].proposalId;
-      expect(res.body.pendingApprovals).toEqual([expect.objectContaining({ proposalId: pendingId, verdict: 'needs_human', skill: 'approval.submit' })]);
+      expect(res.body.pendingApprovals).toEqual([
+        expect.objectContaining({ proposalId: pendingId, verdict: 'needs_human', skill: 'approval.submit' }),
+      ]);
       expect(res.body.answer).toContain(`Proposal ${pendingId} (approval.submit) needs human approval`);
     });
 
     it('a compromised model cannot call the staged order.submit itself (denied_staged), whatever its allow list says', async () => {
       const ds = app.get<DataSource>(getDataSourceToken());
       const before = (await ds.query(`SELECT count(*) AS n FROM sample_orders`))[0].n;
-      const r = await app.get(SkillDispatcher).dispatch(desk(), 'order.submit', { symbol: 'ACME', side: 'buy', qty: 1, limitPrice: 101.25 });
+      const r = await app
+        .get(SkillDispatcher)
+        .dispatch(desk(), 'order.submit', { symbol: 'ACME', side: 'buy', qty: 1, limitPrice: 101.25 });
       expect(r.error).toEqual({ error: 'ToolDenied', reason: 'denied_staged' });
       expect((await ds.query(`SELECT count(*) AS n FROM sample_orders`))[0].n).toBe(before);
     });
 
     it('the amount is the desk price, not the model limit: a sell of 1,000,000 at 0.0001 is priced at market and rejected; a cheap-limit buy is priced at market', async () => {
-      const sell = await app.get(SkillDispatcher).dispatch(desk(), 'approval.submit', { action: 'order.submit', payload: { symbol: 'ACME', side: 'sell', qty: 1_000_000, limitPrice: 0.0001 } });
-      expect(sell.value).toMatchObject({ verdict: 'risk_rejected', amount: 101_250_000, reason: expect.stringMatching(/tenant limit of 250000/) });
-      const buy = await app.get(SkillDispatcher).dispatch(desk(), 'approval.submit', { action: 'order.submit', payload: { symbol: 'ACME', side: 'buy', qty: 1000, limitPrice: 0.0001 } });
-      expect(buy.value).toMatchObject({ verdict: 'needs_human', amount: 101_250, waitingFor: [{ name: 'desk lead' }, { name: 'second approver' }] });
-      const withAmount = await app.get(SkillDispatcher).dispatch(desk(), 'approval.submit', { action: 'order.submit', payload: { symbol: 'ACME', side: 'buy', qty: 1000, limitPrice: 1 }, amount: 1 });
+      const sell = await app
+        .get(SkillDispatcher)
+        .dispatch(desk(), 'approval.submit', {
+          action: 'order.submit',
+          payload: { symbol: 'ACME', side: 'sell', qty: 1_000_000, limitPrice: 0.0001 },
+        });
+      expect(sell.value).toMatchObject({
+        verdict: 'risk_rejected',
+        amount: 101_250_000,
+        reason: expect.stringMatching(/tenant limit of 250000/),
+      });
+      const buy = await app
+        .get(SkillDispatcher)
+        .dispatch(desk(), 'approval.submit', {
+          action: 'order.submit',
+          payload: { symbol: 'ACME', side: 'buy', qty: 1000, limitPrice: 0.0001 },
+        });
+      expect(buy.value).toMatchObject({
+        verdict: 'needs_human',
+        amount: 101_250,
+        waitingFor: [{ name: 'desk lead' }, { name: 'second approver' }],
+      });
+      const withAmount = await app
+        .get(SkillDispatcher)
+        .dispatch(desk(), 'approval.submit', {
+          action: 'order.submit',
+          payload: { symbol: 'ACME', side: 'buy', qty: 1000, limitPrice: 1 },
+          amount: 1,
+        });
       expect(withAmount.error).toMatchObject({ error: 'InvalidArguments' });
-      const unknown = await app.get(SkillDispatcher).dispatch(desk(), 'approval.submit', { action: 'order.submit', payload: { symbol: 'NOPE', side: 'buy', qty: 1, limitPrice: 1 } });
-      expect(unknown.value).toMatchObject({ verdict: 'propose_refused', proposalId: null, reason: expect.stringMatching(/no instrument NOPE/) });
+      const unknown = await app
+        .get(SkillDispatcher)
+        .dispatch(desk(), 'approval.submit', { action: 'order.submit', payload: { symbol: 'NOPE', side: 'buy', qty: 1, limitPrice: 1 } });
+      expect(unknown.value).toMatchObject({
+        verdict: 'propose_refused',
+        proposalId: null,
+        reason: expect.stringMatching(/no instrument NOPE/),
+      });
     });
 
     it('lists the pending proposal for its tenant only, paginated, with its version and waiting step', async () => {
-      const mine = await request(app.getHttpServer()).get('/admin/approvals?status=pending&limit=50').set('Authorization', `Bearer ${lead()}`).expect(200);
+      const mine = await request(app.getHttpServer())
+        .get('/admin/approvals?status=pending&limit=50')
+        .set('Authorization', `Bearer ${lead()}`)
+        .expect(200);
       expect(mine.body.items.map((p: { id: string }) => p.id)).toContain(pendingId);
       expect(mine.body).toMatchObject({ page: 1, limit: 50 });
-      const paged = await request(app.getHttpServer()).get('/admin/approvals?limit=1&page=1').set('Authorization', `Bearer ${lead()}`).expect(200);
+      const paged = await request(app.getHttpServer())
+        .get('/admin/approvals?limit=1&page=1')
+        .set('Authorization', `Bearer ${lead()}`)
+        .expect(200);
       expect(paged.body.items).toHaveLength(1);
       expect(paged.body.total).toBeGreaterThanOrEqual(2);
-      const theirs = await request(app.getHttpServer()).get('/admin/approvals?status=pending').set('Authorization', `Bearer ${lead('globex', 'gil')}`).expect(200);
+      const theirs = await request(app.getHttpServer())
+        .get('/admin/approvals?status=pending')
+        .set('Authorization', `Bearer ${lead('globex', 'gil')}`)
+        .expect(200);
       expect(theirs.body.items.map((p: { id: string }) => p.id)).not.toContain(pendingId);
-      expect(await read(pendingId)).toMatchObject({ version: 1, amount: 24_050, waitingStep: { index: 0, name: 'desk lead', permission: 'desk:lead' } });
+      expect(await read(pendingId)).toMatchObject({
+        version: 1,
+        amount: 24_050,
+        waitingStep: { index: 0, name: 'desk lead', permission: 'desk:lead' },
+      });
     });
 
     it('another tenant gets 404 for the proposal, on read and on decide (no existence oracle)', async () => {
-      await request(app.getHttpServer()).get(`/admin/approvals/${pendingId}`).set('Authorization', `Bearer ${lead('globex', 'gil')}`).expect(404);
+      await request(app.getHttpServer())
+        .get(`/admin/approvals/${pendingId}`)
+        .set('Authorization', `Bearer ${lead('globex', 'gil')}`)
+        .expect(404);
       await request(app.getHttpServer())
         .post(`/admin/approvals/${pendingId}/approve`)
         .set('Authorization', `Bearer ${lead('globex', 'gil')}`)
         .send({ reason: 'x', version: 1, step: 0 })
         .expect(404);
-      const missing = await request(app.getHttpServer()).get('/admin/approvals/00000000-0000-4000-8000-000000000000').set('Authorization', `Bearer ${lead('globex', 'gil')}`);
+      const missing = await request(app.getHttpServer())
+        .get('/admin/approvals/00000000-0000-4000-8000-000000000000')
+        .set('Authorization', `Bearer ${lead('globex', 'gil')}`);
       expect(missing.status).toBe(404);
     });
 
     it('refuses the proposer (403), a caller without approval:decide (403), and bad input (400 naming the field)', async () => {
-      const self = await request(app.getHttpServer()).post(`/admin/approvals/${pendingId}/approve`).set('Authorization', `Bearer ${token({ user: 'alice' })}`).send({ reason: 'mine', version: 1, step: 0 });
+      const self = await request(app.getHttpServer())
+        .post(`/admin/approvals/${pendingId}/approve`)
+        .set('Authorization', `Bearer ${token({ user: 'alice' })}`)
+        .send({ reason: 'mine', version: 1, step: 0 });
       expect(self.status).toBe(403);
       expect(self.body.message).toMatch(/proposer may not decide/);
-      const noPerm = await request(app.getHttpServer()).post(`/admin/approvals/${pendingId}/approve`).set('Authorization', `Bearer ${token({ user: 'zed', permissions: ['agent:run'] })}`).send({ reason: 'x' });
+      const noPerm = await request(app.getHttpServer())
+        .post(`/admin/approvals/${pendingId}/approve`)
+        .set('Authorization', `Bearer ${token({ user: 'zed', permissions: ['agent:run'] })}`)
+        .send({ reason: 'x' });
       expect(noPerm.status).toBe(403);
       expect(noPerm.body.message).toMatch(/approval:decide/);
       for (const [body, field] of [
@@ -250,7 +320,10 @@ describe('sample app over HTTP', () => {
         [{ reason: 'ok', version: 1 }, 'step'],
         [{ reason: 'ok', version: 'one', step: 0 }, 'version'],
       ] as const) {
-        const bad = await request(app.getHttpServer()).post(`/admin/approvals/${pendingId}/approve`).set('Authorization', `Bearer ${lead()}`).send(body);
+        const bad = await request(app.getHttpServer())
+          .post(`/admin/approvals/${pendingId}/approve`)
+          .set('Authorization', `Bearer ${lead()}`)
+          .send(body);
         expect(bad.status).toBe(400);
         expect(bad.body.field).toBe(field);
       }
@@ -268,21 +341,39 @@ describe('sample app over HTTP', () => {
 
     it('a stale version or a wrong step is 409 with the current version, and nothing executes', async () => {
       const ds = app.get<DataSource>(getDataSourceToken());
-      const r = await app.get(SkillDispatcher).dispatch(desk(), 'approval.submit', { action: 'order.submit', payload: { symbol: 'ACME', side: 'buy', qty: 1000, limitPrice: 101.25 } });
+      const r = await app
+        .get(SkillDispatcher)
+        .dispatch(desk(), 'approval.submit', {
+          action: 'order.submit',
+          payload: { symbol: 'ACME', side: 'buy', qty: 1000, limitPrice: 101.25 },
+        });
       const id = (r.value as { proposalId: string }).proposalId;
       const first = await read(id);
       expect(first).toMatchObject({ version: 1, waitingStep: { index: 0 } });
-      await request(app.getHttpServer()).post(`/admin/approvals/${id}/approve`).set('Authorization', `Bearer ${lead()}`).send({ reason: 'step 1 ok', version: 1, step: 0 }).expect(200);
+      await request(app.getHttpServer())
+        .post(`/admin/approvals/${id}/approve`)
+        .set('Authorization', `Bearer ${lead()}`)
+        .send({ reason: 'step 1 ok', version: 1, step: 0 })
+        .expect(200);
       // max read step 1 at version 1; lee signed it meanwhile: max's approval is not recorded as step 2.
-      const stale = await request(app.getHttpServer()).post(`/admin/approvals/${id}/approve`).set('Authorization', `Bearer ${lead('acme', 'max')}`).send({ reason: 'ok', version: 1, step: 0 });
+      const stale = await request(app.getHttpServer())
+        .post(`/admin/approvals/${id}/approve`)
+        .set('Authorization', `Bearer ${lead('acme', 'max')}`)
+        .send({ reason: 'ok', version: 1, step: 0 });
       expect(stale.status).toBe(409);
       expect(stale.body.current).toEqual({ status: 'pending', version: 2, step: 1 });
-      const wrongStep = await request(app.getHttpServer()).post(`/admin/approvals/${id}/approve`).set('Authorization', `Bearer ${lead('acme', 'max')}`).send({ reason: 'ok', version: 2, step: 0 });
+      const wrongStep = await request(app.getHttpServer())
+        .post(`/admin/approvals/${id}/approve`)
+        .set('Authorization', `Bearer ${lead('acme', 'max')}`)
+        .send({ reason: 'ok', version: 2, step: 0 });
       expect(wrongStep.status).toBe(409);
       expect(wrongStep.body.current).toMatchObject({ version: 2, step: 1 });
       expect((await read(id)).decisions).toHaveLength(1);
       expect((await ds.query(`SELECT count(*) AS n FROM sample_orders WHERE run_id = $1`, [desk().runId]))[0].n).toBe('0');
-      const done = await request(app.getHttpServer()).post(`/admin/approvals/${id}/approve`).set('Authorization', `Bearer ${lead('acme', 'max')}`).send({ reason: 'ok', version: 2, step: 1 });
+      const done = await request(app.getHttpServer())
+        .post(`/admin/approvals/${id}/approve`)
+        .set('Authorization', `Bearer ${lead('acme', 'max')}`)
+        .send({ reason: 'ok', version: 2, step: 1 });
       expect(done.status).toBe(200);
       expect(done.body).toMatchObject({ verdict: 'executed', result: { status: 'submitted', qty: 1000, approvers: ['lee', 'max'] } });
       const audit = await app.get(AgentAuditLog).query({ proposalId: id });
@@ -290,7 +381,12 @@ describe('sample app over HTTP', () => {
     });
 
     it('an approval with an edit that crosses a threshold gets the extra step, signed by others; an edit over the limit is 422; both payloads are recorded', async () => {
-      const r = await app.get(SkillDispatcher).dispatch(desk(), 'approval.submit', { action: 'order.submit', payload: { symbol: 'ACME', side: 'buy', qty: 200, limitPrice: 101.25 } });
+      const r = await app
+        .get(SkillDispatcher)
+        .dispatch(desk(), 'approval.submit', {
+          action: 'order.submit',
+          payload: { symbol: 'ACME', side: 'buy', qty: 200, limitPrice: 101.25 },
+        });
       const id = (r.value as { proposalId: string }).proposalId;
       const tooBig = await request(app.getHttpServer())
         .post(`/admin/approvals/${id}/approve`)
@@ -303,9 +399,17 @@ describe('sample app over HTTP', () => {
         .set('Authorization', `Bearer ${lead()}`)
         .send({ reason: 'make it 1000', version: 1, step: 0, payload: { symbol: 'ACME', side: 'buy', qty: 1000, limitPrice: 101.25 } });
       expect(edited.status).toBe(200);
-      expect(edited.body).toMatchObject({ verdict: 'approved_pending_next_step', amount: 101_250, version: 2, waitingFor: [{ name: 'desk lead' }, { name: 'second approver' }] });
+      expect(edited.body).toMatchObject({
+        verdict: 'approved_pending_next_step',
+        amount: 101_250,
+        version: 2,
+        waitingFor: [{ name: 'desk lead' }, { name: 'second approver' }],
+      });
       const after = await read(id);
-      expect(after.decisions[0].edit).toMatchObject({ before: { amount: 20_250, payload: { qty: 200 } }, after: { amount: 101_250, payload: { qty: 1000 } } });
+      expect(after.decisions[0].edit).toMatchObject({
+        before: { amount: 20_250, payload: { qty: 200 } },
+        after: { amount: 101_250, payload: { qty: 1000 } },
+      });
     });
 
     it('a desk lead approves the version read: the order executes once; a second decision is 409', async () => {
@@ -314,9 +418,16 @@ describe('sample app over HTTP', () => {
         .set('Authorization', `Bearer ${lead()}`)
         .send({ reason: 'within the desk mandate', version: 1, step: 0 });
       expect(res.status).toBe(200);
-      expect(res.body).toMatchObject({ verdict: 'executed', status: 'executed', result: { status: 'submitted', symbol: 'GLOBEX', qty: 500 } });
+      expect(res.body).toMatchObject({
+        verdict: 'executed',
+        status: 'executed',
+        result: { status: 'submitted', symbol: 'GLOBEX', qty: 500 },
+      });
       const ds = app.get<DataSource>(getDataSourceToken());
-      const orders = await ds.query(`SELECT count(*) AS n FROM sample_orders WHERE id = $1 AND tenant_id = 'acme' AND status = 'submitted'`, [res.body.result.orderId]);
+      const orders = await ds.query(
+        `SELECT count(*) AS n FROM sample_orders WHERE id = $1 AND tenant_id = 'acme' AND status = 'submitted'`,
+        [res.body.result.orderId],
+      );
       expect(orders[0].n).toBe('1');
       const again = await request(app.getHttpServer())
         .post(`/admin/approvals/${pendingId}/reject`)
@@ -324,16 +435,29 @@ describe('sample app over HTTP', () => {
         .send({ reason: 'late', version: 2, step: 0 });
       expect(again.status).toBe(409);
       const detail = await read(pendingId);
-      expect(detail).toMatchObject({ status: 'executed', decisions: [{ decidedBy: 'lee', decision: 'approve', reason: 'within the desk mandate', version: 1 }] });
+      expect(detail).toMatchObject({
+        status: 'executed',
+        decisions: [{ decidedBy: 'lee', decision: 'approve', reason: 'within the desk mandate', version: 1 }],
+      });
     });
 
     it('a rejection closes a proposal', async () => {
-      const run = await request(app.getHttpServer()).post('/agents/desk/runs').set('Authorization', `Bearer ${token({ user: 'alice' })}`).send({ goal: 'again' });
+      const run = await request(app.getHttpServer())
+        .post('/agents/desk/runs')
+        .set('Authorization', `Bearer ${token({ user: 'alice' })}`)
+        .send({ goal: 'again' });
       const id = run.body.pendingApprovals[0].proposalId;
-      const res = await request(app.getHttpServer()).post(`/admin/approvals/${id}/reject`).set('Authorization', `Bearer ${lead()}`).send({ reason: 'not today', version: 1, step: 0 });
+      const res = await request(app.getHttpServer())
+        .post(`/admin/approvals/${id}/reject`)
+        .set('Authorization', `Bearer ${lead()}`)
+        .send({ reason: 'not today', version: 1, step: 0 });
       expect(res.status).toBe(200);
       expect(res.body).toMatchObject({ verdict: 'rejected_by_human', status: 'rejected' });
-      await request(app.getHttpServer()).post(`/admin/approvals/${id}/approve`).set('Authorization', `Bearer ${lead('acme', 'max')}`).send({ reason: 'x', version: 2, step: 0 }).expect(409);
+      await request(app.getHttpServer())
+        .post(`/admin/approvals/${id}/approve`)
+        .set('Authorization', `Bearer ${lead('acme', 'max')}`)
+        .send({ reason: 'x', version: 2, step: 0 })
+        .expect(409);
     });
   });
 
@@ -341,11 +465,18 @@ describe('sample app over HTTP', () => {
     it('cancels a draft order once per run id, publishes the event, notes it on the desk log', async () => {
       const ds = app.get<DataSource>(getDataSourceToken());
       for (const tenant of ['acme', 'globex'])
-        await ds.query(`INSERT INTO sample_orders (tenant_id, user_id, symbol, side, qty, limit_price, status, run_id) VALUES ($1, 'dora', 'ACME', 'buy', 3, 100, 'draft', 'seed-draft')`, [tenant]);
+        await ds.query(
+          `INSERT INTO sample_orders (tenant_id, user_id, symbol, side, qty, limit_price, status, run_id) VALUES ($1, 'dora', 'ACME', 'buy', 3, 100, 'draft', 'seed-draft')`,
+          [tenant],
+        );
       const [draft] = await ds.query(`SELECT id FROM sample_orders WHERE tenant_id = 'acme' AND status = 'draft' LIMIT 1`);
       const ops = token({ user: 'olga', permissions: ['agent:run', 'command:execute', 'admin:outbox'] });
       const run = () =>
-        request(app.getHttpServer()).post('/agents/ops/runs').set('Authorization', `Bearer ${ops}`).set('x-request-id', 'ops-run-0001').send({ goal: `cancel ${draft.id}` });
+        request(app.getHttpServer())
+          .post('/agents/ops/runs')
+          .set('Authorization', `Bearer ${ops}`)
+          .set('x-request-id', 'ops-run-0001')
+          .send({ goal: `cancel ${draft.id}` });
       const first = await run();
       expect(first.status).toBe(200);
       const [cmd] = first.body.steps[0].toolCalls;
@@ -369,11 +500,16 @@ describe('sample app over HTTP', () => {
       expect(status).toBe('delivered');
       // Another desk's order is not found, and nothing is written.
       const [theirs] = await ds.query(`SELECT id FROM sample_orders WHERE tenant_id = 'globex' LIMIT 1`);
-      const cross = await request(app.getHttpServer()).post('/agents/ops/runs').set('Authorization', `Bearer ${ops}`).send({ goal: `cancel ${theirs.id}` });
+      const cross = await request(app.getHttpServer())
+        .post('/agents/ops/runs')
+        .set('Authorization', `Bearer ${ops}`)
+        .send({ goal: `cancel ${theirs.id}` });
       expect(JSON.parse(cross.body.steps[0].toolCalls[0].observation)).toMatchObject({ error: 'SkillFailed', reason: 'not_found' });
       // The agent says it failed, and notes nothing.
       expect(cross.body.answer).toMatch(/^The order was NOT cancelled: not_found/);
-      expect(cross.body.steps.flatMap((st: { toolCalls: Array<{ name: string }> }) => st.toolCalls.map((c) => c.name))).toEqual(['command.execute']);
+      expect(cross.body.steps.flatMap((st: { toolCalls: Array<{ name: string }> }) => st.toolCalls.map((c) => c.name))).toEqual([
+        'command.execute',
+      ]);
       expect((await ds.query('SELECT status FROM sample_orders WHERE id = $1', [theirs.id]))[0].status).not.toBe('cancelled');
     });
   });
@@ -381,9 +517,22 @@ describe('sample app over HTTP', () => {
   describe('GET /agents/:name/policy', () => {
     it('returns the auditPolicy report: the trader proposes and lists no execute skill, the analyst is healthy', async () => {
       const trader = await request(app.getHttpServer()).get('/agents/trader/policy').set('Authorization', `Bearer ${token()}`).expect(200);
-      expect(trader.body).toMatchObject({ agent: 'trader', inert: false, hasClassBlindSpot: false, classDeniedTools: [], unknownTools: [] });
-      const analyst = await request(app.getHttpServer()).get('/agents/analyst/policy').set('Authorization', `Bearer ${token()}`).expect(200);
-      expect(analyst.body).toMatchObject({ inert: false, hasClassBlindSpot: false, effectiveTools: ['db.query', 'entity.list', 'market.quote'] });
+      expect(trader.body).toMatchObject({
+        agent: 'trader',
+        inert: false,
+        hasClassBlindSpot: false,
+        classDeniedTools: [],
+        unknownTools: [],
+      });
+      const analyst = await request(app.getHttpServer())
+        .get('/agents/analyst/policy')
+        .set('Authorization', `Bearer ${token()}`)
+        .expect(200);
+      expect(analyst.body).toMatchObject({
+        inert: false,
+        hasClassBlindSpot: false,
+        effectiveTools: ['db.query', 'entity.list', 'market.quote'],
+      });
     });
   });
 });

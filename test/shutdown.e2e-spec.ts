@@ -11,13 +11,25 @@ import { freePort } from './support/free-port';
 
 const SECRET = 'test-secret-that-is-long-enough-for-hs256-0123456789';
 
-
 /** One POST over a kept-alive connection; resolves with the status and body, or null when the connection was refused or closed. */
-function post(agent: Agent, port: number, path: string, token: string, body: unknown): Promise<{ status: number; body: { steps?: Array<{ toolCalls: unknown[] }> } } | null> {
+function post(
+  agent: Agent,
+  port: number,
+  path: string,
+  token: string,
+  body: unknown,
+): Promise<{ status: number; body: { steps?: Array<{ toolCalls: unknown[] }> } } | null> {
   return new Promise((resolve) => {
     const data = JSON.stringify(body);
     const req = httpRequest(
-      { host: '127.0.0.1', port, path, method: 'POST', agent, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) } },
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: 'POST',
+        agent,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'content-length': Buffer.byteLength(data) },
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
@@ -81,7 +93,14 @@ describe('sample server: SIGTERM under keep-alive load', () => {
     const port = await freePort();
     child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'apps/sample/src/main.ts'], {
       cwd: `${__dirname}/..`,
-      env: { ...process.env, ...(db ? { DATABASE_URL: db.location.url } : { ZMODU_DATA_DIR: dataDir, DATABASE_URL: '' }), ZMODU_JWT_SECRET: SECRET, ZMODU_DEV: '1', PORT: String(port), ZMODU_DRAIN_MS: '5000' },
+      env: {
+        ...process.env,
+        ...(db ? { DATABASE_URL: db.location.url } : { ZMODU_DATA_DIR: dataDir, DATABASE_URL: '' }),
+        ZMODU_JWT_SECRET: SECRET,
+        ZMODU_DEV: '1',
+        PORT: String(port),
+        ZMODU_DRAIN_MS: '5000',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let log = '';

@@ -17,11 +17,15 @@ interface Server {
 /** The sample's real server process (`main.ts`, from its sources), on a database of the test's own. */
 function startServer(env: Record<string, string>): Server {
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !SECRET_VARS.includes(k))) as Record<string, string>;
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'apps/sample/src/main.ts'], {
-    cwd: ROOT,
-    env: { ...base, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'apps/sample/src/main.ts'],
+    {
+      cwd: ROOT,
+      env: { ...base, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let log = '';
   child.stdout.on('data', (c: Buffer) => (log += c.toString()));
   child.stderr.on('data', (c: Buffer) => (log += c.toString()));
@@ -82,15 +86,20 @@ describe('the sample server fails closed on its secret', () => {
     ['NODE_ENV=Production', { NODE_ENV: 'Production' }],
     ['NODE_ENV=development and ZMODU_DEV=true (only 1 switches it on)', { NODE_ENV: 'development', ZMODU_DEV: 'true' }],
     ['a secret of 40 spaces', { ZMODU_JWT_SECRET: ' '.repeat(40) }],
-  ])('refuses to start without a usable ZMODU_JWT_SECRET (%s): exit 1, one line saying what to set, never listening', async (_name, env) => {
-    const port = await freePort();
-    const server = startServer({ ...database, ...env, PORT: String(port) });
-    const code = await within(60_000, server.exited);
-    expect(code).toBe(1);
-    expect(server.log()).toMatch(/^error: ZMODU_JWT_SECRET (is not set: set it to a secret of 32\+ non-blank characters.*ZMODU_DEV=1|must have at least 32 non-blank characters)/m);
-    expect(server.log()).not.toMatch(/trading assistant on|at \w+ \(/);
-    expect(await answers(port, '/health')).toBeNull();
-  });
+  ])(
+    'refuses to start without a usable ZMODU_JWT_SECRET (%s): exit 1, one line saying what to set, never listening',
+    async (_name, env) => {
+      const port = await freePort();
+      const server = startServer({ ...database, ...env, PORT: String(port) });
+      const code = await within(60_000, server.exited);
+      expect(code).toBe(1);
+      expect(server.log()).toMatch(
+        /^error: ZMODU_JWT_SECRET (is not set: set it to a secret of 32\+ non-blank characters.*ZMODU_DEV=1|must have at least 32 non-blank characters)/m,
+      );
+      expect(server.log()).not.toMatch(/trading assistant on|at \w+ \(/);
+      expect(await answers(port, '/health')).toBeNull();
+    },
+  );
 
   it('starts with ZMODU_DEV=1 on the development secret, warning about it, and answers readiness', async () => {
     const port = await freePort();

@@ -39,14 +39,20 @@ export async function startBusinessApp(options: Partial<BusinessSkillsOptions> =
       TypeOrmModule.forRoot(dsOptions),
       GuardModule.forRoot({ auditStore: 'memory', quotaStore: 'memory' }),
       SkillsModule.forRoot(),
-      BusinessSkillsModule.register({ entities: ENTITIES, dbQueryTenantColumn: 'tenant_id', kpis: KPIS, reports: REPORTS, ...options, fence }),
+      BusinessSkillsModule.register({
+        entities: ENTITIES,
+        dbQueryTenantColumn: 'tenant_id',
+        kpis: KPIS,
+        reports: REPORTS,
+        ...options,
+        fence,
+      }),
     ],
   }).compile();
   // The DataSource exists (and migrations ran) at compile; the module looks for the fence at init.
   const ds = app.get<DataSource>(getDataSourceToken());
   await seedBusinessData(ds, perTenant);
-  if (fence.mode !== 'off')
-    await ds.transaction((m) => installTenantFence(m, app.get(BusinessSkills).fenceTables(), { role: fence.role }));
+  if (fence.mode !== 'off') await ds.transaction((m) => installTenantFence(m, app.get(BusinessSkills).fenceTables(), { role: fence.role }));
   await app.init();
   const dispatcher = app.get(SkillDispatcher);
   return {
@@ -55,7 +61,12 @@ export async function startBusinessApp(options: Partial<BusinessSkillsOptions> =
     db,
     call: (skill, args, tenantId = ALPHA) =>
       dispatcher.dispatch(
-        createSkillContext({ guard: new Guard({ allow: DATA_SKILLS, allowExecute: false }), tenantId, userId: 'analyst', agent: 'analyst' }),
+        createSkillContext({
+          guard: new Guard({ allow: DATA_SKILLS, allowExecute: false }),
+          tenantId,
+          userId: 'analyst',
+          agent: 'analyst',
+        }),
         skill,
         args,
       ),

@@ -17,7 +17,11 @@ export const ENTITIES: EntitySpec[] = [
 ];
 
 export const KPIS: KpiMetric[] = [
-  { name: 'open_orders', description: 'orders not yet shipped', tenantSql: "SELECT count(*) FROM orders WHERE tenant_id = ? AND status = 'open'" },
+  {
+    name: 'open_orders',
+    description: 'orders not yet shipped',
+    tenantSql: "SELECT count(*) FROM orders WHERE tenant_id = ? AND status = 'open'",
+  },
   { name: 'global_orders', description: 'all orders (system only)', sql: 'SELECT count(*) FROM orders' },
 ];
 
@@ -46,7 +50,10 @@ const STATUSES = ['open', 'shipped', 'cancelled'];
 
 /** Create the tables and fill them: `perTenant` orders per tenant (customers a tenth of that, two lines per order). */
 export async function seedBusinessData(ds: DataSource, perTenant = 60): Promise<void> {
-  for (const stmt of SCHEMA.split(';').map((s) => s.trim()).filter(Boolean)) await ds.query(stmt);
+  for (const stmt of SCHEMA.split(';')
+    .map((s) => s.trim())
+    .filter(Boolean))
+    await ds.query(stmt);
   await ds.query(`INSERT INTO currencies VALUES ('USD', 'US dollar'), ('EUR', 'Euro')`);
   const customers = Math.max(3, Math.floor(perTenant / 10));
   for (const [tenant, base, money, label] of [
@@ -55,7 +62,14 @@ export async function seedBusinessData(ds: DataSource, perTenant = 60): Promise<
   ] as const) {
     const cust: unknown[][] = [];
     for (let i = 0; i < customers; i++)
-      cust.push([base + i, tenant, `${label} customer ${i}`, REGIONS[i % REGIONS.length], i % 3 === 0 ? 'gold' : 'standard', `${label}-${i}@example.com`]);
+      cust.push([
+        base + i,
+        tenant,
+        `${label} customer ${i}`,
+        REGIONS[i % REGIONS.length],
+        i % 3 === 0 ? 'gold' : 'standard',
+        `${label}-${i}@example.com`,
+      ]);
     await insert(ds, 'customers', ['id', 'tenant_id', 'name', 'region', 'tier', 'email'], cust);
     const orders: unknown[][] = [];
     const lines: unknown[][] = [];

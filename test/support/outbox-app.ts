@@ -19,7 +19,9 @@ import { TestDatabase } from './test-database';
 export class LedgerTables1764461400000 implements MigrationInterface {
   name = 'LedgerTables1764461400000';
   async up(q: QueryRunner): Promise<void> {
-    await q.query('CREATE TABLE IF NOT EXISTS ledger (run_id text PRIMARY KEY, tenant_id text NOT NULL, account text NOT NULL, amount integer NOT NULL)');
+    await q.query(
+      'CREATE TABLE IF NOT EXISTS ledger (run_id text PRIMARY KEY, tenant_id text NOT NULL, account text NOT NULL, amount integer NOT NULL)',
+    );
     await q.query('CREATE TABLE IF NOT EXISTS applied (event_id uuid PRIMARY KEY, account text NOT NULL, amount integer NOT NULL)');
   }
   async down(q: QueryRunner): Promise<void> {
@@ -29,7 +31,10 @@ export class LedgerTables1764461400000 implements MigrationInterface {
 }
 
 export async function startOutboxApp(db: TestDatabase, options: Partial<OutboxModuleOptions> = {}, extra: DynamicModule[] = []) {
-  const dsOptions = await db.options({ migrations: [...ZMODU_GUARD_MIGRATIONS, ...ZMODU_OUTBOX_MIGRATIONS, LedgerTables1764461400000], migrationsRun: true });
+  const dsOptions = await db.options({
+    migrations: [...ZMODU_GUARD_MIGRATIONS, ...ZMODU_OUTBOX_MIGRATIONS, LedgerTables1764461400000],
+    migrationsRun: true,
+  });
   const app: TestingModule = await Test.createTestingModule({
     imports: [
       TypeOrmModule.forRoot(dsOptions),

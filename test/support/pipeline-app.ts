@@ -2,7 +2,13 @@ import { Injectable } from '@nestjs/common';
 import { TestingModule, Test } from '@nestjs/testing';
 import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
 import { GuardModule, ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
-import { PipelineModule, PipelineModuleOptions, ProposalPipeline, ZMODU_PIPELINE_ENTITIES, ZMODU_PIPELINE_MIGRATIONS } from '@zmodu/pipeline';
+import {
+  PipelineModule,
+  PipelineModuleOptions,
+  ProposalPipeline,
+  ZMODU_PIPELINE_ENTITIES,
+  ZMODU_PIPELINE_MIGRATIONS,
+} from '@zmodu/pipeline';
 import { Skill, SkillInvocation, SkillsModule } from '@zmodu/skills';
 import { DataSource, MigrationInterface, QueryRunner } from 'typeorm';
 import { TestDatabase } from './test-database';
@@ -11,9 +17,13 @@ import { TestDatabase } from './test-database';
 export class PipelineEffects1764461200000 implements MigrationInterface {
   name = 'PipelineEffects1764461200000';
   async up(q: QueryRunner): Promise<void> {
-    await q.query('CREATE TABLE IF NOT EXISTS effects (proposal_id uuid PRIMARY KEY, payload jsonb NOT NULL, approvers jsonb, at timestamptz NOT NULL DEFAULT now())');
+    await q.query(
+      'CREATE TABLE IF NOT EXISTS effects (proposal_id uuid PRIMARY KEY, payload jsonb NOT NULL, approvers jsonb, at timestamptz NOT NULL DEFAULT now())',
+    );
     await q.query('CREATE TABLE IF NOT EXISTS test_prices (symbol text PRIMARY KEY, price numeric NOT NULL)');
-    await q.query(`INSERT INTO test_prices (symbol, price) VALUES ('ACME', 100), ('RISKY', 100), ('BANNED', 100), ('FINE', 100) ON CONFLICT DO NOTHING`);
+    await q.query(
+      `INSERT INTO test_prices (symbol, price) VALUES ('ACME', 100), ('RISKY', 100), ('BANNED', 100), ('FINE', 100) ON CONFLICT DO NOTHING`,
+    );
   }
   async down(q: QueryRunner): Promise<void> {
     await q.query('DROP TABLE effects');
@@ -47,9 +57,18 @@ export class FixtureStagedSkills {
     return { submitted: true, proposal: staged.proposalId, qty: args.qty };
   }
 
-  @Skill({ name: 'flaky.thing', action: 'execute', staged: true, description: 'Writes, then fails', parameters: { type: 'object', properties: { x: { type: 'integer' } } } })
+  @Skill({
+    name: 'flaky.thing',
+    action: 'execute',
+    staged: true,
+    description: 'Writes, then fails',
+    parameters: { type: 'object', properties: { x: { type: 'integer' } } },
+  })
   async flaky(args: Record<string, unknown>, ctx: SkillInvocation) {
-    await ctx.staged!.transaction.query('INSERT INTO effects (proposal_id, payload) VALUES ($1, $2)', [ctx.staged!.proposalId, JSON.stringify(args)]);
+    await ctx.staged!.transaction.query('INSERT INTO effects (proposal_id, payload) VALUES ($1, $2)', [
+      ctx.staged!.proposalId,
+      JSON.stringify(args),
+    ]);
     throw new Error('downstream refused');
   }
 }

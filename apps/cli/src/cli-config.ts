@@ -46,7 +46,8 @@ export function loadConfig(path: string | undefined): CliConfig {
   if (!c || typeof c !== 'object' || Array.isArray(c)) throw new UsageError(`config ${path} must be a JSON object`);
   if (!Array.isArray(c.entities)) throw new UsageError(`config ${path}: "entities" must be an array of { name, table, pk, tenantColumn? }`);
   const policy = c.policy as Record<string, unknown> | undefined;
-  if (!policy || !Array.isArray(policy.allow)) throw new UsageError(`config ${path}: "policy" must be { "allow": [...], "deny": [...], "allowExecute": false }`);
+  if (!policy || !Array.isArray(policy.allow))
+    throw new UsageError(`config ${path}: "policy" must be { "allow": [...], "deny": [...], "allowExecute": false }`);
   const db = c.database as Record<string, unknown> | undefined;
   if (db !== undefined && (typeof db !== 'object' || db === null || (db.url === undefined && db.dataDir === undefined)))
     throw new UsageError(`config ${path}: "database" needs "url" (PostgreSQL) or "dataDir" (embedded PGlite)`);
@@ -56,15 +57,18 @@ export function loadConfig(path: string | undefined): CliConfig {
     throw new UsageError(`config ${path}: "database.dataDir" must be a folder path`);
   if (c.limits !== undefined && (typeof c.limits !== 'object' || c.limits === null || Array.isArray(c.limits)))
     throw new UsageError(`config ${path}: "limits" must be { "timeoutMs", "defaultRows", "maxRows", "maxBytes" }`);
-  if (c.tenantColumn !== undefined && typeof c.tenantColumn !== 'string') throw new UsageError(`config ${path}: "tenantColumn" must be a string`);
+  if (c.tenantColumn !== undefined && typeof c.tenantColumn !== 'string')
+    throw new UsageError(`config ${path}: "tenantColumn" must be a string`);
   if (c.skills !== undefined) {
     if (!Array.isArray(c.skills) || c.skills.some((n) => typeof n !== 'string' || !SKILL_NAMES.includes(n)))
       throw new UsageError(`config ${path}: "skills" must be an array of: ${SKILL_NAMES.join(', ')}`);
   }
-  if (c.strictData !== undefined && typeof c.strictData !== 'boolean') throw new UsageError(`config ${path}: "strictData" must be true or false`);
+  if (c.strictData !== undefined && typeof c.strictData !== 'boolean')
+    throw new UsageError(`config ${path}: "strictData" must be true or false`);
   const fence = c.fence as Record<string, unknown> | undefined;
   if (fence !== undefined) {
-    if (!fence || typeof fence !== 'object' || Array.isArray(fence)) throw new UsageError(`config ${path}: "fence" must be { "mode": "auto" | "required" | "off", "role": "..." }`);
+    if (!fence || typeof fence !== 'object' || Array.isArray(fence))
+      throw new UsageError(`config ${path}: "fence" must be { "mode": "auto" | "required" | "off", "role": "..." }`);
     if (fence.mode !== undefined && !['auto', 'required', 'off'].includes(fence.mode as string))
       throw new UsageError(`config ${path}: "fence.mode" must be "auto", "required" or "off"`);
     if (fence.role !== undefined && (typeof fence.role !== 'string' || !/^[a-z_][a-z0-9_]{0,62}$/.test(fence.role)))

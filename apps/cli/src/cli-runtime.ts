@@ -3,7 +3,15 @@ import { INestApplicationContext, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { embeddedDataSourceOptions, openEmbeddedDatabase, serverDataSourceOptions } from '@zmodu/db';
 import { Guard, GuardModule } from '@zmodu/guard';
-import { BusinessSkills, BusinessSkillsModule, createSkillContext, SkillCallResult, SkillDispatcher, SkillRegistry, SkillsModule } from '@zmodu/skills';
+import {
+  BusinessSkills,
+  BusinessSkillsModule,
+  createSkillContext,
+  SkillCallResult,
+  SkillDispatcher,
+  SkillRegistry,
+  SkillsModule,
+} from '@zmodu/skills';
 import { DataSource } from 'typeorm';
 import { CliConfig } from './cli-config';
 

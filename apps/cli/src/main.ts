@@ -29,8 +29,10 @@ Every command takes --config FILE (a zmodu.config.json) and --help.`,
 One call: prints the result as JSON; exit 0 on success, 1 with {"error","reason"} on a refusal or failure.
 Batch: one call a line, {"skill","args","tenant","user","permissions"}; one JSON result a line, in order;
 exit 0 when every call succeeded, 1 when any did not (every line is still answered).`,
-  'export-skills': 'usage: zmodu ai export-skills --config F\n\nPrints [{ name, description, action, requiredPermission, tenantScoped, timeoutMs, parameters }].',
-  openapi: 'usage: zmodu ai openapi --config F [--title T] [--version V] [--base-path /skills]\n\nPrints an OpenAPI 3.1 document with one POST operation per skill.',
+  'export-skills':
+    'usage: zmodu ai export-skills --config F\n\nPrints [{ name, description, action, requiredPermission, tenantScoped, timeoutMs, parameters }].',
+  openapi:
+    'usage: zmodu ai openapi --config F [--title T] [--version V] [--base-path /skills]\n\nPrints an OpenAPI 3.1 document with one POST operation per skill.',
   'audit-policy':
     'usage: zmodu ai audit-policy --config F\n\nPrints { inert, unknownTools, classDeniedTools, hasClassBlindSpot, effectiveTools, secondFence }; ' +
     'exit 1 on a blind spot, an inert policy, or when the policy allows db.query and its second fence is missing\n' +
@@ -86,7 +88,9 @@ export async function main(argv: string[]): Promise<number> {
     case 'audit-data':
       return auditData(rest);
     default:
-      throw new UsageError(`unknown command 'ai ${command}' (commands: call, export-skills, openapi, audit-policy, install-fence, audit-data)`);
+      throw new UsageError(
+        `unknown command 'ai ${command}' (commands: call, export-skills, openapi, audit-policy, install-fence, audit-data)`,
+      );
   }
 }
 
@@ -101,7 +105,13 @@ async function catalog(command: 'export-skills' | 'openapi' | 'audit-policy', ar
   try {
     if (command === 'export-skills') out(toSkillsJson(runtime.registry));
     else if (command === 'openapi')
-      out(toOpenApi(runtime.registry, { title: flag(args, '--title'), version: flag(args, '--version'), basePath: flag(args, '--base-path') }));
+      out(
+        toOpenApi(runtime.registry, {
+          title: flag(args, '--title'),
+          version: flag(args, '--version'),
+          basePath: flag(args, '--base-path'),
+        }),
+      );
     else {
       const health = auditPolicy(runtime.registry, config.policy);
       const role = config.fence?.role;
@@ -146,7 +156,11 @@ async function installFence(argv: string[]): Promise<number> {
     const mark = { created: '+', changed: '~', kept: '=', note: '!' } as const;
     for (const a of actions) process.stdout.write(`${mark[a.kind]} ${a.what}\n`);
     const status = await tenantFenceStatus(runtime.database, tables, { role });
-    process.stdout.write(status.installed ? `fence installed for ${tables.length} table(s); db.query runs as ${status.role}\n` : `fence incomplete: ${status.problems.join('; ')}\n`);
+    process.stdout.write(
+      status.installed
+        ? `fence installed for ${tables.length} table(s); db.query runs as ${status.role}\n`
+        : `fence incomplete: ${status.problems.join('; ')}\n`,
+    );
     return status.installed ? 0 : 1;
   } finally {
     await runtime.close();
@@ -159,7 +173,8 @@ async function call(argv: string[]): Promise<number> {
   const config = loadConfig(flag(args, '--config'));
   const batch = flag(args, '--batch');
   if (batch) {
-    if (args.positional.length || args.flags.has('--args')) throw new UsageError('--batch takes no skill name and no --args: each line names its own');
+    if (args.positional.length || args.flags.has('--args'))
+      throw new UsageError('--batch takes no skill name and no --args: each line names its own');
     return runBatch(config, batch);
   }
   if (args.positional.length !== 1) throw new UsageError('name one skill: zmodu ai call <skill> --args JSON ...');
@@ -179,7 +194,10 @@ async function call(argv: string[]): Promise<number> {
       args: parsed,
       tenant: flag(args, '--tenant'),
       user: flag(args, '--user'),
-      permissions: flag(args, '--permissions')?.split(',').map((p) => p.trim()).filter(Boolean),
+      permissions: flag(args, '--permissions')
+        ?.split(',')
+        .map((p) => p.trim())
+        .filter(Boolean),
     });
     out(result.ok ? result.value : result.error);
     return result.ok ? 0 : 1;
@@ -222,7 +240,10 @@ async function batchLine(runtime: CliRuntime, line: string, lineNo: number): Pro
     return { ok: false, error: { error: 'BadRequest', reason: 'invalid_json', message: `line ${lineNo} is not JSON` } };
   }
   if (!req || typeof req !== 'object' || Array.isArray(req) || typeof req.skill !== 'string')
-    return { ok: false, error: { error: 'BadRequest', reason: 'invalid_call', message: 'each line is {"skill","args","tenant","user","permissions"}' } };
+    return {
+      ok: false,
+      error: { error: 'BadRequest', reason: 'invalid_call', message: 'each line is {"skill","args","tenant","user","permissions"}' },
+    };
   const perms = req.permissions;
   if (perms !== undefined && (!Array.isArray(perms) || perms.some((p) => typeof p !== 'string')))
     return { ok: false, error: { error: 'BadRequest', reason: 'invalid_call', message: 'permissions must be an array of strings' } };

@@ -39,7 +39,8 @@ export function isDevMode(env: NodeJS.ProcessEnv = process.env): boolean {
 export function jwtSecretFromEnv(env: NodeJS.ProcessEnv = process.env): string {
   const secret = env.ZMODU_JWT_SECRET;
   if (secret !== undefined && secret !== '') {
-    if (secret.replace(/\s/g, '').length < 32) throw new ConfigError('ZMODU_JWT_SECRET must have at least 32 non-blank characters (e.g. openssl rand -base64 48).');
+    if (secret.replace(/\s/g, '').length < 32)
+      throw new ConfigError('ZMODU_JWT_SECRET must have at least 32 non-blank characters (e.g. openssl rand -base64 48).');
     return secret;
   }
   if (!isDevMode(env))
@@ -47,7 +48,9 @@ export function jwtSecretFromEnv(env: NodeJS.ProcessEnv = process.env): string {
       'ZMODU_JWT_SECRET is not set: set it to a secret of 32+ non-blank characters (e.g. openssl rand -base64 48), or set ZMODU_DEV=1 for local development with the public development secret.',
     );
   // stderr, so that `TOKEN=$(npm run -s token)` captures only the token.
-  process.stderr.write('warning: ZMODU_JWT_SECRET is not set and ZMODU_DEV=1: using the public development secret. Never do this outside local development.\n');
+  process.stderr.write(
+    'warning: ZMODU_JWT_SECRET is not set and ZMODU_DEV=1: using the public development secret. Never do this outside local development.\n',
+  );
   return DEV_JWT_SECRET;
 }
 
@@ -77,13 +80,15 @@ export function traderBudgetFromEnv(env: NodeJS.ProcessEnv = process.env): Parti
   const budget: { tokensPerPeriod?: number; userShare?: number } = {};
   const perDay = env.ZMODU_TRADER_TOKENS_PER_DAY;
   if (perDay !== undefined && perDay !== '') {
-    if (!/^\d{1,12}$/.test(perDay) || Number(perDay) < 1) throw new ConfigError(`ZMODU_TRADER_TOKENS_PER_DAY must be a whole number of at least 1 (got "${perDay}").`);
+    if (!/^\d{1,12}$/.test(perDay) || Number(perDay) < 1)
+      throw new ConfigError(`ZMODU_TRADER_TOKENS_PER_DAY must be a whole number of at least 1 (got "${perDay}").`);
     budget.tokensPerPeriod = Number(perDay);
   }
   const share = env.ZMODU_TRADER_USER_SHARE;
   if (share !== undefined && share !== '') {
     const value = /^(0|1)?(\.\d{1,6})?$/.test(share) ? Number(share) : NaN;
-    if (!(value > 0 && value <= 1)) throw new ConfigError(`ZMODU_TRADER_USER_SHARE must be a fraction above 0 and at most 1, such as 0.2 (got "${share}").`);
+    if (!(value > 0 && value <= 1))
+      throw new ConfigError(`ZMODU_TRADER_USER_SHARE must be a fraction above 0 and at most 1, such as 0.2 (got "${share}").`);
     budget.userShare = value;
   }
   return budget;

@@ -28,7 +28,9 @@ export async function runDemo(): Promise<number> {
     const agent = app.get(AgentRegistry).get('trader');
     const health = agent.auditPolicy();
     out(`agent: trader   allow: ${agent.spec.guard.allow.join(', ')}   allowExecute: ${agent.spec.guard.allowExecute}`);
-    out(`auditPolicy: inert=${health.inert} classDeniedTools=[${health.classDeniedTools.join(', ')}] hasClassBlindSpot=${health.hasClassBlindSpot}`);
+    out(
+      `auditPolicy: inert=${health.inert} classDeniedTools=[${health.classDeniedTools.join(', ')}] hasClassBlindSpot=${health.hasClassBlindSpot}`,
+    );
     out(`caller: tenant ${TENANT}, user ${USER}`);
     out(`goal: ${GOAL}`);
     out();
@@ -38,11 +40,19 @@ export async function runDemo(): Promise<number> {
     printAudit(audit, out);
     const ok = scenarioHeld(result);
     out();
-    out(ok ? 'part 1 complete: the order was priced by the desk and waits for a human (the trader may propose, not execute).' : 'part 1 did NOT go as expected.');
+    out(
+      ok
+        ? 'part 1 complete: the order was priced by the desk and waits for a human (the trader may propose, not execute).'
+        : 'part 1 did NOT go as expected.',
+    );
     out();
     const staged = await stagedExecution(app, options.jwtSecret, out);
     out();
-    out(staged ? 'part 2 complete: executed, risk_rejected, needs_human, then approved over HTTP and executed.' : 'part 2 did NOT go as expected.');
+    out(
+      staged
+        ? 'part 2 complete: executed, risk_rejected, needs_human, then approved over HTTP and executed.'
+        : 'part 2 did NOT go as expected.',
+    );
     return ok && staged ? 0 : 1;
   } finally {
     await app.close();
@@ -69,16 +79,22 @@ async function stagedExecution(app: INestApplication, secret: string, out: (l?: 
   out(`POST /agents/desk/runs as ${USER}: the desk agent may execute, and every order goes through risk review`);
   const run = await call('POST', '/agents/desk/runs', trader, { goal: 'Place the desk orders.' });
   const steps = (run.body.steps ?? []) as AgentRunResult['steps'];
-  const outcomes = steps.flatMap((s) => s.toolCalls).map((c) => ({ args: c.arguments, value: JSON.parse(c.observation) as Record<string, unknown> }));
+  const outcomes = steps
+    .flatMap((s) => s.toolCalls)
+    .map((c) => ({ args: c.arguments, value: JSON.parse(c.observation) as Record<string, unknown> }));
   for (const o of outcomes)
-    out(`  approval.submit ${JSON.stringify(o.args)}\n    -> ${o.value.verdict} (amount ${o.value.amount}${o.value.reason ? `; ${o.value.reason}` : ''})  proposal ${o.value.proposalId}`);
+    out(
+      `  approval.submit ${JSON.stringify(o.args)}\n    -> ${o.value.verdict} (amount ${o.value.amount}${o.value.reason ? `; ${o.value.reason}` : ''})  proposal ${o.value.proposalId}`,
+    );
   out(`answer: ${run.body.answer}`);
   const pending = outcomes.find((o) => o.value.verdict === 'needs_human')?.value.proposalId as string | undefined;
   if (!pending) return false;
   out();
   out('GET /admin/approvals?status=pending as demo-lead');
   const queue = await call('GET', '/admin/approvals?status=pending', lead);
-  out(`  ${(queue.body.items as Array<{ id: string; action: string; amount: number }>).map((p) => `${p.id} ${p.action} ${p.amount}`).join('\n  ')}`);
+  out(
+    `  ${(queue.body.items as Array<{ id: string; action: string; amount: number }>).map((p) => `${p.id} ${p.action} ${p.amount}`).join('\n  ')}`,
+  );
   const read = await call('GET', `/admin/approvals/${pending}`, lead);
   const version = read.body.version as number;
   const step = (read.body.waitingStep as { index: number; name: string }).index;
@@ -107,7 +123,8 @@ function printRun(result: AgentRunResult, out: (l?: string) => void): void {
   for (const step of result.steps) {
     out(`step ${step.index + 1}  model: ${step.text || '(no text)'}`);
     for (const call of step.toolCalls) {
-      const verdict = call.decision === 'denied' ? `DENIED (${call.cause})` : call.ok ? 'allowed' : `refused (${call.cause ?? call.outcome})`;
+      const verdict =
+        call.decision === 'denied' ? `DENIED (${call.cause})` : call.ok ? 'allowed' : `refused (${call.cause ?? call.outcome})`;
       out(`        -> ${call.name} ${JSON.stringify(call.arguments)}`);
       out(`           ${verdict}: ${call.observation}`);
     }
@@ -124,5 +141,7 @@ function printAudit(rows: AuditRecord[], out: (l?: string) => void): void {
   out();
   out(`audit trail (run ${rows[0]?.runId ?? '-'}):`);
   for (const r of rows)
-    out(`  ${r.skill.padEnd(14)} ${r.action.padEnd(8)} ${r.decision.padEnd(8)} ${(r.cause ?? '-').padEnd(22)} ${r.outcome.padEnd(8)} tenant=${r.tenantId} user=${r.userId}`);
+    out(
+      `  ${r.skill.padEnd(14)} ${r.action.padEnd(8)} ${r.decision.padEnd(8)} ${(r.cause ?? '-').padEnd(22)} ${r.outcome.padEnd(8)} tenant=${r.tenantId} user=${r.userId}`,
+    );
 }

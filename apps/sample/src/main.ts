@@ -33,7 +33,11 @@ function token(args: string[]): number {
     }
     flags.set(key, value);
   }
-  const permissions = flags.get('--permissions')?.split(',').map((p) => p.trim()).filter(Boolean);
+  const permissions = flags
+    .get('--permissions')
+    ?.split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
   process.stdout.write(
     // Minting a token is a development tool: without ZMODU_JWT_SECRET it signs with the development secret (ZMODU_DEV=1).
     `${mintToken(jwtSecretFromEnv({ ...process.env, ZMODU_DEV: '1' }), {

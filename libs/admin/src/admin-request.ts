@@ -5,7 +5,13 @@ import { AdminCaller, AdminModuleOptions } from './admin.options';
 export function adminCaller(options: AdminModuleOptions, req: unknown, permission: string): AdminCaller {
   const resolve = options.resolveCaller ?? ((r: unknown) => (r as { user?: AdminCaller }).user);
   const caller = resolve(req);
-  if (!caller || typeof caller.tenantId !== 'string' || !caller.tenantId || typeof caller.userId !== 'string' || !Array.isArray(caller.permissions))
+  if (
+    !caller ||
+    typeof caller.tenantId !== 'string' ||
+    !caller.tenantId ||
+    typeof caller.userId !== 'string' ||
+    !Array.isArray(caller.permissions)
+  )
     throw new UnauthorizedException('No authenticated caller with a tenant: send a bearer token.');
   if (!caller.permissions.includes(permission)) throw new ForbiddenException(`Missing permission: ${permission}.`);
   return caller;
@@ -15,7 +21,8 @@ export function adminCaller(options: AdminModuleOptions, req: unknown, permissio
 export function intParam(field: string, value: string | undefined, min = 1, max = 1_000_000): number | undefined {
   if (value === undefined || value === '') return undefined;
   const n = Number(value);
-  if (!/^\d{1,7}$/.test(value) || n < min || n > max) throw new BadRequestException({ message: `${field} must be a whole number from ${min} to ${max}`, field });
+  if (!/^\d{1,7}$/.test(value) || n < min || n > max)
+    throw new BadRequestException({ message: `${field} must be a whole number from ${min} to ${max}`, field });
   return n;
 }
 

@@ -40,9 +40,16 @@ export class ApprovalsController {
   ) {}
 
   @Get()
-  list(@Req() req: unknown, @Query('status') status?: string, @Query('page') page?: string, @Query('limit') limit?: string): Promise<ProposalPage> {
+  list(
+    @Req() req: unknown,
+    @Query('status') status?: string,
+    @Query('page') page?: string,
+    @Query('limit') limit?: string,
+  ): Promise<ProposalPage> {
     const caller = this.caller(req);
-    return this.map(() => this.pipeline.list(caller.tenantId, { status, page: intParam('page', page), limit: intParam('limit', limit, 1, 100) }));
+    return this.map(() =>
+      this.pipeline.list(caller.tenantId, { status, page: intParam('page', page), limit: intParam('limit', limit, 1, 100) }),
+    );
   }
 
   @Get(':id')
@@ -70,12 +77,23 @@ export class ApprovalsController {
    */
   private decide(req: unknown, id: string, decision: 'approve' | 'reject', body: unknown): Promise<PipelineOutcome> {
     const caller = this.caller(req);
-    const b = (body && typeof body === 'object' && !Array.isArray(body) ? body : {}) as { reason?: unknown; version?: unknown; step?: unknown; payload?: unknown };
+    const b = (body && typeof body === 'object' && !Array.isArray(body) ? body : {}) as {
+      reason?: unknown;
+      version?: unknown;
+      step?: unknown;
+      payload?: unknown;
+    };
     const reason = textField('reason', b.reason, 'say why');
     if (typeof b.version !== 'number')
-      throw new BadRequestException({ message: 'version must be the version of the proposal you read (GET /admin/approvals/:id answers it)', field: 'version' });
+      throw new BadRequestException({
+        message: 'version must be the version of the proposal you read (GET /admin/approvals/:id answers it)',
+        field: 'version',
+      });
     if (typeof b.step !== 'number')
-      throw new BadRequestException({ message: 'step must be the index of the step you decide (waitingStep.index of the proposal you read)', field: 'step' });
+      throw new BadRequestException({
+        message: 'step must be the index of the step you decide (waitingStep.index of the proposal you read)',
+        field: 'step',
+      });
     const input = { decision, reason, version: b.version, step: b.step, ...(b.payload !== undefined ? { payload: b.payload } : {}) };
     return this.map(() => this.pipeline.decide(caller, id, input));
   }
@@ -90,8 +108,10 @@ export class ApprovalsController {
     } catch (err) {
       if (err instanceof InvalidProposalException) throw new BadRequestException({ message: err.message, field: err.field });
       if (err instanceof ProposalNotFoundException) throw new NotFoundException(err.message);
-      if (err instanceof ProposalConflictException) throw new ConflictException({ message: err.message, status: err.status, current: err.current ?? null });
-      if (err instanceof ProposalEditRefusedException) throw new UnprocessableEntityException({ message: err.message, field: err.field ?? null });
+      if (err instanceof ProposalConflictException)
+        throw new ConflictException({ message: err.message, status: err.status, current: err.current ?? null });
+      if (err instanceof ProposalEditRefusedException)
+        throw new UnprocessableEntityException({ message: err.message, field: err.field ?? null });
       if (err instanceof ApprovalForbiddenException) throw new ForbiddenException(err.message);
       throw err;
     }

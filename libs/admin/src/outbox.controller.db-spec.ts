@@ -11,7 +11,11 @@ describe('admin outbox endpoints', () => {
   let db: TestDatabase;
   let app: INestApplication;
   let deadId: string;
-  const as = (tenant: string, permissions = 'admin:outbox') => ({ 'x-test-tenant': tenant, 'x-test-user': 'admin', 'x-test-permissions': permissions });
+  const as = (tenant: string, permissions = 'admin:outbox') => ({
+    'x-test-tenant': tenant,
+    'x-test-user': 'admin',
+    'x-test-permissions': permissions,
+  });
 
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -34,7 +38,9 @@ describe('admin outbox endpoints', () => {
           // In these tests the caller comes from headers; an application reads its verified token.
           resolveCaller: (req) => {
             const h = (req as { headers: Record<string, string | undefined> }).headers;
-            return h['x-test-tenant'] ? { tenantId: h['x-test-tenant'], userId: h['x-test-user'] ?? 'x', permissions: (h['x-test-permissions'] ?? '').split(',') } : undefined;
+            return h['x-test-tenant']
+              ? { tenantId: h['x-test-tenant'], userId: h['x-test-user'] ?? 'x', permissions: (h['x-test-permissions'] ?? '').split(',') }
+              : undefined;
           },
         }),
       ],

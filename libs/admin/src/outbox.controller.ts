@@ -1,4 +1,16 @@
-import { BadRequestException, ConflictException, Controller, Get, HttpCode, Inject, NotFoundException, Param, Post, Query, Req } from '@nestjs/common';
+import {
+  BadRequestException,
+  ConflictException,
+  Controller,
+  Get,
+  HttpCode,
+  Inject,
+  NotFoundException,
+  Param,
+  Post,
+  Query,
+  Req,
+} from '@nestjs/common';
 import { OutboxConflictException, OutboxEvent, OutboxService, OutboxStatus } from '@zmodu/skills';
 import { adminCaller, intParam } from './admin-request';
 import { ADMIN_MODULE_OPTIONS, AdminCaller, AdminModuleOptions } from './admin.options';
@@ -17,8 +29,13 @@ export class OutboxController {
   @Get()
   list(@Req() req: unknown, @Query('status') status?: string, @Query('page') page?: string, @Query('limit') limit?: string) {
     const caller = this.caller(req);
-    if (status !== undefined && !STATUSES.includes(status)) throw new BadRequestException({ message: `status must be one of ${STATUSES.join(', ')}`, field: 'status' });
-    return this.outbox.list(caller.tenantId, { status: status as OutboxStatus | undefined, page: intParam('page', page), limit: intParam('limit', limit, 1, 100) });
+    if (status !== undefined && !STATUSES.includes(status))
+      throw new BadRequestException({ message: `status must be one of ${STATUSES.join(', ')}`, field: 'status' });
+    return this.outbox.list(caller.tenantId, {
+      status: status as OutboxStatus | undefined,
+      page: intParam('page', page),
+      limit: intParam('limit', limit, 1, 100),
+    });
   }
 
   @Get(':id')

@@ -24,8 +24,7 @@ export class AgentRegistry implements OnApplicationBootstrap {
     private readonly quota: TokenQuota,
   ) {
     const options = Object.assign(new AgentModuleOptions(), raw);
-    if (!Array.isArray(options.agents))
-      throw new InvalidAgentSpecException(undefined, 'AgentModule options need agents: AgentSpec[]');
+    if (!Array.isArray(options.agents)) throw new InvalidAgentSpecException(undefined, 'AgentModule options need agents: AgentSpec[]');
     this.strict = options.strictPolicies === true;
     for (const spec of options.agents) {
       validateAgentSpec(spec);
@@ -68,7 +67,9 @@ function describe(h: PolicyHealth): string {
   const parts: string[] = [];
   if (h.inert) parts.push('the policy is inert (it lets no name through)');
   if (h.hasClassBlindSpot)
-    parts.push(`execute-class skills are allowed by name but refused by class while allowExecute is false: ${h.classDeniedTools.join(', ')}`);
+    parts.push(
+      `execute-class skills are allowed by name but refused by class while allowExecute is false: ${h.classDeniedTools.join(', ')}`,
+    );
   if (h.unknownTools.length) parts.push(`unknown skill names: ${h.unknownTools.join(', ')}`);
   return parts.join('; ');
 }

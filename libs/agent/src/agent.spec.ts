@@ -13,18 +13,32 @@ class TradingSkills {
   drafts: unknown[] = [];
   submits = 0;
 
-  @Skill({ name: 'market.quote', action: 'read', description: 'Quote', parameters: { type: 'object', properties: { symbol: { type: 'string' } }, required: ['symbol'] } })
+  @Skill({
+    name: 'market.quote',
+    action: 'read',
+    description: 'Quote',
+    parameters: { type: 'object', properties: { symbol: { type: 'string' } }, required: ['symbol'] },
+  })
   quote(args: { symbol: string }) {
     return { symbol: args.symbol, price: 101.5 };
   }
 
-  @Skill({ name: 'order.draft', action: 'propose', description: 'Draft an order', parameters: { type: 'object', properties: { symbol: { type: 'string' }, qty: { type: 'integer' } }, required: ['symbol', 'qty'] } })
+  @Skill({
+    name: 'order.draft',
+    action: 'propose',
+    description: 'Draft an order',
+    parameters: { type: 'object', properties: { symbol: { type: 'string' }, qty: { type: 'integer' } }, required: ['symbol', 'qty'] },
+  })
   draft(args: { symbol: string; qty: number }, ctx: SkillInvocation) {
     this.drafts.push({ ...args, tenant: ctx.tenantId });
     return { draftId: `d-${this.drafts.length}`, status: 'draft' };
   }
 
-  @Skill({ name: 'order.submit', description: 'Submit an order', parameters: { type: 'object', properties: { symbol: { type: 'string' }, qty: { type: 'integer' } }, required: ['symbol', 'qty'] } })
+  @Skill({
+    name: 'order.submit',
+    description: 'Submit an order',
+    parameters: { type: 'object', properties: { symbol: { type: 'string' }, qty: { type: 'integer' } }, required: ['symbol', 'qty'] },
+  })
   submit() {
     this.submits++;
     return { status: 'submitted' };
@@ -33,7 +47,13 @@ class TradingSkills {
 
 const fallbackScript = () =>
   new ScriptedModelProvider([
-    { text: 'Looking at the price.', toolCalls: [{ name: 'market.quote', arguments: { symbol: 'ACME' } }, { name: 'market.quote', arguments: { symbol: 'GLOBEX' } }] },
+    {
+      text: 'Looking at the price.',
+      toolCalls: [
+        { name: 'market.quote', arguments: { symbol: 'ACME' } },
+        { name: 'market.quote', arguments: { symbol: 'GLOBEX' } },
+      ],
+    },
     { toolCalls: [{ name: 'order.submit', arguments: { symbol: 'ACME', qty: 10 } }] },
     (req: ModelRequest) => {
       const obs = lastObservation(req) as { error?: string };
@@ -249,7 +269,12 @@ describe('AgentModule', () => {
 
   it('supports forRootAsync', async () => {
     const app = await Test.createTestingModule({
-      imports: [AgentModule.forRootAsync({ useFactory: async () => ({ agents: [trader()] }), guard: { auditStore: 'memory', quotaStore: 'memory' } })],
+      imports: [
+        AgentModule.forRootAsync({
+          useFactory: async () => ({ agents: [trader()] }),
+          guard: { auditStore: 'memory', quotaStore: 'memory' },
+        }),
+      ],
       providers: [TradingSkills],
     }).compile();
     await app.init();

@@ -29,7 +29,8 @@ export class Agent {
     this.name = spec.name;
     this.logger = new Logger(`Agent:${spec.name}`);
     const tokensPerRun = spec.budget?.tokensPerRun;
-    this.policy = tokensPerRun === undefined ? spec.guard : { ...spec.guard, budget: Math.min(tokensPerRun, spec.guard.budget ?? Infinity) };
+    this.policy =
+      tokensPerRun === undefined ? spec.guard : { ...spec.guard, budget: Math.min(tokensPerRun, spec.guard.budget ?? Infinity) };
   }
 
   /** The policy health report (auditPolicy) of this agent against the registry. */
@@ -123,7 +124,9 @@ export class Agent {
       answer = turn.text;
       for (const [i, call] of turn.toolCalls.entries()) {
         const result =
-          i < perTurn ? await this.dispatcher.dispatch(ctx, call.name, call.arguments) : await this.dispatcher.deny(ctx, call.name, call.arguments, 'denied_turn_cap');
+          i < perTurn
+            ? await this.dispatcher.dispatch(ctx, call.name, call.arguments)
+            : await this.dispatcher.deny(ctx, call.name, call.arguments, 'denied_turn_cap');
         metrics.toolCalls++;
         if (result.cause !== null) metrics.denial(result.cause);
         else if (!result.ok) metrics.toolErrors++;
@@ -148,7 +151,17 @@ export class Agent {
     // The answer says when work waits for a human, whatever the model wrote.
     if (pendingApprovals.length)
       answer = `${answer}${answer ? '\n\n' : ''}${pendingApprovals.map((p) => `Proposal ${p.proposalId} (${p.skill}) needs human approval${p.reason ? `: ${p.reason}` : ''}.`).join('\n')}`;
-    return { runId, agent: this.name, answer, stoppedReason, steps, metrics: snapshot, pendingApprovals, ...(error ? { error } : {}), ...(budget ? { budget } : {}) };
+    return {
+      runId,
+      agent: this.name,
+      answer,
+      stoppedReason,
+      steps,
+      metrics: snapshot,
+      pendingApprovals,
+      ...(error ? { error } : {}),
+      ...(budget ? { budget } : {}),
+    };
   }
 
   getMetrics(): AgentMetricsSnapshot {

@@ -200,34 +200,50 @@ export class EmbeddedDatabase {
     });
     return new Promise<void>((resolve, reject) => {
       let ready = false;
-      worker.on('message', (m: { id?: number; ready?: boolean; pid?: number; ok?: boolean; fatal?: boolean; result?: unknown; error?: Record<string, unknown> }) => {
-        if (!ready && m.ready !== undefined) {
-          if (!m.ready) {
-            void worker.terminate();
-            return reject(new EmbeddedDatabaseError({ ...m.error, message: `The embedded database did not open: ${m.error?.message}` }));
+      worker.on(
+        'message',
+        (m: {
+          id?: number;
+          ready?: boolean;
+          pid?: number;
+          ok?: boolean;
+          fatal?: boolean;
+          result?: unknown;
+          error?: Record<string, unknown>;
+        }) => {
+          if (!ready && m.ready !== undefined) {
+            if (!m.ready) {
+              void worker.terminate();
+              return reject(new EmbeddedDatabaseError({ ...m.error, message: `The embedded database did not open: ${m.error?.message}` }));
+            }
+            ready = true;
+            this.pid = m.pid ?? 0;
+            if (this.closing && !this.worker) {
+              // close() came while it opened: it must not live on with the folder open.
+              void worker.terminate();
+              return reject(new Error('The embedded database is closed.'));
+            }
+            this.worker = worker;
+            this.loadDataDir = undefined; // a restart opens the folder as it is now
+            worker.unref();
+            return resolve();
           }
-          ready = true;
-          this.pid = m.pid ?? 0;
-          if (this.closing && !this.worker) {
-            // close() came while it opened: it must not live on with the folder open.
-            void worker.terminate();
-            return reject(new Error('The embedded database is closed.'));
-          }
-          this.worker = worker;
-          this.loadDataDir = undefined; // a restart opens the folder as it is now
-          worker.unref();
-          return resolve();
-        }
-        this.settle(m.id!, m.ok === true, m.ok ? m.result : m.error);
-        if (m.fatal && this.worker === worker) this.restart('The embedded database was restarted after a statement broke it.');
-      });
+          this.settle(m.id!, m.ok === true, m.ok ? m.result : m.error);
+          if (m.fatal && this.worker === worker) this.restart('The embedded database was restarted after a statement broke it.');
+        },
+      );
       worker.on('error', (err) => {
         // The worker died (a WASM abort, say): fail what it held; the next request starts it again.
         if (!ready) return reject(err);
         if (this.worker === worker) {
           this.worker = undefined;
           this.restartCount++;
-          this.failAll(new EmbeddedDatabaseError({ message: `The embedded database stopped (${err.message}); it is reopened on the next request.`, code: '57P01' }));
+          this.failAll(
+            new EmbeddedDatabaseError({
+              message: `The embedded database stopped (${err.message}); it is reopened on the next request.`,
+              code: '57P01',
+            }),
+          );
         }
       });
       worker.on('exit', (code) => {
@@ -235,7 +251,9 @@ export class EmbeddedDatabase {
         if (this.worker === worker) {
           this.worker = undefined;
           this.restartCount++;
-          this.failAll(new EmbeddedDatabaseError({ message: 'The embedded database stopped; it is reopened on the next request.', code: '57P01' }));
+          this.failAll(
+            new EmbeddedDatabaseError({ message: 'The embedded database stopped; it is reopened on the next request.', code: '57P01' }),
+          );
         }
       });
     });

@@ -37,7 +37,12 @@ export interface EmbeddedConnection {
 }
 
 export function isEmbeddedConnection(conn: unknown): conn is EmbeddedConnection {
-  return typeof conn === 'object' && conn !== null && (conn as { embedded?: unknown }).embedded === true && typeof (conn as EmbeddedConnection).readOnly === 'function';
+  return (
+    typeof conn === 'object' &&
+    conn !== null &&
+    (conn as { embedded?: unknown }).embedded === true &&
+    typeof (conn as EmbeddedConnection).readOnly === 'function'
+  );
 }
 
 /**
@@ -71,7 +76,11 @@ export function createPgliteDriver(db: EmbeddedDatabase, options: PgliteDriverOp
     /** pg's forms: (text, values) or ({ name?, text, values, queryMode? }). */
     query(sql: string | QueryConfig, params?: unknown[], callback?: Callback): Promise<PgResult> {
       const p = typeof sql === 'object' ? execute(db, sql.text, sql.values, sql.queryMode === 'extended') : execute(db, sql, params, false);
-      if (callback) p.then((r) => callback(null, r), (e: Error) => callback(e));
+      if (callback)
+        p.then(
+          (r) => callback(null, r),
+          (e: Error) => callback(e),
+        );
       return p;
     }
 
@@ -140,7 +149,10 @@ export function createPgliteDriver(db: EmbeddedDatabase, options: PgliteDriverOp
           unlock();
         }
       })();
-      done.then(() => callback?.(null), (e: Error) => callback?.(e));
+      done.then(
+        () => callback?.(null),
+        (e: Error) => callback?.(e),
+      );
       return done;
     }
   }

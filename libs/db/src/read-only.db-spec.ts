@@ -26,20 +26,37 @@ describe('runReadOnlyStatement', () => {
 
   const balances = async () => JSON.stringify(await ds.query('SELECT id, tenant, balance FROM accounts ORDER BY id'));
 
-  async function run(text: string, values: unknown[] = [], extra: { timeoutMs?: number; role?: string; settings?: Record<string, string> } = {}) {
+  async function run(
+    text: string,
+    values: unknown[] = [],
+    extra: { timeoutMs?: number; role?: string; settings?: Record<string, string> } = {},
+  ) {
     const runner = ds.createQueryRunner();
     try {
       const conn = await runner.connect();
-      return await runReadOnlyStatement(conn, { text, values, timeoutMs: extra.timeoutMs ?? 2000, role: extra.role, settings: extra.settings });
+      return await runReadOnlyStatement(conn, {
+        text,
+        values,
+        timeoutMs: extra.timeoutMs ?? 2000,
+        role: extra.role,
+        settings: extra.settings,
+      });
     } finally {
       await runner.release();
     }
   }
 
-  const failure = (p: Promise<unknown>) => p.then(() => null, (e: { code?: string }) => e);
+  const failure = (p: Promise<unknown>) =>
+    p.then(
+      () => null,
+      (e: { code?: string }) => e,
+    );
 
   it('returns the rows and the column names, even of an empty result', async () => {
-    expect(await run('SELECT id, balance FROM accounts WHERE tenant = $1', ['a'])).toEqual({ rows: [{ id: 1, balance: 100 }], fields: ['id', 'balance'] });
+    expect(await run('SELECT id, balance FROM accounts WHERE tenant = $1', ['a'])).toEqual({
+      rows: [{ id: 1, balance: 100 }],
+      fields: ['id', 'balance'],
+    });
     expect(await run('SELECT id, balance FROM accounts WHERE tenant = $1', ['none'])).toEqual({ rows: [], fields: ['id', 'balance'] });
   });
 
@@ -69,15 +86,21 @@ describe('runReadOnlyStatement', () => {
     await ds.query('DROP ROLE IF EXISTS zmodu_test_reader');
     await ds.query('CREATE ROLE zmodu_test_reader NOLOGIN');
     try {
-      const r = await run("SELECT current_setting('zmodu.test', true) AS s, current_user AS u, current_setting('transaction_read_only') AS ro", [], {
-        role: 'zmodu_test_reader',
-        settings: { 'zmodu.test': 'x' },
-      });
+      const r = await run(
+        "SELECT current_setting('zmodu.test', true) AS s, current_user AS u, current_setting('transaction_read_only') AS ro",
+        [],
+        {
+          role: 'zmodu_test_reader',
+          settings: { 'zmodu.test': 'x' },
+        },
+      );
       expect(r.rows).toEqual([{ s: 'x', u: 'zmodu_test_reader', ro: 'on' }]);
       // The role has no grant on the table: the fence of the database refuses.
       expect((await failure(run('SELECT * FROM accounts', [], { role: 'zmodu_test_reader' })))!.code).toBe('42501');
       // Whatever failed, the next user of the session is outside any transaction, as itself, with no setting left.
-      const after = await ds.query("SELECT current_user AS u, current_setting('zmodu.test', true) AS s, current_setting('transaction_read_only') AS ro");
+      const after = await ds.query(
+        "SELECT current_user AS u, current_setting('zmodu.test', true) AS s, current_setting('transaction_read_only') AS ro",
+      );
       expect(after[0].u).not.toBe('zmodu_test_reader');
       expect(after[0].s === null || after[0].s === '').toBe(true);
       expect(after[0].ro).toBe('off');
@@ -91,7 +114,8 @@ describe('runReadOnlyStatement', () => {
     const runner = ds.createQueryRunner();
     try {
       const conn = await runner.connect();
-      const ok = () => runReadOnlyStatement(conn, { text: 'SELECT count(*)::int AS n FROM accounts WHERE tenant = $1', values: ['a'], timeoutMs: 2000 });
+      const ok = () =>
+        runReadOnlyStatement(conn, { text: 'SELECT count(*)::int AS n FROM accounts WHERE tenant = $1', values: ['a'], timeoutMs: 2000 });
       const fails = (extra: { text?: string; role?: string }) =>
         runReadOnlyStatement(conn, { text: extra.text ?? 'SELECT 1', values: [], timeoutMs: 2000, role: extra.role }).then(
           () => 'ok',
@@ -139,7 +163,9 @@ describe('runReadOnlyStatement', () => {
     if (db.kind === 'postgres') {
       // The backend itself runs on until it next checks for interrupts; wait for it, so the database can be dropped.
       for (let i = 0; i < 300; i++) {
-        const [{ n }] = await ds.query("SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'SELECT length(upper%'");
+        const [{ n }] = await ds.query(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'SELECT length(upper%'",
+        );
         if (n === 0) break;
         await new Promise((r) => setTimeout(r, 100));
       }
@@ -148,7 +174,11 @@ describe('runReadOnlyStatement', () => {
 
   it('a long statement without any injection ends in timeout too (md5 of a huge lpad over a self-join)', async () => {
     const started = Date.now();
-    const err = await failure(run('SELECT count(md5(lpad(a.tenant, $1))) FROM accounts a, accounts b, generate_series(1, 1000) g', [100_000_000], { timeoutMs: 500 }));
+    const err = await failure(
+      run('SELECT count(md5(lpad(a.tenant, $1))) FROM accounts a, accounts b, generate_series(1, 1000) g', [100_000_000], {
+        timeoutMs: 500,
+      }),
+    );
     expect(err!.code).toBe('57014');
     // The embedded database is stopped at the deadline; a server by then (between rows) or its connection is closed.
     expect(Date.now() - started).toBeLessThan(db.kind === 'pglite' ? 1500 : 2500);

@@ -71,14 +71,22 @@ export async function runReadOnlyStatement(connection: unknown, request: ReadOnl
   // statement_timeout acts only where the server checks for interrupts: a C function deep in one
   // expression (upper(upper(... lpad(x, 50000000)))) does not. Past the deadline and a grace, the
   // caller gets its timeout and the connection is closed, so that neither it nor the pool waits.
-  const hard = setTimeout(() => {
-    run.abandon(
-      Object.assign(new Error(`canceling statement due to statement timeout (the server did not stop within ${HARD_DEADLINE_GRACE_MS} ms of it; the connection was closed)`), {
-        code: '57014',
-      }),
-    );
-    close();
-  }, timerDelay(request.timeoutMs + HARD_DEADLINE_GRACE_MS));
+  const hard = setTimeout(
+    () => {
+      run.abandon(
+        Object.assign(
+          new Error(
+            `canceling statement due to statement timeout (the server did not stop within ${HARD_DEADLINE_GRACE_MS} ms of it; the connection was closed)`,
+          ),
+          {
+            code: '57014',
+          },
+        ),
+      );
+      close();
+    },
+    timerDelay(request.timeoutMs + HARD_DEADLINE_GRACE_MS),
+  );
   try {
     return await run.done;
   } catch (err) {
@@ -201,7 +209,10 @@ class ReadOnlyPipeline extends Submittable<ReadOnlyResult> {
     this.maxBytes = request.maxBytes;
     this.steps.push({ text: 'BEGIN TRANSACTION READ ONLY', values: [], name: 'zmodu_ro_begin' });
     // The settings and the role in one statement: set_config('role', r, true) is SET LOCAL ROLE (the same membership check).
-    const settings: Array<[string, string]> = [['statement_timeout', String(Math.max(1, Math.floor(request.timeoutMs)))], ...Object.entries(request.settings ?? {})];
+    const settings: Array<[string, string]> = [
+      ['statement_timeout', String(Math.max(1, Math.floor(request.timeoutMs)))],
+      ...Object.entries(request.settings ?? {}),
+    ];
     if (request.role) settings.push(['role', request.role]);
     const values: string[] = [];
     const calls = settings.map(([name, value]) => {

@@ -31,7 +31,13 @@ describe('auditPolicy', () => {
 
   it('is clean for a healthy read/propose policy', () => {
     const h = auditPolicy(catalog, { allow: ['market.quote', 'order.draft'], allowExecute: false });
-    expect(h).toEqual({ inert: false, unknownTools: [], classDeniedTools: [], hasClassBlindSpot: false, effectiveTools: ['market.quote', 'order.draft'] });
+    expect(h).toEqual({
+      inert: false,
+      unknownTools: [],
+      classDeniedTools: [],
+      hasClassBlindSpot: false,
+      effectiveTools: ['market.quote', 'order.draft'],
+    });
     expect(policyNeedsAttention(h)).toBe(false);
   });
 

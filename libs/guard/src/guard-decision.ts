@@ -15,9 +15,7 @@ export const DENIAL_CAUSES = [
 
 export type DenialCause = (typeof DENIAL_CAUSES)[number];
 
-export type GuardDecision =
-  | { readonly allowed: true; readonly cause: null }
-  | { readonly allowed: false; readonly cause: DenialCause };
+export type GuardDecision = { readonly allowed: true; readonly cause: null } | { readonly allowed: false; readonly cause: DenialCause };
 
 /** Decisions are shared frozen constants: a guard decision allocates nothing. */
 export const ALLOWED: GuardDecision = Object.freeze({ allowed: true, cause: null });

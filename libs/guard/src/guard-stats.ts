@@ -16,7 +16,14 @@ export class GuardStats {
   }
 
   get denied(): number {
-    return this.denied_explicitly + this.denied_not_listed + this.denied_execute_class + this.denied_budget + this.denied_staged + this.denied_turn_cap;
+    return (
+      this.denied_explicitly +
+      this.denied_not_listed +
+      this.denied_execute_class +
+      this.denied_budget +
+      this.denied_staged +
+      this.denied_turn_cap
+    );
   }
 
   snapshot(): GuardStatsSnapshot {

@@ -26,11 +26,7 @@ function requireDataSource(dataSource: DataSource | null | undefined): DataSourc
   );
 }
 
-function resolveStore<T>(
-  choice: StoreChoice<T> | undefined,
-  memory: () => T,
-  typeorm: () => T,
-): T {
+function resolveStore<T>(choice: StoreChoice<T> | undefined, memory: () => T, typeorm: () => T): T {
   if (choice === 'memory') return memory();
   if (choice === undefined || choice === 'typeorm') return typeorm();
   return choice;

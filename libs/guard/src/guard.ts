@@ -96,8 +96,7 @@ export class Guard {
 function validatePolicy(policy: GuardPolicy): void {
   if (policy === null || typeof policy !== 'object') throw new InvalidPolicyException('the policy is missing');
   if (!Array.isArray(policy.allow)) throw new InvalidPolicyException('`allow` must be an array of skill names');
-  if (policy.deny !== undefined && !Array.isArray(policy.deny))
-    throw new InvalidPolicyException('`deny` must be an array of skill names');
+  if (policy.deny !== undefined && !Array.isArray(policy.deny)) throw new InvalidPolicyException('`deny` must be an array of skill names');
   for (const name of [...policy.allow, ...(policy.deny ?? [])]) {
     if (typeof name !== 'string' || name.length === 0)
       throw new InvalidPolicyException(`every listed name must be a non-empty string (got ${JSON.stringify(name)})`);

@@ -3,7 +3,10 @@
  * twice as long after each next one (at most `maxDelayMs`); the last failure is thrown.
  * The audit log and the token quota flush their queues with it at shutdown.
  */
-export async function withRetries<T>(work: () => Promise<T>, options: { attempts: number; firstDelayMs: number; maxDelayMs: number }): Promise<T> {
+export async function withRetries<T>(
+  work: () => Promise<T>,
+  options: { attempts: number; firstDelayMs: number; maxDelayMs: number },
+): Promise<T> {
   let delay = options.firstDelayMs;
   for (let attempt = 1; ; attempt++) {
     try {

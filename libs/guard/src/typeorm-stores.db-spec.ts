@@ -41,8 +41,19 @@ describe('TypeORM stores on PostgreSQL', () => {
 
   describe('AgentAuditLog on the database', () => {
     const entry = (runId: string, over: Partial<AuditEntry> = {}): AuditEntry => ({
-      runId, agent: 'trader', tenantId: 'acme', userId: 'u', skill: 'market.quote', action: 'read',
-      decision: 'allowed', cause: null, outcome: 'ok', durationMs: 1, tokens: 2, at: new Date(), ...over,
+      runId,
+      agent: 'trader',
+      tenantId: 'acme',
+      userId: 'u',
+      skill: 'market.quote',
+      action: 'read',
+      decision: 'allowed',
+      cause: null,
+      outcome: 'ok',
+      durationMs: 1,
+      tokens: 2,
+      at: new Date(),
+      ...over,
     });
     const ids = (n: number) => Array.from({ length: n }, (_, i) => `r${i}`);
     const written = async () =>
@@ -169,8 +180,18 @@ describe('GuardModule on a database', () => {
   it('flushes pending audit entries at shutdown, so a new instance can read them', async () => {
     const first = await startApp();
     first.get(AgentAuditLog).record({
-      runId: 'shutdown-run', agent: 'trader', tenantId: 'acme', userId: 'u', skill: 'market.quote', action: 'read',
-      decision: 'allowed', cause: null, outcome: 'ok', durationMs: 1, tokens: 2, at: new Date(),
+      runId: 'shutdown-run',
+      agent: 'trader',
+      tenantId: 'acme',
+      userId: 'u',
+      skill: 'market.quote',
+      action: 'read',
+      decision: 'allowed',
+      cause: null,
+      outcome: 'ok',
+      durationMs: 1,
+      tokens: 2,
+      at: new Date(),
     });
     expect(first.get(AgentAuditLog).pending).toBe(1);
     await first.close();

@@ -26,12 +26,16 @@ export class PipelineSkills implements OnModuleInit {
       source: 'PipelineModule',
       description:
         `Propose an action for staged execution: ${proposable.length ? proposable.join(', ') : '(none is proposable)'}. ` +
-        'The payload is the action\'s arguments; the application computes the amount at stake. Risk review, then human approval when needed, then execution. ' +
+        "The payload is the action's arguments; the application computes the amount at stake. Risk review, then human approval when needed, then execution. " +
         'Returns the verdict (executed, needs_human, execute_not_permitted, risk_rejected, propose_refused) and the proposal id.',
       parameters: {
         type: 'object',
         properties: {
-          action: { type: 'string', ...(proposable.length ? { enum: [...proposable] } : { minLength: 1, maxLength: 200 }), description: 'The action to execute' },
+          action: {
+            type: 'string',
+            ...(proposable.length ? { enum: [...proposable] } : { minLength: 1, maxLength: 200 }),
+            description: 'The action to execute',
+          },
           payload: { type: 'object', description: "The action's arguments" },
         },
         required: ['action', 'payload'],
@@ -40,7 +44,10 @@ export class PipelineSkills implements OnModuleInit {
       handler: (args, ctx) => {
         const action = args.action as string;
         if (!proposable.includes(action))
-          throw new SkillError('not_proposable', `'${action}' cannot be proposed here: the proposable actions are ${proposable.join(', ') || 'none'}.`);
+          throw new SkillError(
+            'not_proposable',
+            `'${action}' cannot be proposed here: the proposable actions are ${proposable.join(', ') || 'none'}.`,
+          );
         return this.submit(ctx, action, args.payload);
       },
     });

@@ -1,4 +1,10 @@
-import { ApprovalForbiddenException, InvalidProposalException, ProposalConflictException, ProposalEditRefusedException, ProposalNotFoundException } from './exceptions/proposal.exceptions';
+import {
+  ApprovalForbiddenException,
+  InvalidProposalException,
+  ProposalConflictException,
+  ProposalEditRefusedException,
+  ProposalNotFoundException,
+} from './exceptions/proposal.exceptions';
 import { DEFAULT_STEPS } from './pipeline.options';
 import { ProposalExecution } from './proposal-execution';
 import { ProposalStore, StoredDecision } from './proposal.store';
@@ -58,12 +64,19 @@ export class ProposalDecisions {
 
   private async edit(caller: Approver, id: string, version: number, payload: unknown): Promise<NonNullable<StoredDecision['edit']>> {
     const p = await this.current(caller.tenantId, id);
-    if (p.version !== version || p.status !== 'pending') throw conflict(p, `Proposal ${id} changed since you read it (version ${p.version} now, you read ${version}): read it again.`);
-    const ctx: ProposalContext = { tenantId: p.tenantId, userId: p.proposer, permissions: p.permissions, ...(p.agent ? { agent: p.agent } : {}) };
+    if (p.version !== version || p.status !== 'pending')
+      throw conflict(p, `Proposal ${id} changed since you read it (version ${p.version} now, you read ${version}): read it again.`);
+    const ctx: ProposalContext = {
+      tenantId: p.tenantId,
+      userId: p.proposer,
+      permissions: p.permissions,
+      ...(p.agent ? { agent: p.agent } : {}),
+    };
     const prepared = await this.actions.prepare(ctx, p.action, payload);
     if (!prepared.ok) throw new ProposalEditRefusedException(`The edited payload cannot apply: ${prepared.reason}.`, prepared.field);
     const risk = await this.actions.review(ctx, p.action, prepared.payload, prepared.amount);
-    if (risk.verdict === 'reject') throw new ProposalEditRefusedException(`The edited payload is rejected by the risk review: ${risk.reason}.`);
+    if (risk.verdict === 'reject')
+      throw new ProposalEditRefusedException(`The edited payload is rejected by the risk review: ${risk.reason}.`);
     return {
       before: { payload: p.payload, amount: p.amount },
       after: { payload: prepared.payload, amount: prepared.amount },
@@ -78,9 +91,12 @@ export class ProposalDecisions {
     if (p.status === 'expired' || (p.status === 'pending' && p.expiresAt && p.expiresAt <= new Date()))
       throw conflict({ ...p, status: 'expired' }, `Proposal ${id} has expired.`);
     if (p.status !== 'pending') throw conflict(p, `Proposal ${id} is already ${p.status}.`);
-    if (p.version !== version) throw conflict(p, `Proposal ${id} changed since you read it (version ${p.version} now, you read ${version}): read it again.`);
-    if (p.waitingStep?.index !== step) throw conflict(p, `Step ${step} of proposal ${id} is not the one waiting (step ${p.waitingStep?.index ?? 'none'} is).`);
-    if (p.proposer === caller.userId) throw new ApprovalForbiddenException('Separation of duties: the proposer may not decide their own proposal.');
+    if (p.version !== version)
+      throw conflict(p, `Proposal ${id} changed since you read it (version ${p.version} now, you read ${version}): read it again.`);
+    if (p.waitingStep?.index !== step)
+      throw conflict(p, `Step ${step} of proposal ${id} is not the one waiting (step ${p.waitingStep?.index ?? 'none'} is).`);
+    if (p.proposer === caller.userId)
+      throw new ApprovalForbiddenException('Separation of duties: the proposer may not decide their own proposal.');
     if (p.decisions.some((d) => d.decidedBy === caller.userId)) throw new ApprovalForbiddenException(ALREADY_DECIDED);
     const permission = p.waitingStep?.permission ?? DEFAULT_STEPS[0].permission;
     if (!caller.permissions.includes(permission))
@@ -118,20 +134,30 @@ function conflict(p: ProposalRecord, message: string): ProposalConflictException
 }
 
 function checkApprover(c: Approver): void {
-  if (!c || typeof c.tenantId !== 'string' || c.tenantId === '' || typeof c.userId !== 'string' || c.userId === '' || !Array.isArray(c.permissions))
+  if (
+    !c ||
+    typeof c.tenantId !== 'string' ||
+    c.tenantId === '' ||
+    typeof c.userId !== 'string' ||
+    c.userId === '' ||
+    !Array.isArray(c.permissions)
+  )
     throw new InvalidProposalException('caller', 'a decision needs the tenant, user and permissions of the approver');
 }
 
 function checkDecision(input: DecisionInput): { decision: 'approve' | 'reject'; reason: string; version: number; step: number } {
-  if (!input || typeof input !== 'object') throw new InvalidProposalException('decision', 'a decision needs { decision, reason, version, step }');
+  if (!input || typeof input !== 'object')
+    throw new InvalidProposalException('decision', 'a decision needs { decision, reason, version, step }');
   const { decision, reason, version, step } = input;
-  if (decision !== 'approve' && decision !== 'reject') throw new InvalidProposalException('decision', "decision must be 'approve' or 'reject'");
+  if (decision !== 'approve' && decision !== 'reject')
+    throw new InvalidProposalException('decision', "decision must be 'approve' or 'reject'");
   if (typeof reason !== 'string' || reason.trim() === '' || reason.length > 1000 || reason.includes('\u0000'))
     throw new InvalidProposalException('reason', 'reason must be a non-empty string of at most 1000 characters: say why');
   if (!Number.isInteger(version) || version < 1 || version > 2 ** 31 - 1)
     throw new InvalidProposalException('version', 'version must be the version of the proposal you read (a whole number from 1)');
   if (!Number.isInteger(step) || step < 0 || step > 1000)
     throw new InvalidProposalException('step', 'step must be the index of the waiting step you decide (waitingStep.index as read)');
-  if (input.payload !== undefined && decision !== 'approve') throw new InvalidProposalException('payload', 'only an approval can carry an edited payload');
+  if (input.payload !== undefined && decision !== 'approve')
+    throw new InvalidProposalException('payload', 'only an approval can carry an edited payload');
   return { decision, reason, version, step };
 }

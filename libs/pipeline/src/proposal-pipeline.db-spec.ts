@@ -23,7 +23,10 @@ const ALICE = { tenantId: 'acme', userId: 'alice', permissions: ['order:submit']
 const as = (userId: string, tenantId = 'acme') => ({ tenantId, userId, permissions: ['order:submit'] });
 
 /** A pipeline of its own, on a database of its own, dropped after `fn`. */
-async function withPipeline(options: Parameters<typeof startPipelineApp>[1], fn: (p: Awaited<ReturnType<typeof startPipelineApp>>) => Promise<void>) {
+async function withPipeline(
+  options: Parameters<typeof startPipelineApp>[1],
+  fn: (p: Awaited<ReturnType<typeof startPipelineApp>>) => Promise<void>,
+) {
   const own = await createTestDatabase();
   const p = await startPipelineApp(own, options);
   try {
@@ -37,7 +40,13 @@ const lead = (userId = 'lee') => ({ tenantId: 'acme', userId, permissions: ['des
 /** An order of `amount` at the fixture's price of 100 a unit. */
 const order = (amount: number, symbol = 'ACME') => ({ action: 'order.submit', payload: { symbol, qty: amount / 100 } });
 const id = (o: PipelineOutcome) => o.proposalId as string;
-const approve = (version: number, step: number, reason = 'ok', payload?: unknown): DecisionInput => ({ decision: 'approve', reason, version, step, ...(payload ? { payload } : {}) });
+const approve = (version: number, step: number, reason = 'ok', payload?: unknown): DecisionInput => ({
+  decision: 'approve',
+  reason,
+  version,
+  step,
+  ...(payload ? { payload } : {}),
+});
 const reject = (version: number, step: number, reason = 'no'): DecisionInput => ({ decision: 'reject', reason, version, step });
 
 describe('ProposalPipeline', () => {
@@ -51,7 +60,9 @@ describe('ProposalPipeline', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    ({ app, pipeline, ds } = await startPipelineApp(db, { risk: { thresholds: { 'order.submit': { escalateAt: 10_000, rejectAt: 900_000 } }, tenantLimits: { acme: 500_000 } } }));
+    ({ app, pipeline, ds } = await startPipelineApp(db, {
+      risk: { thresholds: { 'order.submit': { escalateAt: 10_000, rejectAt: 900_000 } }, tenantLimits: { acme: 500_000 } },
+    }));
   });
 
   afterAll(async () => {
@@ -66,7 +77,16 @@ describe('ProposalPipeline', () => {
       expect(await effects(out.proposalId)).toBe(1);
       expect((await pipeline.get('acme', id(out))).executedAt).toBeInstanceOf(Date);
       const [entry] = await app.get(AgentAuditLog).query({ proposalId: id(out) });
-      expect(entry).toMatchObject({ skill: 'order.submit', action: 'execute', decision: 'allowed', outcome: 'ok', agent: 'pipeline', tenantId: 'acme', userId: 'alice', approvers: [] });
+      expect(entry).toMatchObject({
+        skill: 'order.submit',
+        action: 'execute',
+        decision: 'allowed',
+        outcome: 'ok',
+        agent: 'pipeline',
+        tenantId: 'acme',
+        userId: 'alice',
+        approvers: [],
+      });
     });
 
     it('propose_refused: an action the pipeline does not execute, or named like an Object.prototype member; nothing is stored', async () => {
@@ -82,38 +102,71 @@ describe('ProposalPipeline', () => {
     it('propose_refused: a payload that breaks the action schema is refused at submit, naming the field, before anything is stored', async () => {
       const before = await stored();
       const bad = await pipeline.submit(ALICE, { action: 'order.submit', payload: { symbol: 'ACME', qty: -3 } });
-      expect(bad).toMatchObject({ verdict: 'propose_refused', proposalId: null, field: 'payload/qty', reason: expect.stringContaining('qty') });
+      expect(bad).toMatchObject({
+        verdict: 'propose_refused',
+        proposalId: null,
+        field: 'payload/qty',
+        reason: expect.stringContaining('qty'),
+      });
       const extra = await pipeline.submit(ALICE, { action: 'order.submit', payload: { symbol: 'ACME', qty: 1, price: 0.0001 } });
       expect(extra).toMatchObject({ verdict: 'propose_refused', field: 'payload/price' });
       const notObject = await pipeline.submit(ALICE, { action: 'order.submit', payload: 'buy' });
       expect(notObject).toMatchObject({ verdict: 'propose_refused', field: 'payload' });
       for (const text of ['AC\u0000ME', '\ud800', 'x\udc00y']) {
         const unstorable = await pipeline.submit(ALICE, { action: 'flaky.thing', payload: { x: 1, note: { text } } });
-        expect(unstorable).toMatchObject({ verdict: 'propose_refused', field: 'payload/note/text', reason: expect.stringMatching(/NUL character or a lone surrogate/) });
+        expect(unstorable).toMatchObject({
+          verdict: 'propose_refused',
+          field: 'payload/note/text',
+          reason: expect.stringMatching(/NUL character or a lone surrogate/),
+        });
       }
-      expect(await pipeline.submit(ALICE, { action: 'flaky.thing', payload: { ['k\u0000']: 1 } })).toMatchObject({ verdict: 'propose_refused' });
+      expect(await pipeline.submit(ALICE, { action: 'flaky.thing', payload: { ['k\u0000']: 1 } })).toMatchObject({
+        verdict: 'propose_refused',
+      });
       expect(await stored()).toBe(before);
     });
 
     it('propose_refused: a proposer without the action permission, and an amount that cannot be computed', async () => {
       const before = await stored();
-      expect(await pipeline.submit({ ...ALICE, permissions: [] }, order(500))).toMatchObject({ verdict: 'propose_refused', reason: expect.stringMatching(/order:submit/) });
-      expect(await pipeline.submit(ALICE, order(500, 'NOPE'))).toMatchObject({ verdict: 'propose_refused', reason: expect.stringMatching(/could not be computed: no price for NOPE/) });
+      expect(await pipeline.submit({ ...ALICE, permissions: [] }, order(500))).toMatchObject({
+        verdict: 'propose_refused',
+        reason: expect.stringMatching(/order:submit/),
+      });
+      expect(await pipeline.submit(ALICE, order(500, 'NOPE'))).toMatchObject({
+        verdict: 'propose_refused',
+        reason: expect.stringMatching(/could not be computed: no price for NOPE/),
+      });
       expect(await stored()).toBe(before);
     });
 
     it('risk_rejected: over the tenant limit, and at the reject threshold', async () => {
-      expect(await pipeline.submit(ALICE, order(600_000))).toMatchObject({ verdict: 'risk_rejected', reason: expect.stringMatching(/tenant limit of 500000/) });
-      expect(await pipeline.submit(as('gus', 'globex'), order(950_000))).toMatchObject({ verdict: 'risk_rejected', reason: expect.stringMatching(/900000/) });
+      expect(await pipeline.submit(ALICE, order(600_000))).toMatchObject({
+        verdict: 'risk_rejected',
+        reason: expect.stringMatching(/tenant limit of 500000/),
+      });
+      expect(await pipeline.submit(as('gus', 'globex'), order(950_000))).toMatchObject({
+        verdict: 'risk_rejected',
+        reason: expect.stringMatching(/900000/),
+      });
     });
 
     it('needs_human: an escalated order waits for its chain, by the amount the application computed', async () => {
       const one = await pipeline.submit(ALICE, order(20_000));
-      expect(one).toMatchObject({ verdict: 'needs_human', status: 'pending', amount: 20_000, version: 1, waitingFor: [{ name: 'desk lead' }] });
+      expect(one).toMatchObject({
+        verdict: 'needs_human',
+        status: 'pending',
+        amount: 20_000,
+        version: 1,
+        waitingFor: [{ name: 'desk lead' }],
+      });
       const two = await pipeline.submit(ALICE, order(150_000));
       expect(two.waitingFor?.map((s) => s.name)).toEqual(['desk lead', 'second approver']);
       expect(await effects(one.proposalId)).toBe(0);
-      expect(await pipeline.get('acme', id(one))).toMatchObject({ version: 1, waitingStep: { index: 0, name: 'desk lead', permission: 'desk:lead' }, permissions: ['order:submit'] });
+      expect(await pipeline.get('acme', id(one))).toMatchObject({
+        version: 1,
+        waitingStep: { index: 0, name: 'desk lead', permission: 'desk:lead' },
+        permissions: ['order:submit'],
+      });
     });
 
     it('an amount cannot be handed in: the proposal input refuses it; re-proposing a large order without one still needs a human', async () => {
@@ -131,7 +184,12 @@ describe('ProposalPipeline', () => {
     it('execute_not_permitted: the pipeline policy does not allow execute, or the proposer may not; the proposal goes to the human queue', async () => {
       await withPipeline({ policy: { allow: ['order.submit'], allowExecute: false } }, async (p3) => {
         const out = await p3.pipeline.submit(ALICE, order(100));
-        expect(out).toMatchObject({ verdict: 'execute_not_permitted', status: 'pending', reason: 'denied_execute_class', waitingFor: [{ permission: 'approval:decide' }] });
+        expect(out).toMatchObject({
+          verdict: 'execute_not_permitted',
+          status: 'pending',
+          reason: 'denied_execute_class',
+          waitingFor: [{ permission: 'approval:decide' }],
+        });
         const pending = await p3.pipeline.list('acme', { status: 'pending' });
         expect(pending.items.map((p) => p.id)).toContain(out.proposalId);
         const done = await p3.pipeline.decide(lead(), id(out), approve(1, 0, 'checked by hand'));
@@ -144,7 +202,9 @@ describe('ProposalPipeline', () => {
 
     it('rejects malformed input with the field named', async () => {
       await expect(pipeline.submit(ALICE, { action: '', payload: {} })).rejects.toThrow(InvalidProposalException);
-      await expect(pipeline.submit({ tenantId: '', userId: 'x', permissions: [] }, order(100))).rejects.toMatchObject({ field: 'tenantId' });
+      await expect(pipeline.submit({ tenantId: '', userId: 'x', permissions: [] }, order(100))).rejects.toMatchObject({
+        field: 'tenantId',
+      });
       await expect(pipeline.submit({ tenantId: 'acme', userId: 'x' } as never, order(100))).rejects.toMatchObject({ field: 'permissions' });
     });
   });
@@ -153,7 +213,12 @@ describe('ProposalPipeline', () => {
     it('executes after the last approval with the approvers in the audit, who, when and why recorded', async () => {
       const p = await pipeline.submit(ALICE, order(150_000));
       const first = await pipeline.decide(lead('lee'), id(p), approve(1, 0, 'desk limit ok'));
-      expect(first).toMatchObject({ verdict: 'approved_pending_next_step', status: 'pending', version: 2, waitingFor: [{ name: 'second approver' }] });
+      expect(first).toMatchObject({
+        verdict: 'approved_pending_next_step',
+        status: 'pending',
+        version: 2,
+        waitingFor: [{ name: 'second approver' }],
+      });
       expect(await effects(p.proposalId)).toBe(0);
       const second = await pipeline.decide(lead('max'), id(p), approve(2, 1, 'second pair of eyes'));
       expect(second).toMatchObject({ verdict: 'executed', status: 'executed' });
@@ -172,7 +237,10 @@ describe('ProposalPipeline', () => {
 
     it('a human rejection ends the proposal', async () => {
       const p = await pipeline.submit(ALICE, order(20_000));
-      expect(await pipeline.decide(lead(), id(p), reject(1, 0, 'too risky'))).toMatchObject({ verdict: 'rejected_by_human', status: 'rejected' });
+      expect(await pipeline.decide(lead(), id(p), reject(1, 0, 'too risky'))).toMatchObject({
+        verdict: 'rejected_by_human',
+        status: 'rejected',
+      });
       await expect(pipeline.decide(lead('max'), id(p), approve(2, 0))).rejects.toThrow(ProposalConflictException);
     });
 
@@ -181,7 +249,9 @@ describe('ProposalPipeline', () => {
       await expect(pipeline.decide(lead('lee'), id(p), approve(1, 0, 'mine'))).rejects.toThrow(/proposer may not decide/);
       await pipeline.decide(lead('max'), id(p), approve(1, 0));
       await expect(pipeline.decide(lead('max'), id(p), approve(2, 1, 'again'))).rejects.toThrow(/already decided a step/);
-      await expect(pipeline.decide({ tenantId: 'acme', userId: 'pat', permissions: ['desk:lead'] }, id(p), approve(2, 1))).rejects.toThrow(ApprovalForbiddenException);
+      await expect(pipeline.decide({ tenantId: 'acme', userId: 'pat', permissions: ['desk:lead'] }, id(p), approve(2, 1))).rejects.toThrow(
+        ApprovalForbiddenException,
+      );
       expect(await effects(p.proposalId)).toBe(0);
     });
 
@@ -204,7 +274,9 @@ describe('ProposalPipeline', () => {
       await pipeline.decide(lead('lee'), id(p), approve(1, 0));
       const stale = pipeline.decide(lead('max'), id(p), approve(read.version, read.waitingStep!.index));
       await expect(stale).rejects.toBeInstanceOf(ProposalConflictException);
-      await expect(pipeline.decide(lead('max'), id(p), approve(1, 0))).rejects.toMatchObject({ current: { status: 'pending', version: 2, step: 1 } });
+      await expect(pipeline.decide(lead('max'), id(p), approve(1, 0))).rejects.toMatchObject({
+        current: { status: 'pending', version: 2, step: 1 },
+      });
       await expect(pipeline.decide(lead('max'), id(p), approve(2, 0))).rejects.toMatchObject({ current: { version: 2, step: 1 } });
       await expect(pipeline.decide(lead('max'), id(p), approve(7, 1))).rejects.toBeInstanceOf(ProposalConflictException);
       expect((await pipeline.get('acme', id(p))).decisions).toHaveLength(1);
@@ -213,9 +285,15 @@ describe('ProposalPipeline', () => {
 
     it('decisions need the version and the step', async () => {
       const p = await pipeline.submit(ALICE, order(20_000));
-      await expect(pipeline.decide(lead(), id(p), { decision: 'approve', reason: 'x' } as never)).rejects.toMatchObject({ field: 'version' });
-      await expect(pipeline.decide(lead(), id(p), { decision: 'approve', reason: 'x', version: 1 } as never)).rejects.toMatchObject({ field: 'step' });
-      await expect(pipeline.decide(lead(), id(p), { ...reject(1, 0), payload: { symbol: 'ACME', qty: 1 } })).rejects.toMatchObject({ field: 'payload' });
+      await expect(pipeline.decide(lead(), id(p), { decision: 'approve', reason: 'x' } as never)).rejects.toMatchObject({
+        field: 'version',
+      });
+      await expect(pipeline.decide(lead(), id(p), { decision: 'approve', reason: 'x', version: 1 } as never)).rejects.toMatchObject({
+        field: 'step',
+      });
+      await expect(pipeline.decide(lead(), id(p), { ...reject(1, 0), payload: { symbol: 'ACME', qty: 1 } })).rejects.toMatchObject({
+        field: 'payload',
+      });
     });
   });
 
@@ -224,10 +302,23 @@ describe('ProposalPipeline', () => {
       const p = await pipeline.submit(ALICE, order(20_000));
       expect(p.waitingFor?.map((s) => s.name)).toEqual(['desk lead']);
       const edited = await pipeline.decide(lead('lee'), id(p), approve(1, 0, 'make it 1500', { symbol: 'ACME', qty: 1500 }));
-      expect(edited).toMatchObject({ verdict: 'approved_pending_next_step', amount: 150_000, version: 2, waitingFor: [{ name: 'desk lead' }, { name: 'second approver' }] });
+      expect(edited).toMatchObject({
+        verdict: 'approved_pending_next_step',
+        amount: 150_000,
+        version: 2,
+        waitingFor: [{ name: 'desk lead' }, { name: 'second approver' }],
+      });
       const read = await pipeline.get('acme', id(p));
-      expect(read).toMatchObject({ payload: { symbol: 'ACME', qty: 1500 }, amount: 150_000, approvals: 0, waitingStep: { index: 0, name: 'desk lead' } });
-      expect(read.decisions[0].edit).toEqual({ before: { payload: { symbol: 'ACME', qty: 200 }, amount: 20_000 }, after: { payload: { symbol: 'ACME', qty: 1500 }, amount: 150_000 } });
+      expect(read).toMatchObject({
+        payload: { symbol: 'ACME', qty: 1500 },
+        amount: 150_000,
+        approvals: 0,
+        waitingStep: { index: 0, name: 'desk lead' },
+      });
+      expect(read.decisions[0].edit).toEqual({
+        before: { payload: { symbol: 'ACME', qty: 200 }, amount: 20_000 },
+        after: { payload: { symbol: 'ACME', qty: 1500 }, amount: 150_000 },
+      });
       // The editor proposed this payload: they cannot sign its chain.
       await expect(pipeline.decide(lead('lee'), id(p), approve(2, 0))).rejects.toThrow(ApprovalForbiddenException);
       await pipeline.decide(lead('max'), id(p), approve(2, 0, 'ok at 1500'));
@@ -256,9 +347,15 @@ describe('ProposalPipeline', () => {
 
     it('an edit that breaks the schema, or that the risk review rejects, does not apply: the proposal is unchanged', async () => {
       const p = await pipeline.submit(ALICE, order(20_000));
-      await expect(pipeline.decide(lead(), id(p), approve(1, 0, 'x', { symbol: 'ACME', qty: 0 }))).rejects.toMatchObject({ field: 'payload/qty' });
-      await expect(pipeline.decide(lead(), id(p), approve(1, 0, 'x', { symbol: 'ACME\u0000', qty: 1 }))).rejects.toThrow(ProposalEditRefusedException);
-      await expect(pipeline.decide(lead(), id(p), approve(1, 0, 'x', { symbol: 'ACME', qty: 6000 }))).rejects.toThrow(ProposalEditRefusedException);
+      await expect(pipeline.decide(lead(), id(p), approve(1, 0, 'x', { symbol: 'ACME', qty: 0 }))).rejects.toMatchObject({
+        field: 'payload/qty',
+      });
+      await expect(pipeline.decide(lead(), id(p), approve(1, 0, 'x', { symbol: 'ACME\u0000', qty: 1 }))).rejects.toThrow(
+        ProposalEditRefusedException,
+      );
+      await expect(pipeline.decide(lead(), id(p), approve(1, 0, 'x', { symbol: 'ACME', qty: 6000 }))).rejects.toThrow(
+        ProposalEditRefusedException,
+      );
       await expect(pipeline.decide(lead(), id(p), approve(1, 0, 'x', { symbol: 'ACME', qty: 6000 }))).rejects.toThrow(/tenant limit/);
       expect(await pipeline.get('acme', id(p))).toMatchObject({ version: 1, payload: { symbol: 'ACME', qty: 200 }, decisions: [] });
     });
@@ -268,8 +365,22 @@ describe('ProposalPipeline', () => {
     it('a RiskReviewer can escalate or reject what the rules would approve; the first refusal wins', async () => {
       const seen: string[] = [];
       const reviewers = [
-        { review: (input: { payload: unknown }) => (seen.push('first'), (input.payload as { symbol?: string }).symbol === 'RISKY' ? { verdict: 'escalate' as const, reason: 'watch list' } : { verdict: 'approve' as const }) },
-        { review: async (input: { payload: unknown }) => (seen.push('second'), (input.payload as { symbol?: string }).symbol === 'BANNED' ? { verdict: 'reject' as const, reason: 'sanctioned' } : { verdict: 'approve' as const }) },
+        {
+          review: (input: { payload: unknown }) => (
+            seen.push('first'),
+            (input.payload as { symbol?: string }).symbol === 'RISKY'
+              ? { verdict: 'escalate' as const, reason: 'watch list' }
+              : { verdict: 'approve' as const }
+          ),
+        },
+        {
+          review: async (input: { payload: unknown }) => (
+            seen.push('second'),
+            (input.payload as { symbol?: string }).symbol === 'BANNED'
+              ? { verdict: 'reject' as const, reason: 'sanctioned' }
+              : { verdict: 'approve' as const }
+          ),
+        },
       ];
       await withPipeline({ reviewers }, async (p6) => {
         expect(await p6.pipeline.submit(ALICE, order(500, 'RISKY'))).toMatchObject({ verdict: 'needs_human', reason: 'watch list' });
@@ -296,9 +407,15 @@ describe('ProposalPipeline', () => {
   describe('exactly once', () => {
     it('approvers deciding the last step at the same moment execute it once', async () => {
       const p = await pipeline.submit(ALICE, order(20_000));
-      const results = await Promise.allSettled(['lee', 'max', 'pat', 'quin', 'ray'].map((u) => pipeline.decide(lead(u), id(p), approve(1, 0))));
+      const results = await Promise.allSettled(
+        ['lee', 'max', 'pat', 'quin', 'ray'].map((u) => pipeline.decide(lead(u), id(p), approve(1, 0))),
+      );
       expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
-      expect(results.filter((r) => r.status === 'rejected').every((r) => (r as PromiseRejectedResult).reason instanceof ProposalConflictException)).toBe(true);
+      expect(
+        results
+          .filter((r) => r.status === 'rejected')
+          .every((r) => (r as PromiseRejectedResult).reason instanceof ProposalConflictException),
+      ).toBe(true);
       expect(await effects(p.proposalId)).toBe(1);
     });
 
@@ -316,20 +433,28 @@ describe('ProposalPipeline', () => {
     it('another tenant neither sees nor decides a proposal (not found, as if it did not exist)', async () => {
       const p = await pipeline.submit(ALICE, order(20_000));
       await expect(pipeline.get('globex', id(p))).rejects.toThrow(ProposalNotFoundException);
-      await expect(pipeline.decide({ tenantId: 'globex', userId: 'gina', permissions: ['desk:lead'] }, id(p), approve(1, 0))).rejects.toThrow(ProposalNotFoundException);
+      await expect(
+        pipeline.decide({ tenantId: 'globex', userId: 'gina', permissions: ['desk:lead'] }, id(p), approve(1, 0)),
+      ).rejects.toThrow(ProposalNotFoundException);
       expect((await pipeline.list('globex')).items.map((i) => i.id)).not.toContain(p.proposalId);
       expect(await effects(p.proposalId)).toBe(0);
     });
   });
 
   describe('skills', () => {
-    const ctx = (permissions: string[] = ['order:submit'], policy = { allow: ['approval.submit', 'approval.request', 'order.submit'], allowExecute: true }) =>
-      createSkillContext({ guard: new Guard(policy), tenantId: 'acme', userId: 'alice', permissions, agent: 'trader' });
+    const ctx = (
+      permissions: string[] = ['order:submit'],
+      policy = { allow: ['approval.submit', 'approval.request', 'order.submit'], allowExecute: true },
+    ) => createSkillContext({ guard: new Guard(policy), tenantId: 'acme', userId: 'alice', permissions, agent: 'trader' });
 
     it('approval.submit routes into the pipeline and returns the verdict with the proposal id; it takes no amount', async () => {
-      const r = await app.get(SkillDispatcher).dispatch(ctx(), 'approval.submit', { action: 'order.submit', payload: { symbol: 'ACME', qty: 500 } });
+      const r = await app
+        .get(SkillDispatcher)
+        .dispatch(ctx(), 'approval.submit', { action: 'order.submit', payload: { symbol: 'ACME', qty: 500 } });
       expect(r.value).toMatchObject({ verdict: 'needs_human', proposalId: expect.any(String), amount: 50_000 });
-      const withAmount = await app.get(SkillDispatcher).dispatch(ctx(), 'approval.submit', { action: 'order.submit', payload: { symbol: 'ACME', qty: 500 }, amount: 1 });
+      const withAmount = await app
+        .get(SkillDispatcher)
+        .dispatch(ctx(), 'approval.submit', { action: 'order.submit', payload: { symbol: 'ACME', qty: 500 }, amount: 1 });
       expect(withAmount.error).toMatchObject({ error: 'InvalidArguments', problems: [{ path: '/amount' }] });
     });
 
@@ -341,7 +466,9 @@ describe('ProposalPipeline', () => {
 
     it('an agent that may not execute (allowExecute off) gets a human even for a small order, and cannot call the staged skill itself', async () => {
       const noExec = ctx(['order:submit'], { allow: ['approval.submit', 'order.submit'], allowExecute: false });
-      const small = await app.get(SkillDispatcher).dispatch(noExec, 'approval.submit', { action: 'order.submit', payload: { symbol: 'ACME', qty: 1 } });
+      const small = await app
+        .get(SkillDispatcher)
+        .dispatch(noExec, 'approval.submit', { action: 'order.submit', payload: { symbol: 'ACME', qty: 1 } });
       expect(small.value).toMatchObject({ verdict: 'execute_not_permitted', status: 'pending' });
       expect(await effects((small.value as PipelineOutcome).proposalId)).toBe(0);
       for (const c of [noExec, ctx()]) {
@@ -391,7 +518,10 @@ describe('PipelineModule at boot', () => {
       await app.init();
     } finally {
       await app.close().catch(() => undefined);
-      await app.get<DataSource>(getDataSourceToken()).destroy().catch(() => undefined);
+      await app
+        .get<DataSource>(getDataSourceToken())
+        .destroy()
+        .catch(() => undefined);
       await db.drop();
     }
   }
@@ -400,7 +530,9 @@ describe('PipelineModule at boot', () => {
     await expect(boot({ actions: { 'order.submit': {} }, risk: { thresholds: { 'order.submit': { escalateAt: 1 } } } })).rejects.toThrow(
       /'order.submit' has a limit or threshold but no amount function: add actions: \{ 'order.submit': \{ amount/,
     );
-    await expect(boot({ actions: { 'order.submit': {} }, approval: { chains: { 'order.submit': [{ minAmount: 1, steps: [] }] } } })).rejects.toThrow(/an approval chain but no amount/);
+    await expect(
+      boot({ actions: { 'order.submit': {} }, approval: { chains: { 'order.submit': [{ minAmount: 1, steps: [] }] } } }),
+    ).rejects.toThrow(/an approval chain but no amount/);
     await expect(boot({ actions: { 'flaky.thing': {} }, risk: { tenantLimits: { '*': 5 } } })).rejects.toThrow(/'flaky.thing' has a limit/);
   });
 
@@ -408,7 +540,9 @@ describe('PipelineModule at boot', () => {
     await expect(boot({ actions: { 'order.plain': {} } })).rejects.toThrow(/not staged: add staged: true/);
     await expect(boot({ actions: { 'order.ghost': {} } })).rejects.toThrow(/'order.ghost' is not a registered skill/);
     await expect(boot({ actions: {}, proposable: ['order.submit'] })).rejects.toThrow(/proposable names 'order.submit'/);
-    await expect(boot({ actions: {}, risk: { thresholds: { 'order.sumbit': { escalateAt: 1 } } } })).rejects.toThrow(/risk.thresholds names 'order.sumbit'/);
+    await expect(boot({ actions: {}, risk: { thresholds: { 'order.sumbit': { escalateAt: 1 } } } })).rejects.toThrow(
+      /risk.thresholds names 'order.sumbit'/,
+    );
     await expect(boot({ executors: {} } as never)).rejects.toThrow(/executors` is gone/);
   });
 

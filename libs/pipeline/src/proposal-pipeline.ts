@@ -60,8 +60,12 @@ export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationSh
         "PipelineModule: `executors` is gone: a staged action is a skill. Declare @Skill({ name, action: 'execute', staged: true, parameters, requiredPermission }) " +
           'with a handler that writes through ctx.staged.transaction, and list it under actions with its amount function.',
       );
-    if (!this.options.actions || typeof this.options.actions !== 'object') throw new Error('PipelineModule: actions must be { [stagedSkillName]: { amount? } }.');
-    if (!this.options.store && !dataSource) throw new Error('PipelineModule needs a TypeORM DataSource (with ZMODU_PIPELINE_ENTITIES and ZMODU_PIPELINE_MIGRATIONS), or a store.');
+    if (!this.options.actions || typeof this.options.actions !== 'object')
+      throw new Error('PipelineModule: actions must be { [stagedSkillName]: { amount? } }.');
+    if (!this.options.store && !dataSource)
+      throw new Error(
+        'PipelineModule needs a TypeORM DataSource (with ZMODU_PIPELINE_ENTITIES and ZMODU_PIPELINE_MIGRATIONS), or a store.',
+      );
     this.store = this.options.store ?? new TypeOrmProposalStore(dataSource as DataSource);
     this.actions = new StagedActions(this.options, registry, dataSource ? transactionOf(dataSource.manager) : null);
     this.guard = new Guard(this.options.policy ?? { allow: this.actions.names(), allowExecute: true }, { stats: this.guardStats });
@@ -122,7 +126,8 @@ export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationSh
     const page = query.page ?? 1;
     const limit = query.limit ?? 20;
     if (!Number.isInteger(page) || page < 1) throw new InvalidProposalException('page', 'page must be a whole number from 1');
-    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new InvalidProposalException('limit', 'limit must be a whole number from 1 to 100');
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100)
+      throw new InvalidProposalException('limit', 'limit must be a whole number from 1 to 100');
     if (query.status !== undefined && !STATUSES.includes(query.status as ProposalStatus))
       throw new InvalidProposalException('status', `status must be one of ${STATUSES.join(', ')}`);
     await this.store.expire(tenantId);

@@ -60,7 +60,13 @@ export class ProposalSubmission {
         const v = reviewByRules({ velocity }, { action, payload, amount }, ctx, n);
         if (v.verdict === 'reject') risk = v;
       }
-      const write = (status: NewProposal['status'], verdict: ProposalVerdict, reason: string | null, steps: ApprovalStep[], result?: unknown) =>
+      const write = (
+        status: NewProposal['status'],
+        verdict: ProposalVerdict,
+        reason: string | null,
+        steps: ApprovalStep[],
+        result?: unknown,
+      ) =>
         this.store.insert({ ...base, status, verdict, reason, steps, expiresAt: status === 'pending' ? this.expiry() : null, result }, tx);
       if (risk.verdict === 'reject') {
         await write('rejected', 'risk_rejected', risk.reason, []);
@@ -92,7 +98,14 @@ export class ProposalSubmission {
     } catch (err) {
       if (!(err instanceof StagedCallFailed)) throw err;
       this.logger.warn(`proposal ${id} (${action}) failed to execute: ${err.reason}`);
-      await this.store.insert({ ...base, status: 'failed', verdict: 'executor_failed', reason: err.reason.slice(0, 1000), steps: [], expiresAt: null });
+      await this.store.insert({
+        ...base,
+        status: 'failed',
+        verdict: 'executor_failed',
+        reason: err.reason.slice(0, 1000),
+        steps: [],
+        expiresAt: null,
+      });
       return { verdict: 'executor_failed', proposalId: id, status: 'failed', reason: err.reason, amount };
     }
     return {
@@ -116,17 +129,25 @@ function refused(reason: string, field?: string): PipelineOutcome {
 }
 
 function checkContext(ctx: ProposalContext): void {
-  if (!ctx || typeof ctx.tenantId !== 'string' || ctx.tenantId === '') throw new InvalidProposalException('tenantId', 'a proposal needs the tenant of its proposer');
-  if (typeof ctx.userId !== 'string' || ctx.userId === '') throw new InvalidProposalException('userId', 'a proposal needs its proposer (user id)');
+  if (!ctx || typeof ctx.tenantId !== 'string' || ctx.tenantId === '')
+    throw new InvalidProposalException('tenantId', 'a proposal needs the tenant of its proposer');
+  if (typeof ctx.userId !== 'string' || ctx.userId === '')
+    throw new InvalidProposalException('userId', 'a proposal needs its proposer (user id)');
   if (!Array.isArray(ctx.permissions) || ctx.permissions.some((p) => typeof p !== 'string'))
-    throw new InvalidProposalException('permissions', "a proposal needs the proposer's permissions (an array of permission codes): the action runs with them");
+    throw new InvalidProposalException(
+      'permissions',
+      "a proposal needs the proposer's permissions (an array of permission codes): the action runs with them",
+    );
 }
 
 function checkInput(input: ProposalInput): string {
   if (!input || typeof input.action !== 'string' || input.action === '' || input.action.length > 200)
     throw new InvalidProposalException('action', 'action must be a non-empty string (the action to execute, e.g. order.submit)');
   if ('amount' in input)
-    throw new InvalidProposalException('amount', 'a proposal carries no amount: the application computes it (the amount function of the action in the pipeline options)');
+    throw new InvalidProposalException(
+      'amount',
+      'a proposal carries no amount: the application computes it (the amount function of the action in the pipeline options)',
+    );
   let text: string | undefined;
   try {
     text = JSON.stringify(input.payload ?? null);

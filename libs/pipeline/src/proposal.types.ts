@@ -24,12 +24,7 @@ export interface ProposalContext {
 }
 
 export type ProposalVerdict =
-  | 'propose_refused'
-  | 'risk_rejected'
-  | 'needs_human'
-  | 'execute_not_permitted'
-  | 'executor_failed'
-  | 'executed';
+  'propose_refused' | 'risk_rejected' | 'needs_human' | 'execute_not_permitted' | 'executor_failed' | 'executed';
 
 export type ProposalStatus = 'refused' | 'rejected' | 'pending' | 'approved' | 'executed' | 'failed' | 'expired';
 

@@ -36,17 +36,34 @@ describe('reviewByRules: lookups by a name the caller chooses', () => {
   it('property: over tenant ids and action names (prototype names among them), "*" binds every unlisted tenant and no unlisted action has a threshold', () => {
     const name = fc.oneof(fc.constantFrom(...PROTOTYPE_NAMES), fc.string({ maxLength: 20 }));
     fc.assert(
-      fc.property(name.filter((t) => t !== 'acme' && t !== '*'), name.filter((a) => a !== 'order.submit'), fc.integer({ min: 0, max: 2_000_000 }), (tenantId, action, amount) => {
-        const out = reviewByRules(rules, { action, payload: {}, amount }, { tenantId }, 0);
-        expect(out).toEqual(amount > 50_000 ? { verdict: 'reject', reason: `amount ${amount} is over the tenant limit of 50000` } : { verdict: 'approve' });
-      }),
+      fc.property(
+        name.filter((t) => t !== 'acme' && t !== '*'),
+        name.filter((a) => a !== 'order.submit'),
+        fc.integer({ min: 0, max: 2_000_000 }),
+        (tenantId, action, amount) => {
+          const out = reviewByRules(rules, { action, payload: {}, amount }, { tenantId }, 0);
+          expect(out).toEqual(
+            amount > 50_000 ? { verdict: 'reject', reason: `amount ${amount} is over the tenant limit of 50000` } : { verdict: 'approve' },
+          );
+        },
+      ),
       { numRuns: 1000, seed: 11 },
     );
   });
 
   it('a missing or unusable amount rejects where a limit or threshold applies, and passes only where none does', () => {
     for (const amount of [null, Number.NaN, -1, Number.POSITIVE_INFINITY])
-      expect(reviewByRules(rules, { action: 'order.submit', payload: {}, amount }, { tenantId: 'acme' }, 0)).toMatchObject({ verdict: 'reject', reason: expect.stringContaining('unknown') });
-    expect(reviewByRules({ thresholds: { 'order.submit': { escalateAt: 1 } } }, { action: 'note.add', payload: {}, amount: null }, { tenantId: 'acme' }, 0)).toEqual({ verdict: 'approve' });
+      expect(reviewByRules(rules, { action: 'order.submit', payload: {}, amount }, { tenantId: 'acme' }, 0)).toMatchObject({
+        verdict: 'reject',
+        reason: expect.stringContaining('unknown'),
+      });
+    expect(
+      reviewByRules(
+        { thresholds: { 'order.submit': { escalateAt: 1 } } },
+        { action: 'note.add', payload: {}, amount: null },
+        { tenantId: 'acme' },
+        0,
+      ),
+    ).toEqual({ verdict: 'approve' });
   });
 });

@@ -35,7 +35,12 @@ export function rulesNeedAmount(rules: RiskRules, action: string): boolean {
  * and thresholds are looked up by own keys only. An amount missing where a rule needs one rejects:
  * a rule is never skipped for want of a number.
  */
-export function reviewByRules(rules: RiskRules, input: ReviewInput, ctx: Pick<ProposalContext, 'tenantId'>, recentCount: number): RiskVerdict {
+export function reviewByRules(
+  rules: RiskRules,
+  input: ReviewInput,
+  ctx: Pick<ProposalContext, 'tenantId'>,
+  recentCount: number,
+): RiskVerdict {
   if (rules.velocity && recentCount >= rules.velocity.max)
     return {
       verdict: 'reject',
@@ -43,13 +48,15 @@ export function reviewByRules(rules: RiskRules, input: ReviewInput, ctx: Pick<Pr
     };
   const amount = input.amount;
   if (amount === null || !Number.isFinite(amount) || amount < 0) {
-    if (rulesNeedAmount(rules, input.action)) return { verdict: 'reject', reason: `the amount at stake of ${input.action} is unknown: its limits cannot be checked` };
+    if (rulesNeedAmount(rules, input.action))
+      return { verdict: 'reject', reason: `the amount at stake of ${input.action} is unknown: its limits cannot be checked` };
     return { verdict: 'approve' };
   }
   const limit = ownValue(rules.tenantLimits, ctx.tenantId) ?? ownValue(rules.tenantLimits, '*');
   if (limit !== undefined && amount > limit) return { verdict: 'reject', reason: `amount ${amount} is over the tenant limit of ${limit}` };
   const t = ownValue(rules.thresholds, input.action);
-  if (t?.rejectAt !== undefined && amount >= t.rejectAt) return { verdict: 'reject', reason: `amount ${amount} is at or over ${t.rejectAt} for ${input.action}` };
+  if (t?.rejectAt !== undefined && amount >= t.rejectAt)
+    return { verdict: 'reject', reason: `amount ${amount} is at or over ${t.rejectAt} for ${input.action}` };
   if (t?.escalateAt !== undefined && amount >= t.escalateAt)
     return { verdict: 'escalate', reason: `amount ${amount} is at or over ${t.escalateAt} for ${input.action}: a human must approve` };
   return { verdict: 'approve' };

@@ -32,7 +32,8 @@ export class StagedActions {
         throw new Error(`PipelineModule: actions['${action}'].amount must be a function (payload, ctx) => number.`);
       if (spec?.amount) this.amounts.set(action, spec.amount);
     }
-    if (options.registerSkills !== false && !this.amounts.has(APPROVAL_RECORD_ACTION)) this.amounts.set(APPROVAL_RECORD_ACTION, approvalRecordAmount);
+    if (options.registerSkills !== false && !this.amounts.has(APPROVAL_RECORD_ACTION))
+      this.amounts.set(APPROVAL_RECORD_ACTION, approvalRecordAmount);
     const names = new Set(Object.keys(options.actions ?? {}));
     if (options.registerSkills !== false) names.add(APPROVAL_RECORD_ACTION);
     this.actionNames = names;
@@ -53,8 +54,12 @@ export class StagedActions {
     const problems: string[] = [];
     for (const action of names) {
       const skill = this.registry.get(action);
-      if (!skill) problems.push(`'${action}' is not a registered skill: declare @Skill({ name: '${action}', action: 'execute', staged: true, ... }) on a provider`);
-      else if (!skill.staged) problems.push(`the skill '${action}' is not staged: add staged: true to its @Skill(...) so that only the pipeline can run it`);
+      if (!skill)
+        problems.push(
+          `'${action}' is not a registered skill: declare @Skill({ name: '${action}', action: 'execute', staged: true, ... }) on a provider`,
+        );
+      else if (!skill.staged)
+        problems.push(`the skill '${action}' is not staged: add staged: true to its @Skill(...) so that only the pipeline can run it`);
       const chains = ownValue(this.options.approval?.chains, action);
       if (!this.amounts.has(action) && (rulesNeedAmount(this.options.risk ?? {}, action) || (chains?.length ?? 0) > 0))
         problems.push(
@@ -66,22 +71,35 @@ export class StagedActions {
       ['approval.chains', Object.keys(this.options.approval?.chains ?? {})],
       ['proposable', this.options.proposable ?? []],
     ] as const)
-      for (const key of keys) if (!names.includes(key)) problems.push(`${kind} names '${key}', which is not one of the pipeline's actions: add it to actions (or fix the name)`);
+      for (const key of keys)
+        if (!names.includes(key))
+          problems.push(`${kind} names '${key}', which is not one of the pipeline's actions: add it to actions (or fix the name)`);
     if (problems.length) throw new Error(`PipelineModule cannot start:\n- ${problems.join('\n- ')}`);
     for (const skill of this.registry.definitions())
-      if (skill.staged && !names.includes(skill.name)) this.logger.warn(`the staged skill '${skill.name}' is not one of the pipeline's actions: nothing can run it`);
+      if (skill.staged && !names.includes(skill.name))
+        this.logger.warn(`the staged skill '${skill.name}' is not one of the pipeline's actions: nothing can run it`);
   }
 
   /** Validate the payload against the action's schema and compute its amount. Nothing here trusts the proposer with a number. */
   async prepare(ctx: ProposalContext, action: string, payload: unknown): Promise<Prepared> {
     const skill = this.has(action) ? this.registry.get(action) : undefined;
     if (!skill || !skill.staged) return { ok: false, reason: `'${action}' is not an action the pipeline executes` };
-    if (payload === null || typeof payload !== 'object' || Array.isArray(payload)) return { ok: false, reason: 'payload must be a JSON object', field: 'payload' };
+    if (payload === null || typeof payload !== 'object' || Array.isArray(payload))
+      return { ok: false, reason: 'payload must be a JSON object', field: 'payload' };
     const unstorable = unstorableText(payload);
-    if (unstorable) return { ok: false, reason: `payload${unstorable} holds a NUL character or a lone surrogate, which cannot be stored`, field: `payload${unstorable.replace(/\./g, '/')}` };
+    if (unstorable)
+      return {
+        ok: false,
+        reason: `payload${unstorable} holds a NUL character or a lone surrogate, which cannot be stored`,
+        field: `payload${unstorable.replace(/\./g, '/')}`,
+      };
     if (!skill.validate(payload)) {
       const [problem] = describeErrors(skill.validate.errors);
-      return { ok: false, reason: `payload${problem.path === '/' ? '' : problem.path.replace(/\//g, '.')} ${problem.message}`, field: `payload${problem.path === '/' ? '' : problem.path}` };
+      return {
+        ok: false,
+        reason: `payload${problem.path === '/' ? '' : problem.path.replace(/\//g, '.')} ${problem.message}`,
+        field: `payload${problem.path === '/' ? '' : problem.path}`,
+      };
     }
     if (skill.requiredPermission !== undefined && !ctx.permissions.includes(skill.requiredPermission))
       return { ok: false, reason: `missing_permission: proposing ${action} needs the permission ${skill.requiredPermission}` };
@@ -91,12 +109,23 @@ export class StagedActions {
     try {
       if (!this.read) throw new Error('no database to read from');
       const read = this.read;
-      amount = await fn(payload as Record<string, unknown>, { tenantId: ctx.tenantId, userId: ctx.userId, permissions: ctx.permissions, query: (sql, params) => read.query(sql, params) });
+      amount = await fn(payload as Record<string, unknown>, {
+        tenantId: ctx.tenantId,
+        userId: ctx.userId,
+        permissions: ctx.permissions,
+        query: (sql, params) => read.query(sql, params),
+      });
     } catch (err) {
-      return { ok: false, reason: `the amount at stake of ${action} could not be computed: ${err instanceof Error ? err.message : String(err)}` };
+      return {
+        ok: false,
+        reason: `the amount at stake of ${action} could not be computed: ${err instanceof Error ? err.message : String(err)}`,
+      };
     }
     if (typeof amount !== 'number' || !Number.isFinite(amount) || amount < 0)
-      return { ok: false, reason: `the amount at stake of ${action} could not be computed (the amount function answered ${String(amount)})` };
+      return {
+        ok: false,
+        reason: `the amount at stake of ${action} could not be computed (the amount function answered ${String(amount)})`,
+      };
     return { ok: true, payload: payload as Record<string, unknown>, amount };
   }
 
@@ -114,7 +143,8 @@ export class StagedActions {
   stepsFor(action: string, amount: number | null): ApprovalStep[] {
     const rules = ownValue(this.options.approval?.chains, action) ?? [];
     const steps: ApprovalStep[] = [];
-    for (const rule of [...rules].sort((a, b) => a.minAmount - b.minAmount)) if ((amount ?? Number.POSITIVE_INFINITY) >= rule.minAmount) steps.push(...rule.steps);
+    for (const rule of [...rules].sort((a, b) => a.minAmount - b.minAmount))
+      if ((amount ?? Number.POSITIVE_INFINITY) >= rule.minAmount) steps.push(...rule.steps);
     return steps.length ? steps : [...(this.options.approval?.defaultSteps ?? DEFAULT_STEPS)];
   }
 

@@ -12,7 +12,11 @@ describe('TypeOrmProposalStore (the ProposalStore contract)', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     ds = new DataSource(
-      await db.options({ entities: [...ZMODU_GUARD_ENTITIES, ...ZMODU_PIPELINE_ENTITIES], migrations: [...ZMODU_GUARD_MIGRATIONS, ...ZMODU_PIPELINE_MIGRATIONS], migrationsRun: true }),
+      await db.options({
+        entities: [...ZMODU_GUARD_ENTITIES, ...ZMODU_PIPELINE_ENTITIES],
+        migrations: [...ZMODU_GUARD_MIGRATIONS, ...ZMODU_PIPELINE_MIGRATIONS],
+        migrationsRun: true,
+      }),
     );
     await ds.initialize();
   });

@@ -32,8 +32,22 @@ export class TypeOrmProposalStore implements ProposalStore {
          executed_at, result, version)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, now(), $14, CASE WHEN $15::boolean THEN now() END, $16, 1)`,
       [
-        p.id, p.tenantId, p.action, JSON.stringify(p.payload ?? null), p.amount, p.proposer, JSON.stringify(p.permissions), p.agent, p.status, p.verdict,
-        p.reason, JSON.stringify(p.steps), p.runId, p.expiresAt, executed, executed ? JSON.stringify(p.result ?? null) : null,
+        p.id,
+        p.tenantId,
+        p.action,
+        JSON.stringify(p.payload ?? null),
+        p.amount,
+        p.proposer,
+        JSON.stringify(p.permissions),
+        p.agent,
+        p.status,
+        p.verdict,
+        p.reason,
+        JSON.stringify(p.steps),
+        p.runId,
+        p.expiresAt,
+        executed,
+        executed ? JSON.stringify(p.result ?? null) : null,
       ],
     );
   }
@@ -52,7 +66,10 @@ export class TypeOrmProposalStore implements ProposalStore {
 
   async get(tenantId: string, id: string): Promise<ProposalRecord | null> {
     if (!UUID.test(id)) return null;
-    const rows = await this.dataSource.query(`SELECT ${COLUMNS}, ${DECISIONS} AS decisions FROM zmodu_proposals p WHERE p.id = $1 AND p.tenant_id = $2`, [id, tenantId]);
+    const rows = await this.dataSource.query(
+      `SELECT ${COLUMNS}, ${DECISIONS} AS decisions FROM zmodu_proposals p WHERE p.id = $1 AND p.tenant_id = $2`,
+      [id, tenantId],
+    );
     return rows.length ? toRecord(rows[0]) : null;
   }
 
@@ -105,8 +122,18 @@ export class TypeOrmProposalStore implements ProposalStore {
          SELECT id, $10, $3, $4, $5, now(), $9, $12 FROM claimed
          RETURNING (SELECT status FROM claimed) AS status, (SELECT version FROM claimed) AS version`,
         [
-          d.id, d.tenantId, d.decidedBy, d.decision, d.reason, `rejected by ${d.decidedBy}: ${d.reason}`, d.defaultPermission, [...d.permissions], d.version, d.step,
-          d.edit ? JSON.stringify(d.edit.steps) : null, edit ? JSON.stringify(edit) : null,
+          d.id,
+          d.tenantId,
+          d.decidedBy,
+          d.decision,
+          d.reason,
+          `rejected by ${d.decidedBy}: ${d.reason}`,
+          d.defaultPermission,
+          [...d.permissions],
+          d.version,
+          d.step,
+          d.edit ? JSON.stringify(d.edit.steps) : null,
+          edit ? JSON.stringify(edit) : null,
         ],
       );
     } catch (err) {
@@ -129,10 +156,12 @@ export class TypeOrmProposalStore implements ProposalStore {
   }
 
   async markExecuted(tx: SkillTransaction, id: string, result: unknown): Promise<void> {
-    await this.prepared(tx, 'executed', `UPDATE zmodu_proposals SET status = 'executed', verdict = 'executed', executed_at = now(), result = $2, version = version + 1 WHERE id = $1`, [
-      id,
-      JSON.stringify(result ?? null),
-    ]);
+    await this.prepared(
+      tx,
+      'executed',
+      `UPDATE zmodu_proposals SET status = 'executed', verdict = 'executed', executed_at = now(), result = $2, version = version + 1 WHERE id = $1`,
+      [id, JSON.stringify(result ?? null)],
+    );
   }
 
   async markFailed(id: string, reason: string): Promise<boolean> {
@@ -144,7 +173,10 @@ export class TypeOrmProposalStore implements ProposalStore {
   }
 
   async approvedIds(limit: number): Promise<string[]> {
-    const rows: Array<{ id: string }> = await this.dataSource.query(`SELECT id FROM zmodu_proposals WHERE status = 'approved' ORDER BY created_at LIMIT $1`, [limit]);
+    const rows: Array<{ id: string }> = await this.dataSource.query(
+      `SELECT id FROM zmodu_proposals WHERE status = 'approved' ORDER BY created_at LIMIT $1`,
+      [limit],
+    );
     return rows.map((r) => String(r.id));
   }
 

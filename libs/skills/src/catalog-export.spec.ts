@@ -4,28 +4,64 @@ import { SkillRegistry } from './skill.registry';
 
 describe('catalog export', () => {
   const registry = new SkillRegistry();
-  registry.register({ name: 'order.draft', action: 'propose', description: 'Draft an order. For review.', requiredPermission: 'order:draft', handler: () => 1 });
+  registry.register({
+    name: 'order.draft',
+    action: 'propose',
+    description: 'Draft an order. For review.',
+    requiredPermission: 'order:draft',
+    handler: () => 1,
+  });
   registry.register({ name: 'market.quote', action: 'read', description: 'Quote', tenantScoped: false, handler: () => 1 });
 
   it('toSkillsJson lists every skill with its class, permission and schema, by name', () => {
     expect(toSkillsJson(registry)).toEqual([
-      { name: 'market.quote', description: 'Quote', action: 'read', requiredPermission: null, tenantScoped: false, timeoutMs: 30000, parameters: expect.objectContaining({ type: 'object' }) },
-      { name: 'order.draft', description: 'Draft an order. For review.', action: 'propose', requiredPermission: 'order:draft', tenantScoped: true, timeoutMs: 30000, parameters: expect.objectContaining({ type: 'object' }) },
+      {
+        name: 'market.quote',
+        description: 'Quote',
+        action: 'read',
+        requiredPermission: null,
+        tenantScoped: false,
+        timeoutMs: 30000,
+        parameters: expect.objectContaining({ type: 'object' }),
+      },
+      {
+        name: 'order.draft',
+        description: 'Draft an order. For review.',
+        action: 'propose',
+        requiredPermission: 'order:draft',
+        tenantScoped: true,
+        timeoutMs: 30000,
+        parameters: expect.objectContaining({ type: 'object' }),
+      },
     ]);
   });
 
   it('toOpenApi has one POST per skill with its schema as request body', () => {
-    const doc = toOpenApi(registry, { title: 'T', basePath: '/api/skills/' }) as { openapi: string; paths: Record<string, { post: Record<string, unknown> }> };
+    const doc = toOpenApi(registry, { title: 'T', basePath: '/api/skills/' }) as {
+      openapi: string;
+      paths: Record<string, { post: Record<string, unknown> }>;
+    };
     expect(doc.openapi).toBe('3.1.0');
     expect(Object.keys(doc.paths)).toEqual(['/api/skills/market.quote', '/api/skills/order.draft']);
-    expect(doc.paths['/api/skills/order.draft'].post).toMatchObject({ operationId: 'order_draft', summary: 'Draft an order.', 'x-zmodu-action': 'propose' });
+    expect(doc.paths['/api/skills/order.draft'].post).toMatchObject({
+      operationId: 'order_draft',
+      summary: 'Draft an order.',
+      'x-zmodu-action': 'propose',
+    });
   });
 });
 
 describe('toCsv', () => {
   it('quotes per RFC 4180', () => {
-    expect(toCsv(['a', 'b'], [{ a: 'x,y', b: 'say "hi"' }, { a: 'line\nbreak', b: null }, { a: 1, b: true }])).toBe(
-      'a,b\r\n"x,y","say ""hi"""\r\n"line\nbreak",\r\n1,true\r\n',
-    );
+    expect(
+      toCsv(
+        ['a', 'b'],
+        [
+          { a: 'x,y', b: 'say "hi"' },
+          { a: 'line\nbreak', b: null },
+          { a: 1, b: true },
+        ],
+      ),
+    ).toBe('a,b\r\n"x,y","say ""hi"""\r\n"line\nbreak",\r\n1,true\r\n');
   });
 });

@@ -46,7 +46,10 @@ const ERROR_SCHEMA = {
   type: 'object',
   required: ['error', 'reason'],
   properties: {
-    error: { type: 'string', description: 'ToolDenied, PermissionDenied, InvalidArguments, TenantRequired, Timeout, SkillFailed, or a skill-specific code' },
+    error: {
+      type: 'string',
+      description: 'ToolDenied, PermissionDenied, InvalidArguments, TenantRequired, Timeout, SkillFailed, or a skill-specific code',
+    },
     reason: { type: 'string' },
     message: { type: 'string' },
   },
@@ -72,8 +75,14 @@ export function toOpenApi(catalog: Catalog, options: OpenApiOptions = {}): Recor
         requestBody: { required: true, content: { 'application/json': { schema: s.parameters } } },
         responses: {
           '200': { description: 'The skill value, as JSON', content: { 'application/json': { schema: {} } } },
-          '400': { description: 'Invalid arguments', content: { 'application/json': { schema: { $ref: '#/components/schemas/SkillError' } } } },
-          '403': { description: 'Refused by the guard or for a missing permission', content: { 'application/json': { schema: { $ref: '#/components/schemas/SkillError' } } } },
+          '400': {
+            description: 'Invalid arguments',
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/SkillError' } } },
+          },
+          '403': {
+            description: 'Refused by the guard or for a missing permission',
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/SkillError' } } },
+          },
         },
       },
     };

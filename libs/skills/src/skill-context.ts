@@ -18,7 +18,11 @@ const STAGED = new WeakSet<object>();
 
 /** @internal For the proposal pipeline: the staged part of the context it dispatches an approved proposal with. */
 export function stagedExecution(init: StagedExecution): StagedExecution {
-  const staged = Object.freeze({ proposalId: init.proposalId, approvers: Object.freeze([...init.approvers]), transaction: init.transaction });
+  const staged = Object.freeze({
+    proposalId: init.proposalId,
+    approvers: Object.freeze([...init.approvers]),
+    transaction: init.transaction,
+  });
   STAGED.add(staged);
   return staged;
 }

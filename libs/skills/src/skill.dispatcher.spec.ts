@@ -13,7 +13,17 @@ class FixtureSkills {
   calls = 0;
   lastSignal?: AbortSignal;
 
-  @Skill({ name: 'market.quote', action: 'read', description: 'Quote a symbol', parameters: { type: 'object', properties: { symbol: { type: 'string', minLength: 1 } }, required: ['symbol'], additionalProperties: false } })
+  @Skill({
+    name: 'market.quote',
+    action: 'read',
+    description: 'Quote a symbol',
+    parameters: {
+      type: 'object',
+      properties: { symbol: { type: 'string', minLength: 1 } },
+      required: ['symbol'],
+      additionalProperties: false,
+    },
+  })
   quote(args: { symbol: string }, ctx: SkillInvocation) {
     this.calls++;
     return { symbol: args.symbol, price: 10, tenant: ctx.tenantId };
@@ -42,7 +52,13 @@ class FixtureSkills {
     throw new Error('database password is hunter2');
   }
 
-  @Skill({ name: 'order.place', action: 'execute', staged: true, description: 'Place an order (staged: only the pipeline runs it)', requiredPermission: 'order:submit' })
+  @Skill({
+    name: 'order.place',
+    action: 'execute',
+    staged: true,
+    description: 'Place an order (staged: only the pipeline runs it)',
+    requiredPermission: 'order:submit',
+  })
   place(_args: unknown, ctx: SkillInvocation) {
     this.calls++;
     return { placed: true, proposal: ctx.staged?.proposalId ?? null };
@@ -59,13 +75,19 @@ describe('SkillDispatcher', () => {
   let audit: AgentAuditLog;
   let quota: TokenQuota;
   let fixture: FixtureSkills;
-  const policy = { allow: ['market.quote', 'order.submit', 'slow.thing', 'public.info', 'broken.thing', 'picky.thing', 'ghost.skill', 'order.place'], allowExecute: true };
+  const policy = {
+    allow: ['market.quote', 'order.submit', 'slow.thing', 'public.info', 'broken.thing', 'picky.thing', 'ghost.skill', 'order.place'],
+    allowExecute: true,
+  };
   const ctx = (over: Partial<Parameters<typeof createSkillContext>[0]> = {}) =>
     createSkillContext({ guard: new Guard(policy), tenantId: 't1', userId: 'u1', permissions: ['order:submit'], agent: 'trader', ...over });
 
   beforeEach(async () => {
     const moduleRef = await Test.createTestingModule({
-      imports: [GuardModule.forRoot({ auditStore: 'memory', quotaStore: 'memory', audit: { flushIntervalMs: 60_000 } }), SkillsModule.forRoot()],
+      imports: [
+        GuardModule.forRoot({ auditStore: 'memory', quotaStore: 'memory', audit: { flushIntervalMs: 60_000 } }),
+        SkillsModule.forRoot(),
+      ],
       providers: [FixtureSkills],
     }).compile();
     await moduleRef.init();
@@ -95,7 +117,9 @@ describe('SkillDispatcher', () => {
     expect(c.guard.spent).toBe(0);
     expect(c.guard.getStats().denied_execute_class).toBe(1);
     const rows = await audit.query({ runId: c.runId });
-    expect(rows).toMatchObject([{ skill: 'order.submit', action: 'execute', decision: 'denied', cause: 'denied_execute_class', outcome: 'denied', tokens: 0 }]);
+    expect(rows).toMatchObject([
+      { skill: 'order.submit', action: 'execute', decision: 'denied', cause: 'denied_execute_class', outcome: 'denied', tokens: 0 },
+    ]);
   });
 
   it('refuses an unknown name like a name missing from the allow list, even when listed', async () => {
@@ -134,7 +158,13 @@ describe('SkillDispatcher', () => {
     const other = await dispatcher.dispatch(c, 'market.quote', { symbol: 'A' });
     expect(other.error).toEqual({ error: 'ToolDenied', reason: 'denied_staged' });
     const rows = await audit.query({ runId: c.runId });
-    expect(rows[0]).toMatchObject({ skill: 'order.place', decision: 'allowed', outcome: 'ok', proposalId: 'p-42', approvers: ['lead', 'second'] });
+    expect(rows[0]).toMatchObject({
+      skill: 'order.place',
+      decision: 'allowed',
+      outcome: 'ok',
+      proposalId: 'p-42',
+      approvers: ['lead', 'second'],
+    });
   });
 
   it('deny() refuses without running, counted, audited and answered like a guard denial', async () => {
@@ -156,7 +186,10 @@ describe('SkillDispatcher', () => {
 
   it('validates arguments against the schema before the handler runs', async () => {
     const missing = await dispatcher.dispatch(ctx(), 'market.quote', {});
-    expect(missing.error).toMatchObject({ error: 'InvalidArguments', problems: [{ path: '/symbol', message: expect.stringContaining('required') }] });
+    expect(missing.error).toMatchObject({
+      error: 'InvalidArguments',
+      problems: [{ path: '/symbol', message: expect.stringContaining('required') }],
+    });
     const extra = await dispatcher.dispatch(ctx(), 'market.quote', { symbol: 'A', drop: 'table' });
     expect(extra.error).toMatchObject({ problems: [{ path: '/drop', message: 'is not an accepted argument' }] });
     const notObject = await dispatcher.dispatch(ctx(), 'market.quote', '{"symbol":"A"}');
@@ -248,6 +281,8 @@ describe('SkillDispatcher', () => {
   });
 
   it('throws a clear error for a context without a guard', async () => {
-    await expect(dispatcher.dispatch({ permissions: [], runId: 'r' } as never, 'market.quote', {})).rejects.toThrow(/needs a SkillContext with a guard/);
+    await expect(dispatcher.dispatch({ permissions: [], runId: 'r' } as never, 'market.quote', {})).rejects.toThrow(
+      /needs a SkillContext with a guard/,
+    );
   });
 });

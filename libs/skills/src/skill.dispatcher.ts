@@ -122,7 +122,10 @@ export class SkillDispatcher {
     const skillName = typeof name === 'string' ? name : String(name);
     const action = this.registry.get(skillName)?.action ?? 'execute';
     ctx.guard.commit(DENIED[cause]);
-    return this.finish(ctx, skillName, action, started, safeStringify(args), 'denied', cause, 'denied', { error: 'ToolDenied', reason: cause });
+    return this.finish(ctx, skillName, action, started, safeStringify(args), 'denied', cause, 'denied', {
+      error: 'ToolDenied',
+      reason: cause,
+    });
   }
 
   private async run(

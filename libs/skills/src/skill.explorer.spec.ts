@@ -30,12 +30,22 @@ describe('SkillExplorer', () => {
   it('finds @Skill methods on providers of any module at boot', async () => {
     const app = await Test.createTestingModule({ imports: [guard, SkillsModule.forRoot(), FeatureModule] }).compile();
     await app.init();
-    expect(app.get(SkillRegistry).list().map((s) => s.name)).toEqual(['market.quote']);
+    expect(
+      app
+        .get(SkillRegistry)
+        .list()
+        .map((s) => s.name),
+    ).toEqual(['market.quote']);
     await app.close();
   });
 
   it('fails boot on a duplicate name, naming both providers', async () => {
-    const app = await Test.createTestingModule({ imports: [guard, SkillsModule.forRoot(), FeatureModule], providers: [OtherQuotes] }).compile();
-    await expect(app.init()).rejects.toThrow(/Duplicate skill name 'market\.quote'.*(Quotes\.quote.*OtherQuotes\.quoteAgain|OtherQuotes\.quoteAgain.*Quotes\.quote)/);
+    const app = await Test.createTestingModule({
+      imports: [guard, SkillsModule.forRoot(), FeatureModule],
+      providers: [OtherQuotes],
+    }).compile();
+    await expect(app.init()).rejects.toThrow(
+      /Duplicate skill name 'market\.quote'.*(Quotes\.quote.*OtherQuotes\.quoteAgain|OtherQuotes\.quoteAgain.*Quotes\.quote)/,
+    );
   });
 });

@@ -30,7 +30,11 @@ export class AgentsController {
     // A run stopped because its quota could not be read (the database is away) is an outage, told as one.
     if (result.stoppedReason === 'quota_unavailable') {
       res.setHeader('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS));
-      throw new ServiceUnavailableException({ statusCode: 503, message: `The token quota cannot be read (the database is unavailable): retry in ${DATABASE_RETRY_AFTER_SECONDS} seconds.`, runId: result.runId });
+      throw new ServiceUnavailableException({
+        statusCode: 503,
+        message: `The token quota cannot be read (the database is unavailable): retry in ${DATABASE_RETRY_AFTER_SECONDS} seconds.`,
+        runId: result.runId,
+      });
     }
     return result;
   }

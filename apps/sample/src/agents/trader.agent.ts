@@ -10,7 +10,11 @@ export function scriptedTrader(): ScriptedModelProvider {
   const order = (req: ModelRequest) => {
     const goal = req.messages[0]?.role === 'user' ? req.messages[0].content : '';
     const m = /\b(buy|sell)\s+(\d{1,6})\s+([A-Za-z]{1,6})\b/i.exec(goal);
-    return { side: (m?.[1]?.toLowerCase() ?? 'buy') as 'buy' | 'sell', qty: m ? Number(m[2]) : 10, symbol: (m?.[3] ?? 'ACME').toUpperCase() };
+    return {
+      side: (m?.[1]?.toLowerCase() ?? 'buy') as 'buy' | 'sell',
+      qty: m ? Number(m[2]) : 10,
+      symbol: (m?.[3] ?? 'ACME').toUpperCase(),
+    };
   };
   const quoted = (req: ModelRequest): number | undefined => {
     for (const msg of req.messages) {
@@ -83,12 +87,21 @@ export function analystAgent(): AgentSpec {
         text: 'Quoting ACME and counting the desk orders by status.',
         toolCalls: [
           { name: 'market.quote', arguments: { symbol: 'ACME' } },
-          { name: 'db.query', arguments: { sql: 'SELECT status, count(*) AS orders, sum(qty) AS quantity FROM sample_orders GROUP BY status ORDER BY status' } },
+          {
+            name: 'db.query',
+            arguments: {
+              sql: 'SELECT status, count(*) AS orders, sum(qty) AS quantity FROM sample_orders GROUP BY status ORDER BY status',
+            },
+          },
         ],
       },
       (req) => {
         const obs = lastObservation(req) as { rows?: unknown[]; error?: string; reason?: string };
-        return { text: obs?.rows ? `Orders by status: ${JSON.stringify(obs.rows)}` : `Could not read the desk orders: ${obs?.reason ?? obs?.error ?? 'no answer'}.` };
+        return {
+          text: obs?.rows
+            ? `Orders by status: ${JSON.stringify(obs.rows)}`
+            : `Could not read the desk orders: ${obs?.reason ?? obs?.error ?? 'no answer'}.`,
+        };
       },
     ]),
     skills: ['market.quote', 'db.query', 'entity.list'],
@@ -110,9 +123,18 @@ export function deskAgent(): AgentSpec {
       {
         text: 'Proposing three orders: a small one, one over the desk limit, and a large one.',
         toolCalls: [
-          { name: 'approval.submit', arguments: { action: 'order.submit', payload: { symbol: 'ACME', side: 'buy', qty: 10, limitPrice: 101.25 } } },
-          { name: 'approval.submit', arguments: { action: 'order.submit', payload: { symbol: 'ACME', side: 'buy', qty: 5000, limitPrice: 101.25 } } },
-          { name: 'approval.submit', arguments: { action: 'order.submit', payload: { symbol: 'GLOBEX', side: 'buy', qty: 500, limitPrice: 48.1 } } },
+          {
+            name: 'approval.submit',
+            arguments: { action: 'order.submit', payload: { symbol: 'ACME', side: 'buy', qty: 10, limitPrice: 101.25 } },
+          },
+          {
+            name: 'approval.submit',
+            arguments: { action: 'order.submit', payload: { symbol: 'ACME', side: 'buy', qty: 5000, limitPrice: 101.25 } },
+          },
+          {
+            name: 'approval.submit',
+            arguments: { action: 'order.submit', payload: { symbol: 'GLOBEX', side: 'buy', qty: 500, limitPrice: 48.1 } },
+          },
         ],
       },
       (req) => {
@@ -146,20 +168,38 @@ export function opsAgent(): AgentSpec {
     provider: new ScriptedModelProvider([
       (req) => ({
         text: 'Cancelling the order.',
-        toolCalls: [{ name: 'command.execute', arguments: { command: 'order.cancel', args: { orderId: orderId(req), reason: 'requested by the desk' } } }],
+        toolCalls: [
+          {
+            name: 'command.execute',
+            arguments: { command: 'order.cancel', args: { orderId: orderId(req), reason: 'requested by the desk' } },
+          },
+        ],
       }),
       (req) => {
         // Read the observation: only a cancellation that happened is noted, and a failure is said as one.
         const obs = lastObservation(req) as { eventId?: string; replayed?: boolean; error?: string; reason?: string; message?: string };
-        if (!obs?.eventId) return { text: `The order was NOT cancelled: ${obs?.reason ?? obs?.error ?? 'no answer'}${obs?.message ? ` (${obs.message})` : ''}.` };
+        if (!obs?.eventId)
+          return {
+            text: `The order was NOT cancelled: ${obs?.reason ?? obs?.error ?? 'no answer'}${obs?.message ? ` (${obs.message})` : ''}.`,
+          };
         return {
           text: `Order ${orderId(req)} cancelled (event ${obs.eventId}${obs.replayed ? ', already done earlier' : ''}); noting it on the desk log.`,
-          toolCalls: [{ name: 'notification.send', arguments: { channel: 'desk-log', subject: 'cancel', message: `order ${orderId(req)} cancelled` } }],
+          toolCalls: [
+            {
+              name: 'notification.send',
+              arguments: { channel: 'desk-log', subject: 'cancel', message: `order ${orderId(req)} cancelled` },
+            },
+          ],
         };
       },
       (req) => {
         const obs = lastObservation(req) as { delivered?: boolean; queued?: boolean; error?: string; reason?: string };
-        return { text: obs?.delivered || obs?.queued ? 'Cancelled and noted on the desk log.' : `Cancelled, but the desk-log note failed: ${obs?.reason ?? obs?.error}.` };
+        return {
+          text:
+            obs?.delivered || obs?.queued
+              ? 'Cancelled and noted on the desk log.'
+              : `Cancelled, but the desk-log note failed: ${obs?.reason ?? obs?.error}.`,
+        };
       },
     ]),
     skills: ['command.execute', 'notification.send'],

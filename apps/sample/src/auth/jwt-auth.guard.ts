@@ -40,7 +40,8 @@ export class JwtAuthGuard implements CanActivate {
     const header = request.headers.authorization;
     if (!header) throw new UnauthorizedException('Missing bearer token: send Authorization: Bearer <token> (npm run token mints one).');
     const token = BEARER.exec(header)?.[1];
-    if (!token) throw new UnauthorizedException('Malformed Authorization header: expected exactly "Bearer <token>" (one space, nothing after).');
+    if (!token)
+      throw new UnauthorizedException('Malformed Authorization header: expected exactly "Bearer <token>" (one space, nothing after).');
     let claims: TokenClaims;
     try {
       claims = await this.jwt.verifyAsync<TokenClaims & object>(token, { algorithms: ['HS256'] });
@@ -67,15 +68,19 @@ export class JwtAuthGuard implements CanActivate {
       throw new UnauthorizedException('Invalid bearer token: the "iat" claim is in the future.');
     const lifetime = claims.exp - (iat ?? now);
     if (lifetime > this.options.maxTokenLifetimeSeconds)
-      throw new UnauthorizedException(`Invalid bearer token: the "exp" claim is ${lifetime} s after issue; at most ${this.options.maxTokenLifetimeSeconds} s is accepted.`);
+      throw new UnauthorizedException(
+        `Invalid bearer token: the "exp" claim is ${lifetime} s after issue; at most ${this.options.maxTokenLifetimeSeconds} s is accepted.`,
+      );
   }
 }
 
 function callerFrom(claims: TokenClaims): Caller {
-  if (claims.tenant === undefined || claims.tenant === '') throw new UnauthorizedException('Invalid bearer token: the "tenant" claim is missing.');
+  if (claims.tenant === undefined || claims.tenant === '')
+    throw new UnauthorizedException('Invalid bearer token: the "tenant" claim is missing.');
   const tenantProblem = identifierProblem(claims.tenant);
   if (tenantProblem) throw new UnauthorizedException(`Invalid bearer token: the "tenant" claim ${tenantProblem}.`);
-  if (claims.sub === undefined || claims.sub === '') throw new UnauthorizedException('Invalid bearer token: the "sub" (user) claim is missing.');
+  if (claims.sub === undefined || claims.sub === '')
+    throw new UnauthorizedException('Invalid bearer token: the "sub" (user) claim is missing.');
   const subProblem = identifierProblem(claims.sub);
   if (subProblem) throw new UnauthorizedException(`Invalid bearer token: the "sub" claim ${subProblem}.`);
   const perms = claims.permissions ?? [];
@@ -83,5 +88,9 @@ function callerFrom(claims: TokenClaims): Caller {
     throw new UnauthorizedException(
       `Invalid bearer token: the "permissions" claim must be an array of at most ${MAX_PERMISSIONS} permission names (${PERMISSION.source}).`,
     );
-  return Object.freeze({ tenantId: claims.tenant as string, userId: claims.sub as string, permissions: Object.freeze([...(perms as string[])]) });
+  return Object.freeze({
+    tenantId: claims.tenant as string,
+    userId: claims.sub as string,
+    permissions: Object.freeze([...(perms as string[])]),
+  });
 }

@@ -31,7 +31,11 @@ export class BodyLimitsMiddleware implements NestMiddleware {
 }
 
 function tooLarge(limit: number): PayloadTooLargeException {
-  return new PayloadTooLargeException({ message: `The body is larger than ${limit} bytes, the limit of this route.`, field: 'body', limit });
+  return new PayloadTooLargeException({
+    message: `The body is larger than ${limit} bytes, the limit of this route.`,
+    field: 'body',
+    limit,
+  });
 }
 
 /** True when `value` nests arrays/objects more than `max` levels deep; iterative, stops as soon as it knows. */
@@ -41,7 +45,8 @@ export function deeperThan(value: unknown, max: number): boolean {
     const [node, depth] = stack.pop()!;
     if (node === null || typeof node !== 'object') continue;
     if (depth > max) return true;
-    for (const child of Array.isArray(node) ? node : Object.values(node as object)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+    for (const child of Array.isArray(node) ? node : Object.values(node as object))
+      if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
   }
   return false;
 }

@@ -19,7 +19,8 @@ export class EdgeOptions {
 export function edgeOptions(partial: Partial<EdgeOptions> = {}): EdgeOptions {
   const merged = Object.assign(new EdgeOptions(), partial);
   for (const [key, value] of Object.entries(merged))
-    if (!Number.isInteger(value) || (value as number) < 1) throw new Error(`edge.${key} must be a whole number of at least 1 (got ${String(value)}).`);
+    if (!Number.isInteger(value) || (value as number) < 1)
+      throw new Error(`edge.${key} must be a whole number of at least 1 (got ${String(value)}).`);
   return merged;
 }
 

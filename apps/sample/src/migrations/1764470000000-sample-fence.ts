@@ -6,4 +6,7 @@ import { SAMPLE_DATA_ENTITIES } from '../trading/data-entities';
  * SELECT them, and row-level security that shows it only the caller's desk. Installed like any
  * migration; `down` removes it.
  */
-export const SampleFence1764470000000 = tenantFenceMigration('SampleFence1764470000000', fenceTablesFor({ entities: SAMPLE_DATA_ENTITIES }));
+export const SampleFence1764470000000 = tenantFenceMigration(
+  'SampleFence1764470000000',
+  fenceTablesFor({ entities: SAMPLE_DATA_ENTITIES }),
+);

@@ -17,7 +17,10 @@ export const cancelOrderCommand: CommandDefinition = {
       [args.orderId, invocation.tenantId],
     );
     if (changed.length === 0) throw new SkillError('not_found', 'No open order with that id on your desk.');
-    return { topic: 'order.cancelled', payload: { orderId: args.orderId, reason: args.reason, by: invocation.userId, tenantId: invocation.tenantId } };
+    return {
+      topic: 'order.cancelled',
+      payload: { orderId: args.orderId, reason: args.reason, by: invocation.userId, tenantId: invocation.tenantId },
+    };
   },
 };
 

@@ -6,7 +6,10 @@ import type { AmountContext, PipelineModuleOptions } from '@zmodu/pipeline';
  * (a buy can fill up to its limit). An unknown instrument has no amount: the proposal is refused.
  */
 export async function orderAmount(payload: Record<string, unknown>, ctx: AmountContext): Promise<number> {
-  const [row] = await ctx.query<{ price: string }>('SELECT price FROM sample_instruments WHERE tenant_id = $1 AND symbol = $2', [ctx.tenantId, payload.symbol]);
+  const [row] = await ctx.query<{ price: string }>('SELECT price FROM sample_instruments WHERE tenant_id = $1 AND symbol = $2', [
+    ctx.tenantId,
+    payload.symbol,
+  ]);
   if (!row) throw new Error(`no instrument ${String(payload.symbol)} on this desk`);
   const market = Number(row.price);
   const unit = payload.side === 'buy' ? Math.max(market, Number(payload.limitPrice)) : market;

@@ -17,7 +17,9 @@ export type ScriptedTurn = ScriptedReply | ((request: ModelRequest) => ScriptedR
 
 export class ScriptExhaustedError extends Error {
   constructor(turn: number, length: number) {
-    super(`Scripted model has ${length} turns and was asked for turn ${turn + 1}; add turns or end the script with a reply that has no tool calls.`);
+    super(
+      `Scripted model has ${length} turns and was asked for turn ${turn + 1}; add turns or end the script with a reply that has no tool calls.`,
+    );
     this.name = 'ScriptExhaustedError';
   }
 }

@@ -3,7 +3,18 @@ import { AuditEntry } from './audit-entry';
 import { InMemoryAuditLogStore } from './in-memory-audit-log.store';
 
 const e = (runId: string): AuditEntry => ({
-  runId, agent: 'a', tenantId: 't', userId: 'u', skill: 's', action: 'read', decision: 'allowed', cause: null, outcome: 'ok', durationMs: 1, tokens: 1, at: new Date(),
+  runId,
+  agent: 'a',
+  tenantId: 't',
+  userId: 'u',
+  skill: 's',
+  action: 'read',
+  decision: 'allowed',
+  cause: null,
+  outcome: 'ok',
+  durationMs: 1,
+  tokens: 1,
+  at: new Date(),
 });
 
 class FlakyStore extends InMemoryAuditLogStore {

@@ -146,12 +146,18 @@ export class AgentAuditLog {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     try {
-      await withRetries(() => this.flush(), { attempts: this.closeAttempts, firstDelayMs: Math.min(this.flushIntervalMs, 1000), maxDelayMs: this.maxRetryIntervalMs });
+      await withRetries(() => this.flush(), {
+        attempts: this.closeAttempts,
+        firstDelayMs: Math.min(this.flushIntervalMs, 1000),
+        maxDelayMs: this.maxRetryIntervalMs,
+      });
     } catch (err) {
       const lost = this.buffer.length;
       this.droppedCount += lost;
       this.buffer = [];
-      this.logger.error(`audit store still failing at shutdown: ${lost} entries not written (${this.droppedCount} dropped in all): ${String(err)}`);
+      this.logger.error(
+        `audit store still failing at shutdown: ${lost} entries not written (${this.droppedCount} dropped in all): ${String(err)}`,
+      );
       throw err;
     }
   }
@@ -172,7 +178,9 @@ export class AgentAuditLog {
         this.buffer = batch.slice(done).concat(this.buffer);
         this.trim();
         this.retryIntervalMs = Math.min(this.retryIntervalMs * 2, this.maxRetryIntervalMs);
-        this.logger.warn(`audit store is failing, ${this.buffer.length} entries queued, retry in ${this.retryIntervalMs} ms: ${String(error)}`);
+        this.logger.warn(
+          `audit store is failing, ${this.buffer.length} entries queued, retry in ${this.retryIntervalMs} ms: ${String(error)}`,
+        );
         this.arm();
         throw error;
       }

@@ -1,14 +1,7 @@
 import { ActionClass } from '../action-class';
 
 /** How a dispatch ended. */
-export type AuditOutcome =
-  | 'ok'
-  | 'denied'
-  | 'forbidden'
-  | 'invalid_arguments'
-  | 'tenant_required'
-  | 'timeout'
-  | 'error';
+export type AuditOutcome = 'ok' | 'denied' | 'forbidden' | 'invalid_arguments' | 'tenant_required' | 'timeout' | 'error';
 
 /** One audit entry per dispatch, allowed or denied. */
 export interface AuditEntry {

@@ -9,7 +9,12 @@ export class InMemoryAuditLogStore implements AuditLogStore {
 
   async append(entries: readonly AuditEntry[]): Promise<void> {
     for (const entry of entries)
-      this.records.push({ ...entry, proposalId: entry.proposalId ?? null, approvers: entry.approvers ? [...entry.approvers] : null, id: String(this.nextId++) });
+      this.records.push({
+        ...entry,
+        proposalId: entry.proposalId ?? null,
+        approvers: entry.approvers ? [...entry.approvers] : null,
+        id: String(this.nextId++),
+      });
   }
 
   async query(filter: AuditQuery): Promise<AuditRecord[]> {

@@ -1,6 +1,15 @@
 import { DataSource } from 'typeorm';
 import { ActionClass } from '../action-class';
-import { AuditDeadLetter, AuditDeadLetterRecord, AuditEntry, AuditOutcome, AuditQuery, AuditRecord, clampAuditLimit, cleanText } from './audit-entry';
+import {
+  AuditDeadLetter,
+  AuditDeadLetterRecord,
+  AuditEntry,
+  AuditOutcome,
+  AuditQuery,
+  AuditRecord,
+  clampAuditLimit,
+  cleanText,
+} from './audit-entry';
 import { AuditLogEntity } from './audit-log.entity';
 import { AuditLogStore } from './audit-log.store';
 

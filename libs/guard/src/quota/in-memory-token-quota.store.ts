@@ -22,5 +22,7 @@ export class InMemoryTokenQuotaStore implements TokenQuotaStore {
 }
 
 function keyOf(key: QuotaKey, period: string, withUser: boolean): string {
-  return withUser && key.userId ? JSON.stringify([key.tenantId, key.agent, period, key.userId]) : JSON.stringify([key.tenantId, key.agent, period]);
+  return withUser && key.userId
+    ? JSON.stringify([key.tenantId, key.agent, period, key.userId])
+    : JSON.stringify([key.tenantId, key.agent, period]);
 }

@@ -15,7 +15,6 @@ class OutageStore extends InMemoryTokenQuotaStore {
   }
 }
 
-
 describe('TokenQuota', () => {
   const key = { tenantId: 't1', agent: 'trader' };
 
@@ -68,14 +67,24 @@ describe('TokenQuota', () => {
     it('stops a user at a fraction of the tenant budget and says which budget ran out', async () => {
       const q = new TokenQuota(new InMemoryTokenQuotaStore(), { defaultLimit: 100, userShare: 0.25 });
       await q.charge(alice, 20);
-      expect(await q.check(alice)).toMatchObject({ allowed: true, exhausted: null, used: 20, remaining: 5, user: { userId: 'alice', used: 20, limit: 25, remaining: 5 } });
+      expect(await q.check(alice)).toMatchObject({
+        allowed: true,
+        exhausted: null,
+        used: 20,
+        remaining: 5,
+        user: { userId: 'alice', used: 20, limit: 25, remaining: 5 },
+      });
       await q.charge(alice, 5);
       expect(await q.check(alice)).toMatchObject({ allowed: false, exhausted: 'user', used: 25, remaining: 0 });
       expect(await q.check(bob)).toMatchObject({ allowed: true, exhausted: null });
       await q.charge(bob, 25);
       await q.charge({ tenantId: 't1', agent: 'trader', userId: 'carol' }, 25);
       await q.charge({ tenantId: 't1', agent: 'trader', userId: 'dan' }, 25);
-      expect(await q.check({ tenantId: 't1', agent: 'trader', userId: 'erin' })).toMatchObject({ allowed: false, exhausted: 'tenant', used: 100 });
+      expect(await q.check({ tenantId: 't1', agent: 'trader', userId: 'erin' })).toMatchObject({
+        allowed: false,
+        exhausted: 'tenant',
+        used: 100,
+      });
       // Without a user, only the tenant budget applies.
       expect((await q.check({ tenantId: 't1', agent: 'trader' })).exhausted).toBe('tenant');
     });
@@ -130,7 +139,8 @@ describe('TokenQuota', () => {
       store.down = true;
       await q.chargeQuietly(key, 7);
       setTimeout(() => (store.down = false), 30);
-      for (let i = 0; i < 100 && (await store.used(key, q.currentPeriod()).catch(() => 0)) === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      for (let i = 0; i < 100 && (await store.used(key, q.currentPeriod()).catch(() => 0)) === 0; i++)
+        await new Promise((r) => setTimeout(r, 10));
       expect(await store.used(key, q.currentPeriod())).toBe(7);
       expect(q.metrics().pendingCharges).toBe(0);
       await q.close();

@@ -191,7 +191,9 @@ export class TokenQuota {
     } catch (err) {
       this.counters.queuedCharges++;
       this.enqueue(k, period, tokens);
-      this.logger.warn(`could not charge ${tokens} tokens to ${k.tenantId}/${k.agent}, queued for retry (${this.pendingCharges.size} waiting): ${String(err)}`);
+      this.logger.warn(
+        `could not charge ${tokens} tokens to ${k.tenantId}/${k.agent}, queued for retry (${this.pendingCharges.size} waiting): ${String(err)}`,
+      );
       this.arm();
     }
   }
@@ -215,14 +217,20 @@ export class TokenQuota {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     try {
-      await withRetries(() => this.flushCharges(), { attempts: this.closeAttempts, firstDelayMs: Math.min(this.retryBaseMs, 1000), maxDelayMs: this.maxRetryMs });
+      await withRetries(() => this.flushCharges(), {
+        attempts: this.closeAttempts,
+        firstDelayMs: Math.min(this.retryBaseMs, 1000),
+        maxDelayMs: this.maxRetryMs,
+      });
     } catch (err) {
       const left = [...this.pendingCharges.values()];
       this.pendingCharges.clear();
       const tokens = left.reduce((n, c) => n + c.tokens, 0);
       this.counters.droppedCharges += left.length;
       this.counters.droppedTokens += tokens;
-      this.logger.error(`token quota store still failing at shutdown: ${left.length} charges (${tokens} tokens) not written: ${String(err)}`);
+      this.logger.error(
+        `token quota store still failing at shutdown: ${left.length} charges (${tokens} tokens) not written: ${String(err)}`,
+      );
     }
   }
 
@@ -261,14 +269,22 @@ export class TokenQuota {
       this.pendingCharges.delete(oldest);
       this.counters.droppedCharges++;
       this.counters.droppedTokens += c.tokens;
-      this.logger.error(`token charge queue full: dropped the oldest (${c.tokens} tokens to ${c.key.tenantId}/${c.key.agent}; ${this.counters.droppedCharges} dropped in all)`);
+      this.logger.error(
+        `token charge queue full: dropped the oldest (${c.tokens} tokens to ${c.key.tenantId}/${c.key.agent}; ${this.counters.droppedCharges} dropped in all)`,
+      );
     }
   }
 
   private pendingTokens(key: QuotaKey, period: string): number {
     let n = 0;
     for (const c of this.pendingCharges.values())
-      if (c.period === period && c.key.tenantId === key.tenantId && c.key.agent === key.agent && (!key.userId || c.key.userId === key.userId)) n += c.tokens;
+      if (
+        c.period === period &&
+        c.key.tenantId === key.tenantId &&
+        c.key.agent === key.agent &&
+        (!key.userId || c.key.userId === key.userId)
+      )
+        n += c.tokens;
     return n;
   }
 
@@ -288,8 +304,7 @@ function normalize(key: QuotaKey): QuotaKey {
 }
 
 function assertLimit(limit: number): void {
-  if (!(typeof limit === 'number' && limit >= 0))
-    throw new RangeError(`a token limit must be a number >= 0 (got ${String(limit)})`);
+  if (!(typeof limit === 'number' && limit >= 0)) throw new RangeError(`a token limit must be a number >= 0 (got ${String(limit)})`);
 }
 
 function assertShare(share: UserShare): void {

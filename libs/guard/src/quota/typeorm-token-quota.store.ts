@@ -29,7 +29,12 @@ export class TypeOrmTokenQuotaStore implements TokenQuotaStore {
        DO UPDATE SET tokens = zmodu_token_usage.tokens + EXCLUDED.tokens, updated_at = now()
        RETURNING tokens`;
     if (!key.userId) {
-      const rows: Array<{ tokens: string }> = await this.dataSource.query(tenantUpsert, [key.tenantId, key.agent, period, Math.round(tokens)]);
+      const rows: Array<{ tokens: string }> = await this.dataSource.query(tenantUpsert, [
+        key.tenantId,
+        key.agent,
+        period,
+        Math.round(tokens),
+      ]);
       return Number(rows[0].tokens);
     }
     // One statement, two upserts: the tenant row and the user row move together or not at all.

@@ -39,10 +39,25 @@ export function auditLogStoreContract(factory: () => Promise<StoreHarness<AuditL
   });
 
   it('appends a batch and returns it in order with every field', async () => {
-    await h.store.append([entry(), entry({ skill: 'order.submit', action: 'execute', decision: 'denied', cause: 'denied_execute_class', outcome: 'denied', tokens: 0 })]);
+    await h.store.append([
+      entry(),
+      entry({ skill: 'order.submit', action: 'execute', decision: 'denied', cause: 'denied_execute_class', outcome: 'denied', tokens: 0 }),
+    ]);
     const rows = await h.store.query({ runId: 'run-1' });
     expect(rows).toHaveLength(2);
-    expect(rows[0]).toMatchObject({ runId: 'run-1', agent: 'trader', tenantId: 't1', userId: 'u1', skill: 'market.quote', action: 'read', decision: 'allowed', cause: null, outcome: 'ok', durationMs: 3, tokens: 12 });
+    expect(rows[0]).toMatchObject({
+      runId: 'run-1',
+      agent: 'trader',
+      tenantId: 't1',
+      userId: 'u1',
+      skill: 'market.quote',
+      action: 'read',
+      decision: 'allowed',
+      cause: null,
+      outcome: 'ok',
+      durationMs: 3,
+      tokens: 12,
+    });
     expect(rows[0].at.toISOString()).toBe('2026-01-01T00:00:00.000Z');
     expect(rows[1]).toMatchObject({ skill: 'order.submit', decision: 'denied', cause: 'denied_execute_class' });
     expect(typeof rows[0].id).toBe('string');
@@ -51,7 +66,15 @@ export function auditLogStoreContract(factory: () => Promise<StoreHarness<AuditL
   it('filters by run, tenant, agent, skill, decision and time, and honours the limit', async () => {
     await h.store.append([
       entry({ runId: 'a', tenantId: 't1' }),
-      entry({ runId: 'b', tenantId: 't2', agent: 'analyst', skill: 'db.query', decision: 'denied', cause: 'denied_not_listed', outcome: 'denied' }),
+      entry({
+        runId: 'b',
+        tenantId: 't2',
+        agent: 'analyst',
+        skill: 'db.query',
+        decision: 'denied',
+        cause: 'denied_not_listed',
+        outcome: 'denied',
+      }),
       entry({ runId: 'c', tenantId: 't1', at: new Date('2026-02-01T00:00:00Z') }),
     ]);
     expect((await h.store.query({ tenantId: 't1' })).map((r) => r.runId)).toEqual(['a', 'c']);

@@ -27,6 +27,8 @@ export class ZmoduPipelineVersions1764480100000 implements MigrationInterface {
     await q.query(`DROP INDEX IF EXISTS zmodu_approval_decisions_version`);
     await q.query(`ALTER TABLE zmodu_approval_decisions DROP COLUMN IF EXISTS edit, DROP COLUMN IF EXISTS version`);
     await q.query(`ALTER TABLE zmodu_approval_decisions ADD CONSTRAINT zmodu_approval_decisions_step UNIQUE (proposal_id, step)`);
-    await q.query(`ALTER TABLE zmodu_proposals DROP COLUMN IF EXISTS agent, DROP COLUMN IF EXISTS permissions, DROP COLUMN IF EXISTS version`);
+    await q.query(
+      `ALTER TABLE zmodu_proposals DROP COLUMN IF EXISTS agent, DROP COLUMN IF EXISTS permissions, DROP COLUMN IF EXISTS version`,
+    );
   }
 }

@@ -63,8 +63,22 @@ export function proposalStoreContract(factory: () => Promise<ProposalStoreHarnes
     await h.store.insert(p);
     const got = await h.store.get(p.tenantId, p.id);
     expect(got).toMatchObject({
-      id: p.id, tenantId: p.tenantId, action: 'order.submit', payload: p.payload, amount: 500, proposer: 'alice', permissions: ['order:submit'], agent: 'desk',
-      status: 'pending', verdict: 'needs_human', reason: 'large', steps: [LEAD, SECOND], approvals: 0, version: 1, runId: 'run-1', decisions: [],
+      id: p.id,
+      tenantId: p.tenantId,
+      action: 'order.submit',
+      payload: p.payload,
+      amount: 500,
+      proposer: 'alice',
+      permissions: ['order:submit'],
+      agent: 'desk',
+      status: 'pending',
+      verdict: 'needs_human',
+      reason: 'large',
+      steps: [LEAD, SECOND],
+      approvals: 0,
+      version: 1,
+      runId: 'run-1',
+      decisions: [],
       waitingStep: { index: 0, ...LEAD },
     });
     expect(got?.createdAt).toBeInstanceOf(Date);
@@ -113,7 +127,11 @@ export function proposalStoreContract(factory: () => Promise<ProposalStoreHarnes
     // The same person may not decide the next step; the next approver must name version 2, step 1.
     expect((await h.store.decide(decision(p.id, { version: 2, step: 1 }))).applied).toBe(false);
     expect((await h.store.decide(decision(p.id, { decidedBy: 'max', version: 1, step: 1 }))).applied).toBe(false);
-    expect(await h.store.decide(decision(p.id, { decidedBy: 'max', version: 2, step: 1 }))).toEqual({ applied: true, status: 'approved', version: 3 });
+    expect(await h.store.decide(decision(p.id, { decidedBy: 'max', version: 2, step: 1 }))).toEqual({
+      applied: true,
+      status: 'approved',
+      version: 3,
+    });
     const got = await h.store.get('acme', p.id);
     expect(got).toMatchObject({ status: 'approved', approvals: 2, version: 3, waitingStep: null });
     expect(got?.decisions.map((d) => [d.step, d.decidedBy, d.decision, d.version])).toEqual([
@@ -125,7 +143,11 @@ export function proposalStoreContract(factory: () => Promise<ProposalStoreHarnes
   it('a reject settles the proposal; a decision after it does not apply', async () => {
     const p = proposal();
     await h.store.insert(p);
-    expect(await h.store.decide(decision(p.id, { decision: 'reject', reason: 'no' }))).toEqual({ applied: true, status: 'rejected', version: 2 });
+    expect(await h.store.decide(decision(p.id, { decision: 'reject', reason: 'no' }))).toEqual({
+      applied: true,
+      status: 'rejected',
+      version: 2,
+    });
     expect(await h.store.get('acme', p.id)).toMatchObject({ status: 'rejected', reason: 'rejected by lee: no' });
     expect((await h.store.decide(decision(p.id, { decidedBy: 'max', version: 2 }))).applied).toBe(false);
   });
@@ -133,15 +155,33 @@ export function proposalStoreContract(factory: () => Promise<ProposalStoreHarnes
   it('an approval with an edit replaces payload, amount and steps, restarts the chain for others to sign, and records both payloads', async () => {
     const p = proposal({ steps: [LEAD] });
     await h.store.insert(p);
-    const edit = { before: { payload: p.payload, amount: 500 }, after: { payload: { symbol: 'ACME', qty: 50 }, amount: 5000 }, steps: [LEAD, SECOND] };
+    const edit = {
+      before: { payload: p.payload, amount: 500 },
+      after: { payload: { symbol: 'ACME', qty: 50 }, amount: 5000 },
+      steps: [LEAD, SECOND],
+    };
     expect(await h.store.decide(decision(p.id, { edit }))).toEqual({ applied: true, status: 'pending', version: 2 });
     const got = await h.store.get('acme', p.id);
-    expect(got).toMatchObject({ payload: { symbol: 'ACME', qty: 50 }, amount: 5000, steps: [LEAD, SECOND], approvals: 0, waitingStep: { index: 0, ...LEAD } });
+    expect(got).toMatchObject({
+      payload: { symbol: 'ACME', qty: 50 },
+      amount: 5000,
+      steps: [LEAD, SECOND],
+      approvals: 0,
+      waitingStep: { index: 0, ...LEAD },
+    });
     expect(got?.decisions[0]).toMatchObject({ decidedBy: 'lee', version: 1, edit: { before: edit.before, after: edit.after } });
     // The editor cannot sign the chain of their own edit; others sign every step of it.
     expect((await h.store.decide(decision(p.id, { version: 2, step: 0 }))).applied).toBe(false);
-    expect(await h.store.decide(decision(p.id, { decidedBy: 'max', version: 2, step: 0 }))).toEqual({ applied: true, status: 'pending', version: 3 });
-    expect(await h.store.decide(decision(p.id, { decidedBy: 'pat', version: 3, step: 1 }))).toEqual({ applied: true, status: 'approved', version: 4 });
+    expect(await h.store.decide(decision(p.id, { decidedBy: 'max', version: 2, step: 0 }))).toEqual({
+      applied: true,
+      status: 'pending',
+      version: 3,
+    });
+    expect(await h.store.decide(decision(p.id, { decidedBy: 'pat', version: 3, step: 1 }))).toEqual({
+      applied: true,
+      status: 'approved',
+      version: 4,
+    });
     expect((await h.store.get('acme', p.id))?.decisions.map((d) => [d.decidedBy, d.step, d.version])).toEqual([
       ['lee', 0, 1],
       ['max', 0, 2],

@@ -1,7 +1,5 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
 import { BusinessSkillsOptions } from './business-skills.options';
 
-export const {
-  ConfigurableModuleClass: ConfigurableBusinessSkillsModule,
-  MODULE_OPTIONS_TOKEN: BUSINESS_SKILLS_OPTIONS,
-} = new ConfigurableModuleBuilder<BusinessSkillsOptions>({ moduleName: 'ZmoduBusinessSkills' }).setClassMethodName('register').build();
+export const { ConfigurableModuleClass: ConfigurableBusinessSkillsModule, MODULE_OPTIONS_TOKEN: BUSINESS_SKILLS_OPTIONS } =
+  new ConfigurableModuleBuilder<BusinessSkillsOptions>({ moduleName: 'ZmoduBusinessSkills' }).setClassMethodName('register').build();

@@ -6,7 +6,14 @@ import { SkillInvocation } from '../skill-context';
 import { SkillRegistration } from '../skill-definition';
 import { SkillRegistry } from '../skill.registry';
 import { BUSINESS_SKILLS_OPTIONS } from './business-skills.module-definition';
-import { BUSINESS_SKILL_NAMES, BusinessSkillName, BusinessSkillsOptions, EntitySpec, KpiMetric, ReportSpec } from './business-skills.options';
+import {
+  BUSINESS_SKILL_NAMES,
+  BusinessSkillName,
+  BusinessSkillsOptions,
+  EntitySpec,
+  KpiMetric,
+  ReportSpec,
+} from './business-skills.options';
 import { EntityWriter } from './entity-writer';
 import { toCsv } from './csv';
 import { capRows, DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT_MS, ReadOnlyFence, runReadOnly } from './data/read-only-query';
@@ -31,7 +38,8 @@ interface ResolvedEntity extends EntitySpec {
 /** Limits are whole numbers in range: a typo must fail boot, not every call. */
 function checkLimits(limits: BusinessSkillsOptions['limits']): void {
   if (limits === undefined) return;
-  if (typeof limits !== 'object' || limits === null || Array.isArray(limits)) throw new Error('BusinessSkillsModule: limits must be an object { timeoutMs, defaultRows, maxRows, maxBytes }.');
+  if (typeof limits !== 'object' || limits === null || Array.isArray(limits))
+    throw new Error('BusinessSkillsModule: limits must be an object { timeoutMs, defaultRows, maxRows, maxBytes }.');
   const ranges: Array<[keyof NonNullable<BusinessSkillsOptions['limits']>, number, number, string]> = [
     ['timeoutMs', 1, 600_000, 'milliseconds, at most 10 minutes'],
     ['defaultRows', 1, MAX_ROWS_CAP, `rows, at most ${MAX_ROWS_CAP}`],
@@ -73,16 +81,19 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
   ) {
     this.options = Object.assign(new BusinessSkillsOptions(), raw);
     const o = this.options;
-    if (!Array.isArray(o.entities)) throw new Error('BusinessSkillsModule: entities must be an array of { name, table, pk, tenantColumn?, columns? }.');
+    if (!Array.isArray(o.entities))
+      throw new Error('BusinessSkillsModule: entities must be an array of { name, table, pk, tenantColumn?, columns? }.');
     if (o.dbQueryTenantColumn !== undefined) quoteIdent(o.dbQueryTenantColumn, 'dbQueryTenantColumn');
     for (const e of o.entities) this.addEntity(e);
     for (const k of o.kpis ?? []) {
-      if (!k?.name || (!k.tenantSql && !k.sql)) throw new Error(`BusinessSkillsModule: kpi ${JSON.stringify(k?.name)} needs a name and tenantSql (and/or sql).`);
+      if (!k?.name || (!k.tenantSql && !k.sql))
+        throw new Error(`BusinessSkillsModule: kpi ${JSON.stringify(k?.name)} needs a name and tenantSql (and/or sql).`);
       if (k.tenantSql) tenantBound(k.tenantSql, `kpi ${k.name} tenantSql`);
       this.kpis.set(k.name, k);
     }
     for (const r of o.reports ?? []) {
-      if (!r?.name || (!r.tenantSql && !r.sql)) throw new Error(`BusinessSkillsModule: report ${JSON.stringify(r?.name)} needs a name and tenantSql (and/or sql).`);
+      if (!r?.name || (!r.tenantSql && !r.sql))
+        throw new Error(`BusinessSkillsModule: report ${JSON.stringify(r?.name)} needs a name and tenantSql (and/or sql).`);
       if (r.tenantSql) tenantBound(r.tenantSql, `report ${r.name} tenantSql`);
       this.reports.set(r.name, r);
     }
@@ -92,18 +103,28 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
     for (const e of this.entities.values())
       for (const [column, target] of Object.entries(e.references ?? {})) {
         quoteIdent(column, `reference of entity ${e.name}`);
-        if (!this.entities.has(target)) throw new Error(`BusinessSkillsModule: entity ${e.name} references unknown entity '${target}' (column ${column}).`);
+        if (!this.entities.has(target))
+          throw new Error(`BusinessSkillsModule: entity ${e.name} references unknown entity '${target}' (column ${column}).`);
       }
-    this.writer = new EntityWriter(() => this.dataSource, (name) => this.entity(name));
+    this.writer = new EntityWriter(
+      () => this.dataSource,
+      (name) => this.entity(name),
+    );
     this.guard = new SqlGuard(
-      [...this.entities.values()].map((e) => ({ table: e.table, schema: e.schema, tenantColumn: e.resolvedTenantColumn, columns: e.columns })),
+      [...this.entities.values()].map((e) => ({
+        table: e.table,
+        schema: e.schema,
+        tenantColumn: e.resolvedTenantColumn,
+        columns: e.columns,
+      })),
     );
   }
 
   async onModuleInit(): Promise<void> {
     await loadSqlParser();
     const wanted = new Set<string>(this.options.skills ?? BUSINESS_SKILL_NAMES);
-    for (const skill of [...this.skills(), ...this.writeSkills()]) if (wanted.has(skill.name as BusinessSkillName)) this.registry.register(skill);
+    for (const skill of [...this.skills(), ...this.writeSkills()])
+      if (wanted.has(skill.name as BusinessSkillName)) this.registry.register(skill);
   }
 
   /** After migrations ran (TypeORM runs them when the DataSource starts): the data-model audit, then db.query's second fence. */
@@ -115,7 +136,13 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
 
   /** The entities as the data-model audit sees them. */
   auditedEntities(): AuditedEntity[] {
-    return [...this.entities.values()].map((e) => ({ name: e.name, table: e.table, schema: e.schema, tenantColumn: e.resolvedTenantColumn, writable: e.writable }));
+    return [...this.entities.values()].map((e) => ({
+      name: e.name,
+      table: e.table,
+      schema: e.schema,
+      tenantColumn: e.resolvedTenantColumn,
+      writable: e.writable,
+    }));
   }
 
   /** The data-model audit of the registered entities (see auditDataModel). */
@@ -135,7 +162,8 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
     }
     if (!audit.findings.length) return;
     const lines = audit.findings.map((f) => `${f.code} on ${f.table}: ${f.detail}; fix: ${f.fix}`);
-    if (strict) throw new Error(`BusinessSkillsModule (strictData): the data model has ${lines.length} hazard(s):\n- ${lines.join('\n- ')}`);
+    if (strict)
+      throw new Error(`BusinessSkillsModule (strictData): the data model has ${lines.length} hazard(s):\n- ${lines.join('\n- ')}`);
     for (const line of lines) this.logger.warn(`data model: ${line}`);
   }
 
@@ -184,11 +212,17 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
   private async fenceFor(tenantId: string): Promise<ReadOnlyFence | undefined> {
     const mode = this.fenceMode;
     if (mode === 'off') return undefined;
-    if (this.fenceState === undefined || (this.fenceState === null && Date.now() - this.fenceCheckedAt > FENCE_RECHECK_MS)) await this.lookForFence();
+    if (this.fenceState === undefined || (this.fenceState === null && Date.now() - this.fenceCheckedAt > FENCE_RECHECK_MS))
+      await this.lookForFence();
     const state = this.fenceState;
     if (!state) {
       if (mode === 'required')
-        throw new SkillError('fence_missing', 'The database fence for db.query is not installed, so db.query is off for now.', undefined, 'QueryRefused');
+        throw new SkillError(
+          'fence_missing',
+          'The database fence for db.query is not installed, so db.query is off for now.',
+          undefined,
+          'QueryRefused',
+        );
       return undefined;
     }
     return { role: state.role, settings: (processId) => fenceSettings(state.key, processId, tenantId) };
@@ -228,7 +262,7 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
         description:
           `Run one read-only SELECT over the tables ${this.guard.tableNames().join(', ') || '(none)'}. ` +
           'Values go in args, one per ? placeholder; no literals, comments or ";". Rows are limited (default 20, at most 100). ' +
-          'You only ever see your own tenant\'s rows.',
+          "You only ever see your own tenant's rows.",
         parameters: {
           type: 'object',
           properties: {
@@ -316,7 +350,12 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
         ...common,
         name: 'entity.create',
         description: `Create a record of a writable entity: ${describe}. The tenant is set for you.`,
-        parameters: { type: 'object', properties: { entity: entityProp, values }, required: ['entity', 'values'], additionalProperties: false },
+        parameters: {
+          type: 'object',
+          properties: { entity: entityProp, values },
+          required: ['entity', 'values'],
+          additionalProperties: false,
+        },
         handler: (args, ctx) => this.writer.create(args.entity as string, args.values as Record<string, unknown>, ctx.tenantId),
       },
       {
@@ -343,7 +382,12 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
       prepared = this.guard.prepare({ sql: args.sql, args: args.args, tenantId: ctx.tenantId, maxRows: rows });
     } catch (err) {
       if (err instanceof SqlRefusal)
-        throw new SkillError(err.reason, err.message, undefined, err.reason === 'TenantScopeUnavailable' ? 'TenantScopeUnavailable' : 'QueryRefused');
+        throw new SkillError(
+          err.reason,
+          err.message,
+          undefined,
+          err.reason === 'TenantScopeUnavailable' ? 'TenantScopeUnavailable' : 'QueryRefused',
+        );
       throw err;
     }
     const fence = ctx.tenantId !== undefined ? await this.fenceFor(ctx.tenantId) : undefined;
@@ -388,28 +432,48 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
 
   async kpi(args: { metric: string }, ctx: SkillInvocation) {
     const metric = this.kpis.get(args.metric);
-    if (!metric) throw new SkillError('unknown_metric', `No metric '${args.metric}'. Metrics: ${[...this.kpis.keys()].join(', ') || '(none)'}.`, undefined, 'QueryRefused');
+    if (!metric)
+      throw new SkillError(
+        'unknown_metric',
+        `No metric '${args.metric}'. Metrics: ${[...this.kpis.keys()].join(', ') || '(none)'}.`,
+        undefined,
+        'QueryRefused',
+      );
     const { sql, values } = this.scopedStatement(metric, ctx, 'metric');
     const result = await runReadOnly(this.dataSource, capRows(sql, 1), values, this.limits(1));
     const row = result.rows[0];
-    return { metric: metric.name, value: row ? Object.values(row)[0] ?? null : null };
+    return { metric: metric.name, value: row ? (Object.values(row)[0] ?? null) : null };
   }
 
   async report(args: { report: string; format?: 'json' | 'csv' }, ctx: SkillInvocation) {
     const report = this.reports.get(args.report);
-    if (!report) throw new SkillError('unknown_report', `No report '${args.report}'. Reports: ${[...this.reports.keys()].join(', ') || '(none)'}.`, undefined, 'QueryRefused');
+    if (!report)
+      throw new SkillError(
+        'unknown_report',
+        `No report '${args.report}'. Reports: ${[...this.reports.keys()].join(', ') || '(none)'}.`,
+        undefined,
+        'QueryRefused',
+      );
     const { sql, values } = this.scopedStatement(report, ctx, 'report');
     const result = await runReadOnly(this.dataSource, capRows(sql, REPORT_ROW_CAP), values, this.limits(REPORT_ROW_CAP));
     const format = args.format ?? 'json';
     const base = { report: report.name, format, rowCount: result.rowCount, truncated: result.truncated };
-    return format === 'csv' ? { ...base, csv: toCsv(result.columns, result.rows) } : { ...base, columns: result.columns, rows: result.rows };
+    return format === 'csv'
+      ? { ...base, csv: toCsv(result.columns, result.rows) }
+      : { ...base, columns: result.columns, rows: result.rows };
   }
 
   // ---------------------------------------------------------------- helpers
 
   private entity(name: string): ResolvedEntity {
     const e = this.entities.get(name);
-    if (!e) throw new SkillError('unknown_entity', `No entity '${name}'. Entities: ${[...this.entities.keys()].join(', ') || '(none)'}.`, undefined, 'QueryRefused');
+    if (!e)
+      throw new SkillError(
+        'unknown_entity',
+        `No entity '${name}'. Entities: ${[...this.entities.keys()].join(', ') || '(none)'}.`,
+        undefined,
+        'QueryRefused',
+      );
     return e;
   }
 
@@ -421,7 +485,12 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
   private tenantFilter(e: ResolvedEntity, ctx: SkillInvocation, values: unknown[]): string {
     if (!ctx.tenantId || e.resolvedTenantColumn === null) return '';
     if (e.resolvedTenantColumn === undefined)
-      throw new SkillError('TenantScopeUnavailable', `Entity ${e.name} has no tenant column configured.`, undefined, 'TenantScopeUnavailable');
+      throw new SkillError(
+        'TenantScopeUnavailable',
+        `Entity ${e.name} has no tenant column configured.`,
+        undefined,
+        'TenantScopeUnavailable',
+      );
     values.push(ctx.tenantId);
     return ` AND ${quoteIdent(e.resolvedTenantColumn, 'tenant column')} = $${values.length}`;
   }
@@ -429,10 +498,16 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
   private scopedStatement(def: KpiMetric | ReportSpec, ctx: SkillInvocation, what: string): { sql: string; values: unknown[] } {
     if (ctx.tenantId) {
       if (!def.tenantSql)
-        throw new SkillError('TenantScopeUnavailable', `The ${what} ${def.name} declares no tenant query, so it cannot be read for a tenant.`, undefined, 'TenantScopeUnavailable');
+        throw new SkillError(
+          'TenantScopeUnavailable',
+          `The ${what} ${def.name} declares no tenant query, so it cannot be read for a tenant.`,
+          undefined,
+          'TenantScopeUnavailable',
+        );
       return { sql: tenantBound(def.tenantSql, what), values: [ctx.tenantId] };
     }
-    if (!def.sql) throw new SkillError('TenantRequired', `The ${what} ${def.name} can only be read for a tenant.`, undefined, 'TenantRequired');
+    if (!def.sql)
+      throw new SkillError('TenantRequired', `The ${what} ${def.name} can only be read for a tenant.`, undefined, 'TenantRequired');
     return { sql: def.sql, values: [] };
   }
 

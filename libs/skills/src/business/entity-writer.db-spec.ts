@@ -16,15 +16,32 @@ const WRITE_ENTITIES: EntitySpec[] = ENTITIES.map((e) =>
 describe('entity.create and entity.update', () => {
   let t: BusinessApp;
   const write = (skill: string, args: unknown, tenantId = ALPHA, permissions = ['entity:write']) =>
-    t.app.get(SkillDispatcher).dispatch(
-      createSkillContext({ guard: new Guard({ allow: ['entity.create', 'entity.update'], allowExecute: true }), tenantId, userId: 'ops', permissions }),
-      skill,
-      args,
-    );
-  const order = (over: Record<string, unknown> = {}) => ({ customer_id: 1, status: 'open', amount: 12.5, created_at: '2026-11-30T00:00:00Z', note: 'made by the model', ...over });
+    t.app
+      .get(SkillDispatcher)
+      .dispatch(
+        createSkillContext({
+          guard: new Guard({ allow: ['entity.create', 'entity.update'], allowExecute: true }),
+          tenantId,
+          userId: 'ops',
+          permissions,
+        }),
+        skill,
+        args,
+      );
+  const order = (over: Record<string, unknown> = {}) => ({
+    customer_id: 1,
+    status: 'open',
+    amount: 12.5,
+    created_at: '2026-11-30T00:00:00Z',
+    note: 'made by the model',
+    ...over,
+  });
 
   beforeAll(async () => {
-    t = await startBusinessApp({ entities: WRITE_ENTITIES, skills: ['db.query', 'entity.lookup', 'entity.list', 'entity.create', 'entity.update'] }, 10);
+    t = await startBusinessApp(
+      { entities: WRITE_ENTITIES, skills: ['db.query', 'entity.lookup', 'entity.list', 'entity.create', 'entity.update'] },
+      10,
+    );
     await t.ds.query('CREATE SEQUENCE orders_id_seq START 500000');
     await t.ds.query(`ALTER TABLE orders ALTER COLUMN id SET DEFAULT nextval('orders_id_seq')`);
     await t.ds.query('CREATE SEQUENCE customers_id_seq START 500000');
@@ -80,9 +97,15 @@ describe('entity.create and entity.update', () => {
   });
 
   it('a unique violation is neutral too (no existence oracle)', async () => {
-    const first = await write('entity.create', { entity: 'customer', values: { name: 'New', region: 'north', tier: 'gold', email: 'dup@example.com' } });
+    const first = await write('entity.create', {
+      entity: 'customer',
+      values: { name: 'New', region: 'north', tier: 'gold', email: 'dup@example.com' },
+    });
     expect(first.ok).toBe(true);
-    const dup = await write('entity.create', { entity: 'customer', values: { name: 'New', region: 'north', tier: 'gold', email: 'dup@example.com' } });
+    const dup = await write('entity.create', {
+      entity: 'customer',
+      values: { name: 'New', region: 'north', tier: 'gold', email: 'dup@example.com' },
+    });
     expect(dup.error).toMatchObject({ reason: 'write_refused' });
     expect(JSON.stringify(dup.error)).not.toMatch(/dup@example|customers_tenant_email|duplicate/);
   });
@@ -102,11 +125,18 @@ describe('entity.create and entity.update', () => {
   it('needs entity:write and the execute class', async () => {
     const noPerm = await write('entity.create', { entity: 'order', values: order() }, ALPHA, []);
     expect(noPerm.error).toMatchObject({ error: 'PermissionDenied', permission: 'entity:write' });
-    const readOnlyPolicy = await t.app.get(SkillDispatcher).dispatch(
-      createSkillContext({ guard: new Guard({ allow: ['entity.create'], allowExecute: false }), tenantId: ALPHA, userId: 'ops', permissions: ['entity:write'] }),
-      'entity.create',
-      { entity: 'order', values: order() },
-    );
+    const readOnlyPolicy = await t.app
+      .get(SkillDispatcher)
+      .dispatch(
+        createSkillContext({
+          guard: new Guard({ allow: ['entity.create'], allowExecute: false }),
+          tenantId: ALPHA,
+          userId: 'ops',
+          permissions: ['entity:write'],
+        }),
+        'entity.create',
+        { entity: 'order', values: order() },
+      );
     expect(readOnlyPolicy.error).toEqual({ error: 'ToolDenied', reason: 'denied_execute_class' });
   });
 });

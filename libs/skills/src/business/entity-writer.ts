@@ -61,7 +61,8 @@ export class EntityWriter {
     const e = this.entity(name);
     const cols = await this.checkValues(e, values, tenantId);
     const names = Object.keys(values);
-    if (names.length === 0) throw new SkillError('nothing_to_update', 'values must name at least one writable column.', undefined, 'QueryRefused');
+    if (names.length === 0)
+      throw new SkillError('nothing_to_update', 'values must name at least one writable column.', undefined, 'QueryRefused');
     const params: unknown[] = names.map((c) => toParam(values[c], cols.get(c) as ColumnInfo));
     const sets = names.map((c, i) => `${quoteIdent(c, 'column')} = $${i + 1}`);
     params.push(id);
@@ -74,11 +75,18 @@ export class EntityWriter {
     const result = await this.write(e, values, tenantId, (m) => m.query(sql, params));
     const rows = returning(result);
     // Another tenant's record, or none: the same answer.
-    return rows.length ? { entity: e.name, updated: true, record: rows[0] } : { entity: e.name, updated: false, found: false, record: null };
+    return rows.length
+      ? { entity: e.name, updated: true, record: rows[0] }
+      : { entity: e.name, updated: false, found: false, record: null };
   }
 
   /** References checked and the statement run in one transaction; constraint errors made neutral. */
-  private async write(e: WritableEntity, values: Record<string, unknown>, tenantId: string | undefined, statement: (m: EntityManager) => Promise<Record<string, unknown>[]>) {
+  private async write(
+    e: WritableEntity,
+    values: Record<string, unknown>,
+    tenantId: string | undefined,
+    statement: (m: EntityManager) => Promise<Record<string, unknown>[]>,
+  ) {
     try {
       return await this.dataSource().transaction(async (m) => {
         for (const [column, target] of Object.entries(e.references ?? {})) {
@@ -90,7 +98,8 @@ export class EntityWriter {
             params.push(tenantId);
             sql += ` AND ${quoteIdent(ref.resolvedTenantColumn, 'tenant column')} = $2`;
           }
-          if ((await m.query(`${sql} FOR KEY SHARE`, params)).length === 0) throw new SkillError('write_refused', NEUTRAL, undefined, 'QueryRefused');
+          if ((await m.query(`${sql} FOR KEY SHARE`, params)).length === 0)
+            throw new SkillError('write_refused', NEUTRAL, undefined, 'QueryRefused');
         }
         return statement(m);
       });
@@ -98,7 +107,13 @@ export class EntityWriter {
       if (err instanceof SkillError) throw err;
       const code = (err as { driverError?: { code?: string } }).driverError?.code ?? '';
       if (code === '23505' || code === '23503') throw new SkillError('write_refused', NEUTRAL, undefined, 'QueryRefused');
-      if (code.startsWith('23')) throw new SkillError('constraint_violated', 'The record breaks a rule of the table (a required value, or a check).', undefined, 'QueryRefused');
+      if (code.startsWith('23'))
+        throw new SkillError(
+          'constraint_violated',
+          'The record breaks a rule of the table (a required value, or a check).',
+          undefined,
+          'QueryRefused',
+        );
       if (code.startsWith('22')) throw new SkillError('invalid_input', 'A value does not fit its column.', undefined, 'QueryRefused');
       throw err;
     }
@@ -110,14 +125,21 @@ export class EntityWriter {
     };
     if (!e.writable?.length) refuse('entity_not_writable', `Entity ${e.name} is read-only.`);
     if (e.resolvedTenantColumn === undefined && tenantId)
-      throw new SkillError('TenantScopeUnavailable', `Entity ${e.name} has no tenant column configured.`, undefined, 'TenantScopeUnavailable');
+      throw new SkillError(
+        'TenantScopeUnavailable',
+        `Entity ${e.name} has no tenant column configured.`,
+        undefined,
+        'TenantScopeUnavailable',
+      );
     if (!values || typeof values !== 'object' || Array.isArray(values)) refuse('bad_request', 'values must be an object of column: value.');
     const writable = new Set(e.writable);
     const cols = await this.columns(e);
     for (const [column, value] of Object.entries(values as Record<string, unknown>)) {
-      if (column === e.resolvedTenantColumn) refuse('tenant_column_not_allowed', `The tenant column ${column} is set from your context; leave it out.`);
+      if (column === e.resolvedTenantColumn)
+        refuse('tenant_column_not_allowed', `The tenant column ${column} is set from your context; leave it out.`);
       if (column === e.pk) refuse('primary_key_not_allowed', `The primary key ${column} cannot be written.`);
-      if (!writable.has(column)) refuse('column_not_writable', `Column ${column} is not writable on ${e.name}. Writable: ${[...writable].join(', ')}.`);
+      if (!writable.has(column))
+        refuse('column_not_writable', `Column ${column} is not writable on ${e.name}. Writable: ${[...writable].join(', ')}.`);
       const info = cols.get(column);
       if (!info) refuse('column_not_writable', `Column ${column} does not exist on ${e.name}.`);
       const problem = typeProblem(value, info as ColumnInfo);
@@ -138,7 +160,19 @@ export class EntityWriter {
           `SELECT column_name, data_type, is_nullable, character_maximum_length FROM information_schema.columns WHERE table_name = $1 AND table_schema = coalesce($2, current_schema())`,
           [e.table, e.schema ?? null],
         )
-        .then((rows: Array<Record<string, unknown>>) => new Map(rows.map((r) => [String(r.column_name), { type: String(r.data_type), nullable: r.is_nullable === 'YES', maxLength: r.character_maximum_length === null ? null : Number(r.character_maximum_length) }])));
+        .then(
+          (rows: Array<Record<string, unknown>>) =>
+            new Map(
+              rows.map((r) => [
+                String(r.column_name),
+                {
+                  type: String(r.data_type),
+                  nullable: r.is_nullable === 'YES',
+                  maxLength: r.character_maximum_length === null ? null : Number(r.character_maximum_length),
+                },
+              ]),
+            ),
+        );
       cached.catch(() => this.columnInfo.delete(e.name));
       this.columnInfo.set(e.name, cached);
     }
@@ -154,7 +188,9 @@ function typeProblem(value: unknown, c: ColumnInfo): string | null {
     return typeof value === 'number' && Number.isInteger(value) && value >= lo && value <= hi ? null : `must be a whole number (${t})`;
   }
   if (t === 'numeric' || t === 'real' || t === 'double precision')
-    return (typeof value === 'number' && Number.isFinite(value)) || (typeof value === 'string' && /^-?\d+(\.\d+)?$/.test(value)) ? null : 'must be a number';
+    return (typeof value === 'number' && Number.isFinite(value)) || (typeof value === 'string' && /^-?\d+(\.\d+)?$/.test(value))
+      ? null
+      : 'must be a number';
   if (t === 'text' || t === 'character varying' || t === 'character') {
     if (typeof value !== 'string') return 'must be a string';
     return c.maxLength !== null && value.length > c.maxLength ? `must be at most ${c.maxLength} characters` : null;

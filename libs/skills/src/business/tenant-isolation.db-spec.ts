@@ -59,7 +59,8 @@ describe('db.query tenant isolation', () => {
     }
   }
 
-  const alphaCount = async (table: string) => Number((await t.ds.query(`SELECT count(*) AS n FROM ${table} WHERE tenant_id = $1`, [ALPHA]))[0].n);
+  const alphaCount = async (table: string) =>
+    Number((await t.ds.query(`SELECT count(*) AS n FROM ${table} WHERE tenant_id = $1`, [ALPHA]))[0].n);
 
   describe('scoping where each table is referenced', () => {
     it('counts only the caller rows without selecting the tenant column', async () => {
@@ -85,7 +86,10 @@ describe('db.query tenant isolation', () => {
       ['union', 'SELECT note AS t FROM orders UNION ALL SELECT name FROM customers UNION SELECT sku FROM order_lines'],
       ['window', 'SELECT id, note, count(*) OVER () AS n, max(amount) OVER () AS top FROM orders'],
       ['CTE shadowing the table', 'WITH orders AS (SELECT * FROM orders) SELECT * FROM orders'],
-      ['CTE chain', 'WITH a AS (SELECT * FROM orders), b AS (SELECT * FROM a JOIN customers c ON c.id = a.customer_id) SELECT note, name FROM b'],
+      [
+        'CTE chain',
+        'WITH a AS (SELECT * FROM orders), b AS (SELECT * FROM a JOIN customers c ON c.id = a.customer_id) SELECT note, name FROM b',
+      ],
       ['lateral', 'SELECT c.name, x.note FROM customers c, LATERAL (SELECT * FROM orders o WHERE o.customer_id = c.id) x'],
       ['scalar subquery', 'SELECT (SELECT max(note) FROM orders) AS m, (SELECT min(name) FROM customers) AS e'],
       ['IN subquery', 'SELECT * FROM customers WHERE id IN (SELECT customer_id FROM orders)'],
@@ -128,7 +132,11 @@ describe('db.query tenant isolation', () => {
       ['pg_catalog qualified', 'SELECT * FROM pg_catalog.pg_user', 'table_not_allowed'],
       ['information_schema', 'SELECT * FROM information_schema.tables', 'table_not_allowed'],
       ['other schema', 'SELECT * FROM other.orders', 'table_not_allowed'],
-      ['CTE name out of its scope', 'SELECT * FROM (WITH secrets AS (SELECT id FROM orders) SELECT id FROM secrets) s, secrets', 'table_not_allowed'],
+      [
+        'CTE name out of its scope',
+        'SELECT * FROM (WITH secrets AS (SELECT id FROM orders) SELECT id FROM secrets) s, secrets',
+        'table_not_allowed',
+      ],
       ['system column', 'SELECT ctid, xmin FROM orders', 'column_not_allowed'],
       ['set_config', 'SELECT set_config(?, ?, false)', 'function_not_allowed'],
       ['current_setting', 'SELECT current_setting(?)', 'function_not_allowed'],
@@ -149,7 +157,11 @@ describe('db.query tenant isolation', () => {
       ['cast to regclass', 'SELECT ?::regclass', 'type_not_allowed'],
       ['qualified operator', 'SELECT * FROM orders WHERE id OPERATOR(pg_catalog.=) ?', 'operator_not_allowed'],
       ['regex (ReDoS)', 'SELECT * FROM orders WHERE note ~ ?', 'operator_not_allowed'],
-      ['WITH RECURSIVE (unbounded)', 'WITH RECURSIVE r(n) AS (SELECT ? UNION ALL SELECT n + ? FROM r) SELECT count(*) FROM r', 'recursive_not_allowed'],
+      [
+        'WITH RECURSIVE (unbounded)',
+        'WITH RECURSIVE r(n) AS (SELECT ? UNION ALL SELECT n + ? FROM r) SELECT count(*) FROM r',
+        'recursive_not_allowed',
+      ],
       ['data-modifying CTE', 'WITH x AS (DELETE FROM orders RETURNING *) SELECT * FROM x', 'not_select'],
       ['SELECT INTO', 'SELECT * INTO stolen FROM orders', 'not_select'],
       ['FOR UPDATE', 'SELECT * FROM orders FOR UPDATE', 'locking_not_allowed'],
@@ -237,7 +249,10 @@ describe('db.query tenant isolation', () => {
       let ticks = 0;
       const timer = setInterval(() => ticks++, 25);
       const started = Date.now();
-      const r = await t.call('db.query', { sql: 'SELECT count(md5(lpad(a.note, ?))) AS n FROM orders a, orders b, orders c', args: [10_000] });
+      const r = await t.call('db.query', {
+        sql: 'SELECT count(md5(lpad(a.note, ?))) AS n FROM orders a, orders b, orders c',
+        args: [10_000],
+      });
       const elapsed = Date.now() - started;
       clearInterval(timer);
       expect(r.ok).toBe(false);
@@ -252,7 +267,10 @@ describe('db.query tenant isolation', () => {
   describe('caps', () => {
     it('rows past the byte budget are left on the server: the answer is cut, and the next query is served', async () => {
       // 60 rows of 10 KB each against the default 256 KiB budget.
-      const big = (await query('SELECT id, lpad(note, ?) AS big FROM orders ORDER BY id', [10_000], 100)).value as { rows: unknown[]; truncated: boolean };
+      const big = (await query('SELECT id, lpad(note, ?) AS big FROM orders ORDER BY id', [10_000], 100)).value as {
+        rows: unknown[];
+        truncated: boolean;
+      };
       expect(big.truncated).toBe(true);
       expect(big.rows.length).toBeGreaterThan(0);
       expect(big.rows.length).toBeLessThan(30);
@@ -272,20 +290,68 @@ describe('db.query tenant isolation', () => {
 
   describe('legitimate analytical queries', () => {
     it.each<[string, string, unknown[]]>([
-      ['join + GROUP BY + HAVING', 'SELECT c.region, count(*) AS n, sum(o.amount) AS total FROM orders o JOIN customers c ON c.id = o.customer_id GROUP BY c.region HAVING count(*) > ? ORDER BY c.region', [1]],
-      ['three-way join', 'SELECT c.name, o.id, l.sku, l.qty * l.price AS value FROM customers c JOIN orders o ON o.customer_id = c.id JOIN order_lines l ON l.order_id = o.id WHERE o.status = ? ORDER BY o.id, l.sku LIMIT ?', ['open', 50]],
-      ['window functions', 'SELECT id, customer_id, amount, rank() OVER (PARTITION BY customer_id ORDER BY amount DESC, id) AS r, sum(amount) OVER (PARTITION BY customer_id) AS customer_total FROM orders ORDER BY customer_id, r LIMIT ?', [100]],
-      ['running total with a frame', 'SELECT id, sum(amount) OVER (ORDER BY id ROWS BETWEEN ? PRECEDING AND CURRENT ROW) AS rolling FROM orders ORDER BY id LIMIT ?', [2, 30]],
-      ['CTE', 'WITH per_customer AS (SELECT customer_id, count(*) AS n FROM orders GROUP BY customer_id) SELECT c.name, p.n FROM per_customer p JOIN customers c ON c.id = p.customer_id ORDER BY p.n DESC, c.name', []],
+      [
+        'join + GROUP BY + HAVING',
+        'SELECT c.region, count(*) AS n, sum(o.amount) AS total FROM orders o JOIN customers c ON c.id = o.customer_id GROUP BY c.region HAVING count(*) > ? ORDER BY c.region',
+        [1],
+      ],
+      [
+        'three-way join',
+        'SELECT c.name, o.id, l.sku, l.qty * l.price AS value FROM customers c JOIN orders o ON o.customer_id = c.id JOIN order_lines l ON l.order_id = o.id WHERE o.status = ? ORDER BY o.id, l.sku LIMIT ?',
+        ['open', 50],
+      ],
+      [
+        'window functions',
+        'SELECT id, customer_id, amount, rank() OVER (PARTITION BY customer_id ORDER BY amount DESC, id) AS r, sum(amount) OVER (PARTITION BY customer_id) AS customer_total FROM orders ORDER BY customer_id, r LIMIT ?',
+        [100],
+      ],
+      [
+        'running total with a frame',
+        'SELECT id, sum(amount) OVER (ORDER BY id ROWS BETWEEN ? PRECEDING AND CURRENT ROW) AS rolling FROM orders ORDER BY id LIMIT ?',
+        [2, 30],
+      ],
+      [
+        'CTE',
+        'WITH per_customer AS (SELECT customer_id, count(*) AS n FROM orders GROUP BY customer_id) SELECT c.name, p.n FROM per_customer p JOIN customers c ON c.id = p.customer_id ORDER BY p.n DESC, c.name',
+        [],
+      ],
       ['IN subquery', 'SELECT id, name FROM customers WHERE id IN (SELECT customer_id FROM orders WHERE amount > ?) ORDER BY id', [500]],
-      ['EXISTS / NOT EXISTS', 'SELECT id FROM orders o WHERE EXISTS (SELECT FROM order_lines l WHERE l.order_id = o.id AND l.qty >= ?) AND NOT EXISTS (SELECT FROM customers c WHERE c.id = o.customer_id AND c.tier = ?) ORDER BY id', [3, 'gold']],
-      ['CASE', 'SELECT CASE WHEN amount >= ? THEN ? ELSE ? END AS size, count(*) AS n FROM orders GROUP BY 1 ORDER BY 1', [500, 'large', 'small']],
-      ['date functions', "SELECT date_trunc(?, created_at) AS month, extract(year FROM created_at) AS y, count(*) AS n FROM orders WHERE created_at >= ?::timestamptz GROUP BY 1, 2 ORDER BY 1", ['month', '2026-03-01T00:00:00Z']],
+      [
+        'EXISTS / NOT EXISTS',
+        'SELECT id FROM orders o WHERE EXISTS (SELECT FROM order_lines l WHERE l.order_id = o.id AND l.qty >= ?) AND NOT EXISTS (SELECT FROM customers c WHERE c.id = o.customer_id AND c.tier = ?) ORDER BY id',
+        [3, 'gold'],
+      ],
+      [
+        'CASE',
+        'SELECT CASE WHEN amount >= ? THEN ? ELSE ? END AS size, count(*) AS n FROM orders GROUP BY 1 ORDER BY 1',
+        [500, 'large', 'small'],
+      ],
+      [
+        'date functions',
+        'SELECT date_trunc(?, created_at) AS month, extract(year FROM created_at) AS y, count(*) AS n FROM orders WHERE created_at >= ?::timestamptz GROUP BY 1, 2 ORDER BY 1',
+        ['month', '2026-03-01T00:00:00Z'],
+      ],
       ['LIMIT and OFFSET as parameters', 'SELECT id, note FROM orders ORDER BY id LIMIT ? OFFSET ?', [5, 10]],
-      ['DISTINCT, COALESCE, string functions', 'SELECT DISTINCT upper(region) AS r, coalesce(tier, ?) AS t FROM customers ORDER BY 1, 2', ['none']],
-      ['UNION of aggregates', 'SELECT ? AS kind, count(*) AS n FROM orders UNION ALL SELECT ?, count(*) FROM order_lines ORDER BY 1', ['orders', 'lines']],
-      ['scalar subquery per row', 'SELECT c.id, (SELECT count(*) FROM orders o WHERE o.customer_id = c.id) AS n FROM customers c ORDER BY c.id', []],
-      ['aggregate FILTER and percentile', 'SELECT count(*) FILTER (WHERE status = ?) AS open, percentile_cont(?) WITHIN GROUP (ORDER BY amount) AS median FROM orders', ['open', 0.5]],
+      [
+        'DISTINCT, COALESCE, string functions',
+        'SELECT DISTINCT upper(region) AS r, coalesce(tier, ?) AS t FROM customers ORDER BY 1, 2',
+        ['none'],
+      ],
+      [
+        'UNION of aggregates',
+        'SELECT ? AS kind, count(*) AS n FROM orders UNION ALL SELECT ?, count(*) FROM order_lines ORDER BY 1',
+        ['orders', 'lines'],
+      ],
+      [
+        'scalar subquery per row',
+        'SELECT c.id, (SELECT count(*) FROM orders o WHERE o.customer_id = c.id) AS n FROM customers c ORDER BY c.id',
+        [],
+      ],
+      [
+        'aggregate FILTER and percentile',
+        'SELECT count(*) FILTER (WHERE status = ?) AS open, percentile_cont(?) WITHIN GROUP (ORDER BY amount) AS median FROM orders',
+        ['open', 0.5],
+      ],
       ['= ANY of an array parameter', 'SELECT id FROM orders WHERE id = ANY(?) ORDER BY id', [[1, 2, 3, 100000, 100001]]],
     ])('%s returns exactly the caller rows', async (_name, sql, args) => {
       const r = await query(sql, args, 100);
@@ -318,7 +384,11 @@ describe('db.query tenant isolation', () => {
     it.each(POSITIONS)('%s: hostile names are refused or read only the caller rows', async (_position, template) => {
       for (const name of HOSTILE_NAMES) {
         const sql = template.replace(/\bN\b/g, () => `"${name.replace(/"/g, '""')}"`);
-        const r = await query(sql, (template.match(/\?/g) ?? []).map(() => 1), 100);
+        const r = await query(
+          sql,
+          (template.match(/\?/g) ?? []).map(() => 1),
+          100,
+        );
         expect(leaksBeta(r.ok ? r.value : r.observation)).toBe(false);
         if (!r.ok) expect(r.error?.reason).not.toBe('rewrite_mismatch');
       }
@@ -329,7 +399,10 @@ describe('db.query tenant isolation', () => {
       ['SELECT id FROM orders;COMMIT;UPDATE orders SET note = ? WHERE tenant_id = ?'],
       ['COMMIT;SELECT pg_sleep(15)'],
     ])('%s is refused and changes nothing', async (sql) => {
-      const r = await query(sql, (sql.match(/\?/g) ?? []).map(() => 'x'));
+      const r = await query(
+        sql,
+        (sql.match(/\?/g) ?? []).map(() => 'x'),
+      );
       expect(r.ok).toBe(false);
       expect(r.error?.reason).toBe('multiple_statements');
     });
@@ -354,15 +427,23 @@ describe('db.query tenant isolation', () => {
 
     it('joins tables whose tenant columns are int and text', async () => {
       await t.ds.query('CREATE TABLE int_accounts (id int PRIMARY KEY, tenant_no int NOT NULL, label text NOT NULL)');
-      await t.ds.query('CREATE TABLE text_notes (id int PRIMARY KEY, tenant_key text NOT NULL, account_id int NOT NULL, body text NOT NULL)');
+      await t.ds.query(
+        'CREATE TABLE text_notes (id int PRIMARY KEY, tenant_key text NOT NULL, account_id int NOT NULL, body text NOT NULL)',
+      );
       try {
         await t.ds.query("INSERT INTO int_accounts VALUES (1, 7, 'seven'), (2, 8, 'BETA eight')");
-        await t.ds.query("INSERT INTO text_notes VALUES (1, '7', 1, 'note of seven'), (2, '8', 2, 'BETA note'), (3, '8', 1, 'BETA cross note')");
+        await t.ds.query(
+          "INSERT INTO text_notes VALUES (1, '7', 1, 'note of seven'), (2, '8', 2, 'BETA note'), (3, '8', 1, 'BETA cross note')",
+        );
         const guard = new SqlGuard([
           { table: 'int_accounts', tenantColumn: 'tenant_no' },
           { table: 'text_notes', tenantColumn: 'tenant_key' },
         ]);
-        const p = guard.prepare({ sql: 'SELECT a.label, n.body FROM int_accounts a JOIN text_notes n ON n.account_id = a.id ORDER BY n.id', tenantId: '7', maxRows: 10 });
+        const p = guard.prepare({
+          sql: 'SELECT a.label, n.body FROM int_accounts a JOIN text_notes n ON n.account_id = a.id ORDER BY n.id',
+          tenantId: '7',
+          maxRows: 10,
+        });
         const r = await runReadOnly(t.ds, p.text, p.values, { maxRows: 10, timeoutMs: 2000 });
         expect(r.rows).toEqual([{ label: 'seven', body: 'note of seven' }]);
       } finally {
@@ -373,7 +454,26 @@ describe('db.query tenant isolation', () => {
 
   describe('property: hostile identifiers never reach another tenant', () => {
     const piece = fc.oneof(
-      fc.constantFrom('"', '(', ')', ';', '--', '/*', ',', ' ', '$$', '?', "'", 'SELECT ', ' FROM ', 'customers', 'secrets', 'UNION', 'COMMIT', 'é'),
+      fc.constantFrom(
+        '"',
+        '(',
+        ')',
+        ';',
+        '--',
+        '/*',
+        ',',
+        ' ',
+        '$$',
+        '?',
+        "'",
+        'SELECT ',
+        ' FROM ',
+        'customers',
+        'secrets',
+        'UNION',
+        'COMMIT',
+        'é',
+      ),
       fc.string({ minLength: 1, maxLength: 4 }),
     );
     const hostileName = fc
@@ -407,7 +507,14 @@ describe('db.query tenant isolation', () => {
         table: fc.constant(tb),
         cols: fc.subarray(cols[tb], { minLength: 1 }),
         agg: fc.constantFrom('', 'count(*)', 'count(DISTINCT id)', 'max(id)'),
-        where: fc.option(fc.record({ col: fc.constantFrom('id', 'tenant_id'), op: fc.constantFrom('=', '<>', '<', '>='), value: fc.oneof(fc.integer({ min: 0, max: 200000 }), fc.constantFrom(ALPHA, BETA)) }), { nil: undefined }),
+        where: fc.option(
+          fc.record({
+            col: fc.constantFrom('id', 'tenant_id'),
+            op: fc.constantFrom('=', '<>', '<', '>='),
+            value: fc.oneof(fc.integer({ min: 0, max: 200000 }), fc.constantFrom(ALPHA, BETA)),
+          }),
+          { nil: undefined },
+        ),
       }),
     );
     const shape: fc.Arbitrary<Shape> = fc.oneof(
@@ -446,7 +553,10 @@ describe('db.query tenant isolation', () => {
         case 'window':
           return { sql: `SELECT count(*) OVER () AS n, y.* FROM (${render({ ...q, agg: '' }, args)}) y`, args };
         case 'union':
-          return { sql: `SELECT count(*) AS n FROM (${render({ ...q.a, agg: 'count(*)' }, args)} UNION ALL ${render({ ...q.b, agg: 'count(*)' }, args)}) u`, args };
+          return {
+            sql: `SELECT count(*) AS n FROM (${render({ ...q.a, agg: 'count(*)' }, args)} UNION ALL ${render({ ...q.b, agg: 'count(*)' }, args)}) u`,
+            args,
+          };
         case 'subquery':
           return { sql: `SELECT (SELECT count(*) FROM ${q.tb}) AS n, s.* FROM (${render(q.a, args)}) s`, args };
         case 'cte':

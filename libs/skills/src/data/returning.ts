@@ -8,6 +8,10 @@ export function returning(result: unknown): Record<string, unknown>[] {
 }
 
 /** The rows of one statement run through anything with TypeORM's `query(sql, params)`. */
-export async function queryRows<T = Record<string, unknown>>(db: { query(sql: string, params?: unknown[]): Promise<unknown> }, sql: string, params: unknown[] = []): Promise<T[]> {
+export async function queryRows<T = Record<string, unknown>>(
+  db: { query(sql: string, params?: unknown[]): Promise<unknown> },
+  sql: string,
+  params: unknown[] = [],
+): Promise<T[]> {
   return returning(await db.query(sql, params)) as T[];
 }

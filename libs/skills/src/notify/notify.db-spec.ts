@@ -72,8 +72,10 @@ describe('notification.send', () => {
       expect(req.headers['x-zmodu-signature']).toBe(expected);
       expect(JSON.parse(req.body)).toMatchObject({ channel: 'ops', tenantId: 'acme', message: 'disk almost full', data: { pct: 93 } });
     }
-    expect(signWebhook('wrong-secret-0000000000', String(received[0].headers['x-zmodu-timestamp']), received[0].body)).not.toBe(received[0].headers['x-zmodu-signature']);
-    expect((await t.app.get(OutboxService).get('acme', eventId))).toMatchObject({ status: 'delivered', attempts: 2 });
+    expect(signWebhook('wrong-secret-0000000000', String(received[0].headers['x-zmodu-timestamp']), received[0].body)).not.toBe(
+      received[0].headers['x-zmodu-signature'],
+    );
+    expect(await t.app.get(OutboxService).get('acme', eventId)).toMatchObject({ status: 'delivered', attempts: 2 });
   });
 
   it('a webhook that does not answer in time fails the attempt and is retried', async () => {
@@ -83,7 +85,10 @@ describe('notification.send', () => {
     const eventId = (r.value as { eventId: string }).eventId;
     const relay = t.app.get(OutboxRelay);
     await relay.runOnce();
-    expect((await t.app.get(OutboxService).get('acme', eventId))).toMatchObject({ status: 'pending', lastError: expect.stringMatching(/abort|timeout/i) });
+    expect(await t.app.get(OutboxService).get('acme', eventId)).toMatchObject({
+      status: 'pending',
+      lastError: expect.stringMatching(/abort|timeout/i),
+    });
     await sleep(5);
     await relay.runOnce();
     expect((await t.app.get(OutboxService).get('acme', eventId))?.status).toBe('delivered');

@@ -64,20 +64,24 @@ export class NotifySkill implements OnModuleInit {
           throw new Error(`NotifyModule: channel ${name}: url is not a URL.`);
         }
         if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`NotifyModule: channel ${name}: url must be http(s).`);
-        if (!spec.secret || spec.secret.length < 16) throw new Error(`NotifyModule: channel ${name}: a webhook needs a secret of 16+ characters to sign with.`);
+        if (!spec.secret || spec.secret.length < 16)
+          throw new Error(`NotifyModule: channel ${name}: a webhook needs a secret of 16+ characters to sign with.`);
       } else if (spec.type === 'sink') {
         if (typeof spec.handler !== 'function') throw new Error(`NotifyModule: channel ${name}: a sink needs a handler function.`);
       } else if (spec.type === 'outbox') {
         if (!spec.topic) throw new Error(`NotifyModule: channel ${name}: an outbox channel needs a topic.`);
       } else throw new Error(`NotifyModule: channel ${name}: type must be webhook, sink or outbox.`);
       if (spec.type !== 'sink' && (!outbox || !relay))
-        throw new Error(`NotifyModule: channel ${name} goes through the outbox: import OutboxModule.forRoot() (with a TypeORM DataSource or a store of your own).`);
+        throw new Error(
+          `NotifyModule: channel ${name} goes through the outbox: import OutboxModule.forRoot() (with a TypeORM DataSource or a store of your own).`,
+        );
     }
   }
 
   onModuleInit(): void {
     const names = Object.keys(this.options.channels ?? {});
-    if (Object.values(this.options.channels).some((c) => c.type === 'webhook')) this.relay?.on(WEBHOOK_TOPIC, (event, ctx) => this.post(event, ctx.signal));
+    if (Object.values(this.options.channels).some((c) => c.type === 'webhook'))
+      this.relay?.on(WEBHOOK_TOPIC, (event, ctx) => this.post(event, ctx.signal));
     this.registry.register({
       name: 'notification.send',
       action: 'propose',
@@ -148,6 +152,9 @@ export class NotifySkill implements OnModuleInit {
 @Module({})
 export class NotifyModule {
   static forRoot(options: NotifyModuleOptions) {
-    return { module: NotifyModule, providers: [{ provide: NOTIFY_MODULE_OPTIONS, useValue: Object.assign(new NotifyModuleOptions(), options) }, NotifySkill] };
+    return {
+      module: NotifyModule,
+      providers: [{ provide: NOTIFY_MODULE_OPTIONS, useValue: Object.assign(new NotifyModuleOptions(), options) }, NotifySkill],
+    };
   }
 }

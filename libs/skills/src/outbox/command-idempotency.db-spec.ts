@@ -81,8 +81,12 @@ describe('command.execute: once per key, even when concurrent', () => {
     await db?.drop();
   });
 
-  const execute = (runId: string, args: Record<string, unknown>, who: { userId?: string; agent?: string; tenantId?: string } = {}, command = 'probe.touch') =>
-    t.call('command.execute', { command, args }, runId, ['command:execute'], who);
+  const execute = (
+    runId: string,
+    args: Record<string, unknown>,
+    who: { userId?: string; agent?: string; tenantId?: string } = {},
+    command = 'probe.touch',
+  ) => t.call('command.execute', { command, args }, runId, ['command:execute'], who);
 
   it('five concurrent calls on one key run the handler body once and all answer with its event', async () => {
     const before = entries;
@@ -92,7 +96,9 @@ describe('command.execute: once per key, even when concurrent', () => {
     const values = results.map((r) => r.value as { eventId: string; replayed: boolean });
     expect(values.filter((v) => !v.replayed)).toHaveLength(1);
     expect(new Set(values.map((v) => v.eventId)).size).toBe(1);
-    const rows = await t.ds.query(`SELECT id FROM zmodu_outbox WHERE idempotency_key = $1`, [commandKey({ userId: 'u1', agent: 'ops', runId: 'conc-1' })]);
+    const rows = await t.ds.query(`SELECT id FROM zmodu_outbox WHERE idempotency_key = $1`, [
+      commandKey({ userId: 'u1', agent: 'ops', runId: 'conc-1' }),
+    ]);
     expect(rows).toHaveLength(1);
     // And a later call with the key is a replay that runs nothing.
     expect((await execute('conc-1', { n: 1 })).value).toEqual({ eventId: values[0].eventId, replayed: true });
@@ -123,7 +129,11 @@ describe('command.execute: once per key, even when concurrent', () => {
     const before = entries;
     const otherArgs = await execute('conflict-1', { n: 2, tag: 'a', extra: { x: 1, y: [1, 2] } });
     expect(otherArgs.ok).toBe(false);
-    expect(otherArgs.error).toMatchObject({ reason: 'idempotency_conflict', storedCommand: 'probe.touch', message: expect.stringContaining("'probe.touch'") });
+    expect(otherArgs.error).toMatchObject({
+      reason: 'idempotency_conflict',
+      storedCommand: 'probe.touch',
+      message: expect.stringContaining("'probe.touch'"),
+    });
     expect(otherArgs.error?.message).toMatch(/other arguments/);
     const otherCommand = await execute('conflict-1', { n: 1, tag: 'a', extra: { x: 1, y: [1, 2] } }, {}, 'probe.other');
     expect(otherCommand.error).toMatchObject({ reason: 'idempotency_conflict', storedCommand: 'probe.touch' });
@@ -132,15 +142,24 @@ describe('command.execute: once per key, even when concurrent', () => {
     const same = await execute('conflict-1', { extra: { y: [1, 2], x: 1 }, tag: 'a', n: 1 });
     expect(same.value).toEqual({ eventId: (first.value as { eventId: string }).eventId, replayed: true });
     // Array order is part of the arguments.
-    expect((await execute('conflict-1', { n: 1, tag: 'a', extra: { x: 1, y: [2, 1] } })).error).toMatchObject({ reason: 'idempotency_conflict' });
+    expect((await execute('conflict-1', { n: 1, tag: 'a', extra: { x: 1, y: [2, 1] } })).error).toMatchObject({
+      reason: 'idempotency_conflict',
+    });
     expect(entries).toBe(before);
-    expect(await t.ds.query(`SELECT 1 FROM zmodu_outbox WHERE idempotency_key = $1`, [commandKey({ userId: 'u1', agent: 'ops', runId: 'conflict-1' })])).toHaveLength(1);
+    expect(
+      await t.ds.query(`SELECT 1 FROM zmodu_outbox WHERE idempotency_key = $1`, [
+        commandKey({ userId: 'u1', agent: 'ops', runId: 'conflict-1' }),
+      ]),
+    ).toHaveLength(1);
   });
 
   it('a rolled-back command leaves its key free: a concurrent call waits for the rollback, then runs', async () => {
     const before = entries;
     failNext = true;
-    const [bad, good] = await Promise.all([execute('rb-1', { n: 1 }, {}, 'probe.flaky'), sleep(5).then(() => execute('rb-1', { n: 1 }, {}, 'probe.flaky'))]);
+    const [bad, good] = await Promise.all([
+      execute('rb-1', { n: 1 }, {}, 'probe.flaky'),
+      sleep(5).then(() => execute('rb-1', { n: 1 }, {}, 'probe.flaky')),
+    ]);
     expect(bad.error).toMatchObject({ reason: 'flaked' });
     expect(good.value).toMatchObject({ replayed: false });
     expect(entries - before).toBe(2);
@@ -160,7 +179,10 @@ describe('command.execute: once per key, even when concurrent', () => {
       releaseSlow();
       const done = await first;
       expect(done.value).toMatchObject({ replayed: false });
-      expect((await execute('run-slow-1', { n: 1 }, {}, 'probe.slow')).value).toEqual({ eventId: (done.value as { eventId: string }).eventId, replayed: true });
+      expect((await execute('run-slow-1', { n: 1 }, {}, 'probe.slow')).value).toEqual({
+        eventId: (done.value as { eventId: string }).eventId,
+        replayed: true,
+      });
     } else {
       // One embedded session: the second call's transaction starts only after the first one ends, and replays it.
       setTimeout(() => releaseSlow(), 300);

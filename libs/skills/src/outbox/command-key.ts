@@ -33,5 +33,7 @@ function sortKeys(value: unknown): unknown {
 
 /** sha256 (hex) of a command's name and canonical arguments. */
 export function commandArgsHash(name: string, args: unknown): string {
-  return createHash('sha256').update(canonicalJson([name, args ?? {}])).digest('hex');
+  return createHash('sha256')
+    .update(canonicalJson([name, args ?? {}]))
+    .digest('hex');
 }

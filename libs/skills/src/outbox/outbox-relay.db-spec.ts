@@ -64,7 +64,12 @@ describe('outbox relay: leases per delivery, concurrent deliveries, per-topic li
     );
     for (const r of relays)
       r.on('hook.slow', async (event, ctx) => {
-        const res = await fetch(url, { method: 'POST', headers: { 'x-event': event.id }, body: JSON.stringify(event.payload), signal: ctx.signal });
+        const res = await fetch(url, {
+          method: 'POST',
+          headers: { 'x-event': event.id },
+          body: JSON.stringify(event.payload),
+          signal: ctx.signal,
+        });
         await res.arrayBuffer();
         if (res.status !== 200) throw new Error(`webhook answered ${res.status}`);
       });
@@ -96,7 +101,13 @@ describe('outbox relay: leases per delivery, concurrent deliveries, per-topic li
     let slowInFlight = 0;
     let slowMost = 0;
     // One poll only (the first, at start): everything after it comes from freed slots.
-    const relay = new OutboxRelay(t.store, { owner: 'topics', concurrency: 4, topicConcurrency: 2, handlerTimeoutMs: 2000, pollIntervalMs: 60_000 });
+    const relay = new OutboxRelay(t.store, {
+      owner: 'topics',
+      concurrency: 4,
+      topicConcurrency: 2,
+      handlerTimeoutMs: 2000,
+      pollIntervalMs: 60_000,
+    });
     relay.on('topic.slow', async () => {
       slowInFlight++;
       slowMost = Math.max(slowMost, slowInFlight);
@@ -122,7 +133,12 @@ describe('outbox relay: leases per delivery, concurrent deliveries, per-topic li
     const id = await outbox.publish({ tenantId: 'acme', topic: 'stall.topic', payload: {}, maxAttempts: 1 });
     let delivered = 0;
     // The holder delivers at once, then its process stalls for 300 ms: longer than its 100 ms lease.
-    const holder = new OutboxRelay(t.store, { owner: 'holder', leaseMs: 100, handlerTimeoutMs: 50, hooks: { afterDeliver: () => sleep(300).then(() => undefined) } });
+    const holder = new OutboxRelay(t.store, {
+      owner: 'holder',
+      leaseMs: 100,
+      handlerTimeoutMs: 50,
+      hooks: { afterDeliver: () => sleep(300).then(() => undefined) },
+    });
     holder.on('stall.topic', () => void delivered++);
     const other = new OutboxRelay(t.store, { owner: 'other', handlerTimeoutMs: 50 });
     other.on('stall.topic', () => void delivered++);
@@ -208,7 +224,15 @@ describe('outbox relay: leases per delivery, concurrent deliveries, per-topic li
     let running = 0;
     let most = 0;
     let finished = 0;
-    const relay = new OutboxRelay(t.store, { owner: 'deaf', concurrency: 2, topicConcurrency: 2, handlerTimeoutMs: 50, leaseMs: 2000, pollIntervalMs: 50, backoff: { baseMs: 10, maxMs: 10 } });
+    const relay = new OutboxRelay(t.store, {
+      owner: 'deaf',
+      concurrency: 2,
+      topicConcurrency: 2,
+      handlerTimeoutMs: 50,
+      leaseMs: 2000,
+      pollIntervalMs: 50,
+      backoff: { baseMs: 10, maxMs: 10 },
+    });
     relay.on('deaf.handler', async () => {
       running++;
       most = Math.max(most, running);

@@ -21,7 +21,9 @@ describe('OutboxRelay options', () => {
     expect(new OutboxRelay(store)).toMatchObject({ concurrency: 8, topicConcurrency: 4 });
     expect(new OutboxRelay(store, { concurrency: 1 })).toMatchObject({ concurrency: 1, topicConcurrency: 1 });
     expect(() => new OutboxRelay(store, { concurrency: 0 })).toThrow(/concurrency is 0; it must be a positive integer/);
-    expect(() => new OutboxRelay(store, { concurrency: 4, topicConcurrency: 5 })).toThrow(/topicConcurrency is 5; it must be a positive integer at most concurrency \(4\)/);
+    expect(() => new OutboxRelay(store, { concurrency: 4, topicConcurrency: 5 })).toThrow(
+      /topicConcurrency is 5; it must be a positive integer at most concurrency \(4\)/,
+    );
     expect(() => new OutboxRelay(store, { handlerTimeoutMs: -1 })).toThrow(/handlerTimeoutMs/);
     expect(() => new OutboxRelay(store, { pollIntervalMs: 0 })).toThrow(/pollIntervalMs/);
   });

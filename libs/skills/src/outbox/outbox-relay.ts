@@ -96,9 +96,12 @@ export class OutboxRelay {
     if (!positiveInteger(this.concurrency)) throw new Error(RELAY_OPTION_MESSAGE('concurrency', options.concurrency, 'a positive integer'));
     this.topicConcurrency = options.topicConcurrency ?? Math.max(1, Math.floor(this.concurrency / 2));
     if (!positiveInteger(this.topicConcurrency) || this.topicConcurrency > this.concurrency)
-      throw new Error(RELAY_OPTION_MESSAGE('topicConcurrency', options.topicConcurrency, `a positive integer at most concurrency (${this.concurrency})`));
+      throw new Error(
+        RELAY_OPTION_MESSAGE('topicConcurrency', options.topicConcurrency, `a positive integer at most concurrency (${this.concurrency})`),
+      );
     this.handlerTimeoutMs = options.handlerTimeoutMs ?? 30_000;
-    if (!positiveInteger(this.handlerTimeoutMs)) throw new Error(RELAY_OPTION_MESSAGE('handlerTimeoutMs', options.handlerTimeoutMs, 'a positive integer (ms)'));
+    if (!positiveInteger(this.handlerTimeoutMs))
+      throw new Error(RELAY_OPTION_MESSAGE('handlerTimeoutMs', options.handlerTimeoutMs, 'a positive integer (ms)'));
     this.leaseMs = options.leaseMs ?? this.handlerTimeoutMs + LEASE_MARGIN_MS;
     if (!positiveInteger(this.leaseMs)) throw new Error(RELAY_OPTION_MESSAGE('leaseMs', options.leaseMs, 'a positive integer (ms)'));
     if (this.leaseMs <= this.handlerTimeoutMs) throw new Error(RELAY_LEASE_MESSAGE(this.leaseMs, this.handlerTimeoutMs));
@@ -299,7 +302,10 @@ export class OutboxRelay {
       const error = await Promise.race([work.then(() => null), timeout]);
       if (error === null) return { error: null, late: null };
       const late = work.then(
-        () => this.settleDelivered(event, token).catch((err) => this.logger.error(`event ${event.id}: a late success could not be settled: ${String(err)}`)),
+        () =>
+          this.settleDelivered(event, token).catch((err) =>
+            this.logger.error(`event ${event.id}: a late success could not be settled: ${String(err)}`),
+          ),
         () => undefined,
       );
       return { error, late };
@@ -337,7 +343,8 @@ export class OutboxRelay {
     const max = this.options.backoff?.maxMs ?? 60_000;
     const retryInMs = Math.min(max, base * 2 ** Math.max(0, event.attempts - 1));
     const settled = await this.store.settleFailed(event.id, token, { error, retryInMs });
-    if (settled === 'dead') this.logger.warn(`event ${event.id} (${event.topic}) is dead-lettered after ${event.attempts} attempts: ${error}`);
+    if (settled === 'dead')
+      this.logger.warn(`event ${event.id} (${event.topic}) is dead-lettered after ${event.attempts} attempts: ${error}`);
     return settled;
   }
 }

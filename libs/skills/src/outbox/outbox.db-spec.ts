@@ -19,9 +19,19 @@ describe('transactional outbox: nothing lost, nothing twice', () => {
   const credit: CommandDefinition = {
     name: 'ledger.credit',
     description: 'credit an account',
-    parameters: { type: 'object', properties: { account: { type: 'string' }, amount: { type: 'integer', minimum: 1 } }, required: ['account', 'amount'], additionalProperties: false },
+    parameters: {
+      type: 'object',
+      properties: { account: { type: 'string' }, amount: { type: 'integer', minimum: 1 } },
+      required: ['account', 'amount'],
+      additionalProperties: false,
+    },
     handler: async (args, { transaction, invocation }) => {
-      await transaction.query('INSERT INTO ledger (run_id, tenant_id, account, amount) VALUES ($1, $2, $3, $4)', [invocation.runId, invocation.tenantId, args.account, args.amount]);
+      await transaction.query('INSERT INTO ledger (run_id, tenant_id, account, amount) VALUES ($1, $2, $3, $4)', [
+        invocation.runId,
+        invocation.tenantId,
+        args.account,
+        args.amount,
+      ]);
       if (crashOf.get(invocation.runId) === 'before_commit') throw new Error('process died before the commit');
       return { topic: 'ledger.credited', payload: { account: args.account, amount: args.amount, runId: invocation.runId } };
     },
@@ -43,7 +53,11 @@ describe('transactional outbox: nothing lost, nothing twice', () => {
     return async (event: OutboxEvent) => {
       const p = event.payload as { account: string; amount: number; runId: string };
       await ds.transaction(async (m) => {
-        await m.query('INSERT INTO applied (event_id, account, amount) VALUES ($1, $2, $3) ON CONFLICT (event_id) DO NOTHING', [event.id, p.account, p.amount]);
+        await m.query('INSERT INTO applied (event_id, account, amount) VALUES ($1, $2, $3) ON CONFLICT (event_id) DO NOTHING', [
+          event.id,
+          p.account,
+          p.amount,
+        ]);
         if (crashInside.delete(p.runId)) throw new Error('process died inside the handler');
       });
     };
@@ -61,7 +75,8 @@ describe('transactional outbox: nothing lost, nothing twice', () => {
           if (crashAfterClaim.delete((e.payload as { runId: string }).runId)) throw new RelayCrash('after the commit, before dispatch');
         },
         afterDeliver: (e) => {
-          if (crashAfterDispatch.delete((e.payload as { runId: string }).runId)) throw new RelayCrash('after dispatch, before marking sent');
+          if (crashAfterDispatch.delete((e.payload as { runId: string }).runId))
+            throw new RelayCrash('after dispatch, before marking sent');
         },
       },
     });
@@ -88,7 +103,10 @@ describe('transactional outbox: nothing lost, nothing twice', () => {
       results.push({ runId, crash, eventId: r.ok ? (r.value as { eventId: string }).eventId : undefined });
     }
 
-    const relays = [relay('A', crashAfterClaim, crashAfterDispatch, crashInside), relay('B', crashAfterClaim, crashAfterDispatch, crashInside)];
+    const relays = [
+      relay('A', crashAfterClaim, crashAfterDispatch, crashInside),
+      relay('B', crashAfterClaim, crashAfterDispatch, crashInside),
+    ];
     const passes: RelayPass[] = [];
     let crashes = 0;
     const deadline = Date.now() + 30_000;
@@ -124,7 +142,11 @@ describe('transactional outbox: nothing lost, nothing twice', () => {
     // Replaying a key (same command, same arguments) returns the stored event and runs nothing again.
     for (const r of committed.slice(0, 5)) {
       const i = Number(r.runId.slice('run-'.length));
-      const again = await t.call('command.execute', { command: 'ledger.credit', args: { amount: i + 1, account: `acct-${i % 7}` } }, r.runId);
+      const again = await t.call(
+        'command.execute',
+        { command: 'ledger.credit', args: { amount: i + 1, account: `acct-${i % 7}` } },
+        r.runId,
+      );
       expect(again.value).toEqual({ eventId: r.eventId, replayed: true });
     }
     expect(Number((await t.ds.query('SELECT count(*) AS n FROM ledger'))[0].n)).toBe(committed.length);
@@ -137,8 +159,18 @@ describe('transactional outbox: nothing lost, nothing twice', () => {
       await sleep(ms);
     };
     const fastDone: string[] = [];
-    const stalledBefore = new OutboxRelay(t.store, { owner: 'stalled-before', leaseMs: 60, handlerTimeoutMs: 50, hooks: { afterClaim: () => stall(200) } });
-    const stalledAfter = new OutboxRelay(t.store, { owner: 'stalled-after', leaseMs: 60, handlerTimeoutMs: 50, hooks: { afterDeliver: () => stall(200) } });
+    const stalledBefore = new OutboxRelay(t.store, {
+      owner: 'stalled-before',
+      leaseMs: 60,
+      handlerTimeoutMs: 50,
+      hooks: { afterClaim: () => stall(200) },
+    });
+    const stalledAfter = new OutboxRelay(t.store, {
+      owner: 'stalled-after',
+      leaseMs: 60,
+      handlerTimeoutMs: 50,
+      hooks: { afterDeliver: () => stall(200) },
+    });
     const fast = new OutboxRelay(t.store, { owner: 'fast', leaseMs: 5_000, handlerTimeoutMs: 1000 });
     const slowDone: string[] = [];
     stalledBefore.on('fence.test', (e) => void slowDone.push(e.id));

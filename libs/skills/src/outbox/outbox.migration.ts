@@ -22,9 +22,13 @@ export class ZmoduOutbox1764461300000 implements MigrationInterface {
       created_at timestamptz NOT NULL DEFAULT now(),
       delivered_at timestamptz
     )`);
-    await q.query(`CREATE INDEX IF NOT EXISTS zmodu_outbox_due_idx ON zmodu_outbox (next_attempt_at) WHERE status IN ('pending', 'delivering')`);
+    await q.query(
+      `CREATE INDEX IF NOT EXISTS zmodu_outbox_due_idx ON zmodu_outbox (next_attempt_at) WHERE status IN ('pending', 'delivering')`,
+    );
     await q.query(`CREATE INDEX IF NOT EXISTS zmodu_outbox_status_idx ON zmodu_outbox (tenant_id, status, created_at)`);
-    await q.query(`CREATE UNIQUE INDEX IF NOT EXISTS zmodu_outbox_key_idx ON zmodu_outbox (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL`);
+    await q.query(
+      `CREATE UNIQUE INDEX IF NOT EXISTS zmodu_outbox_key_idx ON zmodu_outbox (tenant_id, idempotency_key) WHERE idempotency_key IS NOT NULL`,
+    );
   }
 
   async down(q: QueryRunner): Promise<void> {

@@ -1,4 +1,12 @@
-import { ConfigurableModuleBuilder, Inject, Injectable, Module, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import {
+  ConfigurableModuleBuilder,
+  Inject,
+  Injectable,
+  Module,
+  OnApplicationBootstrap,
+  OnApplicationShutdown,
+  OnModuleInit,
+} from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { ValidateFunction } from 'ajv';
 import { DataSource } from 'typeorm';
@@ -34,13 +42,11 @@ export class OutboxModuleOptions {
   commandLockWaitMs?: number = 5_000;
 }
 
-export const {
-  ConfigurableModuleClass: ConfigurableOutboxModule,
-  MODULE_OPTIONS_TOKEN: OUTBOX_MODULE_OPTIONS,
-} = new ConfigurableModuleBuilder<OutboxModuleOptions>({ moduleName: 'ZmoduOutbox' })
-  .setClassMethodName('forRoot')
-  .setExtras({ isGlobal: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
-  .build();
+export const { ConfigurableModuleClass: ConfigurableOutboxModule, MODULE_OPTIONS_TOKEN: OUTBOX_MODULE_OPTIONS } =
+  new ConfigurableModuleBuilder<OutboxModuleOptions>({ moduleName: 'ZmoduOutbox' })
+    .setClassMethodName('forRoot')
+    .setExtras({ isGlobal: true }, (definition, extras) => ({ ...definition, global: extras.isGlobal }))
+    .build();
 
 const COMMAND_NAME = /^[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)*$/;
 
@@ -61,7 +67,8 @@ export class CommandSkill implements OnModuleInit {
   ) {
     this.options = Object.assign(new OutboxModuleOptions(), raw);
     for (const c of this.options.commands ?? []) {
-      if (!c || typeof c.name !== 'string' || !COMMAND_NAME.test(c.name)) throw new Error(`OutboxModule: command name ${JSON.stringify(c?.name)} must be lower-case dotted words.`);
+      if (!c || typeof c.name !== 'string' || !COMMAND_NAME.test(c.name))
+        throw new Error(`OutboxModule: command name ${JSON.stringify(c?.name)} must be lower-case dotted words.`);
       if (typeof c.handler !== 'function') throw new Error(`OutboxModule: command '${c.name}' needs a handler.`);
       if (this.commands.has(c.name)) throw new Error(`OutboxModule: two commands are named '${c.name}'.`);
       const problem = schemaProblem(c.parameters ?? EMPTY_PARAMETERS);
@@ -97,16 +104,25 @@ export class CommandSkill implements OnModuleInit {
     const command = this.commands.get(name);
     if (!command) throw new SkillError('unknown_command', `No command '${name}'.`);
     if (!command.validate(args))
-      throw new SkillError('invalid_arguments', `The arguments of ${name} do not match its parameters.`, { problems: describeErrors(command.validate.errors) }, 'InvalidArguments');
+      throw new SkillError(
+        'invalid_arguments',
+        `The arguments of ${name} do not match its parameters.`,
+        { problems: describeErrors(command.validate.errors) },
+        'InvalidArguments',
+      );
     const tenantId = ctx.tenantId ?? null;
     const key = commandKey(ctx);
     const argsHash = commandArgsHash(name, args);
     return this.store.transaction(async (transaction) => {
       // One holder of the key at a time; the lookup after the lock sees what an earlier holder committed.
       if (!(await this.store.lockKey(transaction, commandLockName(tenantId, key), this.options.commandLockWaitMs ?? 5_000)))
-        throw new SkillError('command_in_progress', `Another call with run id ${ctx.runId} is executing ${name} now: try again in a moment (it answers with that call's event).`, {
-          retryable: true,
-        });
+        throw new SkillError(
+          'command_in_progress',
+          `Another call with run id ${ctx.runId} is executing ${name} now: try again in a moment (it answers with that call's event).`,
+          {
+            retryable: true,
+          },
+        );
       const prior = await this.store.findByKey(tenantId, key, transaction);
       if (prior) {
         if (prior.command?.name === name && prior.command.argsHash === argsHash) return { eventId: prior.id, replayed: true };
@@ -114,7 +130,8 @@ export class CommandSkill implements OnModuleInit {
         throw new SkillError('idempotency_conflict', IDEMPOTENCY_CONFLICT_MESSAGE(ctx.runId, stored, name), { storedCommand: stored });
       }
       const event = await command.handler(args, { transaction, invocation: ctx });
-      if (!event || typeof event.topic !== 'string' || event.topic === '') throw new Error(`command '${name}' must return the event to publish: { topic, payload }`);
+      if (!event || typeof event.topic !== 'string' || event.topic === '')
+        throw new Error(`command '${name}' must return the event to publish: { topic, payload }`);
       const eventId = await this.store.enqueue(transaction, {
         tenantId,
         topic: event.topic,
@@ -147,7 +164,10 @@ class RelayLifecycle implements OnApplicationBootstrap, OnApplicationShutdown {
 }
 
 function requireDataSource(ds?: DataSource): DataSource {
-  if (!ds) throw new Error('OutboxModule needs a TypeORM DataSource (with ZMODU_OUTBOX_MIGRATIONS), or a store of your own in its `store` option.');
+  if (!ds)
+    throw new Error(
+      'OutboxModule needs a TypeORM DataSource (with ZMODU_OUTBOX_MIGRATIONS), or a store of your own in its `store` option.',
+    );
   return ds;
 }
 
@@ -180,4 +200,3 @@ function requireDataSource(ds?: DataSource): DataSource {
   exports: [OutboxService, OutboxRelay, OUTBOX_STORE],
 })
 export class OutboxModule extends ConfigurableOutboxModule {}
-

@@ -47,7 +47,8 @@ export class OutboxService {
   }
 
   list(tenantId: string, query: { status?: OutboxStatus; page?: number; limit?: number } = {}): Promise<OutboxPage> {
-    if (query.status !== undefined && !STATUSES.includes(query.status)) throw new RangeError(`status must be one of ${STATUSES.join(', ')}`);
+    if (query.status !== undefined && !STATUSES.includes(query.status))
+      throw new RangeError(`status must be one of ${STATUSES.join(', ')}`);
     return this.store.list(tenantId, { status: query.status, page: query.page ?? 1, limit: Math.min(100, query.limit ?? 20) });
   }
 

@@ -2,7 +2,16 @@ import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { queryRows } from '../data/returning';
 import { SkillTransaction, transactionOf } from '../transaction';
-import { ClaimedEvent, ClaimRequest, DeliveredSettlement, FailedSettlement, NewOutboxEvent, OutboxListQuery, OutboxPage, OutboxStore } from './outbox.store';
+import {
+  ClaimedEvent,
+  ClaimRequest,
+  DeliveredSettlement,
+  FailedSettlement,
+  NewOutboxEvent,
+  OutboxListQuery,
+  OutboxPage,
+  OutboxStore,
+} from './outbox.store';
 import { OutboxEvent, OutboxStatus } from './outbox.types';
 
 const COLUMNS =
@@ -29,7 +38,16 @@ export class TypeOrmOutboxStore implements OutboxStore {
     const id = randomUUID();
     await tx.query(
       `INSERT INTO zmodu_outbox (id, tenant_id, topic, payload, idempotency_key, max_attempts, command_name, command_hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-      [id, e.tenantId, e.topic, JSON.stringify(e.payload ?? null), e.idempotencyKey ?? null, e.maxAttempts, e.command?.name ?? null, e.command?.argsHash ?? null],
+      [
+        id,
+        e.tenantId,
+        e.topic,
+        JSON.stringify(e.payload ?? null),
+        e.idempotencyKey ?? null,
+        e.maxAttempts,
+        e.command?.name ?? null,
+        e.command?.argsHash ?? null,
+      ],
     );
     return id;
   }
@@ -61,13 +79,15 @@ export class TypeOrmOutboxStore implements OutboxStore {
 
   async list(tenantId: string, query: OutboxListQuery): Promise<OutboxPage> {
     const where = `tenant_id = $1 AND ($2::text IS NULL OR status = $2)`;
-    const [{ n }] = await queryRows(this.dataSource, `SELECT count(*) AS n FROM zmodu_outbox WHERE ${where}`, [tenantId, query.status ?? null]);
-    const rows = await queryRows(this.dataSource, `SELECT ${COLUMNS} FROM zmodu_outbox WHERE ${where} ORDER BY created_at DESC, id LIMIT $3 OFFSET $4`, [
+    const [{ n }] = await queryRows(this.dataSource, `SELECT count(*) AS n FROM zmodu_outbox WHERE ${where}`, [
       tenantId,
       query.status ?? null,
-      query.limit,
-      (query.page - 1) * query.limit,
     ]);
+    const rows = await queryRows(
+      this.dataSource,
+      `SELECT ${COLUMNS} FROM zmodu_outbox WHERE ${where} ORDER BY created_at DESC, id LIMIT $3 OFFSET $4`,
+      [tenantId, query.status ?? null, query.limit, (query.page - 1) * query.limit],
+    );
     return { items: rows.map(toEvent), total: Number(n), page: query.page, limit: query.limit };
   }
 
@@ -85,7 +105,8 @@ export class TypeOrmOutboxStore implements OutboxStore {
     if (request.limit <= 0) return [];
     // Remaining room per topic (0 = that topic is not claimed at all); topics not named get the per-topic limit.
     const caps: Record<string, number> = {};
-    for (const [topic, busy] of Object.entries(request.perTopic?.busy ?? {})) caps[topic] = Math.max(0, (request.perTopic?.limit ?? NO_CAP) - busy);
+    for (const [topic, busy] of Object.entries(request.perTopic?.busy ?? {}))
+      caps[topic] = Math.max(0, (request.perTopic?.limit ?? NO_CAP) - busy);
     const defaultCap = request.perTopic?.limit ?? NO_CAP;
     // With caps, look a little further than `limit` rows so that a capped topic at the head does not leave the claim empty.
     const scan = request.perTopic ? request.limit * 4 : request.limit;
@@ -131,7 +152,11 @@ export class TypeOrmOutboxStore implements OutboxStore {
     return rows.length === 1 ? 'delivered' : 'stale';
   }
 
-  async settleFailed(id: string, leaseToken: string, failure: { readonly error: string; readonly retryInMs: number }): Promise<FailedSettlement> {
+  async settleFailed(
+    id: string,
+    leaseToken: string,
+    failure: { readonly error: string; readonly retryInMs: number },
+  ): Promise<FailedSettlement> {
     const rows = await queryRows(
       this.dataSource,
       `UPDATE zmodu_outbox SET status = CASE WHEN attempts >= max_attempts THEN 'dead' ELSE 'pending' END,

@@ -27,12 +27,22 @@ export function outboxStoreContract(name: string, factory: () => Promise<OutboxS
       await h.close?.();
     });
 
-    const event = (over: Partial<NewOutboxEvent> = {}): NewOutboxEvent => ({ tenantId: 't1', topic: 'a.topic', payload: { n: 1 }, maxAttempts: 3, ...over });
+    const event = (over: Partial<NewOutboxEvent> = {}): NewOutboxEvent => ({
+      tenantId: 't1',
+      topic: 'a.topic',
+      payload: { n: 1 },
+      maxAttempts: 3,
+      ...over,
+    });
     const enqueue = (over: Partial<NewOutboxEvent> = {}) => store.transaction((tx) => store.enqueue(tx, event(over)));
     const claimAll = (owner: string, leaseMs = 5000, limit = 100) => store.claim({ owner, limit, leaseMs });
 
     it('enqueues in the caller transaction: committed with it, gone when it rolls back', async () => {
-      const id = await enqueue({ payload: { deep: { a: [1, 'x'] } }, idempotencyKey: 'k1', command: { name: 'ledger.credit', argsHash: 'h1' } });
+      const id = await enqueue({
+        payload: { deep: { a: [1, 'x'] } },
+        idempotencyKey: 'k1',
+        command: { name: 'ledger.credit', argsHash: 'h1' },
+      });
       await expect(
         store.transaction(async (tx) => {
           await store.enqueue(tx, event({ idempotencyKey: 'k2' }));
@@ -40,7 +50,16 @@ export function outboxStoreContract(name: string, factory: () => Promise<OutboxS
         }),
       ).rejects.toThrow('roll back');
       const got = await store.get('t1', id);
-      expect(got).toMatchObject({ id, tenantId: 't1', topic: 'a.topic', payload: { deep: { a: [1, 'x'] } }, idempotencyKey: 'k1', status: 'pending', attempts: 0, maxAttempts: 3 });
+      expect(got).toMatchObject({
+        id,
+        tenantId: 't1',
+        topic: 'a.topic',
+        payload: { deep: { a: [1, 'x'] } },
+        idempotencyKey: 'k1',
+        status: 'pending',
+        attempts: 0,
+        maxAttempts: 3,
+      });
       expect(got?.command).toEqual({ name: 'ledger.credit', argsHash: 'h1' });
       expect(got?.createdAt).toBeInstanceOf(Date);
       expect(got?.deliveredAt).toBeNull();
@@ -138,7 +157,10 @@ export function outboxStoreContract(name: string, factory: () => Promise<OutboxS
       const id2 = await enqueue();
       const [c2] = (await claimAll('r1', 50)).filter((x) => x.event.id === id2);
       await sleep(120);
-      const [renewed, taken] = await Promise.all([store.renew(id2, c2.leaseToken, 10_000), store.claim({ owner: 'r2', limit: 5, leaseMs: 10_000 })]);
+      const [renewed, taken] = await Promise.all([
+        store.renew(id2, c2.leaseToken, 10_000),
+        store.claim({ owner: 'r2', limit: 5, leaseMs: 10_000 }),
+      ]);
       const takenOver = taken.some((x) => x.event.id === id2);
       expect(renewed !== takenOver).toBe(true);
     });

@@ -117,7 +117,9 @@ describe('data-model audit', () => {
       warn.mockRestore();
     }
     try {
-      await expect(boot(true)).rejects.toThrow(/strictData\): the data model has 9 hazard\(s\):\n- .*\n- missing_table on public\.ghosts: entity ghost names/s);
+      await expect(boot(true)).rejects.toThrow(
+        /strictData\): the data model has 9 hazard\(s\):\n- .*\n- missing_table on public\.ghosts: entity ghost names/s,
+      );
     } finally {
       ds = new DataSource(await db.options());
       await ds.initialize();

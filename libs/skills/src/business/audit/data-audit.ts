@@ -55,7 +55,6 @@ interface Index {
   def: string;
 }
 
-
 /**
  * Hazards of the data model that the data skills cannot fix by themselves:
  *  - a UNIQUE constraint over a writable column without the tenant column: entity.create of a
@@ -80,7 +79,12 @@ export async function auditDataModel(db: SqlRunner, entities: readonly AuditedEn
       [schema, e.table],
     );
     if (!rel) {
-      findings.push({ code: 'missing_table', table: label, detail: `entity ${e.name} names ${label}, which does not exist`, fix: 'create the table, or fix the entity' });
+      findings.push({
+        code: 'missing_table',
+        table: label,
+        detail: `entity ${e.name} names ${label}, which does not exist`,
+        fix: 'create the table, or fix the entity',
+      });
       continue;
     }
     if (!e.tenantColumn) continue; // shared, or unknown (refused for a tenant anyway)
@@ -112,7 +116,10 @@ export async function auditDataModel(db: SqlRunner, entities: readonly AuditedEn
           code: 'view',
           table: label,
           detail: `${label} is a ${rel.relkind === 'm' ? 'materialized view' : 'view'} over tenant data: row-level security does not reach through it, so db.query's fence cannot hold there (only the rewrite scopes it)`,
-          fix: rel.relkind === 'm' ? 'register the tables it reads instead' : `ALTER VIEW ${label} SET (security_invoker = true), or register the tables it reads`,
+          fix:
+            rel.relkind === 'm'
+              ? 'register the tables it reads instead'
+              : `ALTER VIEW ${label} SET (security_invoker = true), or register the tables it reads`,
         });
       continue; // indexes and sequences belong to the tables it reads
     }

@@ -2,7 +2,15 @@ import { DataSource } from 'typeorm';
 import { ALPHA, BETA, ENTITIES, fingerprint, leaksBeta, seedBusinessData } from '../../../../../test/support/business-fixture';
 import { openTestDataSource, TestDatabase } from '../../../../../test/support/test-database';
 import { runReadOnly } from '../data/read-only-query';
-import { fenceSettings, FenceTable, installTenantFence, readFenceKey, tenantFenceMigration, tenantFenceStatus, uninstallTenantFence } from './tenant-fence';
+import {
+  fenceSettings,
+  FenceTable,
+  installTenantFence,
+  readFenceKey,
+  tenantFenceMigration,
+  tenantFenceStatus,
+  uninstallTenantFence,
+} from './tenant-fence';
 
 /** The fixture's entities as fence tables (order_lines takes the default tenant column). */
 const TABLES: FenceTable[] = ENTITIES.map((e) => ({
@@ -30,7 +38,8 @@ describe('db.query second fence in the database', () => {
     await close?.();
   });
 
-  const alphaCount = async (table: string) => Number((await ds.query(`SELECT count(*) AS n FROM ${table} WHERE tenant_id = $1`, [ALPHA]))[0].n);
+  const alphaCount = async (table: string) =>
+    Number((await ds.query(`SELECT count(*) AS n FROM ${table} WHERE tenant_id = $1`, [ALPHA]))[0].n);
 
   /** A statement as the fence alone sees it: the rewrite is bypassed, the raw text runs under the reader role. */
   async function fenced(text: string, values: unknown[] = [], settings?: (pid: number) => Record<string, string>) {
@@ -65,9 +74,9 @@ describe('db.query second fence in the database', () => {
 
     it('is all or nothing: an install that fails half-way (a missing table) leaves not even its role', async () => {
       const atomic = `${role}_atomic`;
-      await expect(installTenantFence(ds, [...TABLES, { table: 'no_such_table', tenantColumn: 'tenant_id' }], { role: atomic })).rejects.toThrow(
-        /no_such_table" does not exist: create it before installing the fence/,
-      );
+      await expect(
+        installTenantFence(ds, [...TABLES, { table: 'no_such_table', tenantColumn: 'tenant_id' }], { role: atomic }),
+      ).rejects.toThrow(/no_such_table" does not exist: create it before installing the fence/);
       expect(await ds.query('SELECT 1 FROM pg_roles WHERE rolname = $1', [atomic])).toEqual([]);
       expect((await tenantFenceStatus(ds, TABLES, { role })).installed).toBe(true);
     });
@@ -103,13 +112,17 @@ describe('db.query second fence in the database', () => {
     it('a predicate naming the other tenant finds nothing', async () => {
       const r = await fenced("SELECT * FROM orders WHERE tenant_id = 'beta'");
       expect(r.ok && r.rows).toEqual([]);
-      const joined = await fenced('SELECT c.name, o.note FROM customers c JOIN orders o ON o.customer_id = c.id UNION ALL SELECT sku, tenant_id FROM order_lines');
+      const joined = await fenced(
+        'SELECT c.name, o.note FROM customers c JOIN orders o ON o.customer_id = c.id UNION ALL SELECT sku, tenant_id FROM order_lines',
+      );
       expect(joined.ok).toBe(true);
       expect(leaksBeta(joined)).toBe(false);
     });
 
     it('set_config to the other tenant inside the statement is refused (and without the MAC it would admit no row)', async () => {
-      const r = await fenced(`SELECT set_config('zmodu.tenant_id', '${BETA}', true) AS t, (SELECT count(*) FROM orders) AS n, (SELECT string_agg(note, ',') FROM orders) AS notes`);
+      const r = await fenced(
+        `SELECT set_config('zmodu.tenant_id', '${BETA}', true) AS t, (SELECT count(*) FROM orders) AS n, (SELECT string_agg(note, ',') FROM orders) AS notes`,
+      );
       expect(r).toEqual({ ok: false, reason: 'permission_denied' });
       // The MAC is the fence where set_config is still granted (an installer that is not a superuser): see the next case.
     });
@@ -140,14 +153,19 @@ describe('db.query second fence in the database', () => {
         expect(leaksBeta(r)).toBe(false);
       }
       // pg_settings does not show the reader its role: an UPDATE of it changes nothing.
-      const viaSettings = await fenced("WITH x AS (UPDATE pg_settings SET setting = 'none' WHERE name = 'role') SELECT current_user::text AS u");
+      const viaSettings = await fenced(
+        "WITH x AS (UPDATE pg_settings SET setting = 'none' WHERE name = 'role') SELECT current_user::text AS u",
+      );
       expect(viaSettings.ok && viaSettings.rows).toEqual([{ u: role }]);
     });
 
     it('the install said it took set_config from PUBLIC, and the reader has no way to it', async () => {
       const actions = await ds.transaction((m) => installTenantFence(m, TABLES, { role }));
       expect(actions.map((a) => a.what)).toContain(`${role} may not execute set_config (it cannot leave its role)`);
-      const [{ can }] = await ds.query(`SELECT has_function_privilege($1, 'pg_catalog.set_config(text, text, boolean)', 'EXECUTE') AS can`, [role]);
+      const [{ can }] = await ds.query(
+        `SELECT has_function_privilege($1, 'pg_catalog.set_config(text, text, boolean)', 'EXECUTE') AS can`,
+        [role],
+      );
       expect(can).toBe(false);
     });
 
@@ -159,13 +177,15 @@ describe('db.query second fence in the database', () => {
 
     it('cannot write: read only, and without a write grant even in a writable transaction', async () => {
       expect((await fenced("UPDATE orders SET note = 'x'")).ok).toBe(false);
-      expect((await fenced("WITH x AS (DELETE FROM orders RETURNING 1) SELECT count(*) FROM x")).ok).toBe(false);
+      expect((await fenced('WITH x AS (DELETE FROM orders RETURNING 1) SELECT count(*) FROM x')).ok).toBe(false);
       const runner = ds.createQueryRunner();
       await runner.connect();
       try {
         await runner.startTransaction();
         await runner.query(`SET LOCAL ROLE ${role}`);
-        await expect(runner.query("UPDATE orders SET note = 'x' WHERE tenant_id = 'alpha'")).rejects.toMatchObject({ driverError: { code: '42501' } });
+        await expect(runner.query("UPDATE orders SET note = 'x' WHERE tenant_id = 'alpha'")).rejects.toMatchObject({
+          driverError: { code: '42501' },
+        });
       } finally {
         await runner.rollbackTransaction();
         await runner.release();
@@ -188,13 +208,15 @@ describe('db.query second fence in the database', () => {
       await ds.transaction((m) => installTenantFence(m, TABLES, { role }));
       try {
         const both = (await alphaCount('orders')) * 2;
-        await ds.transaction(async (m) => {
-          await m.query(`SET LOCAL ROLE ${other}`);
-          const [{ n }] = await m.query('SELECT count(*)::int AS n FROM orders');
-          expect(n).toBe(both);
-          await m.query("UPDATE orders SET note = note WHERE tenant_id = 'beta'");
-          throw new Error('rollback');
-        }).catch((e: Error) => expect(e.message).toBe('rollback'));
+        await ds
+          .transaction(async (m) => {
+            await m.query(`SET LOCAL ROLE ${other}`);
+            const [{ n }] = await m.query('SELECT count(*)::int AS n FROM orders');
+            expect(n).toBe(both);
+            await m.query("UPDATE orders SET note = note WHERE tenant_id = 'beta'");
+            throw new Error('rollback');
+          })
+          .catch((e: Error) => expect(e.message).toBe('rollback'));
       } finally {
         await ds.query(`REVOKE ALL ON orders FROM ${other}`);
         await ds.query(`DROP ROLE ${other}`);
@@ -251,7 +273,13 @@ describe('db.query second fence in the database', () => {
     await ds.query(`CREATE ROLE ${other} NOLOGIN`);
     await ds.query(`GRANT SELECT ON customers TO ${other}`);
     try {
-      await ds.transaction((m) => uninstallTenantFence(m, TABLES.filter((t) => t.table === 'orders'), { role }));
+      await ds.transaction((m) =>
+        uninstallTenantFence(
+          m,
+          TABLES.filter((t) => t.table === 'orders'),
+          { role },
+        ),
+      );
       const [{ rls }] = await ds.query("SELECT relrowsecurity AS rls FROM pg_class WHERE relname = 'customers'");
       expect(rls).toBe(false);
       const seen = await ds.transaction(async (m) => {
@@ -267,7 +295,7 @@ describe('db.query second fence in the database', () => {
     expect((await tenantFenceStatus(ds, TABLES, { role })).installed).toBe(true);
   });
 
-  it("a policy the application adds later is not ORed away: status says so, and a new install sits beside it", async () => {
+  it('a policy the application adds later is not ORed away: status says so, and a new install sits beside it', async () => {
     const other = `${role}_later`;
     await ds.query(`CREATE ROLE ${other} NOLOGIN`);
     await ds.query(`GRANT SELECT ON orders TO ${other}`);
@@ -275,9 +303,13 @@ describe('db.query second fence in the database', () => {
     try {
       const status = await tenantFenceStatus(ds, TABLES, { role });
       expect(status.installed).toBe(false);
-      expect(status.problems.join('\n')).toMatch(/"public"."orders" has policies of the application \(app_alpha_only\) that the fence's permissive policy ORs away/);
+      expect(status.problems.join('\n')).toMatch(
+        /"public"."orders" has policies of the application \(app_alpha_only\) that the fence's permissive policy ORs away/,
+      );
       const actions = await ds.transaction((m) => installTenantFence(m, TABLES, { role }));
-      expect(actions.map((a) => a.what)).toContain('"public"."orders" has policies of the application now (app_alpha_only): the fence sits beside them');
+      expect(actions.map((a) => a.what)).toContain(
+        '"public"."orders" has policies of the application now (app_alpha_only): the fence sits beside them',
+      );
       expect((await tenantFenceStatus(ds, TABLES, { role })).installed).toBe(true);
       const seen = await ds.transaction(async (m) => {
         await m.query(`SET LOCAL ROLE ${other}`);
@@ -288,7 +320,9 @@ describe('db.query second fence in the database', () => {
       expect(r.ok && r.rows).toEqual([{ n: String(await alphaCount('orders')) }]);
       // Uninstalled, row-level security stays on: the application's policy relies on it.
       const removed = await ds.transaction((m) => uninstallTenantFence(m, TABLES, { role }));
-      expect(removed.map((a) => a.what)).toContain('left row-level security on for orders: the application\'s policies (app_alpha_only) rely on it now');
+      expect(removed.map((a) => a.what)).toContain(
+        "left row-level security on for orders: the application's policies (app_alpha_only) rely on it now",
+      );
       const [{ rls }] = await ds.query("SELECT relrowsecurity AS rls FROM pg_class WHERE relname = 'orders'");
       expect(rls).toBe(true);
     } finally {

@@ -100,7 +100,6 @@ function roleOf(options: TenantFenceOptions): string {
   return role;
 }
 
-
 /** The MAC that `zmodu_fence.tenant()` checks: sha256(key || sha256(key ':' pid ':' tenant)), hex. */
 export function fenceMac(key: string, processId: number, tenantId: string): string {
   const inner = createHash('sha256').update(`${key}:${processId}:${tenantId}`, 'utf8').digest();
@@ -157,7 +156,10 @@ function policies(role: string, column: string, type: string, mode: FenceMode) {
   const rule = `${other} OR ${q(column)} = (SELECT ${FENCE_SCHEMA}.tenant())::${type}`;
   return {
     signature: `zmodu fence v${FENCE_VERSION} mode=${mode} role=${role} column=${column} type=${type}`,
-    fence: mode === 'sole' ? `AS PERMISSIVE FOR ALL TO PUBLIC USING (${rule}) WITH CHECK (${rule})` : `AS RESTRICTIVE FOR ALL TO PUBLIC USING (${rule})`,
+    fence:
+      mode === 'sole'
+        ? `AS PERMISSIVE FOR ALL TO PUBLIC USING (${rule}) WITH CHECK (${rule})`
+        : `AS RESTRICTIVE FOR ALL TO PUBLIC USING (${rule})`,
     access: `AS PERMISSIVE FOR SELECT TO PUBLIC USING (${reader})`,
   };
 }
@@ -170,7 +172,9 @@ interface TableRecord {
 
 /** How the fence was installed on a table (undefined: never installed there). */
 async function recorded(db: SqlRunner, relid: number): Promise<TableRecord | undefined> {
-  const [{ present }] = await queryRows<{ present: boolean }>(db, 'SELECT to_regclass($1) IS NOT NULL AS present', [`${FENCE_SCHEMA}.tables`]);
+  const [{ present }] = await queryRows<{ present: boolean }>(db, 'SELECT to_regclass($1) IS NOT NULL AS present', [
+    `${FENCE_SCHEMA}.tables`,
+  ]);
   if (!present) return undefined;
   const [row] = await queryRows<TableRecord>(db, `SELECT mode, enabled_rls FROM ${FENCE_SCHEMA}.tables WHERE relid = $1`, [relid]);
   return row;
@@ -178,7 +182,11 @@ async function recorded(db: SqlRunner, relid: number): Promise<TableRecord | und
 
 /** Policies on a table that are not the fence's: the application's own. */
 async function foreignPolicies(db: SqlRunner, relid: number): Promise<Array<{ name: string; permissive: boolean }>> {
-  return queryRows(db, "SELECT polname::text AS name, polpermissive AS permissive FROM pg_policy WHERE polrelid = $1 AND polname NOT IN ('zmodu_fence', 'zmodu_reader_access')", [relid]);
+  return queryRows(
+    db,
+    "SELECT polname::text AS name, polpermissive AS permissive FROM pg_policy WHERE polrelid = $1 AND polname NOT IN ('zmodu_fence', 'zmodu_reader_access')",
+    [relid],
+  );
 }
 
 function modeOf(comment: string | null | undefined): FenceMode | undefined {
@@ -251,9 +259,13 @@ async function install(db: SqlRunner, tables: readonly FenceTable[], options: Te
     say('created', `role ${role} (NOLOGIN, NOINHERIT)`);
   } else {
     if (existing.rolsuper || existing.rolbypassrls)
-      throw new TenantFenceError(`Role ${role} exists and bypasses row-level security (superuser or BYPASSRLS): the fence cannot hold. Name another role.`);
+      throw new TenantFenceError(
+        `Role ${role} exists and bypasses row-level security (superuser or BYPASSRLS): the fence cannot hold. Name another role.`,
+      );
     if (existing.memberships > 0)
-      throw new TenantFenceError(`Role ${role} is a member of other roles, whose privileges it would have: the fence role must be a member of none.`);
+      throw new TenantFenceError(
+        `Role ${role} is a member of other roles, whose privileges it would have: the fence role must be a member of none.`,
+      );
     say('kept', `role ${role}`);
   }
 
@@ -306,7 +318,10 @@ async function install(db: SqlRunner, tables: readonly FenceTable[], options: Te
     say('changed', `${role} may SELECT ${cols ? `(${cols.join(', ')})` : 'every column'} of ${tableName(t)}`);
     if (!t.tenantColumn) continue;
     if (info.relkind !== 'r' && info.relkind !== 'p') {
-      say('note', `${tableName(t)} is not a table (relkind ${info.relkind}): row-level security cannot apply to it; only the rewrite scopes it (audit-data flags it)`);
+      say(
+        'note',
+        `${tableName(t)} is not a table (relkind ${info.relkind}): row-level security cannot apply to it; only the rewrite scopes it (audit-data flags it)`,
+      );
       continue;
     }
     const type = await columnType(db, info.oid, t.tenantColumn);
@@ -319,7 +334,10 @@ async function install(db: SqlRunner, tables: readonly FenceTable[], options: Te
     const foreign = await foreignPolicies(db, info.oid);
     const mode: FenceMode = enabled && !foreign.length ? 'sole' : 'beside';
     if (before?.mode === 'sole' && mode === 'beside')
-      say('note', `${tableName(t)} has policies of the application now (${foreign.map((f) => f.name).join(', ')}): the fence sits beside them`);
+      say(
+        'note',
+        `${tableName(t)} has policies of the application now (${foreign.map((f) => f.name).join(', ')}): the fence sits beside them`,
+      );
     const p = policies(role, t.tenantColumn, type, mode);
     await db.query(
       `INSERT INTO ${FENCE_SCHEMA}.tables (relid, mode, enabled_rls) VALUES ($1, $2, $3) ON CONFLICT (relid) DO UPDATE SET mode = EXCLUDED.mode, enabled_rls = EXCLUDED.enabled_rls`,
@@ -355,10 +373,18 @@ async function install(db: SqlRunner, tables: readonly FenceTable[], options: Te
  * (only the function's owner, a superuser, may) and grant it to the application role, which sets
  * the fence's settings with it. Other roles of the database that call set_config need it granted.
  */
-async function lockSetConfig(db: SqlRunner, role: string, app: string, say: (kind: FenceAction['kind'], what: string) => void): Promise<void> {
+async function lockSetConfig(
+  db: SqlRunner,
+  role: string,
+  app: string,
+  say: (kind: FenceAction['kind'], what: string) => void,
+): Promise<void> {
   const [{ can }] = await queryRows<{ can: boolean }>(db, `SELECT has_function_privilege($1, '${SET_CONFIG}', 'EXECUTE') AS can`, [role]);
   if (!can) return say('kept', `${role} may not execute set_config (it cannot leave its role)`);
-  const [{ superuser }] = await queryRows<{ superuser: boolean }>(db, 'SELECT rolsuper AS superuser FROM pg_roles WHERE rolname = current_user');
+  const [{ superuser }] = await queryRows<{ superuser: boolean }>(
+    db,
+    'SELECT rolsuper AS superuser FROM pg_roles WHERE rolname = current_user',
+  );
   if (!superuser)
     return say(
       'note',
@@ -368,11 +394,18 @@ async function lockSetConfig(db: SqlRunner, role: string, app: string, say: (kin
   await db.query(`REVOKE EXECUTE ON FUNCTION ${SET_CONFIG} FROM PUBLIC`);
   await db.query(`GRANT EXECUTE ON FUNCTION ${SET_CONFIG} TO ${q(app)}`);
   await db.query(`INSERT INTO ${FENCE_SCHEMA}.state (name, value) VALUES ('set_config_revoked', 'true') ON CONFLICT (name) DO NOTHING`);
-  say('changed', `revoked EXECUTE on set_config from PUBLIC (granted to ${app}): ${role} cannot leave its role; other roles that call set_config need it granted`);
+  say(
+    'changed',
+    `revoked EXECUTE on set_config from PUBLIC (granted to ${app}): ${role} cannot leave its role; other roles that call set_config need it granted`,
+  );
 }
 
 /** Remove the policies, the grants and the fence schema (the role stays: other databases may use it). */
-export function uninstallTenantFence(db: SqlRunner, tables: readonly FenceTable[], options: TenantFenceOptions = {}): Promise<FenceAction[]> {
+export function uninstallTenantFence(
+  db: SqlRunner,
+  tables: readonly FenceTable[],
+  options: TenantFenceOptions = {},
+): Promise<FenceAction[]> {
   return atomically(db, (tx) => uninstall(tx, tables, options));
 }
 
@@ -388,8 +421,11 @@ async function uninstall(db: SqlRunner, tables: readonly FenceTable[], options: 
     const info = await tableInfo(db, t);
     if (info) oids.add(info.oid);
   }
-  const [{ present }] = await queryRows<{ present: boolean }>(db, 'SELECT to_regclass($1) IS NOT NULL AS present', [`${FENCE_SCHEMA}.tables`]);
-  if (present) for (const r of await queryRows<{ relid: number }>(db, `SELECT relid::int AS relid FROM ${FENCE_SCHEMA}.tables`)) oids.add(r.relid);
+  const [{ present }] = await queryRows<{ present: boolean }>(db, 'SELECT to_regclass($1) IS NOT NULL AS present', [
+    `${FENCE_SCHEMA}.tables`,
+  ]);
+  if (present)
+    for (const r of await queryRows<{ relid: number }>(db, `SELECT relid::int AS relid FROM ${FENCE_SCHEMA}.tables`)) oids.add(r.relid);
   for (const oid of oids) {
     const [rel] = await queryRows<{ name: string }>(db, 'SELECT $1::oid::regclass::text AS name FROM pg_class WHERE oid = $1', [oid]);
     if (!rel) continue; // dropped meanwhile
@@ -397,20 +433,36 @@ async function uninstall(db: SqlRunner, tables: readonly FenceTable[], options: 
     for (const name of ['zmodu_fence', 'zmodu_reader_access']) await db.query(`DROP POLICY IF EXISTS ${name} ON ${rel.name}`);
     if (record?.enabled_rls) {
       const foreign = await foreignPolicies(db, oid);
-      if (!foreign.length) await db.query(`ALTER TABLE ${rel.name} DISABLE ROW LEVEL SECURITY`); // it was off before the fence
-      else say('note', `left row-level security on for ${rel.name}: the application's policies (${foreign.map((f) => f.name).join(', ')}) rely on it now`);
+      if (!foreign.length)
+        await db.query(`ALTER TABLE ${rel.name} DISABLE ROW LEVEL SECURITY`); // it was off before the fence
+      else
+        say(
+          'note',
+          `left row-level security on for ${rel.name}: the application's policies (${foreign.map((f) => f.name).join(', ')}) rely on it now`,
+        );
     }
     say('changed', `removed the fence of ${rel.name}`);
   }
-  const [{ exists }] = await queryRows<{ exists: boolean }>(db, 'SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1) AS exists', [role]);
-  if (exists) for (const s of new Set(tables.map((t) => t.schema ?? 'public'))) await db.query(`REVOKE ALL ON ALL TABLES IN SCHEMA ${q(s)} FROM ${q(role)}`);
+  const [{ exists }] = await queryRows<{ exists: boolean }>(db, 'SELECT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = $1) AS exists', [
+    role,
+  ]);
+  if (exists)
+    for (const s of new Set(tables.map((t) => t.schema ?? 'public')))
+      await db.query(`REVOKE ALL ON ALL TABLES IN SCHEMA ${q(s)} FROM ${q(role)}`);
   const [{ state }] = await queryRows<{ state: boolean }>(db, 'SELECT to_regclass($1) IS NOT NULL AS state', [`${FENCE_SCHEMA}.state`]);
   if (state && (await queryRows(db, `SELECT 1 FROM ${FENCE_SCHEMA}.state WHERE name = 'set_config_revoked'`)).length) {
-    const [{ superuser }] = await queryRows<{ superuser: boolean }>(db, 'SELECT rolsuper AS superuser FROM pg_roles WHERE rolname = current_user');
+    const [{ superuser }] = await queryRows<{ superuser: boolean }>(
+      db,
+      'SELECT rolsuper AS superuser FROM pg_roles WHERE rolname = current_user',
+    );
     if (superuser) {
       await db.query(`GRANT EXECUTE ON FUNCTION ${SET_CONFIG} TO PUBLIC`);
       say('changed', 'gave EXECUTE on set_config back to PUBLIC');
-    } else say('note', `set_config stays revoked from PUBLIC; a superuser gives it back with: GRANT EXECUTE ON FUNCTION ${SET_CONFIG} TO PUBLIC;`);
+    } else
+      say(
+        'note',
+        `set_config stays revoked from PUBLIC; a superuser gives it back with: GRANT EXECUTE ON FUNCTION ${SET_CONFIG} TO PUBLIC;`,
+      );
   }
   await db.query(`DROP SCHEMA IF EXISTS ${FENCE_SCHEMA} CASCADE`);
   say('changed', `dropped schema ${FENCE_SCHEMA}; role ${role} kept`);
@@ -418,12 +470,20 @@ async function uninstall(db: SqlRunner, tables: readonly FenceTable[], options: 
 }
 
 /** Whether the fence is in place for these tables, and what to do when it is not. */
-export async function tenantFenceStatus(db: SqlRunner, tables: readonly FenceTable[], options: TenantFenceOptions = {}): Promise<FenceStatus> {
+export async function tenantFenceStatus(
+  db: SqlRunner,
+  tables: readonly FenceTable[],
+  options: TenantFenceOptions = {},
+): Promise<FenceStatus> {
   const role = roleOf(options);
   const problems: string[] = [];
   const warnings: string[] = [];
   const fix = 'run `zmodu ai install-fence --config ...` or the fence migration (tenantFenceMigration)';
-  const [r] = await queryRows<{ rolsuper: boolean; rolbypassrls: boolean }>(db, 'SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = $1', [role]);
+  const [r] = await queryRows<{ rolsuper: boolean; rolbypassrls: boolean }>(
+    db,
+    'SELECT rolsuper, rolbypassrls FROM pg_roles WHERE rolname = $1',
+    [role],
+  );
   if (!r) problems.push(`role ${role} does not exist: ${fix}`);
   else {
     if (r.rolsuper || r.rolbypassrls) problems.push(`role ${role} bypasses row-level security: the fence cannot hold`);
@@ -432,8 +492,13 @@ export async function tenantFenceStatus(db: SqlRunner, tables: readonly FenceTab
       "SELECT pg_has_role(current_user, $1, 'MEMBER') OR (SELECT rolsuper FROM pg_roles WHERE rolname = current_user) AS can",
       [role],
     );
-    if (!can) problems.push(`the application role may not SET ROLE ${role}: GRANT ${role} TO the application role (install-fence --app-role does)`);
-    const [{ leaves }] = await queryRows<{ leaves: boolean }>(db, `SELECT has_function_privilege($1, '${SET_CONFIG}', 'EXECUTE') AS leaves`, [role]);
+    if (!can)
+      problems.push(`the application role may not SET ROLE ${role}: GRANT ${role} TO the application role (install-fence --app-role does)`);
+    const [{ leaves }] = await queryRows<{ leaves: boolean }>(
+      db,
+      `SELECT has_function_privilege($1, '${SET_CONFIG}', 'EXECUTE') AS leaves`,
+      [role],
+    );
     if (leaves)
       warnings.push(
         `${role} may execute set_config, so a statement that got past the rewrite could leave the role: as a superuser, ` +
@@ -442,7 +507,8 @@ export async function tenantFenceStatus(db: SqlRunner, tables: readonly FenceTab
   }
   const [{ fn }] = await queryRows<{ fn: boolean }>(db, `SELECT to_regprocedure('${FENCE_SCHEMA}.tenant()') IS NOT NULL AS fn`);
   if (!fn) problems.push(`function ${FENCE_SCHEMA}.tenant() is missing: ${fix}`);
-  else if ((await readFenceKey(db)) === undefined) problems.push(`the fence key in ${FENCE_SCHEMA}.secret cannot be read by the application role: ${fix} with --app-role`);
+  else if ((await readFenceKey(db)) === undefined)
+    problems.push(`the fence key in ${FENCE_SCHEMA}.secret cannot be read by the application role: ${fix} with --app-role`);
   for (const t of tables) {
     const info = await tableInfo(db, t);
     if (!info) {
@@ -450,7 +516,10 @@ export async function tenantFenceStatus(db: SqlRunner, tables: readonly FenceTab
       continue;
     }
     if (r) {
-      const [{ can }] = await queryRows<{ can: boolean }>(db, "SELECT has_any_column_privilege($1, $2::oid, 'SELECT') AS can", [role, info.oid]);
+      const [{ can }] = await queryRows<{ can: boolean }>(db, "SELECT has_any_column_privilege($1, $2::oid, 'SELECT') AS can", [
+        role,
+        info.oid,
+      ]);
       if (!can) problems.push(`${role} may not read ${tableName(t)}: ${fix}`);
     }
     if (!t.tenantColumn || (info.relkind !== 'r' && info.relkind !== 'p')) continue;
@@ -471,7 +540,9 @@ export async function tenantFenceStatus(db: SqlRunner, tables: readonly FenceTab
           `${tableName(t)} has policies of the application (${foreign.map((f) => f.name).join(', ')}) that the fence's permissive policy ORs away: ${fix} (it then sits beside them)`,
         );
       if (mode === 'beside' && !foreign.some((f) => f.permissive))
-        warnings.push(`no policy of the application lets roles other than ${role} read ${tableName(t)} (row-level security is on): they see no rows of it`);
+        warnings.push(
+          `no policy of the application lets roles other than ${role} read ${tableName(t)} (row-level security is on): they see no rows of it`,
+        );
     }
   }
   return { installed: problems.length === 0, role, problems, warnings };
@@ -489,7 +560,10 @@ export async function readFenceKey(db: SqlRunner): Promise<string | undefined> {
 
 /** A migration (TypeORM's MigrationInterface shape) that installs the fence in `up` and removes it in `down`. */
 export function tenantFenceMigration(name: string, tables: readonly FenceTable[], options: TenantFenceOptions = {}) {
-  if (!/\d{13}$/.test(name)) throw new TenantFenceError(`A migration name ends with a 13-digit timestamp, like ZmoduFence1764470000000 (got ${JSON.stringify(name)}).`);
+  if (!/\d{13}$/.test(name))
+    throw new TenantFenceError(
+      `A migration name ends with a 13-digit timestamp, like ZmoduFence1764470000000 (got ${JSON.stringify(name)}).`,
+    );
   const migration = class {
     name = name;
     async up(queryRunner: SqlRunner): Promise<void> {

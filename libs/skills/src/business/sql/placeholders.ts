@@ -32,7 +32,8 @@ export function bindPlaceholders(sql: string): Placeholders {
   let i = 0;
   const n = sql.length;
   const deeper = () => {
-    if (++depth > MAX_NESTING) refuse('too_complex', `The statement nests deeper than ${MAX_NESTING} levels: flatten it (use WITH, or fewer nested subqueries).`);
+    if (++depth > MAX_NESTING)
+      refuse('too_complex', `The statement nests deeper than ${MAX_NESTING} levels: flatten it (use WITH, or fewer nested subqueries).`);
   };
   const operator = () => {
     if (++operators > MAX_OPERATORS) refuse('too_complex', `The statement has more than ${MAX_OPERATORS} operators: simplify it.`);

@@ -29,7 +29,10 @@ const reason = (fn: () => unknown): string => {
 
 describe('bindPlaceholders', () => {
   it('turns ? into $n outside quoted identifiers', () => {
-    expect(bindPlaceholders('SELECT * FROM "a?b" WHERE x = ? AND y = ?')).toEqual({ text: 'SELECT * FROM "a?b" WHERE x = $1 AND y = $2', count: 2 });
+    expect(bindPlaceholders('SELECT * FROM "a?b" WHERE x = ? AND y = ?')).toEqual({
+      text: 'SELECT * FROM "a?b" WHERE x = $1 AND y = $2',
+      count: 2,
+    });
     expect(bindPlaceholders('SELECT $2, $1')).toEqual({ text: 'SELECT $2, $1', count: 2 });
     expect(bindPlaceholders('SELECT a$1 FROM t').count).toBe(0);
   });
@@ -53,12 +56,19 @@ describe('SqlGuard', () => {
   });
 
   it('replaces each tenant table by a fenced subquery filtered on the tenant, bound as the last parameter', () => {
-    const p = guard.prepare({ sql: 'SELECT o.id FROM orders o JOIN customers c ON c.id = o.customer_id WHERE o.amount > ?', args: [5], tenantId: 't1', maxRows: 20 });
+    const p = guard.prepare({
+      sql: 'SELECT o.id FROM orders o JOIN customers c ON c.id = o.customer_id WHERE o.amount > ?',
+      args: [5],
+      tenantId: 't1',
+      maxRows: 20,
+    });
     // The caller's value, one tenant parameter per table (each takes its column's type), then the row cap.
     expect(p.values).toEqual([5, 't1', 't1', 21]);
     expect(p.tables).toEqual(['customers', 'orders']);
     expect(p.text).toContain('(SELECT * FROM "orders" AS "_zt_t" WHERE ("_zt_t"."tenant_id" = $2) OFFSET 0) AS "o"');
-    expect(p.text).toContain('(SELECT "_zt_t"."id", "_zt_t"."name" FROM "customers" AS "_zt_t" WHERE ("_zt_t"."tenant_id" = $3) OFFSET 0) AS "c"');
+    expect(p.text).toContain(
+      '(SELECT "_zt_t"."id", "_zt_t"."name" FROM "customers" AS "_zt_t" WHERE ("_zt_t"."tenant_id" = $3) OFFSET 0) AS "c"',
+    );
     expect(p.text).toMatch(/^SELECT \* FROM \(.*\) AS "_zt_result" LIMIT \$4$/);
   });
 
@@ -68,7 +78,11 @@ describe('SqlGuard', () => {
   });
 
   it('allows NULL, booleans and positional GROUP BY / ORDER BY, and nothing else literal', () => {
-    expect(reason(() => guard.prepare({ sql: 'SELECT id FROM orders WHERE paid = true AND note IS NOT NULL GROUP BY 1 ORDER BY 1', tenantId: 't' }))).toBe('accepted');
+    expect(
+      reason(() =>
+        guard.prepare({ sql: 'SELECT id FROM orders WHERE paid = true AND note IS NOT NULL GROUP BY 1 ORDER BY 1', tenantId: 't' }),
+      ),
+    ).toBe('accepted');
     expect(reason(() => guard.prepare({ sql: 'SELECT id + 1 FROM orders', tenantId: 't' }))).toBe('literal_not_allowed');
     expect(reason(() => guard.prepare({ sql: 'SELECT id FROM orders LIMIT 3', tenantId: 't' }))).toBe('literal_not_allowed');
   });
@@ -111,7 +125,10 @@ function reads(text: string): { tables: string[]; functions: string[]; names: Se
     const o = v as Record<string, unknown>;
     if (o.CommonTableExpr) ctes.add(String((o.CommonTableExpr as Record<string, unknown>).ctename));
     if (o.RangeVar) tables.push(String((o.RangeVar as Record<string, unknown>).relname));
-    if (o.FuncCall) functions.push(((o.FuncCall as { funcname: Array<{ String: { sval: string } }> }).funcname ?? []).map((p) => p.String.sval).join('.'));
+    if (o.FuncCall)
+      functions.push(
+        ((o.FuncCall as { funcname: Array<{ String: { sval: string } }> }).funcname ?? []).map((p) => p.String.sval).join('.'),
+      );
     for (const [k, x] of Object.entries(o)) if (typeof x === 'string' && k !== 'location') names.add(x);
     Object.values(o).forEach(walk);
   };
@@ -188,7 +205,12 @@ describe('SqlGuard: only checked text runs', () => {
   ])('a hostile %s name is refused, not printed', (_what, template, reason) => {
     for (const name of HOSTILE_NAMES.filter((n) => n !== '""')) {
       const sql = template.replace(/\bN\b/g, () => quoted(name));
-      expect(prepareAndInspect(sql, (sql.match(/\?/g) ?? []).map(() => 1)).refused).toBe(reason);
+      expect(
+        prepareAndInspect(
+          sql,
+          (sql.match(/\?/g) ?? []).map(() => 1),
+        ).refused,
+      ).toBe(reason);
     }
   });
 
@@ -218,8 +240,12 @@ describe('SqlGuard: only checked text runs', () => {
   });
 
   it('a CTE whose name differs from a table only in case does not switch off the rewrite (PostgreSQL matches CTE names exactly)', () => {
-    for (const sql of ['WITH "SECRETS" AS (SELECT) SELECT * FROM secrets', 'WITH "Secrets" AS (SELECT) SELECT * FROM secrets s']) expect(prepareAndInspect(sql).refused).toBe('table_not_allowed');
-    for (const sql of ['WITH "ORDERS" AS (SELECT) SELECT id, tenant_id, note FROM orders', 'WITH "Customers" AS (SELECT) SELECT * FROM customers']) {
+    for (const sql of ['WITH "SECRETS" AS (SELECT) SELECT * FROM secrets', 'WITH "Secrets" AS (SELECT) SELECT * FROM secrets s'])
+      expect(prepareAndInspect(sql).refused).toBe('table_not_allowed');
+    for (const sql of [
+      'WITH "ORDERS" AS (SELECT) SELECT id, tenant_id, note FROM orders',
+      'WITH "Customers" AS (SELECT) SELECT * FROM customers',
+    ]) {
       const r = prepareAndInspect(sql);
       expect(r.refused).toBeNull();
       expect(r.prepared!.text).toMatch(/\("_zt_t"\."tenant_id" = \$1\) OFFSET 0\)/);
@@ -235,7 +261,9 @@ describe('SqlGuard: only checked text runs', () => {
     expect(prepareAndInspect('SELECT ?::"INT4"', [1]).refused).toBe('type_not_allowed');
     expect(prepareAndInspect('SELECT ?::"Text"', [1]).refused).toBe('type_not_allowed');
     expect(prepareAndInspect('SELECT extract("YEAR" FROM created_at) FROM orders').refused).toBe('function_not_allowed');
-    expect(prepareAndInspect('SELECT LOWER(note), COUNT(*), ?::TEXT, EXTRACT(YEAR FROM created_at) FROM orders GROUP BY 1, 3, 4', [1]).refused).toBeNull();
+    expect(
+      prepareAndInspect('SELECT LOWER(note), COUNT(*), ?::TEXT, EXTRACT(YEAR FROM created_at) FROM orders GROUP BY 1, 3, 4', [1]).refused,
+    ).toBeNull();
   });
 
   it('lpad and rpad take their length as a ? placeholder of at most 10000, checked on every call (plans are cached)', () => {
@@ -265,7 +293,11 @@ describe('SqlGuard: only checked text runs', () => {
       { table: 'accounts', tenantColumn: 'tenant_no' },
       { table: 'notes', tenantColumn: 'tenant_key' },
     ]);
-    const p = g.prepare({ sql: 'SELECT a.id, n.body FROM accounts a JOIN notes n ON n.account_id = a.id JOIN accounts b ON b.id = a.id', tenantId: '7', maxRows: 5 });
+    const p = g.prepare({
+      sql: 'SELECT a.id, n.body FROM accounts a JOIN notes n ON n.account_id = a.id JOIN accounts b ON b.id = a.id',
+      tenantId: '7',
+      maxRows: 5,
+    });
     expect(p.text).toContain('("_zt_t"."tenant_no" = $1)');
     expect(p.text).toContain('("_zt_t"."tenant_key" = $2)');
     expect((p.text.match(/"tenant_no" = \$1/g) ?? []).length).toBe(2); // the same table twice: one parameter
@@ -279,11 +311,14 @@ describe('SqlGuard: bounded checker', () => {
   });
 
   it.each([
-    ['1,105 nested subqueries', () => {
-      let s = 'SELECT id FROM orders';
-      for (let i = 0; i < 1105; i++) s = `SELECT * FROM (${s}) x${i}`;
-      return s;
-    }],
+    [
+      '1,105 nested subqueries',
+      () => {
+        let s = 'SELECT id FROM orders';
+        for (let i = 0; i < 1105; i++) s = `SELECT * FROM (${s}) x${i}`;
+        return s;
+      },
+    ],
     ['65 nested parentheses', () => `SELECT ${'('.repeat(65)}id${')'.repeat(65)} FROM orders`],
     ['65 nested CASE', () => `SELECT ${'CASE WHEN paid THEN '.repeat(65)}id${' END'.repeat(65)} FROM orders`],
     ['a 3,000-term operator chain', () => `SELECT ${Array(3000).fill('id').join('+')} FROM orders`],
@@ -303,7 +338,10 @@ describe('SqlGuard: bounded checker', () => {
   it.each([
     ['700 UNIONs (overflowed the embedded database)', Array(700).fill('SELECT').join(' UNION ')],
     ['65 UNIONs', Array(66).fill('SELECT id FROM orders').join(' UNION ALL ')],
-    ['a 190-way join (overflowed the embedded database)', `SELECT NULL FROM currencies c0 ${Array.from({ length: 190 }, (_, i) => `JOIN currencies c${i + 1} USING (code)`).join(' ')}`],
+    [
+      'a 190-way join (overflowed the embedded database)',
+      `SELECT NULL FROM currencies c0 ${Array.from({ length: 190 }, (_, i) => `JOIN currencies c${i + 1} USING (code)`).join(' ')}`,
+    ],
     ['65 tables in FROM', `SELECT NULL FROM ${Array.from({ length: 65 }, (_, i) => `currencies c${i}`).join(', ')}`],
   ])('%s is refused as too_complex', (_name, sql) => {
     expect(reason(() => guard.prepare({ sql, tenantId: 't' }))).toBe('too_complex');
@@ -311,7 +349,11 @@ describe('SqlGuard: bounded checker', () => {
 
   it('64 UNIONs and 64 relations are still accepted', () => {
     expect(reason(() => guard.prepare({ sql: Array(65).fill('SELECT NULL').join(' UNION ALL '), tenantId: 't' }))).toBe('accepted');
-    expect(reason(() => guard.prepare({ sql: `SELECT NULL FROM ${Array.from({ length: 64 }, (_, i) => `currencies c${i}`).join(', ')}`, tenantId: 't' }))).toBe('accepted');
+    expect(
+      reason(() =>
+        guard.prepare({ sql: `SELECT NULL FROM ${Array.from({ length: 64 }, (_, i) => `currencies c${i}`).join(', ')}`, tenantId: 't' }),
+      ),
+    ).toBe('accepted');
   });
 
   it('64 levels of nesting are still accepted', () => {
@@ -325,7 +367,33 @@ describe('SqlGuard: property over hostile identifiers', () => {
   });
 
   const piece = fc.oneof(
-    fc.constantFrom('"', '""', '(', ')', ';', '--', '/*', '*/', ',', ' ', '$$', '$1', '?', "'", '\\', 'SELECT ', ' FROM ', 'secrets', 'pg_roles', 'UNION', 'COMMIT', '\n', 'é', '名', '🚀'),
+    fc.constantFrom(
+      '"',
+      '""',
+      '(',
+      ')',
+      ';',
+      '--',
+      '/*',
+      '*/',
+      ',',
+      ' ',
+      '$$',
+      '$1',
+      '?',
+      "'",
+      '\\',
+      'SELECT ',
+      ' FROM ',
+      'secrets',
+      'pg_roles',
+      'UNION',
+      'COMMIT',
+      '\n',
+      'é',
+      '名',
+      '🚀',
+    ),
     fc.string({ minLength: 1, maxLength: 6 }),
   );
   const hostileName = fc
@@ -343,7 +411,10 @@ describe('SqlGuard: property over hostile identifiers', () => {
           used.push(n);
           return quoted(n);
         });
-        const r = prepareAndInspect(sql, (template.match(/\?/g) ?? []).map(() => 1));
+        const r = prepareAndInspect(
+          sql,
+          (template.match(/\?/g) ?? []).map(() => 1),
+        );
         if (r.refused) return; // a refusal is fine; a mismatch or a crash is not (checked inside)
         for (const n of used) expect(r.names!.has(n)).toBe(true);
       }),

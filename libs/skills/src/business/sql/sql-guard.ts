@@ -170,7 +170,10 @@ export class SqlGuard {
       }
     }
     if (plan.paramCount !== values.length)
-      refuse('arg_count', `The statement has ${plan.paramCount} placeholder(s) but ${values.length} arg(s) were given: pass one arg per ?.`);
+      refuse(
+        'arg_count',
+        `The statement has ${plan.paramCount} placeholder(s) but ${values.length} arg(s) were given: pass one arg per ?.`,
+      );
     for (const [n, max] of plan.bounded) {
       const v = values[n - 1];
       const num = typeof v === 'number' ? v : typeof v === 'string' && /^\s*-?\d{1,15}\s*$/.test(v) ? Number(v) : NaN;
@@ -191,9 +194,21 @@ export class SqlGuard {
     });
     if (stmts.length !== 1) refuse('multiple_statements', 'Send exactly one SELECT statement.');
     const stmt = stmts[0];
-    if (!stmt || !('SelectStmt' in stmt)) refuse('not_select', 'Only a SELECT is allowed (no INSERT, UPDATE, DELETE, DDL or utility statements).');
+    if (!stmt || !('SelectStmt' in stmt))
+      refuse('not_select', 'Only a SELECT is allowed (no INSERT, UPDATE, DELETE, DDL or utility statements).');
 
-    const state: WalkState = { paramCount: bound.count, tenantId, tenantParams: new Map(), tables: new Set(), depth: 0, setOperations: 0, relations: 0, bounded: new Map(), functionDepth: 0, rewrites: [] };
+    const state: WalkState = {
+      paramCount: bound.count,
+      tenantId,
+      tenantParams: new Map(),
+      tables: new Set(),
+      depth: 0,
+      setOperations: 0,
+      relations: 0,
+      bounded: new Map(),
+      functionDepth: 0,
+      rewrites: [],
+    };
     const holder = { stmt };
     this.visit(holder as unknown as Node, 'stmt', EMPTY, state, 'the statement');
     for (const apply of state.rewrites) apply();
@@ -213,7 +228,13 @@ export class SqlGuard {
     if (again.length !== 1) this.defect(sql, text, `the printed statement parses as ${again.length} statements`);
     const difference = treeDifference({ SelectStmt: wrapper }, again[0]);
     if (difference) this.defect(sql, text, `the printed statement parses differently at ${difference}`);
-    return Object.freeze({ text, paramCount: bound.count, bounded: [...state.bounded], tenantParams: state.tenantParams.size, tables: [...state.tables].sort() });
+    return Object.freeze({
+      text,
+      paramCount: bound.count,
+      bounded: [...state.bounded],
+      tenantParams: state.tenantParams.size,
+      tables: [...state.tables].sort(),
+    });
   }
 
   private parse(text: string, onError: (err: unknown) => never): Node[] {
@@ -227,10 +248,14 @@ export class SqlGuard {
   }
 
   private defect(sql: string, printed: string, what: string): never {
-    this.onDefect(`db.query defect: ${what}; the statement was refused. Model SQL: ${JSON.stringify(sql)} Printed: ${JSON.stringify(printed)}`);
-    return refuse('rewrite_mismatch', 'The statement could not be verified after rewriting, so it was refused (a defect of db.query, logged). Write it more simply.');
+    this.onDefect(
+      `db.query defect: ${what}; the statement was refused. Model SQL: ${JSON.stringify(sql)} Printed: ${JSON.stringify(printed)}`,
+    );
+    return refuse(
+      'rewrite_mismatch',
+      'The statement could not be verified after rewriting, so it was refused (a defect of db.query, logged). Write it more simply.',
+    );
   }
-
 
   // ---------------------------------------------------------------- the walk
 
@@ -246,7 +271,14 @@ export class SqlGuard {
     }
   }
 
-  private visitNode(container: Node | unknown[], key: string | number, value: Node | unknown[], scope: Scope, s: WalkState, where: string): void {
+  private visitNode(
+    container: Node | unknown[],
+    key: string | number,
+    value: Node | unknown[],
+    scope: Scope,
+    s: WalkState,
+    where: string,
+  ): void {
     if (Array.isArray(value)) {
       for (let i = 0; i < value.length; i++) this.visit(value, i, scope, s, where);
       return;
@@ -313,7 +345,7 @@ export class SqlGuard {
       case 'TypeCast':
         checkTypeName(fields.typeName as Node);
         if (isNode(fields.arg, 'A_Const') && !isNullOrBool(fields.arg))
-          refuse('literal_not_allowed', 'Typed literals (like date \'...\') are not allowed: cast a ? placeholder instead, e.g. ?::date.');
+          refuse('literal_not_allowed', "Typed literals (like date '...') are not allowed: cast a ? placeholder instead, e.g. ?::date.");
         return this.visit(fields, 'arg', scope, s, 'a cast');
       case 'SubLink': {
         if (!ALLOWED_SUBLINK_TYPES.has(fields.subLinkType as string)) refuse('unsupported_syntax', 'This kind of subquery is not allowed.');
@@ -330,7 +362,8 @@ export class SqlGuard {
   }
 
   private relation(s: WalkState): void {
-    if (++s.relations > MAX_RELATIONS) refuse('too_complex', `The statement reads more than ${MAX_RELATIONS} tables, subqueries and joins: split it.`);
+    if (++s.relations > MAX_RELATIONS)
+      refuse('too_complex', `The statement reads more than ${MAX_RELATIONS} tables, subqueries and joins: split it.`);
   }
 
   private children(fields: Node, keys: readonly string[], scope: Scope, s: WalkState, where: string): void {
@@ -381,13 +414,13 @@ export class SqlGuard {
     this.children(f, ['targetList', 'fromClause', 'whereClause', 'havingClause', 'windowClause', 'distinctClause'], scope, s, 'the query');
     for (const listKey of ['groupClause', 'sortClause'] as const) {
       const list = f[listKey];
-      if (Array.isArray(list)) for (let i = 0; i < list.length; i++) this.positional(list, i, scope, s, listKey === 'groupClause' ? 'GROUP BY' : 'ORDER BY');
+      if (Array.isArray(list))
+        for (let i = 0; i < list.length; i++) this.positional(list, i, scope, s, listKey === 'groupClause' ? 'GROUP BY' : 'ORDER BY');
     }
     for (const k of ['limitCount', 'limitOffset'] as const) {
       const v = f[k];
       if (v === undefined) continue;
-      if (isNode(v, 'A_Const') && !isNullOrBool(v))
-        refuse('literal_not_allowed', 'LIMIT and OFFSET take ? placeholders, not literals.');
+      if (isNode(v, 'A_Const') && !isNullOrBool(v)) refuse('literal_not_allowed', 'LIMIT and OFFSET take ? placeholders, not literals.');
       this.visit(f, k, scope, s, 'LIMIT/OFFSET');
     }
   }
@@ -403,7 +436,10 @@ export class SqlGuard {
     const candidates = this.byName.get(relname) ?? [];
     const table = candidates.find((t) => (schema ? (t.schema ?? 'public').toLowerCase() === schema : true));
     if (!table || (!schema && candidates.length > 1))
-      refuse('table_not_allowed', `Table ${schema ? `${schema}.` : ''}${relname} is not available. Tables you can query: ${this.tableNames().join(', ') || '(none)'}.`);
+      refuse(
+        'table_not_allowed',
+        `Table ${schema ? `${schema}.` : ''}${relname} is not available. Tables you can query: ${this.tableNames().join(', ') || '(none)'}.`,
+      );
     s.tables.add(table!.table);
     const scoped = this.scopedSubquery(table!, rv, s);
     s.rewrites.push(() => {
@@ -416,7 +452,10 @@ export class SqlGuard {
     let param = 1;
     if (s.tenantId !== undefined) {
       if (table.tenantColumn === undefined)
-        refuse('TenantScopeUnavailable', `Table ${table.table} has no tenant column configured, so it cannot be read with a tenant in scope.`);
+        refuse(
+          'TenantScopeUnavailable',
+          `Table ${table.table} has no tenant column configured, so it cannot be read with a tenant in scope.`,
+        );
       if (table.tenantColumn !== null) {
         tenantColumn = table.tenantColumn;
         // One parameter per table: PostgreSQL gives it the type of that table's tenant column.
@@ -444,7 +483,16 @@ export class SqlGuard {
         },
       ],
       ...(tenantColumn
-        ? { whereClause: { A_Expr: { kind: 'AEXPR_OP', name: [{ String: { sval: '=' } }], lexpr: innerColumn(tenantColumn), rexpr: { ParamRef: { number: param } } } } }
+        ? {
+            whereClause: {
+              A_Expr: {
+                kind: 'AEXPR_OP',
+                name: [{ String: { sval: '=' } }],
+                lexpr: innerColumn(tenantColumn),
+                rexpr: { ParamRef: { number: param } },
+              },
+            },
+          }
         : {}),
       limitOffset: { A_Const: { ival: {} } },
       limitOption: 'LIMIT_OPTION_COUNT',
@@ -476,7 +524,10 @@ export class SqlGuard {
     if (parts.length === 1) name = parts[0];
     else if (parts.length === 2 && parts[0] === 'pg_catalog' && sqlSyntax) name = parts[1];
     else if (parts.length === 2 && parts[0] === 'pg_catalog' && (parts[1] === 'like_escape' || parts[1] === 'similar_to_escape'))
-      return refuse('operator_not_allowed', 'LIKE ... ESCAPE is not allowed: a LIKE pattern escapes with a backslash, in the value you pass.');
+      return refuse(
+        'operator_not_allowed',
+        'LIKE ... ESCAPE is not allowed: a LIKE pattern escapes with a backslash, in the value you pass.',
+      );
     else return refuse('function_not_allowed', `Function ${parts.join('.')} is not allowed: schema-qualified functions are refused.`);
     if (!ALLOWED_FUNCTIONS.has(name)) refuse('function_not_allowed', `Function ${name}() is not allowed in db.query.`);
     if (f.func_variadic) refuse('function_not_allowed', 'VARIADIC calls are not allowed.');
@@ -521,17 +572,13 @@ function isNullOrBool(v: unknown): boolean {
 /** NULL, TRUE and FALSE are allowed: they carry no value an attacker could not send as a parameter. */
 function aConst(c: Node, where: string): void {
   if (c.isnull === true || 'boolval' in c) return;
-  const hint =
-    'sval' in c || 'bsval' in c
-      ? 'String and bit-string literals are not allowed'
-      : 'Numeric literals are not allowed';
+  const hint = 'sval' in c || 'bsval' in c ? 'String and bit-string literals are not allowed' : 'Numeric literals are not allowed';
   refuse('literal_not_allowed', `${hint} (in ${where}): use ? placeholders instead of literals and pass the values in args.`);
 }
 
 function checkOperator(name: Node[] | undefined): void {
   const parts = (name ?? []).map((p) => String(((p as Node).String as Node)?.sval ?? ''));
-  if (parts.length !== 1 || !ALLOWED_OPERATORS.has(parts[0]))
-    refuse('operator_not_allowed', `Operator ${parts.join('.')} is not allowed.`);
+  if (parts.length !== 1 || !ALLOWED_OPERATORS.has(parts[0])) refuse('operator_not_allowed', `Operator ${parts.join('.')} is not allowed.`);
 }
 
 function checkTypeName(t: Node | undefined): void {
@@ -546,7 +593,8 @@ function checkValue(v: unknown, i: number): void {
   const ok = (x: unknown) => x === null || typeof x === 'string' || typeof x === 'boolean' || (typeof x === 'number' && Number.isFinite(x));
   const long = (x: unknown) => typeof x === 'string' && x.length > MAX_ARG_LENGTH;
   if (ok(v) || (Array.isArray(v) && v.length <= 1000 && v.every(ok))) {
-    if (long(v) || (Array.isArray(v) && v.some(long))) refuse('value_too_large', `args[${i}] holds a string longer than ${MAX_ARG_LENGTH} characters.`);
+    if (long(v) || (Array.isArray(v) && v.some(long)))
+      refuse('value_too_large', `args[${i}] holds a string longer than ${MAX_ARG_LENGTH} characters.`);
     return;
   }
   refuse('bad_request', `args[${i}] must be a string, a finite number, a boolean, null, or an array of those.`);

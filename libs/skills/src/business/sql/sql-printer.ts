@@ -55,7 +55,14 @@ function selectStmt(f: Node): string {
   if (f.withClause) out += `${withClause(f.withClause as Node)} `;
   const op = f.op ?? 'SETOP_NONE';
   if (op !== 'SETOP_NONE') {
-    const word = op === 'SETOP_UNION' ? 'UNION' : op === 'SETOP_INTERSECT' ? 'INTERSECT' : op === 'SETOP_EXCEPT' ? 'EXCEPT' : unsupported('A set operation');
+    const word =
+      op === 'SETOP_UNION'
+        ? 'UNION'
+        : op === 'SETOP_INTERSECT'
+          ? 'INTERSECT'
+          : op === 'SETOP_EXCEPT'
+            ? 'EXCEPT'
+            : unsupported('A set operation');
     if (!f.larg || !f.rarg) unsupported('A set operation');
     out += `(${selectStmt(f.larg as Node)}) ${word}${f.all ? ' ALL' : ''} (${selectStmt(f.rarg as Node)})`;
   } else {
@@ -95,7 +102,11 @@ function withClause(node: Node): string {
     if (type !== 'CommonTableExpr' || c.search_clause || c.cycle_clause) return unsupported('This WITH clause');
     const cols = list(c.aliascolnames);
     const materialized =
-      c.ctematerialized === 'CTEMaterializeAlways' ? 'MATERIALIZED ' : c.ctematerialized === 'CTEMaterializeNever' ? 'NOT MATERIALIZED ' : '';
+      c.ctematerialized === 'CTEMaterializeAlways'
+        ? 'MATERIALIZED '
+        : c.ctematerialized === 'CTEMaterializeNever'
+          ? 'NOT MATERIALIZED '
+          : '';
     const [qtype, query] = single(c.ctequery);
     if (qtype !== 'SelectStmt') return unsupported('A non-SELECT WITH query');
     return `${quoteName(c.ctename)}${cols.length ? `(${cols.map((n) => quoteName(stringOf(n))).join(', ')})` : ''} AS ${materialized}(${selectStmt(query)})`;
@@ -176,9 +187,22 @@ function joinBody(f: Node): string {
 function sortBy(node: unknown): string {
   const [type, f] = single(node);
   if (type !== 'SortBy' || list(f.useOp).length) return unsupported('This ORDER BY');
-  const dir = f.sortby_dir === 'SORTBY_ASC' ? ' ASC' : f.sortby_dir === 'SORTBY_DESC' ? ' DESC' : f.sortby_dir === 'SORTBY_DEFAULT' || f.sortby_dir === undefined ? '' : unsupported('This ORDER BY');
+  const dir =
+    f.sortby_dir === 'SORTBY_ASC'
+      ? ' ASC'
+      : f.sortby_dir === 'SORTBY_DESC'
+        ? ' DESC'
+        : f.sortby_dir === 'SORTBY_DEFAULT' || f.sortby_dir === undefined
+          ? ''
+          : unsupported('This ORDER BY');
   const nulls =
-    f.sortby_nulls === 'SORTBY_NULLS_FIRST' ? ' NULLS FIRST' : f.sortby_nulls === 'SORTBY_NULLS_LAST' ? ' NULLS LAST' : f.sortby_nulls === 'SORTBY_NULLS_DEFAULT' || f.sortby_nulls === undefined ? '' : unsupported('This ORDER BY');
+    f.sortby_nulls === 'SORTBY_NULLS_FIRST'
+      ? ' NULLS FIRST'
+      : f.sortby_nulls === 'SORTBY_NULLS_LAST'
+        ? ' NULLS LAST'
+        : f.sortby_nulls === 'SORTBY_NULLS_DEFAULT' || f.sortby_nulls === undefined
+          ? ''
+          : unsupported('This ORDER BY');
   return `${expr(f.node)}${dir}${nulls}`;
 }
 
@@ -328,7 +352,8 @@ function expr(node: unknown): string {
     case 'BoolExpr': {
       const args = list(f.args).map(expr);
       if (f.boolop === 'NOT_EXPR' && args.length === 1) return `(NOT ${args[0]})`;
-      if ((f.boolop === 'AND_EXPR' || f.boolop === 'OR_EXPR') && args.length >= 2) return `(${args.join(f.boolop === 'AND_EXPR' ? ' AND ' : ' OR ')})`;
+      if ((f.boolop === 'AND_EXPR' || f.boolop === 'OR_EXPR') && args.length >= 2)
+        return `(${args.join(f.boolop === 'AND_EXPR' ? ' AND ' : ' OR ')})`;
       return unsupported('This boolean expression');
     }
     case 'NullTest':
@@ -370,7 +395,9 @@ function expr(node: unknown): string {
     case 'SubLink':
       return subLink(f);
     case 'SQLValueFunction': {
-      const entry = Object.hasOwn(SQL_VALUE_FUNCTIONS, String(f.op)) ? SQL_VALUE_FUNCTIONS[String(f.op)] : unsupported('This SQL value function');
+      const entry = Object.hasOwn(SQL_VALUE_FUNCTIONS, String(f.op))
+        ? SQL_VALUE_FUNCTIONS[String(f.op)]
+        : unsupported('This SQL value function');
       return entry[1] ? `${entry[0]}(${integer(f.typmod)})` : entry[0];
     }
     case 'GroupingSet':
@@ -471,7 +498,8 @@ function groupingSet(f: Node): string {
 }
 
 function typeName(t: Node | undefined): string {
-  if (!t || t.setof || t.pct_type || list(t.arrayBounds).length || (t.typemod !== undefined && t.typemod !== -1)) return unsupported('This type');
+  if (!t || t.setof || t.pct_type || list(t.arrayBounds).length || (t.typemod !== undefined && t.typemod !== -1))
+    return unsupported('This type');
   const names = list(t.names).map((n) => quoteName(stringOf(n)));
   if (!names.length) return unsupported('This type');
   const mods = list(t.typmods).map((m) => {
@@ -487,7 +515,8 @@ function sqlSyntaxCall(name: string, args: unknown[]): string {
   switch (name) {
     case 'extract': {
       const [type, c] = single(args[0]);
-      if (args.length !== 2 || type !== 'A_Const' || typeof (c.sval as Node | undefined)?.sval !== 'string') return unsupported('This EXTRACT');
+      if (args.length !== 2 || type !== 'A_Const' || typeof (c.sval as Node | undefined)?.sval !== 'string')
+        return unsupported('This EXTRACT');
       return `EXTRACT(${quoteName((c.sval as Node).sval)} FROM ${expr(args[1])})`;
     }
     case 'position':
@@ -515,11 +544,20 @@ function sqlSyntaxCall(name: string, args: unknown[]): string {
 
 function funcCall(f: Node): string {
   const parts = list(f.funcname).map(stringOf);
-  if (!parts.length || f.func_variadic || list(f.agg_order).length && f.agg_star) return unsupported('This function call');
+  if (!parts.length || f.func_variadic || (list(f.agg_order).length && f.agg_star)) return unsupported('This function call');
   const args = list(f.args);
   let call: string;
   if (f.funcformat === 'COERCE_SQL_SYNTAX') {
-    if (parts.length !== 2 || parts[0] !== 'pg_catalog' || f.agg_star || f.agg_distinct || f.agg_order || f.agg_filter || f.over || f.agg_within_group)
+    if (
+      parts.length !== 2 ||
+      parts[0] !== 'pg_catalog' ||
+      f.agg_star ||
+      f.agg_distinct ||
+      f.agg_order ||
+      f.agg_filter ||
+      f.over ||
+      f.agg_within_group
+    )
       return unsupported('This function call');
     return sqlSyntaxCall(parts[1], args);
   }
@@ -545,7 +583,15 @@ function isEmptyObject(v: unknown): boolean {
 // ---------------------------------------------------------------- comparison
 
 /** Fields that say where a node stood in the text, not what it is. */
-const POSITION_FIELDS: ReadonlySet<string> = new Set(['location', 'rexpr_list_start', 'rexpr_list_end', 'list_start', 'list_end', 'stmt_location', 'stmt_len']);
+const POSITION_FIELDS: ReadonlySet<string> = new Set([
+  'location',
+  'rexpr_list_start',
+  'rexpr_list_end',
+  'list_start',
+  'list_end',
+  'stmt_location',
+  'stmt_len',
+]);
 
 /**
  * Structural equality of two parse trees, ignoring only where nodes stood in the text.
