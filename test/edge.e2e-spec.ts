@@ -374,14 +374,12 @@ describe('the HTTP edge of the sample app', () => {
 
     it('answers 503 with Retry-After: 5 when a repository call fails with a connection error', async () => {
       const pipeline = app.get(ProposalPipeline);
-      const list = jest
-        .spyOn(pipeline, 'list')
-        .mockRejectedValueOnce(
-          Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), {
-            name: 'QueryFailedError',
-            driverError: { code: 'ECONNREFUSED' },
-          }),
-        );
+      const list = jest.spyOn(pipeline, 'list').mockRejectedValueOnce(
+        Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), {
+          name: 'QueryFailedError',
+          driverError: { code: 'ECONNREFUSED' },
+        }),
+      );
       const res = await http().get('/admin/approvals').set('Authorization', `Bearer ${lead()}`);
       expect(res.status).toBe(503);
       expect(res.headers['retry-after']).toBe('5');

@@ -220,35 +220,29 @@ describe('sample app over HTTP', () => {
     });
 
     it('the amount is the desk price, not the model limit: a sell of 1,000,000 at 0.0001 is priced at market and rejected; a cheap-limit buy is priced at market', async () => {
-      const sell = await app
-        .get(SkillDispatcher)
-        .dispatch(desk(), 'approval.submit', {
-          action: 'order.submit',
-          payload: { symbol: 'ACME', side: 'sell', qty: 1_000_000, limitPrice: 0.0001 },
-        });
+      const sell = await app.get(SkillDispatcher).dispatch(desk(), 'approval.submit', {
+        action: 'order.submit',
+        payload: { symbol: 'ACME', side: 'sell', qty: 1_000_000, limitPrice: 0.0001 },
+      });
       expect(sell.value).toMatchObject({
         verdict: 'risk_rejected',
         amount: 101_250_000,
         reason: expect.stringMatching(/tenant limit of 250000/),
       });
-      const buy = await app
-        .get(SkillDispatcher)
-        .dispatch(desk(), 'approval.submit', {
-          action: 'order.submit',
-          payload: { symbol: 'ACME', side: 'buy', qty: 1000, limitPrice: 0.0001 },
-        });
+      const buy = await app.get(SkillDispatcher).dispatch(desk(), 'approval.submit', {
+        action: 'order.submit',
+        payload: { symbol: 'ACME', side: 'buy', qty: 1000, limitPrice: 0.0001 },
+      });
       expect(buy.value).toMatchObject({
         verdict: 'needs_human',
         amount: 101_250,
         waitingFor: [{ name: 'desk lead' }, { name: 'second approver' }],
       });
-      const withAmount = await app
-        .get(SkillDispatcher)
-        .dispatch(desk(), 'approval.submit', {
-          action: 'order.submit',
-          payload: { symbol: 'ACME', side: 'buy', qty: 1000, limitPrice: 1 },
-          amount: 1,
-        });
+      const withAmount = await app.get(SkillDispatcher).dispatch(desk(), 'approval.submit', {
+        action: 'order.submit',
+        payload: { symbol: 'ACME', side: 'buy', qty: 1000, limitPrice: 1 },
+        amount: 1,
+      });
       expect(withAmount.error).toMatchObject({ error: 'InvalidArguments' });
       const unknown = await app
         .get(SkillDispatcher)
@@ -341,12 +335,10 @@ describe('sample app over HTTP', () => {
 
     it('a stale version or a wrong step is 409 with the current version, and nothing executes', async () => {
       const ds = app.get<DataSource>(getDataSourceToken());
-      const r = await app
-        .get(SkillDispatcher)
-        .dispatch(desk(), 'approval.submit', {
-          action: 'order.submit',
-          payload: { symbol: 'ACME', side: 'buy', qty: 1000, limitPrice: 101.25 },
-        });
+      const r = await app.get(SkillDispatcher).dispatch(desk(), 'approval.submit', {
+        action: 'order.submit',
+        payload: { symbol: 'ACME', side: 'buy', qty: 1000, limitPrice: 101.25 },
+      });
       const id = (r.value as { proposalId: string }).proposalId;
       const first = await read(id);
       expect(first).toMatchObject({ version: 1, waitingStep: { index: 0 } });
@@ -381,12 +373,10 @@ describe('sample app over HTTP', () => {
     });
 
     it('an approval with an edit that crosses a threshold gets the extra step, signed by others; an edit over the limit is 422; both payloads are recorded', async () => {
-      const r = await app
-        .get(SkillDispatcher)
-        .dispatch(desk(), 'approval.submit', {
-          action: 'order.submit',
-          payload: { symbol: 'ACME', side: 'buy', qty: 200, limitPrice: 101.25 },
-        });
+      const r = await app.get(SkillDispatcher).dispatch(desk(), 'approval.submit', {
+        action: 'order.submit',
+        payload: { symbol: 'ACME', side: 'buy', qty: 200, limitPrice: 101.25 },
+      });
       const id = (r.value as { proposalId: string }).proposalId;
       const tooBig = await request(app.getHttpServer())
         .post(`/admin/approvals/${id}/approve`)

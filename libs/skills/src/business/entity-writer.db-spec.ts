@@ -16,18 +16,16 @@ const WRITE_ENTITIES: EntitySpec[] = ENTITIES.map((e) =>
 describe('entity.create and entity.update', () => {
   let t: BusinessApp;
   const write = (skill: string, args: unknown, tenantId = ALPHA, permissions = ['entity:write']) =>
-    t.app
-      .get(SkillDispatcher)
-      .dispatch(
-        createSkillContext({
-          guard: new Guard({ allow: ['entity.create', 'entity.update'], allowExecute: true }),
-          tenantId,
-          userId: 'ops',
-          permissions,
-        }),
-        skill,
-        args,
-      );
+    t.app.get(SkillDispatcher).dispatch(
+      createSkillContext({
+        guard: new Guard({ allow: ['entity.create', 'entity.update'], allowExecute: true }),
+        tenantId,
+        userId: 'ops',
+        permissions,
+      }),
+      skill,
+      args,
+    );
   const order = (over: Record<string, unknown> = {}) => ({
     customer_id: 1,
     status: 'open',
@@ -125,18 +123,16 @@ describe('entity.create and entity.update', () => {
   it('needs entity:write and the execute class', async () => {
     const noPerm = await write('entity.create', { entity: 'order', values: order() }, ALPHA, []);
     expect(noPerm.error).toMatchObject({ error: 'PermissionDenied', permission: 'entity:write' });
-    const readOnlyPolicy = await t.app
-      .get(SkillDispatcher)
-      .dispatch(
-        createSkillContext({
-          guard: new Guard({ allow: ['entity.create'], allowExecute: false }),
-          tenantId: ALPHA,
-          userId: 'ops',
-          permissions: ['entity:write'],
-        }),
-        'entity.create',
-        { entity: 'order', values: order() },
-      );
+    const readOnlyPolicy = await t.app.get(SkillDispatcher).dispatch(
+      createSkillContext({
+        guard: new Guard({ allow: ['entity.create'], allowExecute: false }),
+        tenantId: ALPHA,
+        userId: 'ops',
+        permissions: ['entity:write'],
+      }),
+      'entity.create',
+      { entity: 'order', values: order() },
+    );
     expect(readOnlyPolicy.error).toEqual({ error: 'ToolDenied', reason: 'denied_execute_class' });
   });
 });
