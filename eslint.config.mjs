@@ -2,14 +2,28 @@ import js from '@eslint/js';
 import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
 
-// The direction of imports (DESIGN.md §2): guard <- skills <- pipeline <- agent <- admin; the app
-// only through the @zmodu/<name> entry points; libraries never from apps/.
+// The direction of imports (DESIGN.md §2): db and guard import nothing of ours; skills imports guard
+// (and db); data, outbox and memory import skills, guard and db at most, never each other; pipeline
+// imports skills and guard; agent everything above except admin; admin anything. The apps only
+// through the @zmodu/<name> entry points; libraries never from apps/ or test/.
 const restrict = (patterns) => ({ 'no-restricted-imports': ['error', { patterns }] });
 const fromApps = { group: ['**/apps/**'], message: 'libraries never import from apps/' };
-const deep = { group: ['@zmodu/*/*'], message: 'import a library only through its entry point @zmodu/<name>' };
+const fromTest = { group: ['**/test/**'], message: 'libraries never import from test/: use @zmodu/<name>/testing' };
+const deep = {
+  group: ['@zmodu/*/*', '!@zmodu/*/testing'],
+  message: 'import a library only through @zmodu/<name> (or @zmodu/<name>/testing in tests)',
+};
 const above = (names, lib) => ({
   group: names.flatMap((n) => [`@zmodu/${n}`, `@zmodu/${n}/*`]),
   message: `${lib} may not import ${names.join(', ')} (DESIGN.md §2)`,
+});
+const DATA_TIER = ['data', 'outbox', 'memory'];
+// Specs and their fixtures may use any library (and its testing entry), but never test/ or apps/.
+const SPECS = ['libs/**/*.spec.ts', 'libs/**/*.db-spec.ts', 'libs/**/__fixtures__/**/*.ts'];
+const lib = (name, forbidden) => ({
+  files: [`libs/${name}/**/*.ts`],
+  ignores: SPECS,
+  rules: restrict([fromApps, fromTest, deep, ...(forbidden.length ? [above(forbidden, name)] : [])]),
 });
 
 export default tseslint.config(
@@ -22,25 +36,14 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'error',
     },
   },
-  { files: ['libs/db/**/*.ts'], rules: restrict([fromApps, above(['guard', 'skills', 'memory', 'pipeline', 'agent', 'admin'], 'db')]) },
-  {
-    files: ['libs/guard/**/*.ts'],
-    ignores: ['**/*.db-spec.ts'],
-    rules: restrict([fromApps, above(['db', 'skills', 'memory', 'pipeline', 'agent', 'admin'], 'guard')]),
-  },
-  {
-    files: ['libs/skills/**/*.ts'],
-    ignores: ['**/*.db-spec.ts'],
-    rules: restrict([fromApps, deep, above(['memory', 'pipeline', 'agent', 'admin'], 'skills')]),
-  },
-  { files: ['libs/memory/**/*.ts'], rules: restrict([fromApps, deep, above(['guard', 'skills', 'pipeline', 'agent', 'admin'], 'memory')]) },
-  {
-    files: ['libs/pipeline/**/*.ts'],
-    ignores: ['**/*.db-spec.ts'],
-    rules: restrict([fromApps, deep, above(['memory', 'agent', 'admin'], 'pipeline')]),
-  },
-  { files: ['libs/agent/**/*.ts'], rules: restrict([fromApps, deep, above(['admin'], 'agent')]) },
-  { files: ['libs/admin/**/*.ts'], rules: restrict([fromApps, deep]) },
+  lib('db', ['guard', 'skills', ...DATA_TIER, 'pipeline', 'agent', 'admin']),
+  lib('guard', ['db', 'skills', ...DATA_TIER, 'pipeline', 'agent', 'admin']),
+  lib('skills', [...DATA_TIER, 'pipeline', 'agent', 'admin']),
+  ...DATA_TIER.map((name) => lib(name, [...DATA_TIER.filter((n) => n !== name), 'pipeline', 'agent', 'admin'])),
+  lib('pipeline', ['db', ...DATA_TIER, 'agent', 'admin']),
+  lib('agent', ['admin']),
+  lib('admin', []),
+  { files: SPECS, rules: restrict([fromApps, fromTest, deep]) },
   {
     files: ['apps/**/*.ts'],
     rules: restrict([deep, { group: ['**/libs/**'], message: 'the app imports libraries through @zmodu/<name>' }]),

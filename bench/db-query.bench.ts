@@ -2,20 +2,12 @@ import { INestApplicationContext, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { Guard, GuardModule } from '@zmodu/guard';
-import {
-  BusinessSkillsModule,
-  createSkillContext,
-  fenceTablesFor,
-  installTenantFence,
-  loadSqlParser,
-  SkillDispatcher,
-  SkillsModule,
-  SqlGuard,
-} from '@zmodu/skills';
+import { createSkillContext, SkillDispatcher, SkillsModule } from '@zmodu/skills';
+import { BusinessSkillsModule, fenceTablesFor, installTenantFence, loadSqlParser, SqlGuard } from '@zmodu/data';
 import { parseSync } from 'libpg-query';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
-import { ENTITIES, seedBusinessData } from '../test/support/business-fixture';
+import { ENTITIES, seedBusinessData } from '../libs/data/src/__fixtures__/business-fixture';
 import { consume, msPerRun, nsPerOp } from './measure';
 import { Row } from './report';
 import { BenchServer, withBenchDatabase } from './bench-database';

@@ -12,7 +12,7 @@ import {
 } from '@zmodu/pipeline';
 import { SkillsModule } from '@zmodu/skills';
 import { Client } from 'pg';
-import { FixtureStagedSkills, ORDER_RULES, PipelineEffects1764461200000 } from '../test/support/pipeline-app';
+import { FixtureStagedSkills, ORDER_RULES, PipelineEffects1764461200000 } from '../libs/pipeline/src/__fixtures__/pipeline-app';
 import { BenchServer, withBenchDatabase } from './bench-database';
 import { msPerRun } from './measure';
 import { Row } from './report';

@@ -1,4 +1,4 @@
-import { OutboxRelay, OutboxService, TypeOrmOutboxStore, ZMODU_OUTBOX_MIGRATIONS } from '@zmodu/skills';
+import { OutboxRelay, OutboxService, TypeOrmOutboxStore, ZMODU_OUTBOX_MIGRATIONS } from '@zmodu/outbox';
 import PgBoss from 'pg-boss';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';

@@ -3,8 +3,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DataSource } from 'typeorm';
-import { ALPHA, BETA, ENTITIES, KPIS, REPORTS, seedBusinessData } from './support/business-fixture';
-import { createTestDatabase, TestDatabase } from './support/test-database';
+import { ALPHA, BETA, ENTITIES, KPIS, REPORTS, seedBusinessData } from '../libs/data/src/__fixtures__/business-fixture';
+import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
 
 const ROOT = join(__dirname, '..');
 const BIN = join(ROOT, 'bin', 'zmodu.js');

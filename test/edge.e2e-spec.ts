@@ -17,7 +17,7 @@ import { deeperThan } from '../apps/sample/src/edge/body-limits.middleware';
 import { isDatabaseUnavailable } from '../apps/sample/src/edge/database-unavailable';
 import { EdgeExceptionFilter } from '../apps/sample/src/edge/edge-exception.filter';
 import { SampleAppOptions } from '../apps/sample/src/sample.options';
-import { createTestDatabase, TestDatabase } from './support/test-database';
+import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
 
 const SECRET = 'edge-test-secret-that-is-long-enough-0123456789';
 const now = () => Math.floor(Date.now() / 1000);

@@ -6,9 +6,10 @@ import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../apps/sample/src/app.module';
 import { mintToken } from '../apps/sample/src/auth/dev-token';
-import { createSkillContext, fenceTablesFor, SkillDispatcher, tenantFenceStatus } from '@zmodu/skills';
+import { createSkillContext, SkillDispatcher } from '@zmodu/skills';
+import { fenceTablesFor, tenantFenceStatus } from '@zmodu/data';
 import { SAMPLE_DATA_ENTITIES } from '../apps/sample/src/trading/data-entities';
-import { createTestDatabase, TestDatabase } from './support/test-database';
+import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
 
 const SECRET = 'test-secret-that-is-long-enough-for-hs256-0123456789';
 

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { openEmbeddedDatabase } from '@zmodu/db';
 import { Client } from 'pg';
 import { mintToken } from '../apps/sample/src/auth/dev-token';
-import { createTestDatabase, TestDatabase } from './support/test-database';
+import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
 import { freePort } from './support/free-port';
 
 const SECRET = 'test-secret-that-is-long-enough-for-hs256-0123456789';

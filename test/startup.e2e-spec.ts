@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './support/free-port';
-import { createTestDatabase, TestDatabase } from './support/test-database';
+import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
 
 const ROOT = join(__dirname, '..');
 const SECRET_VARS = ['ZMODU_JWT_SECRET', 'ZMODU_DEV', 'NODE_ENV', 'DATABASE_URL', 'ZMODU_DATA_DIR'];

@@ -3,15 +3,8 @@ import { INestApplicationContext, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { embeddedDataSourceOptions, openEmbeddedDatabase, serverDataSourceOptions } from '@zmodu/db';
 import { Guard, GuardModule } from '@zmodu/guard';
-import {
-  BusinessSkills,
-  BusinessSkillsModule,
-  createSkillContext,
-  SkillCallResult,
-  SkillDispatcher,
-  SkillRegistry,
-  SkillsModule,
-} from '@zmodu/skills';
+import { createSkillContext, SkillCallResult, SkillDispatcher, SkillRegistry, SkillsModule } from '@zmodu/skills';
+import { BusinessSkills, BusinessSkillsModule } from '@zmodu/data';
 import { DataSource } from 'typeorm';
 import { CliConfig } from './cli-config';
 

@@ -2,9 +2,10 @@ import { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { GuardModule } from '@zmodu/guard';
-import { OutboxModule, OutboxRelay, OutboxService, SkillsModule, ZMODU_OUTBOX_MIGRATIONS } from '@zmodu/skills';
+import { SkillsModule } from '@zmodu/skills';
+import { OutboxModule, OutboxRelay, OutboxService, ZMODU_OUTBOX_MIGRATIONS } from '@zmodu/outbox';
 import request from 'supertest';
-import { createTestDatabase, TestDatabase } from '../../../test/support/test-database';
+import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
 import { AdminModule } from './admin.module';
 
 describe('admin outbox endpoints', () => {

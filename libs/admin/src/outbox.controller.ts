@@ -11,7 +11,7 @@ import {
   Query,
   Req,
 } from '@nestjs/common';
-import { OutboxConflictException, OutboxEvent, OutboxService, OutboxStatus } from '@zmodu/skills';
+import { OutboxConflictException, OutboxEvent, OutboxService, OutboxStatus } from '@zmodu/outbox';
 import { adminCaller, intParam } from './admin-request';
 import { ADMIN_MODULE_OPTIONS, AdminCaller, AdminModuleOptions } from './admin.options';
 

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { DataSource } from 'typeorm';
-import { embeddedTemplate, openTestDataSource, TestDatabase } from '../../../test/support/test-database';
+import { embeddedTemplate, openTestDataSource, TestDatabase } from './testing/test-database';
 import { EmbeddedDatabase, openEmbeddedDatabase as open } from './embedded-database';
 import { runReadOnlyStatement } from './read-only';
 
@@ -187,7 +187,7 @@ describe('runReadOnlyStatement', () => {
 
 describe('EmbeddedDatabase (PGlite in a worker thread)', () => {
   let db: EmbeddedDatabase;
-  const openEmbeddedDatabase = () => open({ loadDataDir: embeddedTemplate() });
+  const openEmbeddedDatabase = async () => open({ loadDataDir: await embeddedTemplate() });
 
   afterEach(async () => {
     await db?.close();

@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { createTestDatabase, TestDatabase } from '../../../test/support/test-database';
+import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
 import { AgentAuditLog } from './audit/agent-audit-log';
 import { AuditEntry } from './audit/audit-entry';
 import { TypeOrmAuditLogStore } from './audit/typeorm-audit-log.store';

@@ -4,8 +4,8 @@ import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
 import { AgentAuditLog, Guard, GuardModule, ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
 import { createSkillContext, Skill, SkillDispatcher, SkillsModule } from '@zmodu/skills';
 import { DataSource } from 'typeorm';
-import { FixtureStagedSkills, ORDER_RULES, PipelineEffects1764461200000, startPipelineApp } from '../../../test/support/pipeline-app';
-import { createTestDatabase, TestDatabase } from '../../../test/support/test-database';
+import { FixtureStagedSkills, ORDER_RULES, PipelineEffects1764461200000, startPipelineApp } from './__fixtures__/pipeline-app';
+import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
 import {
   ApprovalForbiddenException,
   InvalidProposalException,

@@ -1,6 +1,6 @@
 import { ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
 import { DataSource } from 'typeorm';
-import { createTestDatabase, TestDatabase } from '../../../test/support/test-database';
+import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
 import { ZMODU_PIPELINE_ENTITIES, ZMODU_PIPELINE_MIGRATIONS } from './pipeline.entities';
 import { proposalStoreContract } from './testing';
 import { TypeOrmProposalStore } from './typeorm-proposal.store';

@@ -1,5 +1,4 @@
 import { toOpenApi, toSkillsJson } from './catalog-export';
-import { toCsv } from './business/csv';
 import { SkillRegistry } from './skill.registry';
 
 describe('catalog export', () => {
@@ -48,20 +47,5 @@ describe('catalog export', () => {
       summary: 'Draft an order.',
       'x-zmodu-action': 'propose',
     });
-  });
-});
-
-describe('toCsv', () => {
-  it('quotes per RFC 4180', () => {
-    expect(
-      toCsv(
-        ['a', 'b'],
-        [
-          { a: 'x,y', b: 'say "hi"' },
-          { a: 'line\nbreak', b: null },
-          { a: 1, b: true },
-        ],
-      ),
-    ).toBe('a,b\r\n"x,y","say ""hi"""\r\n"line\nbreak",\r\n1,true\r\n');
   });
 });

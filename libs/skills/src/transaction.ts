@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import { returning } from './data/returning';
+import { returning } from '@zmodu/db';
 
 const MANAGER = Symbol('zmodu:transaction-manager');
 

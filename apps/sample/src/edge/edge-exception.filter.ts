@@ -7,7 +7,7 @@ import {
   ProposalEditRefusedException,
   ProposalNotFoundException,
 } from '@zmodu/pipeline';
-import { OutboxConflictException } from '@zmodu/skills';
+import { OutboxConflictException } from '@zmodu/outbox';
 import type { Response } from 'express';
 import { ClsServiceManager } from 'nestjs-cls';
 import { isDatabaseUnavailable } from './database-unavailable';

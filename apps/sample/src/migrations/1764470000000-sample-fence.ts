@@ -1,4 +1,4 @@
-import { fenceTablesFor, tenantFenceMigration } from '@zmodu/skills';
+import { fenceTablesFor, tenantFenceMigration } from '@zmodu/data';
 import { SAMPLE_DATA_ENTITIES } from '../trading/data-entities';
 
 /**

@@ -1,4 +1,4 @@
-import type { EntitySpec } from '@zmodu/skills';
+import type { EntitySpec } from '@zmodu/data';
 
 /** The sample tables the data skills read (db.query, entity.lookup, entity.list), scoped to the caller's desk. */
 export const SAMPLE_DATA_ENTITIES: EntitySpec[] = [

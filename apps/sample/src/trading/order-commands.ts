@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
-import { CommandDefinition, NotificationMessage, OutboxHandler, SkillError } from '@zmodu/skills';
+import { SkillError } from '@zmodu/skills';
+import { CommandDefinition, NotificationMessage, OutboxHandler } from '@zmodu/outbox';
 
 /** order.cancel: cancels a draft or submitted order of the caller's desk; the event commits with the change. */
 export const cancelOrderCommand: CommandDefinition = {

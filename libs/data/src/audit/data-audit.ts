@@ -1,0 +1,176 @@
+import { queryRows } from '@zmodu/db';
+import type { SqlRunner } from '../fence/tenant-fence';
+
+/** An entity as the audit sees it: its table, its tenant column (null: shared), its writable columns. */
+export interface AuditedEntity {
+  readonly name: string;
+  readonly table: string;
+  readonly schema?: string;
+  readonly tenantColumn: string | null | undefined;
+  readonly writable?: readonly string[];
+}
+
+export type DataFindingCode =
+  | 'missing_table'
+  | 'missing_tenant_column'
+  | 'unique_without_tenant'
+  | 'no_tenant_index'
+  | 'shared_sequence'
+  | 'view'
+  | 'tenant_type_mismatch';
+
+export interface DataFinding {
+  readonly code: DataFindingCode;
+  /** The table (schema-qualified), or the tables, concerned. */
+  readonly table: string;
+  /** What is wrong and why it matters. */
+  readonly detail: string;
+  /** What to do. */
+  readonly fix: string;
+}
+
+export interface DataAudit {
+  readonly tables: number;
+  readonly findings: DataFinding[];
+}
+
+interface Relation {
+  oid: number;
+  relkind: string;
+  options: string[] | null;
+}
+
+interface Column {
+  attnum: number;
+  name: string;
+  type: string;
+  identity: string;
+  default: string | null;
+}
+
+interface Index {
+  name: string;
+  unique: boolean;
+  keys: number[];
+  def: string;
+}
+
+/**
+ * Hazards of the data model that the data skills cannot fix by themselves:
+ *  - a UNIQUE constraint over a writable column without the tenant column: entity.create of a
+ *    value that another tenant holds is refused, so a write tells whether it exists (an oracle);
+ *  - a tenant table with no index that leads with the tenant column: every scoped read scans;
+ *  - a sequence (serial, identity) behind a writable tenant table: a new record's id tells how
+ *    many records all other tenants created meanwhile;
+ *  - a view or materialized view registered as an entity: row-level security does not reach
+ *    through it (unless it is a security_invoker view), so only the rewrite scopes it;
+ *  - tenant columns of differing types: one tenant id must read as each of them.
+ */
+export async function auditDataModel(db: SqlRunner, entities: readonly AuditedEntity[]): Promise<DataAudit> {
+  const findings: DataFinding[] = [];
+  const tenantTypes = new Map<string, string>();
+  for (const e of entities) {
+    const schema = e.schema ?? 'public';
+    const label = `${schema}.${e.table}`;
+    const [rel] = await queryRows<Relation>(
+      db,
+      `SELECT c.oid::int AS oid, c.relkind::text AS relkind, c.reloptions AS options
+         FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = $2`,
+      [schema, e.table],
+    );
+    if (!rel) {
+      findings.push({
+        code: 'missing_table',
+        table: label,
+        detail: `entity ${e.name} names ${label}, which does not exist`,
+        fix: 'create the table, or fix the entity',
+      });
+      continue;
+    }
+    if (!e.tenantColumn) continue; // shared, or unknown (refused for a tenant anyway)
+    const columns = await queryRows<Column>(
+      db,
+      `SELECT a.attnum::int AS attnum, a.attname::text AS name, format_type(a.atttypid, a.atttypmod) AS type, a.attidentity::text AS identity,
+              pg_get_expr(d.adbin, d.adrelid) AS default
+         FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+        WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`,
+      [rel.oid],
+    );
+    const byName = new Map(columns.map((c) => [c.name, c]));
+    const tenant = byName.get(e.tenantColumn);
+    if (!tenant) {
+      findings.push({
+        code: 'missing_tenant_column',
+        table: label,
+        detail: `${label} has no column ${e.tenantColumn} (the tenant column of entity ${e.name})`,
+        fix: 'fix tenantColumn in the entity',
+      });
+      continue;
+    }
+    tenantTypes.set(label, tenant.type);
+
+    if (rel.relkind === 'v' || rel.relkind === 'm') {
+      const invoker = rel.relkind === 'v' && (rel.options ?? []).some((o) => /^security_invoker=(true|on|1)$/i.test(o));
+      if (!invoker)
+        findings.push({
+          code: 'view',
+          table: label,
+          detail: `${label} is a ${rel.relkind === 'm' ? 'materialized view' : 'view'} over tenant data: row-level security does not reach through it, so db.query's fence cannot hold there (only the rewrite scopes it)`,
+          fix:
+            rel.relkind === 'm'
+              ? 'register the tables it reads instead'
+              : `ALTER VIEW ${label} SET (security_invoker = true), or register the tables it reads`,
+        });
+      continue; // indexes and sequences belong to the tables it reads
+    }
+
+    const indexes = await queryRows<Index>(
+      db,
+      'SELECT c.relname::text AS name, i.indisunique AS unique, i.indkey::int2[] AS keys, pg_get_indexdef(i.indexrelid) AS def FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid WHERE i.indrelid = $1',
+      [rel.oid],
+    );
+    if (!indexes.some((i) => Number(i.keys[0]) === tenant.attnum))
+      findings.push({
+        code: 'no_tenant_index',
+        table: label,
+        detail: `no index of ${label} leads with ${e.tenantColumn}: every scoped read of it scans the whole table`,
+        fix: `CREATE INDEX ON ${label} (${e.tenantColumn})`,
+      });
+
+    const writable = new Set(e.writable ?? []);
+    if (!writable.size) continue;
+    for (const i of indexes.filter((x) => x.unique)) {
+      const keys = i.keys.map(Number);
+      const named = keys.filter((k) => k > 0).map((k) => columns.find((c) => c.attnum === k)?.name ?? '');
+      const expression = keys.includes(0);
+      const touchesWritable = named.some((n) => writable.has(n)) || (expression && [...writable].some((w) => i.def.includes(w)));
+      const hasTenant = named.includes(e.tenantColumn) || (expression && i.def.includes(e.tenantColumn));
+      if (touchesWritable && !hasTenant)
+        findings.push({
+          code: 'unique_without_tenant',
+          table: label,
+          detail: `unique index ${i.name} of ${label} covers writable column(s) ${named.filter((n) => writable.has(n)).join(', ') || '(an expression)'} without ${e.tenantColumn}: entity.create of a value another tenant holds is refused, which tells that it exists`,
+          fix: `make it unique per tenant: UNIQUE (${e.tenantColumn}, ${named.join(', ') || '...'})`,
+        });
+    }
+    for (const c of columns) {
+      const fromSequence = c.identity !== '' || /^nextval\(/i.test(c.default ?? '');
+      if (fromSequence)
+        findings.push({
+          code: 'shared_sequence',
+          table: label,
+          detail: `${label}.${c.name} takes its values from one sequence for all tenants: the value of a new record tells how many records other tenants created`,
+          fix: `use a UUID (DEFAULT gen_random_uuid()) or a per-tenant counter for ${c.name}`,
+        });
+    }
+  }
+  const types = new Set(tenantTypes.values());
+  if (types.size > 1)
+    findings.push({
+      code: 'tenant_type_mismatch',
+      table: [...tenantTypes.keys()].join(', '),
+      detail: `tenant columns have differing types (${[...tenantTypes].map(([t, ty]) => `${t}: ${ty}`).join(', ')}): one tenant id must read as each of them, and a tenant id that is not a valid value of one type fails there`,
+      fix: 'give every tenant column the same type',
+    });
+  return { tables: entities.length, findings };
+}

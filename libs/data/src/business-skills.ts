@@ -1,0 +1,518 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleInit, Optional } from '@nestjs/common';
+import { getDataSourceToken } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { SkillError } from '@zmodu/skills';
+import { SkillInvocation } from '@zmodu/skills';
+import { SkillRegistration } from '@zmodu/skills';
+import { SkillRegistry } from '@zmodu/skills';
+import { BUSINESS_SKILLS_OPTIONS } from './business-skills.module-definition';
+import {
+  BUSINESS_SKILL_NAMES,
+  BusinessSkillName,
+  BusinessSkillsOptions,
+  EntitySpec,
+  KpiMetric,
+  ReportSpec,
+} from './business-skills.options';
+import { EntityWriter } from './entity-writer';
+import { toCsv } from './csv';
+import { capRows, DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT_MS, ReadOnlyFence, runReadOnly } from './query/read-only-query';
+import { AuditedEntity, auditDataModel, DataAudit } from './audit/data-audit';
+import { DEFAULT_FENCE_ROLE, fenceSettings, FenceTable, fenceTablesFor, readFenceKey, tenantFenceStatus } from './fence/tenant-fence';
+import { qualifiedTable, quoteIdent, tenantBound } from './identifiers';
+import { loadSqlParser } from './sql/pg-parser';
+import { SqlGuard } from './sql/sql-guard';
+import { SqlRefusal } from './sql/sql-refusal';
+
+const SOURCE = 'BusinessSkillsModule';
+const MAX_ROWS_CAP = 100;
+/** How often a missing fence is looked for again (it may be installed while the app runs). */
+const FENCE_RECHECK_MS = 60_000;
+const REPORT_ROW_CAP = 100;
+
+interface ResolvedEntity extends EntitySpec {
+  /** The tenant column after defaults: a name, null (shared), or undefined (unknown: fail closed). */
+  readonly resolvedTenantColumn: string | null | undefined;
+}
+
+/** Limits are whole numbers in range: a typo must fail boot, not every call. */
+function checkLimits(limits: BusinessSkillsOptions['limits']): void {
+  if (limits === undefined) return;
+  if (typeof limits !== 'object' || limits === null || Array.isArray(limits))
+    throw new Error('BusinessSkillsModule: limits must be an object { timeoutMs, defaultRows, maxRows, maxBytes }.');
+  const ranges: Array<[keyof NonNullable<BusinessSkillsOptions['limits']>, number, number, string]> = [
+    ['timeoutMs', 1, 600_000, 'milliseconds, at most 10 minutes'],
+    ['defaultRows', 1, MAX_ROWS_CAP, `rows, at most ${MAX_ROWS_CAP}`],
+    ['maxRows', 1, MAX_ROWS_CAP, `rows, at most ${MAX_ROWS_CAP}`],
+    ['maxBytes', 1024, 64 * 1024 * 1024, 'bytes, from 1 KiB to 64 MiB'],
+  ];
+  for (const [key, min, max, what] of ranges) {
+    const v = (limits as Record<string, unknown>)[key];
+    if (v !== undefined && !(typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max))
+      throw new Error(`BusinessSkillsModule: limits.${key} must be a whole number of ${what} (got ${JSON.stringify(v)}).`);
+  }
+}
+
+/**
+ * The read-only data and business skills of the spec (db.query, entity.lookup, entity.list,
+ * kpi.query, report.generate), registered into the SkillRegistry, so they run only through
+ * the dispatcher and its guard.
+ */
+@Injectable()
+export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
+  private readonly logger = new Logger('BusinessSkills');
+  /** The fence as last found: its role and key when installed, null when not, undefined before the first look. */
+  private fenceState: { role: string; key: string } | null | undefined;
+  private fenceCheckedAt = 0;
+  private fenceProblems: string[] = [];
+  private readonly options: BusinessSkillsOptions;
+  private readonly entities = new Map<string, ResolvedEntity>();
+  private readonly kpis = new Map<string, KpiMetric>();
+  private readonly reports = new Map<string, ReportSpec>();
+  private readonly guard: SqlGuard;
+  private readonly maxRows: number;
+  private readonly defaultRows: number;
+  private readonly writer: EntityWriter;
+
+  constructor(
+    @Inject(BUSINESS_SKILLS_OPTIONS) raw: BusinessSkillsOptions,
+    private readonly registry: SkillRegistry,
+    @Optional() @Inject(getDataSourceToken()) private readonly appDataSource?: DataSource,
+  ) {
+    this.options = Object.assign(new BusinessSkillsOptions(), raw);
+    const o = this.options;
+    if (!Array.isArray(o.entities))
+      throw new Error('BusinessSkillsModule: entities must be an array of { name, table, pk, tenantColumn?, columns? }.');
+    if (o.dbQueryTenantColumn !== undefined) quoteIdent(o.dbQueryTenantColumn, 'dbQueryTenantColumn');
+    for (const e of o.entities) this.addEntity(e);
+    for (const k of o.kpis ?? []) {
+      if (!k?.name || (!k.tenantSql && !k.sql))
+        throw new Error(`BusinessSkillsModule: kpi ${JSON.stringify(k?.name)} needs a name and tenantSql (and/or sql).`);
+      if (k.tenantSql) tenantBound(k.tenantSql, `kpi ${k.name} tenantSql`);
+      this.kpis.set(k.name, k);
+    }
+    for (const r of o.reports ?? []) {
+      if (!r?.name || (!r.tenantSql && !r.sql))
+        throw new Error(`BusinessSkillsModule: report ${JSON.stringify(r?.name)} needs a name and tenantSql (and/or sql).`);
+      if (r.tenantSql) tenantBound(r.tenantSql, `report ${r.name} tenantSql`);
+      this.reports.set(r.name, r);
+    }
+    checkLimits(o.limits);
+    this.maxRows = Math.min(MAX_ROWS_CAP, Math.max(1, o.limits?.maxRows ?? MAX_ROWS_CAP));
+    this.defaultRows = Math.min(this.maxRows, Math.max(1, o.limits?.defaultRows ?? 20));
+    for (const e of this.entities.values())
+      for (const [column, target] of Object.entries(e.references ?? {})) {
+        quoteIdent(column, `reference of entity ${e.name}`);
+        if (!this.entities.has(target))
+          throw new Error(`BusinessSkillsModule: entity ${e.name} references unknown entity '${target}' (column ${column}).`);
+      }
+    this.writer = new EntityWriter(
+      () => this.dataSource,
+      (name) => this.entity(name),
+    );
+    this.guard = new SqlGuard(
+      [...this.entities.values()].map((e) => ({
+        table: e.table,
+        schema: e.schema,
+        tenantColumn: e.resolvedTenantColumn,
+        columns: e.columns,
+      })),
+    );
+  }
+
+  async onModuleInit(): Promise<void> {
+    await loadSqlParser();
+    const wanted = new Set<string>(this.options.skills ?? BUSINESS_SKILL_NAMES);
+    for (const skill of [...this.skills(), ...this.writeSkills()])
+      if (wanted.has(skill.name as BusinessSkillName)) this.registry.register(skill);
+  }
+
+  /** After migrations ran (TypeORM runs them when the DataSource starts): the data-model audit, then db.query's second fence. */
+  async onApplicationBootstrap(): Promise<void> {
+    if (!(this.options.dataSource ?? this.appDataSource)) return;
+    await this.auditAtBoot();
+    await this.fenceAtBoot();
+  }
+
+  /** The entities as the data-model audit sees them. */
+  auditedEntities(): AuditedEntity[] {
+    return [...this.entities.values()].map((e) => ({
+      name: e.name,
+      table: e.table,
+      schema: e.schema,
+      tenantColumn: e.resolvedTenantColumn,
+      writable: e.writable,
+    }));
+  }
+
+  /** The data-model audit of the registered entities (see auditDataModel). */
+  auditData(): Promise<DataAudit> {
+    return auditDataModel(this.dataSource, this.auditedEntities());
+  }
+
+  private async auditAtBoot(): Promise<void> {
+    const strict = this.options.strictData === true;
+    let audit: DataAudit;
+    try {
+      audit = await this.auditData();
+    } catch (err) {
+      if (strict) throw err;
+      this.logger.warn(`Could not audit the data model: ${(err as Error).message}`);
+      return;
+    }
+    if (!audit.findings.length) return;
+    const lines = audit.findings.map((f) => `${f.code} on ${f.table}: ${f.detail}; fix: ${f.fix}`);
+    if (strict)
+      throw new Error(`BusinessSkillsModule (strictData): the data model has ${lines.length} hazard(s):\n- ${lines.join('\n- ')}`);
+    for (const line of lines) this.logger.warn(`data model: ${line}`);
+  }
+
+  private async fenceAtBoot(): Promise<void> {
+    const mode = this.fenceMode;
+    if (mode === 'off' || !this.registry.has('db.query')) return;
+    let found: { role: string; key: string } | null;
+    try {
+      found = await this.lookForFence();
+    } catch (err) {
+      if (mode === 'required') throw err;
+      this.logger.warn(`Could not look for db.query's second fence: ${(err as Error).message}`);
+      return;
+    }
+    if (found) return;
+    const message =
+      `db.query's second fence (reader role ${this.fenceRole} and row-level security) is not installed: ${this.fenceProblems.join('; ')}. ` +
+      'Install it with `zmodu ai install-fence --config ...` or a migration made with tenantFenceMigration(...).';
+    if (mode === 'required') throw new Error(`BusinessSkillsModule (fence: required): ${message}`);
+    this.logger.warn(`${message} Until then db.query relies on its rewrite alone.`);
+  }
+
+  /** The tables of the fence: every entity whose tenant column is known (the others are refused with a tenant anyway). */
+  fenceTables(): FenceTable[] {
+    return fenceTablesFor({ entities: [...this.entities.values()], dbQueryTenantColumn: this.options.dbQueryTenantColumn });
+  }
+
+  private get fenceMode(): 'auto' | 'required' | 'off' {
+    return this.options.fence?.mode ?? 'auto';
+  }
+
+  private get fenceRole(): string {
+    return this.options.fence?.role ?? DEFAULT_FENCE_ROLE;
+  }
+
+  private async lookForFence(): Promise<{ role: string; key: string } | null> {
+    this.fenceCheckedAt = Date.now();
+    const status = await tenantFenceStatus(this.dataSource, this.fenceTables(), { role: this.fenceRole });
+    const key = status.installed ? await readFenceKey(this.dataSource) : undefined;
+    this.fenceProblems = status.problems;
+    this.fenceState = key ? { role: status.role, key } : null;
+    return this.fenceState;
+  }
+
+  /** The fence for a tenant's db.query: undefined when it runs without one (off, or auto and not installed). */
+  private async fenceFor(tenantId: string): Promise<ReadOnlyFence | undefined> {
+    const mode = this.fenceMode;
+    if (mode === 'off') return undefined;
+    if (this.fenceState === undefined || (this.fenceState === null && Date.now() - this.fenceCheckedAt > FENCE_RECHECK_MS))
+      await this.lookForFence();
+    const state = this.fenceState;
+    if (!state) {
+      if (mode === 'required')
+        throw new SkillError(
+          'fence_missing',
+          'The database fence for db.query is not installed, so db.query is off for now.',
+          undefined,
+          'QueryRefused',
+        );
+      return undefined;
+    }
+    return { role: state.role, settings: (processId) => fenceSettings(state.key, processId, tenantId) };
+  }
+
+  private get dataSource(): DataSource {
+    const ds = this.options.dataSource ?? this.appDataSource;
+    if (!ds) throw new SkillError('not_configured', 'No database is configured for the data skills.');
+    return ds;
+  }
+
+  private addEntity(e: EntitySpec): void {
+    if (!e || typeof e.name !== 'string' || !/^[a-z][a-z0-9_]*$/.test(e.name))
+      throw new Error(`BusinessSkillsModule: entity name ${JSON.stringify(e?.name)} must be lower-case letters, digits and '_'.`);
+    if (this.entities.has(e.name)) throw new Error(`BusinessSkillsModule: two entities are named '${e.name}'.`);
+    qualifiedTable(e.table, e.schema);
+    quoteIdent(e.pk, `pk of entity ${e.name}`);
+    if (e.tenantColumn) quoteIdent(e.tenantColumn, `tenantColumn of entity ${e.name}`);
+    for (const c of e.columns ?? []) quoteIdent(c, `column of entity ${e.name}`);
+    for (const c of e.writable ?? []) quoteIdent(c, `writable column of entity ${e.name}`);
+    const resolved = e.tenantColumn === null ? null : (e.tenantColumn ?? this.options.dbQueryTenantColumn);
+    this.entities.set(e.name, { ...e, resolvedTenantColumn: resolved });
+  }
+
+  private common() {
+    return { requiredPermission: this.options.requiredPermission, source: SOURCE };
+  }
+
+  private skills(): SkillRegistration[] {
+    const entityNames = [...this.entities.keys()];
+    const entityProp = { type: 'string', enum: entityNames.length ? entityNames : ['(none registered)'], description: 'Entity name' };
+    return [
+      {
+        ...this.common(),
+        name: 'db.query',
+        action: 'read',
+        description:
+          `Run one read-only SELECT over the tables ${this.guard.tableNames().join(', ') || '(none)'}. ` +
+          'Values go in args, one per ? placeholder; no literals, comments or ";". Rows are limited (default 20, at most 100). ' +
+          "You only ever see your own tenant's rows.",
+        parameters: {
+          type: 'object',
+          properties: {
+            sql: { type: 'string', minLength: 1, maxLength: 10_000 },
+            args: { type: 'array', maxItems: 100, description: 'Values for the ? placeholders, in order' },
+            limit: { type: 'integer', minimum: 1, maximum: this.maxRows },
+          },
+          required: ['sql'],
+          additionalProperties: false,
+        },
+        handler: (args, ctx) => this.dbQuery(args as { sql: string; args?: unknown[]; limit?: number }, ctx),
+      },
+      {
+        ...this.common(),
+        name: 'entity.lookup',
+        action: 'read',
+        description: 'Look up one record of a registered entity by its primary key.',
+        parameters: {
+          type: 'object',
+          properties: { entity: entityProp, id: { type: ['string', 'integer'] } },
+          required: ['entity', 'id'],
+          additionalProperties: false,
+        },
+        handler: (args, ctx) => this.lookup(args as { entity: string; id: string | number }, ctx),
+      },
+      {
+        ...this.common(),
+        name: 'entity.list',
+        action: 'read',
+        description: 'List records of a registered entity, with equality filters on its declared columns.',
+        parameters: {
+          type: 'object',
+          properties: {
+            entity: entityProp,
+            filters: { type: 'object', additionalProperties: { type: ['string', 'number', 'boolean', 'null'] } },
+            limit: { type: 'integer', minimum: 1, maximum: this.maxRows },
+          },
+          required: ['entity'],
+          additionalProperties: false,
+        },
+        handler: (args, ctx) => this.list(args as { entity: string; filters?: Record<string, unknown>; limit?: number }, ctx),
+      },
+      {
+        ...this.common(),
+        name: 'kpi.query',
+        action: 'read',
+        tenantScoped: false,
+        description: `Read an application metric: ${[...this.kpis.values()].map((k) => `${k.name}${k.description ? ` (${k.description})` : ''}`).join('; ') || '(none registered)'}.`,
+        parameters: {
+          type: 'object',
+          properties: { metric: { type: 'string', enum: this.kpis.size ? [...this.kpis.keys()] : ['(none registered)'] } },
+          required: ['metric'],
+          additionalProperties: false,
+        },
+        handler: (args, ctx) => this.kpi(args as { metric: string }, ctx),
+      },
+      {
+        ...this.common(),
+        name: 'report.generate',
+        action: 'read',
+        tenantScoped: false,
+        description: `Run an application report as CSV or JSON (at most ${REPORT_ROW_CAP} rows): ${[...this.reports.values()].map((r) => `${r.name}${r.description ? ` (${r.description})` : ''}`).join('; ') || '(none registered)'}.`,
+        parameters: {
+          type: 'object',
+          properties: {
+            report: { type: 'string', enum: this.reports.size ? [...this.reports.keys()] : ['(none registered)'] },
+            format: { type: 'string', enum: ['json', 'csv'], default: 'json' },
+          },
+          required: ['report'],
+          additionalProperties: false,
+        },
+        handler: (args, ctx) => this.report(args as { report: string; format?: 'json' | 'csv' }, ctx),
+      },
+    ];
+  }
+
+  private writeSkills(): SkillRegistration[] {
+    const writable = [...this.entities.values()].filter((e) => e.writable?.length).map((e) => e.name);
+    const entityProp = { type: 'string', enum: writable.length ? writable : ['(none writable)'], description: 'Entity name' };
+    const values = { type: 'object', description: 'column: value, writable columns only (never the tenant column or the primary key)' };
+    const common = { action: 'execute' as const, requiredPermission: this.options.writePermission ?? 'entity:write', source: SOURCE };
+    const describe = writable.map((n) => `${n} (${(this.entities.get(n)?.writable ?? []).join(', ')})`).join('; ') || '(none writable)';
+    return [
+      {
+        ...common,
+        name: 'entity.create',
+        description: `Create a record of a writable entity: ${describe}. The tenant is set for you.`,
+        parameters: {
+          type: 'object',
+          properties: { entity: entityProp, values },
+          required: ['entity', 'values'],
+          additionalProperties: false,
+        },
+        handler: (args, ctx) => this.writer.create(args.entity as string, args.values as Record<string, unknown>, ctx.tenantId),
+      },
+      {
+        ...common,
+        name: 'entity.update',
+        description: `Update writable columns of a record of your tenant: ${describe}.`,
+        parameters: {
+          type: 'object',
+          properties: { entity: entityProp, id: { type: ['string', 'integer'] }, values },
+          required: ['entity', 'id', 'values'],
+          additionalProperties: false,
+        },
+        handler: (args, ctx) => this.writer.update(args.entity as string, args.id, args.values as Record<string, unknown>, ctx.tenantId),
+      },
+    ];
+  }
+
+  // ---------------------------------------------------------------- handlers
+
+  async dbQuery(args: { sql: string; args?: unknown[]; limit?: number }, ctx: SkillInvocation) {
+    const rows = Math.min(this.maxRows, args.limit ?? this.defaultRows);
+    let prepared;
+    try {
+      prepared = this.guard.prepare({ sql: args.sql, args: args.args, tenantId: ctx.tenantId, maxRows: rows });
+    } catch (err) {
+      if (err instanceof SqlRefusal)
+        throw new SkillError(
+          err.reason,
+          err.message,
+          undefined,
+          err.reason === 'TenantScopeUnavailable' ? 'TenantScopeUnavailable' : 'QueryRefused',
+        );
+      throw err;
+    }
+    const fence = ctx.tenantId !== undefined ? await this.fenceFor(ctx.tenantId) : undefined;
+    return runReadOnly(this.dataSource, prepared.text, prepared.values, this.limits(rows), fence);
+  }
+
+  async lookup(args: { entity: string; id: string | number }, ctx: SkillInvocation) {
+    const e = this.entity(args.entity);
+    const values: unknown[] = [args.id];
+    let sql = `SELECT ${this.selectList(e)} FROM ${qualifiedTable(e.table, e.schema)} WHERE ${quoteIdent(e.pk, 'pk')} = $1`;
+    sql += this.tenantFilter(e, ctx, values);
+    const result = await runReadOnly(this.dataSource, capRows(sql, 1), values, this.limits(1));
+    return { entity: e.name, found: result.rowCount > 0, record: result.rows[0] ?? null };
+  }
+
+  async list(args: { entity: string; filters?: Record<string, unknown>; limit?: number }, ctx: SkillInvocation) {
+    const e = this.entity(args.entity);
+    const values: unknown[] = [];
+    const where: string[] = [];
+    const allowed = new Set(e.columns ?? []);
+    for (const [column, value] of Object.entries(args.filters ?? {})) {
+      if (!allowed.has(column) || column === e.resolvedTenantColumn)
+        throw new SkillError(
+          'filter_not_allowed',
+          `Cannot filter ${e.name} on '${column}'. Filterable columns: ${[...allowed].filter((c) => c !== e.resolvedTenantColumn).join(', ') || '(none declared)'}.`,
+          undefined,
+          'QueryRefused',
+        );
+      if (value === null) where.push(`${quoteIdent(column, 'column')} IS NULL`);
+      else {
+        values.push(value);
+        where.push(`${quoteIdent(column, 'column')} = $${values.length}`);
+      }
+    }
+    let sql = `SELECT ${this.selectList(e)} FROM ${qualifiedTable(e.table, e.schema)} WHERE ${where.length ? where.join(' AND ') : 'TRUE'}`;
+    sql += this.tenantFilter(e, ctx, values);
+    sql += ` ORDER BY ${quoteIdent(e.pk, 'pk')}`;
+    const rows = Math.min(this.maxRows, args.limit ?? this.defaultRows);
+    const result = await runReadOnly(this.dataSource, capRows(sql, rows), values, this.limits(rows));
+    return { entity: e.name, ...result };
+  }
+
+  async kpi(args: { metric: string }, ctx: SkillInvocation) {
+    const metric = this.kpis.get(args.metric);
+    if (!metric)
+      throw new SkillError(
+        'unknown_metric',
+        `No metric '${args.metric}'. Metrics: ${[...this.kpis.keys()].join(', ') || '(none)'}.`,
+        undefined,
+        'QueryRefused',
+      );
+    const { sql, values } = this.scopedStatement(metric, ctx, 'metric');
+    const result = await runReadOnly(this.dataSource, capRows(sql, 1), values, this.limits(1));
+    const row = result.rows[0];
+    return { metric: metric.name, value: row ? (Object.values(row)[0] ?? null) : null };
+  }
+
+  async report(args: { report: string; format?: 'json' | 'csv' }, ctx: SkillInvocation) {
+    const report = this.reports.get(args.report);
+    if (!report)
+      throw new SkillError(
+        'unknown_report',
+        `No report '${args.report}'. Reports: ${[...this.reports.keys()].join(', ') || '(none)'}.`,
+        undefined,
+        'QueryRefused',
+      );
+    const { sql, values } = this.scopedStatement(report, ctx, 'report');
+    const result = await runReadOnly(this.dataSource, capRows(sql, REPORT_ROW_CAP), values, this.limits(REPORT_ROW_CAP));
+    const format = args.format ?? 'json';
+    const base = { report: report.name, format, rowCount: result.rowCount, truncated: result.truncated };
+    return format === 'csv'
+      ? { ...base, csv: toCsv(result.columns, result.rows) }
+      : { ...base, columns: result.columns, rows: result.rows };
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  private entity(name: string): ResolvedEntity {
+    const e = this.entities.get(name);
+    if (!e)
+      throw new SkillError(
+        'unknown_entity',
+        `No entity '${name}'. Entities: ${[...this.entities.keys()].join(', ') || '(none)'}.`,
+        undefined,
+        'QueryRefused',
+      );
+    return e;
+  }
+
+  private selectList(e: ResolvedEntity): string {
+    return e.columns?.length ? [...new Set([e.pk, ...e.columns])].map((c) => quoteIdent(c, 'column')).join(', ') : '*';
+  }
+
+  /** ` AND tenant = $n` for a tenant-scoped call; fails closed when the entity's tenant column is unknown. */
+  private tenantFilter(e: ResolvedEntity, ctx: SkillInvocation, values: unknown[]): string {
+    if (!ctx.tenantId || e.resolvedTenantColumn === null) return '';
+    if (e.resolvedTenantColumn === undefined)
+      throw new SkillError(
+        'TenantScopeUnavailable',
+        `Entity ${e.name} has no tenant column configured.`,
+        undefined,
+        'TenantScopeUnavailable',
+      );
+    values.push(ctx.tenantId);
+    return ` AND ${quoteIdent(e.resolvedTenantColumn, 'tenant column')} = $${values.length}`;
+  }
+
+  private scopedStatement(def: KpiMetric | ReportSpec, ctx: SkillInvocation, what: string): { sql: string; values: unknown[] } {
+    if (ctx.tenantId) {
+      if (!def.tenantSql)
+        throw new SkillError(
+          'TenantScopeUnavailable',
+          `The ${what} ${def.name} declares no tenant query, so it cannot be read for a tenant.`,
+          undefined,
+          'TenantScopeUnavailable',
+        );
+      return { sql: tenantBound(def.tenantSql, what), values: [ctx.tenantId] };
+    }
+    if (!def.sql)
+      throw new SkillError('TenantRequired', `The ${what} ${def.name} can only be read for a tenant.`, undefined, 'TenantRequired');
+    return { sql: def.sql, values: [] };
+  }
+
+  private limits(maxRows: number) {
+    const l = this.options.limits ?? {};
+    return { timeoutMs: l.timeoutMs ?? DEFAULT_TIMEOUT_MS, maxRows, maxBytes: l.maxBytes ?? DEFAULT_MAX_BYTES };
+  }
+}

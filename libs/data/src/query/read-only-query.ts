@@ -1,0 +1,111 @@
+import { runReadOnlyStatement } from '@zmodu/db';
+import { DataSource, QueryRunner } from 'typeorm';
+import { SkillError } from '@zmodu/skills';
+
+export interface ReadOnlyLimits {
+  /** The statement's deadline (ms), on a server and on the embedded database alike. Default 5000. */
+  readonly timeoutMs?: number;
+  /** Rows returned at most; more are cut and `truncated` is set. */
+  readonly maxRows: number;
+  /** JSON bytes of the rows returned at most. Default 256 KiB. */
+  readonly maxBytes?: number;
+}
+
+/** The database's second fence for a statement: the role it runs as and the settings its policies read. */
+export interface ReadOnlyFence {
+  readonly role: string;
+  /** The settings, for the backend pid of the connection the statement runs on. */
+  settings(processId: number): Record<string, string>;
+}
+
+export interface ReadOnlyResult {
+  readonly columns: string[];
+  readonly rows: Record<string, unknown>[];
+  readonly rowCount: number;
+  readonly truncated: boolean;
+}
+
+export const DEFAULT_MAX_BYTES = 256 * 1024;
+export const DEFAULT_TIMEOUT_MS = 5_000;
+
+/** An application's own statement (never a model's), capped at `maxRows + 1` rows so that a cut shows. */
+export function capRows(sql: string, maxRows: number): string {
+  return `SELECT * FROM (${sql}) AS _zt_result LIMIT ${Math.floor(maxRows) + 1}`;
+}
+
+/**
+ * Run one SELECT in a READ ONLY transaction, always rolled back, under a deadline that holds on
+ * a server (statement_timeout) and on the embedded database (its worker is stopped), over the
+ * extended protocol only (a second statement cannot ride along), in one round trip on a server.
+ * `text` is final: it must fetch at most `maxRows + 1` rows (db.query's guard prints it so;
+ * `capRows` for an application's own statement). With a fence, the statement runs as its role
+ * with its settings. Rows and bytes are capped. A database error becomes a SkillError with a
+ * short category and never the database's text (which can quote values from the data).
+ */
+export async function runReadOnly(
+  dataSource: DataSource,
+  text: string,
+  values: unknown[],
+  limits: ReadOnlyLimits,
+  fence?: ReadOnlyFence,
+): Promise<ReadOnlyResult> {
+  const timeoutMs = Math.max(1, Math.floor(limits.timeoutMs ?? DEFAULT_TIMEOUT_MS));
+  const maxBytes = limits.maxBytes ?? DEFAULT_MAX_BYTES;
+  const runner: QueryRunner = dataSource.createQueryRunner();
+  try {
+    // The driver's own connection (a pg client, or the embedded database's): no ORM layers.
+    const connection = (await runner.connect()) as { processID?: number | null };
+    const settings = fence?.settings(connection.processID ?? 0);
+    const result = await runReadOnlyStatement(connection, { text, values, timeoutMs, role: fence?.role, settings, maxBytes });
+    const shaped = shape(result.rows, result.fields, limits.maxRows, maxBytes);
+    return result.truncated ? { ...shaped, truncated: true } : shaped;
+  } catch (err) {
+    if (err instanceof SkillError) throw err;
+    throw new SkillError(categorize(err), 'The database refused the statement; the reason is a category only.', undefined, 'QueryFailed');
+  } finally {
+    await runner.release();
+  }
+}
+
+function shape(rows: Record<string, unknown>[], fields: string[], maxRows: number, maxBytes: number): ReadOnlyResult {
+  let truncated = rows.length > maxRows;
+  const kept: Record<string, unknown>[] = [];
+  let bytes = 2;
+  for (const row of rows.slice(0, maxRows)) {
+    const size = Buffer.byteLength(JSON.stringify(row)) + 1;
+    if (bytes + size > maxBytes) {
+      truncated = true;
+      break;
+    }
+    bytes += size;
+    kept.push(row);
+  }
+  return { columns: fields, rows: kept, rowCount: kept.length, truncated };
+}
+
+/** A short, value-free category for a database error, from its SQLSTATE. */
+export function categorize(err: unknown): string {
+  const e = err as { code?: string; driverError?: { code?: string } };
+  const code = String(e?.driverError?.code ?? e?.code ?? '');
+  // The database is not there (a refused or broken connection, a server shutting down, the embedded one restarting).
+  if (code.startsWith('08') || code.startsWith('57P') || ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND'].includes(code))
+    return 'database_unavailable';
+  const exact: Record<string, string> = {
+    '57014': 'timeout',
+    '42703': 'undefined_column',
+    '42P01': 'undefined_table',
+    '42702': 'ambiguous_column',
+    '42803': 'grouping_error',
+    '42804': 'type_mismatch',
+    '42883': 'undefined_function',
+    '42P18': 'indeterminate_type',
+    '25006': 'read_only',
+    '42501': 'permission_denied',
+    '22012': 'division_by_zero',
+  };
+  if (Object.hasOwn(exact, code)) return exact[code];
+  if (code.startsWith('22')) return 'invalid_input';
+  if (code.startsWith('42')) return 'invalid_query';
+  if (code.startsWith('53') || code.startsWith('54')) return 'resource_limit';
+  return 'query_failed';
+}
