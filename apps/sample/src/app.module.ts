@@ -13,7 +13,7 @@ import { ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
 import { PipelineModule, ZMODU_PIPELINE_ENTITIES, ZMODU_PIPELINE_MIGRATIONS } from '@zmodu/pipeline';
 import type { Request } from 'express';
 import { ClsModule } from 'nestjs-cls';
-import { analystAgent, deskAgent, opsAgent, traderAgent } from './agents/trader.agent';
+import { analystAgent, deskAgent, opsAgent, traderAgent } from './agents';
 import { ORDER_PIPELINE } from './trading/order-pipeline';
 import { AgentsController } from './agents/agents.controller';
 import { PERMISSIONS } from './auth/auth.constants';

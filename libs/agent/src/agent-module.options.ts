@@ -1,4 +1,4 @@
-import { AgentSpec } from './agent-spec';
+import { AgentSpec } from './agent-definition';
 
 export class AgentModuleOptions {
   /** The agents of the application. */

@@ -8,7 +8,7 @@ import { DUPLICATE_AGENT_MESSAGE, POLICY_WARNING_MESSAGE } from './agent.message
 import { AgentNotFoundException } from './exceptions/agent-not-found.exception';
 import { InvalidAgentSpecException } from './exceptions/invalid-agent-spec.exception';
 import { PolicyHealthException } from './exceptions/policy-health.exception';
-import { validateAgentSpec } from './validate-agent-spec';
+import { validateAgentSpec } from './validate-agent-definition';
 
 /** The application's agents, built from their specs; the policy of each is audited at boot. */
 @Injectable()

@@ -4,7 +4,7 @@ import { AgentAuditLog, TokenQuota } from '@zmodu/guard';
 import { Skill, SkillInvocation } from '@zmodu/skills';
 import { AgentModule } from './agent.module';
 import { AgentRegistry } from './agent.registry';
-import { AgentSpec } from './agent-spec';
+import { AgentSpec } from './agent-definition';
 import { lastObservation, ScriptedModelProvider } from './providers/scripted-model.provider';
 import { ModelRequest } from './providers/model-provider';
 

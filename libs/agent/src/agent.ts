@@ -4,7 +4,7 @@ import { auditPolicy, Guard, GuardPolicy, GuardStats, PolicyHealth, QuotaBudget,
 import { createSkillContext, SkillDispatcher, SkillRegistry } from '@zmodu/skills';
 import { AgentMetrics, AgentMetricsSnapshot } from './agent-metrics';
 import { AgentRunContext, AgentRunResult, AgentStep, ExhaustedBudget, PendingApproval, StopReason } from './agent-run';
-import { AgentSpec, DEFAULT_MAX_STEPS, DEFAULT_MAX_TOOL_CALLS_PER_TURN } from './agent-spec';
+import { AgentSpec, DEFAULT_MAX_STEPS, DEFAULT_MAX_TOOL_CALLS_PER_TURN } from './agent-definition';
 import { ChatMessage, ToolSpec } from './providers/model-provider';
 
 /**

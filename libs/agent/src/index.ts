@@ -1,6 +1,6 @@
 export * from './providers/model-provider';
 export * from './providers/scripted-model.provider';
-export * from './agent-spec';
+export * from './agent-definition';
 export * from './agent-run';
 export * from './agent-metrics';
 export * from './agent';
@@ -8,7 +8,7 @@ export * from './agent-module.options';
 export { AGENT_MODULE_OPTIONS, AGENT_OPTIONS_TYPE, AGENT_ASYNC_OPTIONS_TYPE } from './agent.module-definition';
 export * from './agent.registry';
 export * from './agent.module';
-export * from './validate-agent-spec';
+export * from './validate-agent-definition';
 export * from './exceptions/invalid-agent-spec.exception';
 export * from './exceptions/agent-not-found.exception';
 export * from './exceptions/policy-health.exception';

@@ -1,5 +1,5 @@
 import { Guard } from '@zmodu/guard';
-import { AGENT_NAME_PATTERN, AgentSpec, MAX_MAX_STEPS, MAX_MAX_TOOL_CALLS_PER_TURN } from './agent-spec';
+import { AGENT_NAME_PATTERN, AgentSpec, MAX_MAX_STEPS, MAX_MAX_TOOL_CALLS_PER_TURN } from './agent-definition';
 import { MISSING_GUARD_MESSAGE } from './agent.messages';
 import { InvalidAgentSpecException } from './exceptions/invalid-agent-spec.exception';
 
