@@ -1,14 +1,22 @@
-export * from './providers/model-provider';
-export * from './providers/scripted-model.provider';
-export * from './agent-definition';
-export * from './agent-run';
-export * from './agent-metrics';
-export * from './agent';
-export * from './agent-module.options';
+// The public API of @zmodu/agent: AgentModule, agent definitions, runs and their results, model providers.
+export { AgentModule } from './agent.module';
+export { AgentModuleOptions } from './agent-module.options';
 export { AGENT_MODULE_OPTIONS, AGENT_OPTIONS_TYPE, AGENT_ASYNC_OPTIONS_TYPE } from './agent.module-definition';
-export * from './agent.registry';
-export * from './agent.module';
-export * from './validate-agent-definition';
-export * from './exceptions/invalid-agent-spec.exception';
-export * from './exceptions/agent-not-found.exception';
-export * from './exceptions/policy-health.exception';
+export { AgentRegistry } from './agent.registry';
+export { Agent } from './agent';
+export type { AgentBudget, AgentMemory, AgentSpec } from './agent-definition';
+export {
+  AGENT_NAME_PATTERN,
+  DEFAULT_MAX_STEPS,
+  MAX_MAX_STEPS,
+  DEFAULT_MAX_TOOL_CALLS_PER_TURN,
+  MAX_MAX_TOOL_CALLS_PER_TURN,
+} from './agent-definition';
+export type { AgentRunContext, AgentRunResult, AgentStep, ExhaustedBudget, PendingApproval, StopReason, ToolCallRecord } from './agent-run';
+export type { AgentMetricsSnapshot } from './agent-metrics';
+export type { ChatMessage, ModelProvider, ModelRequest, ModelTurn, TokenUsage, ToolCall, ToolSpec } from './providers/model-provider';
+export { lastObservation, ScriptedModelProvider, ScriptExhaustedError } from './providers/scripted-model.provider';
+export type { ScriptedReply, ScriptedToolCall, ScriptedTurn } from './providers/scripted-model.provider';
+export { InvalidAgentSpecException } from './exceptions/invalid-agent-spec.exception';
+export { AgentNotFoundException } from './exceptions/agent-not-found.exception';
+export { PolicyHealthException } from './exceptions/policy-health.exception';

@@ -164,7 +164,11 @@ export class EmbeddedDatabase {
   // ---------------------------------------------------------------- the worker
 
   private async call(op: string, payload: Record<string, unknown>, timeoutMs?: number): Promise<unknown> {
-    if (this.closing) throw new Error('The embedded database is closed.');
+    if (this.closing)
+      throw new EmbeddedDatabaseError({
+        message: 'The embedded database is closed: open it again with openEmbeddedDatabase().',
+        code: '57P01',
+      });
     await this.ensureStarted();
     return this.send(op, payload, timeoutMs);
   }

@@ -1,5 +1,9 @@
-export * from './pglite-driver';
-export * from './embedded-database';
-export * from './database-options';
+// The public API of @zmodu/db: the embedded PGlite database and DataSource options for it or a server;
+// throwaway databases for tests are in @zmodu/db/testing.
+export { openEmbeddedDatabase, EmbeddedDatabase, EmbeddedDatabaseError } from './embedded-database';
+export type { EmbeddedDatabaseOptions, EmbeddedResult, ReadOnlyRequest, ReadOnlyResult } from './embedded-database';
+export { embeddedDataSourceOptions, serverDataSourceOptions } from './database-options';
+export { isEmbeddedConnection } from './pglite-driver';
+export type { EmbeddedConnection, PgCompatibleDriver, PgliteDriverOptions } from './pglite-driver';
 export { runReadOnlyStatement } from './read-only';
 export { queryRows, returning } from './rows';

@@ -1,29 +1,22 @@
-import { Inject, Injectable, Module, OnApplicationShutdown, Provider } from '@nestjs/common';
+import { DynamicModule, Inject, Injectable, Module, OnApplicationShutdown, Provider } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AgentAuditLog } from './audit/agent-audit-log';
 import { AuditLogStore } from './audit/audit-log.store';
 import { InMemoryAuditLogStore } from './audit/in-memory-audit-log.store';
 import { TypeOrmAuditLogStore } from './audit/typeorm-audit-log.store';
+import { MissingDataSourceException } from './exceptions/missing-data-source.exception';
 import { AUDIT_LOG_STORE, TOKEN_QUOTA_STORE } from './guard.constants';
-import { ConfigurableGuardModule, GUARD_MODULE_OPTIONS } from './guard.module-definition';
+import { ConfigurableGuardModule, GUARD_MODULE_OPTIONS, GUARD_OPTIONS_TYPE, RESOLVED_GUARD_OPTIONS } from './guard.module-definition';
 import { GuardModuleOptions, StoreChoice } from './guard-module.options';
 import { InMemoryTokenQuotaStore } from './quota/in-memory-token-quota.store';
 import { TokenQuota } from './quota/token-quota';
 import { TokenQuotaStore } from './quota/token-quota.store';
 import { TypeOrmTokenQuotaStore } from './quota/typeorm-token-quota.store';
 
-function mergeOptions(options: Partial<GuardModuleOptions>): GuardModuleOptions {
-  return Object.assign(new GuardModuleOptions(), options);
-}
-
 function requireDataSource(dataSource: DataSource | null | undefined): DataSource {
   if (dataSource) return dataSource;
-  throw new Error(
-    `@zmodu/guard: no TypeORM DataSource was found for the audit log and token quota. ` +
-      `Import TypeOrmModule.forRoot({...}) with ZMODU_GUARD_ENTITIES and ZMODU_GUARD_MIGRATIONS, ` +
-      `or pass auditStore/quotaStore: 'memory' (or a store of your own) in the guard options.`,
-  );
+  throw new MissingDataSourceException();
 }
 
 function resolveStore<T>(choice: StoreChoice<T> | undefined, memory: () => T, typeorm: () => T): T {
@@ -34,10 +27,14 @@ function resolveStore<T>(choice: StoreChoice<T> | undefined, memory: () => T, ty
 
 const storeProviders: Provider[] = [
   {
+    provide: RESOLVED_GUARD_OPTIONS,
+    inject: [GUARD_MODULE_OPTIONS],
+    useFactory: (raw: Partial<GuardModuleOptions> | undefined): GuardModuleOptions => Object.assign(new GuardModuleOptions(), raw ?? {}),
+  },
+  {
     provide: AUDIT_LOG_STORE,
-    inject: [GUARD_MODULE_OPTIONS, { token: getDataSourceToken(), optional: true }],
-    useFactory: (raw: GuardModuleOptions, dataSource?: DataSource): AuditLogStore => {
-      const options = mergeOptions(raw);
+    inject: [RESOLVED_GUARD_OPTIONS, { token: getDataSourceToken(), optional: true }],
+    useFactory: (options: GuardModuleOptions, dataSource?: DataSource): AuditLogStore => {
       return resolveStore<AuditLogStore>(
         options.auditStore,
         () => new InMemoryAuditLogStore(),
@@ -47,9 +44,8 @@ const storeProviders: Provider[] = [
   },
   {
     provide: TOKEN_QUOTA_STORE,
-    inject: [GUARD_MODULE_OPTIONS, { token: getDataSourceToken(), optional: true }],
-    useFactory: (raw: GuardModuleOptions, dataSource?: DataSource): TokenQuotaStore => {
-      const options = mergeOptions(raw);
+    inject: [RESOLVED_GUARD_OPTIONS, { token: getDataSourceToken(), optional: true }],
+    useFactory: (options: GuardModuleOptions, dataSource?: DataSource): TokenQuotaStore => {
       return resolveStore<TokenQuotaStore>(
         options.quotaStore,
         () => new InMemoryTokenQuotaStore(),
@@ -59,13 +55,13 @@ const storeProviders: Provider[] = [
   },
   {
     provide: AgentAuditLog,
-    inject: [AUDIT_LOG_STORE, GUARD_MODULE_OPTIONS],
-    useFactory: (store: AuditLogStore, raw: GuardModuleOptions) => new AgentAuditLog(store, mergeOptions(raw).audit),
+    inject: [AUDIT_LOG_STORE, RESOLVED_GUARD_OPTIONS],
+    useFactory: (store: AuditLogStore, options: GuardModuleOptions) => new AgentAuditLog(store, options.audit),
   },
   {
     provide: TokenQuota,
-    inject: [TOKEN_QUOTA_STORE, GUARD_MODULE_OPTIONS],
-    useFactory: (store: TokenQuotaStore, raw: GuardModuleOptions) => new TokenQuota(store, mergeOptions(raw).quota),
+    inject: [TOKEN_QUOTA_STORE, RESOLVED_GUARD_OPTIONS],
+    useFactory: (store: TokenQuotaStore, options: GuardModuleOptions) => new TokenQuota(store, options.quota),
   },
 ];
 
@@ -93,4 +89,9 @@ class GuardShutdown implements OnApplicationShutdown {
   providers: [...storeProviders, GuardShutdown],
   exports: [AgentAuditLog, TokenQuota, AUDIT_LOG_STORE, TOKEN_QUOTA_STORE],
 })
-export class GuardModule extends ConfigurableGuardModule {}
+export class GuardModule extends ConfigurableGuardModule {
+  /** `GuardModule.forRoot()` takes the defaults (TypeORM stores, global); see GuardModuleOptions. */
+  static forRoot(options: typeof GUARD_OPTIONS_TYPE = {}): DynamicModule {
+    return super.forRoot(options);
+  }
+}

@@ -1,4 +1,5 @@
-import { Injectable, Module } from '@nestjs/common';
+import { Injectable, Module, Scope } from '@nestjs/common';
+import { InvalidSkillDefinitionException } from './exceptions/invalid-skill-definition.exception';
 import { Test } from '@nestjs/testing';
 import { GuardModule } from '@zmodu/guard';
 import { Skill } from './skill.decorator';
@@ -18,6 +19,14 @@ class OtherQuotes {
   @Skill({ name: 'market.quote', action: 'read', description: 'Quote, again' })
   quoteAgain() {
     return 2;
+  }
+}
+
+@Injectable({ scope: Scope.REQUEST })
+class PerRequestQuotes {
+  @Skill({ name: 'market.quote.request', action: 'read', description: 'Quote per request' })
+  quote() {
+    return 3;
   }
 }
 
@@ -47,5 +56,12 @@ describe('SkillExplorer', () => {
     await expect(app.init()).rejects.toThrow(
       /Duplicate skill name 'market\.quote'.*(Quotes\.quote.*OtherQuotes\.quoteAgain|OtherQuotes\.quoteAgain.*Quotes\.quote)/,
     );
+  });
+
+  it('fails boot on a skill of a request-scoped provider, saying where to read request data', async () => {
+    const app = await Test.createTestingModule({ imports: [guard, SkillsModule.forRoot()], providers: [PerRequestQuotes] }).compile();
+    const boot = app.init();
+    await expect(boot).rejects.toThrow(InvalidSkillDefinitionException);
+    await expect(boot).rejects.toThrow(/'market\.quote\.request'.*PerRequestQuotes\.quote.*request-scoped.*SkillInvocation context/);
   });
 });

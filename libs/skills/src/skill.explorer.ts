@@ -1,3 +1,5 @@
+import { InvalidSkillDefinitionException } from './exceptions/invalid-skill-definition.exception';
+import { REQUEST_SCOPED_SKILL_PROBLEM } from './skill.messages';
 import { Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner } from '@nestjs/core';
 import { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
@@ -30,14 +32,11 @@ export class SkillExplorer implements OnModuleInit {
       if (!options) continue;
       const owner = `${wrapper.metatype?.name ?? wrapper.name ?? 'provider'}.${method}`;
       if (!wrapper.isDependencyTreeStatic()) {
-        throw new Error(
-          `@Skill('${options.name}') on ${owner}: skills must live on singleton providers; ${owner} is request-scoped. ` +
-            `Read request data from the SkillInvocation context instead.`,
-        );
+        throw new InvalidSkillDefinitionException(options.name, `on ${owner}: ${REQUEST_SCOPED_SKILL_PROBLEM(owner)}`);
       }
       const fn = instance[method] as (...a: unknown[]) => unknown;
       const handler: SkillHandler = (args, ctx) => fn.call(instance, args, ctx);
-      this.registry.add(options, handler, owner);
+      this.registry.register({ ...options, handler, source: owner });
       this.logger.debug(`skill ${options.name} (${options.action}) -> ${owner}`);
     }
   }

@@ -6,6 +6,9 @@ export const DUPLICATE_SKILL_MESSAGE = (name: string, first: string, second: str
 
 export const UNKNOWN_SKILL_REMOVE_MESSAGE = (name: string) => `Cannot remove skill '${name}': no such skill is registered.`;
 
+export const REQUEST_SCOPED_SKILL_PROBLEM = (owner: string) =>
+  `skills must live on singleton providers; ${owner} is request-scoped. Read request data from the SkillInvocation context instead`;
+
 export const MISSING_GUARD_MESSAGE =
   'SkillDispatcher.dispatch needs a SkillContext with a guard: build it with createSkillContext({ guard: new Guard({ allow: [...], allowExecute: false }), ... }).';
 

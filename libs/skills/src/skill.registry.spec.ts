@@ -1,4 +1,5 @@
 import { DuplicateSkillException } from './exceptions/duplicate-skill.exception';
+import { UnknownSkillException } from './exceptions/unknown-skill.exception';
 import { SkillRegistry } from './skill.registry';
 
 describe('SkillRegistry', () => {
@@ -15,6 +16,7 @@ describe('SkillRegistry', () => {
     expect(r.get('b.two')?.description).toBe('two');
     r.remove('b.two');
     expect(r.has('b.two')).toBe(false);
+    expect(() => r.remove('b.two')).toThrow(UnknownSkillException);
     expect(() => r.remove('b.two')).toThrow(/no such skill/);
   });
 

@@ -3,7 +3,7 @@ import { ActionClass, ToolCatalog } from '@zmodu/guard';
 import { DuplicateSkillException } from './exceptions/duplicate-skill.exception';
 import { compileSchema } from './json-schema';
 import { RegisteredSkill, SkillHandler, SkillRegistration } from './skill-definition';
-import { UNKNOWN_SKILL_REMOVE_MESSAGE } from './skill.messages';
+import { UnknownSkillException } from './exceptions/unknown-skill.exception';
 import { validateSkillOptions } from './validate-skill-options';
 import { NormalizedSkillOptions } from './skill-definition';
 
@@ -29,8 +29,7 @@ export class SkillRegistry implements ToolCatalog {
     return this.add(options, registration.handler, registration.source ?? 'SkillRegistry.register');
   }
 
-  /** @internal used by the explorer with options already checked by the decorator. */
-  add(options: NormalizedSkillOptions, handler: SkillHandler, source: string): RegisteredSkill {
+  private add(options: NormalizedSkillOptions, handler: SkillHandler, source: string): RegisteredSkill {
     const existing = this.skills.get(options.name);
     if (existing) throw new DuplicateSkillException(options.name, existing.source, source);
     const skill: RegisteredSkill = Object.freeze({ ...options, source, handler, validate: compileSchema(options.parameters) });
@@ -41,7 +40,7 @@ export class SkillRegistry implements ToolCatalog {
   /** Remove a skill; returns it. Throws when the name is unknown. */
   remove(name: string): RegisteredSkill {
     const skill = this.skills.get(name);
-    if (!skill) throw new Error(UNKNOWN_SKILL_REMOVE_MESSAGE(name));
+    if (!skill) throw new UnknownSkillException(name);
     this.skills.delete(name);
     return skill;
   }

@@ -1,0 +1,9 @@
+import { MISSING_DATA_SOURCE_MESSAGE } from '../guard.messages';
+
+/** GuardModule with TypeORM stores (the default) in an application without a TypeORM DataSource. */
+export class MissingDataSourceException extends Error {
+  constructor() {
+    super(MISSING_DATA_SOURCE_MESSAGE);
+    this.name = 'MissingDataSourceException';
+  }
+}

@@ -1,0 +1,9 @@
+import { UNKNOWN_SKILL_REMOVE_MESSAGE } from '../skill.messages';
+
+/** `SkillRegistry.remove` of a name that is not registered. */
+export class UnknownSkillException extends Error {
+  constructor(readonly skill: string) {
+    super(UNKNOWN_SKILL_REMOVE_MESSAGE(skill));
+    this.name = 'UnknownSkillException';
+  }
+}
