@@ -7,7 +7,9 @@ const base = {
   rootDir: __dirname,
   moduleFileExtensions: ['js', 'json', 'ts'],
   transform: { '^.+\\.ts$': 'ts-jest' },
-  testEnvironment: 'node',
+  // Nest's log output is held per test and printed only when the test fails (test/support/quiet-environment.js).
+  testEnvironment: '<rootDir>/test/support/quiet-environment.js',
+  setupFilesAfterEnv: ['<rootDir>/test/support/quiet-logger.js'],
   moduleNameMapper,
 };
 module.exports = {
@@ -15,6 +17,8 @@ module.exports = {
   reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
   projects: [
     { ...base, displayName: 'unit', testMatch: ['<rootDir>/libs/**/*.spec.ts'] },
+    // The repository's own tooling (lint, the quiet test environment): no database, so not rerun by test:db.
+    { ...base, displayName: 'tooling', testMatch: ['<rootDir>/test/tooling/**/*.spec.ts'] },
     {
       ...base,
       displayName: 'db',

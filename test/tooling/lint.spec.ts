@@ -1,0 +1,25 @@
+import { execFile } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const ROOT = join(__dirname, '..', '..');
+
+describe('npm run lint', () => {
+  jest.setTimeout(300_000);
+  const probe = join(ROOT, 'test', 'fixtures', `unformatted-probe-${process.pid}.ts`);
+
+  afterAll(() => rmSync(probe, { force: true }));
+
+  it('fails on a file Prettier would change, naming it', async () => {
+    // Valid TypeScript that ESLint accepts, formatted as nobody should.
+    writeFileSync(probe, 'export const probe   =   {a:1,\n  b:   [1,2,3]}\n');
+    const run = await new Promise<{ code: number; output: string }>((resolve) =>
+      execFile('npm', ['run', 'lint'], { cwd: ROOT, timeout: 280_000 }, (err, stdout, stderr) =>
+        resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, output: stdout + stderr }),
+      ),
+    );
+    expect(run.code).not.toBe(0);
+    expect(run.output).toContain(`test/fixtures/unformatted-probe-${process.pid}.ts`);
+    expect(run.output).toMatch(/Code style issues found/);
+  });
+});
