@@ -3,7 +3,8 @@
 // (@zmodu/<name> resolves through the workspace links in node_modules, not the path aliases).
 // npm run pack:packages (--pack): then `npm pack` each into dist/packs (or --out DIR).
 const { execFileSync } = require('node:child_process');
-const { existsSync, mkdirSync, readFileSync, rmSync } = require('node:fs');
+const { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } = require('node:fs');
+const { builtinModules } = require('node:module');
 const { join, resolve } = require('node:path');
 
 const root = join(__dirname, '..');
@@ -26,11 +27,27 @@ const outDir = resolve(root, outIndex >= 0 ? args[outIndex + 1] : join('dist', '
 const tsc = require.resolve('typescript/bin/tsc');
 
 for (const dir of PACKAGES) {
-  const { name } = JSON.parse(readFileSync(join(root, dir, 'package.json'), 'utf8'));
+  const manifest = JSON.parse(readFileSync(join(root, dir, 'package.json'), 'utf8'));
   const started = Date.now();
   rmSync(join(root, dir, 'dist'), { recursive: true, force: true });
   execFileSync(process.execPath, [tsc, '-p', join(dir, 'tsconfig.build.json')], { cwd: root, stdio: 'inherit' });
-  process.stderr.write(`built ${name} (${dir}/dist) in ${Date.now() - started} ms\n`);
+  checkDeclared(dir, manifest);
+  process.stderr.write(`built ${manifest.name} (${dir}/dist) in ${Date.now() - started} ms\n`);
+}
+
+/** Every package the compiled code requires is a dependency or a peer of it (hoisting would hide a missing one). */
+function checkDeclared(dir, manifest) {
+  const declared = new Set([...Object.keys(manifest.dependencies ?? {}), ...Object.keys(manifest.peerDependencies ?? {})]);
+  const missing = new Set();
+  const files = readdirSync(join(root, dir, 'dist'), { recursive: true }).filter((f) => f.endsWith('.js'));
+  for (const file of files) {
+    const code = readFileSync(join(root, dir, 'dist', file), 'utf8');
+    for (const [, spec] of code.matchAll(/require\(["']([^"'.][^"']*)["']\)/g)) {
+      const name = spec.startsWith('@') ? spec.split('/').slice(0, 2).join('/') : spec.split('/')[0];
+      if (!spec.startsWith('node:') && !builtinModules.includes(name) && !declared.has(name)) missing.add(`${name} (${dir}/dist/${file})`);
+    }
+  }
+  if (missing.size) throw new Error(`${manifest.name} requires packages its package.json does not declare: ${[...missing].join(', ')}`);
 }
 
 if (pack) {
