@@ -6,7 +6,8 @@ import { main } from './main';
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
-    process.stderr.write(`zmodu: ${err instanceof Error ? err.message : String(err)}\n`);
+    const message = (err as { message?: unknown } | null)?.message;
+    process.stderr.write(`zmodu: ${message ? String(message) : String(err)}\n`);
     process.exit(err instanceof UsageError ? 2 : 1);
   },
 );
