@@ -27,7 +27,7 @@ const lib = (name, forbidden) => ({
 });
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'scratch/**', 'coverage/**', '.data/**', '**/*.js', '**/*.mjs'] },
+  { ignores: ['dist/**', '**/dist/**', 'node_modules/**', 'scratch/**', 'coverage/**', '.data/**', '**/*.js', '**/*.mjs'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
