@@ -1,4 +1,5 @@
 import type { SkillTransaction } from '@zmodu/skills';
+import { DEFAULT_MAX_ATTEMPTS } from './outbox.options';
 import { OutboxPage, OutboxStore } from './outbox.store';
 import { OutboxEvent, OutboxStatus } from './outbox.types';
 
@@ -24,7 +25,7 @@ export class OutboxConflictException extends Error {
 export class OutboxService {
   constructor(
     private readonly store: OutboxStore,
-    private readonly defaultMaxAttempts = 5,
+    private readonly defaultMaxAttempts = DEFAULT_MAX_ATTEMPTS,
   ) {}
 
   /** Add an event in the caller's transaction (`tx`): it commits, or rolls back, with the business write. */
