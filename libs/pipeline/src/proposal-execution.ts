@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { Guard, GuardStats } from '@zmodu/guard';
 import { createSkillContext, SkillDispatcher, SkillTransaction, stagedExecution } from '@zmodu/skills';
-import { PipelineModuleOptions } from './pipeline.options';
+import { ResolvedPipelineOptions } from './pipeline.options';
 import { ProposalStore } from './proposal.store';
 import { PipelineOutcome, ProposalRecord } from './proposal.types';
 
@@ -36,7 +36,7 @@ export class ProposalExecution {
   private readonly logger = new Logger('ProposalPipeline');
 
   constructor(
-    private readonly options: PipelineModuleOptions,
+    private readonly options: ResolvedPipelineOptions,
     private readonly store: ProposalStore,
     private readonly dispatcher: SkillDispatcher,
     private readonly stats: GuardStats,
@@ -53,7 +53,7 @@ export class ProposalExecution {
       userId: p.proposer,
       permissions: p.permissions,
       runId: p.runId ?? p.id,
-      agent: this.options.agent ?? 'pipeline',
+      agent: this.options.agent,
       staged: stagedExecution({ proposalId: p.id, approvers: p.approvers, transaction: tx }),
     });
     const r = await this.dispatcher.dispatch(ctx, p.action, p.payload);

@@ -4,8 +4,8 @@ import { Guard, GuardStats } from '@zmodu/guard';
 import { SkillDispatcher, SkillRegistry, transactionOf } from '@zmodu/skills';
 import { DataSource } from 'typeorm';
 import { InvalidProposalException, ProposalNotFoundException } from './exceptions/proposal.exceptions';
-import { PIPELINE_MODULE_OPTIONS } from './pipeline.module-definition';
-import { PipelineModuleOptions } from './pipeline.options';
+import { PIPELINE_OPTIONS } from './pipeline.constants';
+import { ResolvedPipelineOptions } from './pipeline.options';
 import { Approver, ProposalDecisions } from './proposal-decisions';
 import { ProposalExecution } from './proposal-execution';
 import { ProposalSubmission } from './proposal-submission';
@@ -37,7 +37,6 @@ const STATUSES: readonly ProposalStatus[] = ['refused', 'rejected', 'pending', '
 @Injectable()
 export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('ProposalPipeline');
-  private readonly options: PipelineModuleOptions;
   readonly guard: Guard;
   /** Counters of the pipeline's guard (propose and execute checks, staged dispatches). */
   readonly guardStats = new GuardStats();
@@ -49,19 +48,11 @@ export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationSh
   private timer: NodeJS.Timeout | null = null;
 
   constructor(
-    @Inject(PIPELINE_MODULE_OPTIONS) raw: PipelineModuleOptions,
+    @Inject(PIPELINE_OPTIONS) private readonly options: ResolvedPipelineOptions,
     registry: SkillRegistry,
     dispatcher: SkillDispatcher,
     @Optional() @Inject(getDataSourceToken()) dataSource?: DataSource,
   ) {
-    this.options = Object.assign(new PipelineModuleOptions(), raw);
-    if ('executors' in (raw ?? {}))
-      throw new Error(
-        "PipelineModule: `executors` is gone: a staged action is a skill. Declare @Skill({ name, action: 'execute', staged: true, parameters, requiredPermission }) " +
-          'with a handler that writes through ctx.staged.transaction, and list it under actions with its amount function.',
-      );
-    if (!this.options.actions || typeof this.options.actions !== 'object')
-      throw new Error('PipelineModule: actions must be { [stagedSkillName]: { amount? } }.');
     if (!this.options.store && !dataSource)
       throw new Error(
         'PipelineModule needs a TypeORM DataSource (with ZMODU_PIPELINE_ENTITIES and ZMODU_PIPELINE_MIGRATIONS), or a store.',
@@ -77,7 +68,7 @@ export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationSh
   async onApplicationBootstrap(): Promise<void> {
     this.actions.check();
     await this.recover().catch((err) => this.logger.error(`recovery of approved proposals failed: ${String(err)}`));
-    const every = this.options.recoveryIntervalMs ?? 30_000;
+    const every = this.options.recoveryIntervalMs;
     if (every > 0) {
       this.timer = setInterval(() => void this.recover().catch((err) => this.logger.error(`recovery failed: ${String(err)}`)), every);
       this.timer.unref();
@@ -91,7 +82,7 @@ export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationSh
 
   /** The actions approval.submit may propose. */
   proposable(): readonly string[] {
-    return this.options.proposable ?? [];
+    return this.options.proposable;
   }
 
   submit(ctx: ProposalContext, input: ProposalInput): Promise<PipelineOutcome> {

@@ -3,7 +3,7 @@ import { Logger } from '@nestjs/common';
 import { Guard } from '@zmodu/guard';
 import { SkillTransaction } from '@zmodu/skills';
 import { InvalidProposalException } from './exceptions/proposal.exceptions';
-import { DEFAULT_EXPIRY_MS, PipelineModuleOptions } from './pipeline.options';
+import { ResolvedPipelineOptions } from './pipeline.options';
 import { ProposalExecution, StagedCallFailed } from './proposal-execution';
 import { NewProposal, ProposalStore } from './proposal.store';
 import { ApprovalStep, PipelineOutcome, ProposalContext, ProposalInput, ProposalStatus, ProposalVerdict } from './proposal.types';
@@ -21,7 +21,7 @@ export class ProposalSubmission {
   private readonly logger = new Logger('ProposalPipeline');
 
   constructor(
-    private readonly options: PipelineModuleOptions,
+    private readonly options: ResolvedPipelineOptions,
     private readonly guard: Guard,
     private readonly actions: StagedActions,
     private readonly store: ProposalStore,
@@ -51,7 +51,7 @@ export class ProposalSubmission {
     };
     // 2. Risk review outside any transaction; velocity is counted and written under one lock.
     let risk: RiskVerdict = await this.actions.review(ctx, action, payload, amount);
-    const velocity = this.options.risk?.velocity;
+    const velocity = this.options.risk.velocity;
     const place = async (tx?: SkillTransaction) => {
       if (velocity && tx && risk.verdict !== 'reject') {
         const proposer = velocity.per === 'user' ? ctx.userId : null;
@@ -120,7 +120,7 @@ export class ProposalSubmission {
   }
 
   private expiry(): Date {
-    return new Date(Date.now() + (this.options.approval?.expiresInMs ?? DEFAULT_EXPIRY_MS));
+    return new Date(Date.now() + this.options.approval.expiresInMs);
   }
 }
 
