@@ -3,7 +3,15 @@ import { ValidateFunction } from 'ajv';
 import { compileSchema, describeErrors, EMPTY_PARAMETERS, schemaProblem, SkillError, SkillInvocation, SkillRegistry } from '@zmodu/skills';
 import { commandArgsHash, commandKey, commandLockName } from './command-key';
 import { InjectOutboxStore, OUTBOX_OPTIONS } from './outbox.constants';
-import { IDEMPOTENCY_CONFLICT_MESSAGE } from './outbox.messages';
+import { CommandEventMissingException } from './exceptions/command-event-missing.exception';
+import { InvalidCommandException } from './exceptions/invalid-command.exception';
+import {
+  COMMAND_DUPLICATE_MESSAGE,
+  COMMAND_HANDLER_MESSAGE,
+  COMMAND_NAME_MESSAGE,
+  COMMAND_SCHEMA_MESSAGE,
+  IDEMPOTENCY_CONFLICT_MESSAGE,
+} from './outbox.messages';
 import { ResolvedOutboxOptions } from './outbox.options';
 import { OutboxStore } from './outbox.store';
 import { CommandDefinition } from './outbox.types';
@@ -25,12 +33,11 @@ export class CommandSkill implements OnModuleInit {
     @InjectOutboxStore() private readonly store: OutboxStore,
   ) {
     for (const c of options.commands) {
-      if (!c || typeof c.name !== 'string' || !COMMAND_NAME.test(c.name))
-        throw new Error(`OutboxModule: command name ${JSON.stringify(c?.name)} must be lower-case dotted words.`);
-      if (typeof c.handler !== 'function') throw new Error(`OutboxModule: command '${c.name}' needs a handler.`);
-      if (this.commands.has(c.name)) throw new Error(`OutboxModule: two commands are named '${c.name}'.`);
+      if (!c || typeof c.name !== 'string' || !COMMAND_NAME.test(c.name)) throw new InvalidCommandException(COMMAND_NAME_MESSAGE(c?.name));
+      if (typeof c.handler !== 'function') throw new InvalidCommandException(COMMAND_HANDLER_MESSAGE(c.name));
+      if (this.commands.has(c.name)) throw new InvalidCommandException(COMMAND_DUPLICATE_MESSAGE(c.name));
       const problem = schemaProblem(c.parameters ?? EMPTY_PARAMETERS);
-      if (problem) throw new Error(`OutboxModule: command '${c.name}': ${problem}.`);
+      if (problem) throw new InvalidCommandException(COMMAND_SCHEMA_MESSAGE(c.name, problem));
       this.commands.set(c.name, { ...c, validate: compileSchema(c.parameters ?? EMPTY_PARAMETERS) });
     }
   }
@@ -88,8 +95,7 @@ export class CommandSkill implements OnModuleInit {
         throw new SkillError('idempotency_conflict', IDEMPOTENCY_CONFLICT_MESSAGE(ctx.runId, stored, name), { storedCommand: stored });
       }
       const event = await command.handler(args, { transaction, invocation: ctx });
-      if (!event || typeof event.topic !== 'string' || event.topic === '')
-        throw new Error(`command '${name}' must return the event to publish: { topic, payload }`);
+      if (!event || typeof event.topic !== 'string' || event.topic === '') throw new CommandEventMissingException(name);
       const eventId = await this.store.enqueue(transaction, {
         tenantId,
         topic: event.topic,

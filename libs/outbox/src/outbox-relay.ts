@@ -1,8 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
+import { DuplicateTopicHandlerException } from './exceptions/duplicate-topic-handler.exception';
+import { InvalidRelayOptionsException } from './exceptions/invalid-relay-options.exception';
+import { RelayCrash } from './exceptions/relay-crash.exception';
 import { RELAY_LEASE_MESSAGE, RELAY_OPTION_MESSAGE } from './outbox.messages';
 import { ClaimedEvent, OutboxStore } from './outbox.store';
 import { OutboxEvent, OutboxHandler } from './outbox.types';
+
+export { RelayCrash } from './exceptions/relay-crash.exception';
 
 /** What a default lease adds to the handler timeout: room to settle after a handler that ran out its time. */
 export const LEASE_MARGIN_MS = 5000;
@@ -34,14 +39,6 @@ export interface RelayOptions {
     readonly afterClaim?: (event: OutboxEvent) => void | Promise<void>;
     readonly afterDeliver?: (event: OutboxEvent) => void | Promise<void>;
   };
-}
-
-/** Thrown by a hook to simulate the relay's process dying: it stops at once and settles nothing. */
-export class RelayCrash extends Error {
-  constructor(where: string) {
-    super(`relay crashed ${where}`);
-    this.name = 'RelayCrash';
-  }
 }
 
 export interface RelayPass {
@@ -93,24 +90,28 @@ export class OutboxRelay {
   ) {
     this.owner = options.owner ?? `relay-${randomUUID().slice(0, 8)}`;
     this.concurrency = options.concurrency ?? 8;
-    if (!positiveInteger(this.concurrency)) throw new Error(RELAY_OPTION_MESSAGE('concurrency', options.concurrency, 'a positive integer'));
+    if (!positiveInteger(this.concurrency))
+      throw new InvalidRelayOptionsException(RELAY_OPTION_MESSAGE('concurrency', options.concurrency, 'a positive integer'));
     this.topicConcurrency = options.topicConcurrency ?? Math.max(1, Math.floor(this.concurrency / 2));
     if (!positiveInteger(this.topicConcurrency) || this.topicConcurrency > this.concurrency)
-      throw new Error(
+      throw new InvalidRelayOptionsException(
         RELAY_OPTION_MESSAGE('topicConcurrency', options.topicConcurrency, `a positive integer at most concurrency (${this.concurrency})`),
       );
     this.handlerTimeoutMs = options.handlerTimeoutMs ?? 30_000;
     if (!positiveInteger(this.handlerTimeoutMs))
-      throw new Error(RELAY_OPTION_MESSAGE('handlerTimeoutMs', options.handlerTimeoutMs, 'a positive integer (ms)'));
+      throw new InvalidRelayOptionsException(RELAY_OPTION_MESSAGE('handlerTimeoutMs', options.handlerTimeoutMs, 'a positive integer (ms)'));
     this.leaseMs = options.leaseMs ?? this.handlerTimeoutMs + LEASE_MARGIN_MS;
-    if (!positiveInteger(this.leaseMs)) throw new Error(RELAY_OPTION_MESSAGE('leaseMs', options.leaseMs, 'a positive integer (ms)'));
-    if (this.leaseMs <= this.handlerTimeoutMs) throw new Error(RELAY_LEASE_MESSAGE(this.leaseMs, this.handlerTimeoutMs));
+    if (!positiveInteger(this.leaseMs))
+      throw new InvalidRelayOptionsException(RELAY_OPTION_MESSAGE('leaseMs', options.leaseMs, 'a positive integer (ms)'));
+    if (this.leaseMs <= this.handlerTimeoutMs)
+      throw new InvalidRelayOptionsException(RELAY_LEASE_MESSAGE(this.leaseMs, this.handlerTimeoutMs));
     const poll = options.pollIntervalMs ?? 1000;
-    if (!positiveInteger(poll)) throw new Error(RELAY_OPTION_MESSAGE('pollIntervalMs', options.pollIntervalMs, 'a positive integer (ms)'));
+    if (!positiveInteger(poll))
+      throw new InvalidRelayOptionsException(RELAY_OPTION_MESSAGE('pollIntervalMs', options.pollIntervalMs, 'a positive integer (ms)'));
   }
 
   on(topic: string, handler: OutboxHandler): void {
-    if (this.handlers.has(topic)) throw new Error(`Outbox topic '${topic}' already has a handler.`);
+    if (this.handlers.has(topic)) throw new DuplicateTopicHandlerException(topic);
     this.handlers.set(topic, handler);
   }
 

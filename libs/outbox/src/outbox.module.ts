@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { CommandSkill } from './command.skill';
+import { OutboxDataSourceMissingException } from './exceptions/outbox-data-source-missing.exception';
 import { OutboxRelay } from './outbox-relay';
 import { RelayLifecycle } from './outbox-relay.lifecycle';
 import { OUTBOX_OPTIONS, OUTBOX_STORE } from './outbox.constants';
@@ -12,10 +13,7 @@ import { OutboxStore } from './outbox.store';
 import { TypeOrmOutboxStore } from './typeorm-outbox.store';
 
 function requireDataSource(ds?: DataSource): DataSource {
-  if (!ds)
-    throw new Error(
-      'OutboxModule needs a TypeORM DataSource (with ZMODU_OUTBOX_MIGRATIONS), or a store of your own in its `store` option.',
-    );
+  if (!ds) throw new OutboxDataSourceMissingException();
   return ds;
 }
 

@@ -1,3 +1,5 @@
+import { InvalidChannelException } from '../exceptions/invalid-channel.exception';
+import { CHANNEL_NAME_MESSAGE, CHANNEL_PROBLEM_MESSAGE } from '../outbox.messages';
 import { ChannelSpec } from './notify.types';
 
 /** Options of `NotifyModule.forRoot` / `forRootAsync`. */
@@ -12,22 +14,24 @@ const CHANNEL_NAME = /^[a-z][a-z0-9_.-]*$/;
 export function resolveNotifyOptions(raw: Partial<NotifyModuleOptions> | undefined): NotifyModuleOptions {
   const options = Object.assign(new NotifyModuleOptions(), withoutUndefined(raw));
   for (const [name, spec] of Object.entries(options.channels)) {
-    if (!CHANNEL_NAME.test(name)) throw new Error(`NotifyModule: channel name ${JSON.stringify(name)} must be lower-case.`);
+    if (!CHANNEL_NAME.test(name)) throw new InvalidChannelException(CHANNEL_NAME_MESSAGE(name));
     if (spec.type === 'webhook') {
       let url: URL;
       try {
         url = new URL(spec.url);
       } catch {
-        throw new Error(`NotifyModule: channel ${name}: url is not a URL.`);
+        throw new InvalidChannelException(CHANNEL_PROBLEM_MESSAGE(name, 'url is not a URL: give an absolute http(s) URL'));
       }
-      if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error(`NotifyModule: channel ${name}: url must be http(s).`);
+      if (url.protocol !== 'https:' && url.protocol !== 'http:')
+        throw new InvalidChannelException(CHANNEL_PROBLEM_MESSAGE(name, 'url must be http(s)'));
       if (!spec.secret || spec.secret.length < 16)
-        throw new Error(`NotifyModule: channel ${name}: a webhook needs a secret of 16+ characters to sign with.`);
+        throw new InvalidChannelException(CHANNEL_PROBLEM_MESSAGE(name, 'a webhook needs a secret of 16+ characters to sign with'));
     } else if (spec.type === 'sink') {
-      if (typeof spec.handler !== 'function') throw new Error(`NotifyModule: channel ${name}: a sink needs a handler function.`);
+      if (typeof spec.handler !== 'function')
+        throw new InvalidChannelException(CHANNEL_PROBLEM_MESSAGE(name, 'a sink needs a handler function'));
     } else if (spec.type === 'outbox') {
-      if (!spec.topic) throw new Error(`NotifyModule: channel ${name}: an outbox channel needs a topic.`);
-    } else throw new Error(`NotifyModule: channel ${name}: type must be webhook, sink or outbox.`);
+      if (!spec.topic) throw new InvalidChannelException(CHANNEL_PROBLEM_MESSAGE(name, 'an outbox channel needs a topic'));
+    } else throw new InvalidChannelException(CHANNEL_PROBLEM_MESSAGE(name, 'type must be webhook, sink or outbox'));
   }
   return options;
 }

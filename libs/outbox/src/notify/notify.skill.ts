@@ -1,6 +1,7 @@
 import { Inject, Injectable, OnModuleInit, Optional } from '@nestjs/common';
 import { ownValue } from '@zmodu/guard';
 import { SkillError, SkillInvocation, SkillRegistry } from '@zmodu/skills';
+import { ChannelNeedsOutboxException } from '../exceptions/channel-needs-outbox.exception';
 import { OutboxRelay } from '../outbox-relay';
 import { OutboxService } from '../outbox.service';
 import { NOTIFY_OPTIONS, WEBHOOK_TOPIC } from './notify.constants';
@@ -17,10 +18,7 @@ export class NotifySkill implements OnModuleInit {
     @Optional() private readonly relay?: OutboxRelay,
   ) {
     for (const [name, spec] of Object.entries(options.channels))
-      if (spec.type !== 'sink' && (!outbox || !relay))
-        throw new Error(
-          `NotifyModule: channel ${name} goes through the outbox: import OutboxModule.forRoot() (with a TypeORM DataSource or a store of your own).`,
-        );
+      if (spec.type !== 'sink' && (!outbox || !relay)) throw new ChannelNeedsOutboxException(name);
   }
 
   onModuleInit(): void {

@@ -1,6 +1,8 @@
 import { Inject, Injectable, OnModuleInit, Optional } from '@nestjs/common';
 import { ownValue } from '@zmodu/guard';
+import { WebhookDeliveryException } from '../exceptions/webhook-delivery.exception';
 import { OutboxRelay } from '../outbox-relay';
+import { CHANNEL_NOT_WEBHOOK_MESSAGE, WEBHOOK_STATUS_MESSAGE } from '../outbox.messages';
 import { OutboxEvent } from '../outbox.types';
 import { NOTIFY_OPTIONS, WEBHOOK_TOPIC } from './notify.constants';
 import { NotifyModuleOptions } from './notify.options';
@@ -24,7 +26,7 @@ export class WebhookDelivery implements OnModuleInit {
   async post(event: OutboxEvent, signal: AbortSignal): Promise<void> {
     const message = event.payload as NotificationMessage;
     const spec = ownValue(this.options.channels, message.channel);
-    if (!spec || spec.type !== 'webhook') throw new Error(`channel ${message.channel} is no longer a webhook`);
+    if (!spec || spec.type !== 'webhook') throw new WebhookDeliveryException(CHANNEL_NOT_WEBHOOK_MESSAGE(message.channel));
     const body = JSON.stringify(message);
     const timestamp = String(Math.floor(Date.now() / 1000));
     const res = await fetch(spec.url, {
@@ -40,6 +42,6 @@ export class WebhookDelivery implements OnModuleInit {
       redirect: 'manual',
     });
     await res.arrayBuffer().catch(() => undefined);
-    if (res.status < 200 || res.status > 299) throw new Error(`webhook answered ${res.status}`);
+    if (res.status < 200 || res.status > 299) throw new WebhookDeliveryException(WEBHOOK_STATUS_MESSAGE(res.status));
   }
 }
