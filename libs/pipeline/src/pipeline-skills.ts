@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { SkillError, SkillInvocation, SkillRegistry } from '@zmodu/skills';
-import { InvalidProposalException } from './exceptions/proposal.exceptions';
+import { InvalidProposalException } from './exceptions/invalid-proposal.exception';
 import { PIPELINE_OPTIONS } from './pipeline.constants';
 import { APPROVAL_RECORD_ACTION, ResolvedPipelineOptions } from './pipeline.options';
 import { ProposalPipeline } from './proposal-pipeline';

@@ -7,6 +7,7 @@ import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
 import {
   PipelineModule,
   PipelineModuleOptions,
+  PROPOSAL_STORE,
   ProposalPipeline,
   ZMODU_PIPELINE_ENTITIES,
   ZMODU_PIPELINE_MIGRATIONS,
@@ -64,5 +65,6 @@ describe('PipelineModule.forRootAsync', () => {
       { action: 'order.submit', payload: { symbol: 'ACME', qty: 5 } },
     );
     expect(out).toMatchObject({ verdict: 'executed', amount: 500 });
+    expect(app.get(PROPOSAL_STORE)).toBe(pipeline.store);
   });
 });

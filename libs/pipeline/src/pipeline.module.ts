@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { PipelineSkills } from './pipeline-skills';
-import { PIPELINE_OPTIONS } from './pipeline.constants';
+import { PIPELINE_OPTIONS, PROPOSAL_STORE } from './pipeline.constants';
 import { ConfigurablePipelineModule, PIPELINE_MODULE_OPTIONS } from './pipeline.module-definition';
 import { PipelineModuleOptions, resolvePipelineOptions } from './pipeline.options';
 import { ProposalPipeline } from './proposal-pipeline';
@@ -19,8 +19,9 @@ import { ProposalPipeline } from './proposal-pipeline';
       useFactory: (raw: PipelineModuleOptions) => resolvePipelineOptions(raw),
     },
     ProposalPipeline,
+    { provide: PROPOSAL_STORE, inject: [ProposalPipeline], useFactory: (pipeline: ProposalPipeline) => pipeline.store },
     PipelineSkills,
   ],
-  exports: [ProposalPipeline],
+  exports: [ProposalPipeline, PROPOSAL_STORE],
 })
 export class PipelineModule extends ConfigurablePipelineModule {}

@@ -1,4 +1,6 @@
 import type { GuardPolicy } from '@zmodu/guard';
+import { InvalidPipelineOptionsException } from './exceptions/invalid-pipeline-options.exception';
+import { ACTIONS_SHAPE_MESSAGE, EXECUTORS_GONE_MESSAGE } from './pipeline.messages';
 import type { ApprovalStep } from './proposal.types';
 import type { ProposalStore } from './proposal.store';
 import type { RiskReviewer, RiskRules } from './risk-review';
@@ -77,15 +79,10 @@ export type ResolvedPipelineOptions = Omit<Required<PipelineModuleOptions>, 'pol
 
 /** Merge the given options over the defaults, once (a field given as `undefined` keeps its default); refuse options that cannot work. */
 export function resolvePipelineOptions(raw: Partial<PipelineModuleOptions> | undefined): ResolvedPipelineOptions {
-  if ('executors' in (raw ?? {}))
-    throw new Error(
-      "PipelineModule: `executors` is gone: a staged action is a skill. Declare @Skill({ name, action: 'execute', staged: true, parameters, requiredPermission }) " +
-        'with a handler that writes through ctx.staged.transaction, and list it under actions with its amount function.',
-    );
+  if ('executors' in (raw ?? {})) throw new InvalidPipelineOptionsException(EXECUTORS_GONE_MESSAGE());
   const given = Object.fromEntries(Object.entries(raw ?? {}).filter(([, v]) => v !== undefined)) as Partial<PipelineModuleOptions>;
   const options = Object.assign(new PipelineModuleOptions(), given);
-  if (!options.actions || typeof options.actions !== 'object')
-    throw new Error('PipelineModule: actions must be { [stagedSkillName]: { amount? } }.');
+  if (!options.actions || typeof options.actions !== 'object') throw new InvalidPipelineOptionsException(ACTIONS_SHAPE_MESSAGE());
   const approval = options.approval ?? {};
   return {
     ...(options as ResolvedPipelineOptions),

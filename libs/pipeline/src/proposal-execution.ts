@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { Guard, GuardStats } from '@zmodu/guard';
 import { createSkillContext, SkillDispatcher, SkillTransaction, stagedExecution } from '@zmodu/skills';
+import { StagedCallFailed } from './exceptions/staged-call-failed.exception';
 import { ResolvedPipelineOptions } from './pipeline.options';
 import { ProposalStore } from './proposal.store';
 import { PipelineOutcome, ProposalRecord } from './proposal.types';
@@ -15,14 +16,6 @@ export interface StagedCall {
   readonly permissions: readonly string[];
   readonly runId: string | null;
   readonly approvers: readonly string[];
-}
-
-/** The staged skill refused or failed: its observation says why. The transaction it ran in rolls back. */
-export class StagedCallFailed extends Error {
-  constructor(readonly reason: string) {
-    super(reason);
-    this.name = 'StagedCallFailed';
-  }
 }
 
 /**

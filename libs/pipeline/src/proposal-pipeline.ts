@@ -3,7 +3,9 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import { Guard, GuardStats } from '@zmodu/guard';
 import { SkillDispatcher, SkillRegistry, transactionOf } from '@zmodu/skills';
 import { DataSource } from 'typeorm';
-import { InvalidProposalException, ProposalNotFoundException } from './exceptions/proposal.exceptions';
+import { InvalidProposalException } from './exceptions/invalid-proposal.exception';
+import { ProposalNotFoundException } from './exceptions/proposal-not-found.exception';
+import { PipelineDataSourceMissingException } from './exceptions/pipeline-data-source-missing.exception';
 import { PIPELINE_OPTIONS } from './pipeline.constants';
 import { ResolvedPipelineOptions } from './pipeline.options';
 import { Approver, ProposalDecisions } from './proposal-decisions';
@@ -53,10 +55,7 @@ export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationSh
     dispatcher: SkillDispatcher,
     @Optional() @Inject(getDataSourceToken()) dataSource?: DataSource,
   ) {
-    if (!this.options.store && !dataSource)
-      throw new Error(
-        'PipelineModule needs a TypeORM DataSource (with ZMODU_PIPELINE_ENTITIES and ZMODU_PIPELINE_MIGRATIONS), or a store.',
-      );
+    if (!this.options.store && !dataSource) throw new PipelineDataSourceMissingException();
     this.store = this.options.store ?? new TypeOrmProposalStore(dataSource as DataSource);
     this.actions = new StagedActions(this.options, registry, dataSource ? transactionOf(dataSource.manager) : null);
     this.guard = new Guard(this.options.policy ?? { allow: this.actions.names(), allowExecute: true }, { stats: this.guardStats });

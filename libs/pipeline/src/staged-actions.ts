@@ -1,6 +1,10 @@
 import { Logger } from '@nestjs/common';
 import { ownValue } from '@zmodu/guard';
 import { describeErrors, SkillRegistry, SkillTransaction } from '@zmodu/skills';
+import { AmountSourceMissingException } from './exceptions/amount-source-missing.exception';
+import { InvalidPipelineOptionsException } from './exceptions/invalid-pipeline-options.exception';
+import { PipelineCannotStartException } from './exceptions/pipeline-cannot-start.exception';
+import { AMOUNT_NOT_A_FUNCTION_MESSAGE } from './pipeline.messages';
 import { AmountFunction, APPROVAL_RECORD_ACTION, ResolvedPipelineOptions } from './pipeline.options';
 import { ApprovalStep, ProposalContext } from './proposal.types';
 import { reviewByRules, RiskVerdict, rulesNeedAmount } from './risk-review';
@@ -29,7 +33,7 @@ export class StagedActions {
   ) {
     for (const [action, spec] of Object.entries(options.actions)) {
       if (spec?.amount !== undefined && typeof spec.amount !== 'function')
-        throw new Error(`PipelineModule: actions['${action}'].amount must be a function (payload, ctx) => number.`);
+        throw new InvalidPipelineOptionsException(AMOUNT_NOT_A_FUNCTION_MESSAGE(action));
       if (spec?.amount) this.amounts.set(action, spec.amount);
     }
     if (options.registerSkills && !this.amounts.has(APPROVAL_RECORD_ACTION)) this.amounts.set(APPROVAL_RECORD_ACTION, approvalRecordAmount);
@@ -73,7 +77,7 @@ export class StagedActions {
       for (const key of keys)
         if (!names.includes(key))
           problems.push(`${kind} names '${key}', which is not one of the pipeline's actions: add it to actions (or fix the name)`);
-    if (problems.length) throw new Error(`PipelineModule cannot start:\n- ${problems.join('\n- ')}`);
+    if (problems.length) throw new PipelineCannotStartException(problems);
     for (const skill of this.registry.definitions())
       if (skill.staged && !names.includes(skill.name))
         this.logger.warn(`the staged skill '${skill.name}' is not one of the pipeline's actions: nothing can run it`);
@@ -106,7 +110,7 @@ export class StagedActions {
     if (!fn) return { ok: true, payload: payload as Record<string, unknown>, amount: null };
     let amount: number;
     try {
-      if (!this.read) throw new Error('no database to read from');
+      if (!this.read) throw new AmountSourceMissingException();
       const read = this.read;
       amount = await fn(payload as Record<string, unknown>, {
         tenantId: ctx.tenantId,
