@@ -7,3 +7,4 @@ export { ADMIN_MAPPED_EXCEPTIONS, AdminExceptionFilter, adminHttpException } fro
 export { AdminPermissionGuard } from './admin-permission.guard';
 export { RequireAdminPermission } from './require-admin-permission.decorator';
 export { CurrentCaller } from './current-caller.decorator';
+export { CallerNotCheckedException } from './exceptions/caller-not-checked.exception';
