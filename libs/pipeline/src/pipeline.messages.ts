@@ -38,3 +38,41 @@ export const PROPOSAL_CHANGED_WHILE_DECIDING_MESSAGE = (id: string) => `Proposal
 export const EDIT_CANNOT_APPLY_MESSAGE = (reason: string) => `The edited payload cannot apply: ${reason}.`;
 
 export const EDIT_RISK_REJECTED_MESSAGE = (reason: string) => `The edited payload is rejected by the risk review: ${reason}.`;
+
+// What is wrong with the input of a proposal, a decision or a query (InvalidProposalException names the field).
+
+export const PROPOSER_TENANT_MISSING_MESSAGE = () => 'a proposal needs the tenant of its proposer';
+
+export const PROPOSER_USER_MISSING_MESSAGE = () => 'a proposal needs its proposer (user id)';
+
+export const PROPOSER_PERMISSIONS_MISSING_MESSAGE = () =>
+  "a proposal needs the proposer's permissions (an array of permission codes): the action runs with them";
+
+export const ACTION_MISSING_MESSAGE = () => 'action must be a non-empty string (the action to execute, e.g. order.submit)';
+
+export const AMOUNT_GIVEN_MESSAGE = () =>
+  'a proposal carries no amount: the application computes it (the amount function of the action in the pipeline options)';
+
+export const PAYLOAD_TOO_BIG_MESSAGE = (maxBytes: number) => `payload must be JSON of at most ${maxBytes} bytes`;
+
+export const ID_NOT_UUID_MESSAGE = () => 'id must be a UUID';
+
+export const APPROVER_MISSING_MESSAGE = () => 'a decision needs the tenant, user and permissions of the approver';
+
+export const DECISION_SHAPE_MESSAGE = () => 'a decision needs { decision, reason, version, step }';
+
+export const DECISION_KIND_MESSAGE = () => "decision must be 'approve' or 'reject'";
+
+export const REASON_MESSAGE = () => 'reason must be a non-empty string of at most 1000 characters: say why';
+
+export const VERSION_MESSAGE = () => 'version must be the version of the proposal you read (a whole number from 1)';
+
+export const STEP_MESSAGE = () => 'step must be the index of the waiting step you decide (waitingStep.index as read)';
+
+export const EDIT_ON_REJECT_MESSAGE = () => 'only an approval can carry an edited payload';
+
+export const PAGE_MESSAGE = () => 'page must be a whole number from 1';
+
+export const LIMIT_MESSAGE = () => 'limit must be a whole number from 1 to 100';
+
+export const STATUS_MESSAGE = (statuses: readonly string[]) => `status must be one of ${statuses.join(', ')}`;

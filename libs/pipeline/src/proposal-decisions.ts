@@ -5,14 +5,22 @@ import { ProposalEditRefusedException } from './exceptions/proposal-edit-refused
 import { ProposalNotFoundException } from './exceptions/proposal-not-found.exception';
 import {
   ALREADY_DECIDED_MESSAGE,
+  APPROVER_MISSING_MESSAGE,
+  DECISION_KIND_MESSAGE,
+  DECISION_SHAPE_MESSAGE,
   EDIT_CANNOT_APPLY_MESSAGE,
+  EDIT_ON_REJECT_MESSAGE,
   EDIT_RISK_REJECTED_MESSAGE,
+  ID_NOT_UUID_MESSAGE,
   PROPOSAL_ALREADY_MESSAGE,
   PROPOSAL_CHANGED_MESSAGE,
   PROPOSAL_CHANGED_WHILE_DECIDING_MESSAGE,
   PROPOSER_DECIDES_MESSAGE,
+  REASON_MESSAGE,
+  STEP_MESSAGE,
   STEP_NOT_WAITING_MESSAGE,
   STEP_PERMISSION_MESSAGE,
+  VERSION_MESSAGE,
 } from './pipeline.messages';
 import { DEFAULT_STEPS } from './pipeline.options';
 import { ProposalExecution } from './proposal-execution';
@@ -47,7 +55,7 @@ export class ProposalDecisions {
 
   async decide(caller: Approver, id: string, input: DecisionInput): Promise<PipelineOutcome> {
     checkApprover(caller);
-    if (typeof id !== 'string' || !UUID.test(id)) throw new InvalidProposalException('id', 'id must be a UUID');
+    if (typeof id !== 'string' || !UUID.test(id)) throw new InvalidProposalException('id', ID_NOT_UUID_MESSAGE());
     const { decision, reason, version, step } = checkDecision(input);
     const base: Omit<StoredDecision, 'edit'> = {
       tenantId: caller.tenantId,
@@ -145,22 +153,17 @@ function checkApprover(c: Approver): void {
     c.userId === '' ||
     !Array.isArray(c.permissions)
   )
-    throw new InvalidProposalException('caller', 'a decision needs the tenant, user and permissions of the approver');
+    throw new InvalidProposalException('caller', APPROVER_MISSING_MESSAGE());
 }
 
 function checkDecision(input: DecisionInput): { decision: 'approve' | 'reject'; reason: string; version: number; step: number } {
-  if (!input || typeof input !== 'object')
-    throw new InvalidProposalException('decision', 'a decision needs { decision, reason, version, step }');
+  if (!input || typeof input !== 'object') throw new InvalidProposalException('decision', DECISION_SHAPE_MESSAGE());
   const { decision, reason, version, step } = input;
-  if (decision !== 'approve' && decision !== 'reject')
-    throw new InvalidProposalException('decision', "decision must be 'approve' or 'reject'");
+  if (decision !== 'approve' && decision !== 'reject') throw new InvalidProposalException('decision', DECISION_KIND_MESSAGE());
   if (typeof reason !== 'string' || reason.trim() === '' || reason.length > 1000 || reason.includes('\u0000'))
-    throw new InvalidProposalException('reason', 'reason must be a non-empty string of at most 1000 characters: say why');
-  if (!Number.isInteger(version) || version < 1 || version > 2 ** 31 - 1)
-    throw new InvalidProposalException('version', 'version must be the version of the proposal you read (a whole number from 1)');
-  if (!Number.isInteger(step) || step < 0 || step > 1000)
-    throw new InvalidProposalException('step', 'step must be the index of the waiting step you decide (waitingStep.index as read)');
-  if (input.payload !== undefined && decision !== 'approve')
-    throw new InvalidProposalException('payload', 'only an approval can carry an edited payload');
+    throw new InvalidProposalException('reason', REASON_MESSAGE());
+  if (!Number.isInteger(version) || version < 1 || version > 2 ** 31 - 1) throw new InvalidProposalException('version', VERSION_MESSAGE());
+  if (!Number.isInteger(step) || step < 0 || step > 1000) throw new InvalidProposalException('step', STEP_MESSAGE());
+  if (input.payload !== undefined && decision !== 'approve') throw new InvalidProposalException('payload', EDIT_ON_REJECT_MESSAGE());
   return { decision, reason, version, step };
 }

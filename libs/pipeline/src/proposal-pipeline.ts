@@ -15,6 +15,7 @@ import { ProposalStore } from './proposal.store';
 import { DecisionInput, PipelineOutcome, ProposalContext, ProposalInput, ProposalRecord, ProposalStatus } from './proposal.types';
 import { StagedActions } from './staged-actions';
 import { TypeOrmProposalStore } from './typeorm-proposal.store';
+import { ID_NOT_UUID_MESSAGE, LIMIT_MESSAGE, PAGE_MESSAGE, STATUS_MESSAGE } from './pipeline.messages';
 
 export type { Approver } from './proposal-decisions';
 
@@ -105,7 +106,7 @@ export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationSh
 
   /** One proposal of the tenant, with its decisions, version and waiting step. Another tenant's is not found. */
   async get(tenantId: string, id: string): Promise<ProposalRecord> {
-    if (typeof id !== 'string' || !UUID.test(id)) throw new InvalidProposalException('id', 'id must be a UUID');
+    if (typeof id !== 'string' || !UUID.test(id)) throw new InvalidProposalException('id', ID_NOT_UUID_MESSAGE());
     await this.store.expire(tenantId);
     const p = await this.store.get(tenantId, id);
     if (!p) throw new ProposalNotFoundException(id);
@@ -115,11 +116,10 @@ export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationSh
   async list(tenantId: string, query: { status?: string; page?: number; limit?: number } = {}): Promise<ProposalPage> {
     const page = query.page ?? 1;
     const limit = query.limit ?? 20;
-    if (!Number.isInteger(page) || page < 1) throw new InvalidProposalException('page', 'page must be a whole number from 1');
-    if (!Number.isInteger(limit) || limit < 1 || limit > 100)
-      throw new InvalidProposalException('limit', 'limit must be a whole number from 1 to 100');
+    if (!Number.isInteger(page) || page < 1) throw new InvalidProposalException('page', PAGE_MESSAGE());
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new InvalidProposalException('limit', LIMIT_MESSAGE());
     if (query.status !== undefined && !STATUSES.includes(query.status as ProposalStatus))
-      throw new InvalidProposalException('status', `status must be one of ${STATUSES.join(', ')}`);
+      throw new InvalidProposalException('status', STATUS_MESSAGE(STATUSES));
     await this.store.expire(tenantId);
     const { items, total } = await this.store.list(tenantId, { status: query.status as ProposalStatus | undefined, page, limit });
     return { items, total, page, limit };

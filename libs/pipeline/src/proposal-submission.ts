@@ -10,6 +10,14 @@ import { NewProposal, ProposalStore } from './proposal.store';
 import { ApprovalStep, PipelineOutcome, ProposalContext, ProposalInput, ProposalStatus, ProposalVerdict } from './proposal.types';
 import { reviewByRules, RiskVerdict } from './risk-review';
 import { StagedActions } from './staged-actions';
+import {
+  ACTION_MISSING_MESSAGE,
+  AMOUNT_GIVEN_MESSAGE,
+  PAYLOAD_TOO_BIG_MESSAGE,
+  PROPOSER_PERMISSIONS_MISSING_MESSAGE,
+  PROPOSER_TENANT_MISSING_MESSAGE,
+  PROPOSER_USER_MISSING_MESSAGE,
+} from './pipeline.messages';
 
 const MAX_PAYLOAD_BYTES = 64 * 1024;
 
@@ -131,24 +139,16 @@ function refused(reason: string, field?: string): PipelineOutcome {
 
 function checkContext(ctx: ProposalContext): void {
   if (!ctx || typeof ctx.tenantId !== 'string' || ctx.tenantId === '')
-    throw new InvalidProposalException('tenantId', 'a proposal needs the tenant of its proposer');
-  if (typeof ctx.userId !== 'string' || ctx.userId === '')
-    throw new InvalidProposalException('userId', 'a proposal needs its proposer (user id)');
+    throw new InvalidProposalException('tenantId', PROPOSER_TENANT_MISSING_MESSAGE());
+  if (typeof ctx.userId !== 'string' || ctx.userId === '') throw new InvalidProposalException('userId', PROPOSER_USER_MISSING_MESSAGE());
   if (!Array.isArray(ctx.permissions) || ctx.permissions.some((p) => typeof p !== 'string'))
-    throw new InvalidProposalException(
-      'permissions',
-      "a proposal needs the proposer's permissions (an array of permission codes): the action runs with them",
-    );
+    throw new InvalidProposalException('permissions', PROPOSER_PERMISSIONS_MISSING_MESSAGE());
 }
 
 function checkInput(input: ProposalInput): string {
   if (!input || typeof input.action !== 'string' || input.action === '' || input.action.length > 200)
-    throw new InvalidProposalException('action', 'action must be a non-empty string (the action to execute, e.g. order.submit)');
-  if ('amount' in input)
-    throw new InvalidProposalException(
-      'amount',
-      'a proposal carries no amount: the application computes it (the amount function of the action in the pipeline options)',
-    );
+    throw new InvalidProposalException('action', ACTION_MISSING_MESSAGE());
+  if ('amount' in input) throw new InvalidProposalException('amount', AMOUNT_GIVEN_MESSAGE());
   let text: string | undefined;
   try {
     text = JSON.stringify(input.payload ?? null);
@@ -156,6 +156,6 @@ function checkInput(input: ProposalInput): string {
     text = undefined;
   }
   if (text === undefined || Buffer.byteLength(text) > MAX_PAYLOAD_BYTES)
-    throw new InvalidProposalException('payload', `payload must be JSON of at most ${MAX_PAYLOAD_BYTES} bytes`);
+    throw new InvalidProposalException('payload', PAYLOAD_TOO_BIG_MESSAGE(MAX_PAYLOAD_BYTES));
   return input.action;
 }
