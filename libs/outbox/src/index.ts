@@ -31,7 +31,7 @@ export type { RelayOptions, RelayPass } from './outbox-relay';
 export { ZMODU_OUTBOX_MIGRATIONS } from './outbox.migration';
 export { TypeOrmOutboxStore } from './typeorm-outbox.store';
 export { canonicalJson, commandArgsHash, commandKey } from './command-key';
-export { NotifyModule, NotifyModuleOptions, signWebhook, WEBHOOK_TOPIC } from './notify';
+export { DEFAULT_WEBHOOK_TIMEOUT_MS, NotifyModule, NotifyModuleOptions, signWebhook, WEBHOOK_TOPIC } from './notify';
 export type { ChannelSpec, NotificationMessage, NotifyModuleAsyncOptions, SendNotificationArgs } from './notify';
 export { ChannelNeedsOutboxException } from './exceptions/channel-needs-outbox.exception';
 export { CommandEventMissingException } from './exceptions/command-event-missing.exception';

@@ -72,6 +72,9 @@ export class OutboxRelay {
   readonly topicConcurrency: number;
   readonly handlerTimeoutMs: number;
   readonly leaseMs: number;
+  private readonly pollIntervalMs: number;
+  private readonly backoffBaseMs: number;
+  private readonly backoffMaxMs: number;
   private readonly handlers = new Map<string, OutboxHandler>();
   private inFlight = 0;
   private reserved = 0;
@@ -105,9 +108,11 @@ export class OutboxRelay {
       throw new InvalidRelayOptionsException(RELAY_OPTION_MESSAGE('leaseMs', options.leaseMs, 'a positive integer (ms)'));
     if (this.leaseMs <= this.handlerTimeoutMs)
       throw new InvalidRelayOptionsException(RELAY_LEASE_MESSAGE(this.leaseMs, this.handlerTimeoutMs));
-    const poll = options.pollIntervalMs ?? 1000;
-    if (!positiveInteger(poll))
+    this.pollIntervalMs = options.pollIntervalMs ?? 1000;
+    if (!positiveInteger(this.pollIntervalMs))
       throw new InvalidRelayOptionsException(RELAY_OPTION_MESSAGE('pollIntervalMs', options.pollIntervalMs, 'a positive integer (ms)'));
+    this.backoffBaseMs = options.backoff?.baseMs ?? 1000;
+    this.backoffMaxMs = options.backoff?.maxMs ?? 60_000;
   }
 
   on(topic: string, handler: OutboxHandler): void {
@@ -132,7 +137,7 @@ export class OutboxRelay {
         .catch((err) => this.logger.error(`relay reap failed: ${String(err)}`))
         .finally(() => this.pump());
     };
-    this.timer = setInterval(tick, this.options.pollIntervalMs ?? 1000);
+    this.timer = setInterval(tick, this.pollIntervalMs);
     this.timer.unref();
     tick();
   }
@@ -340,9 +345,7 @@ export class OutboxRelay {
   }
 
   private async settleFailed(event: OutboxEvent, token: string, error: string): Promise<'failed' | 'dead' | 'stale'> {
-    const base = this.options.backoff?.baseMs ?? 1000;
-    const max = this.options.backoff?.maxMs ?? 60_000;
-    const retryInMs = Math.min(max, base * 2 ** Math.max(0, event.attempts - 1));
+    const retryInMs = Math.min(this.backoffMaxMs, this.backoffBaseMs * 2 ** Math.max(0, event.attempts - 1));
     const settled = await this.store.settleFailed(event.id, token, { error, retryInMs });
     if (settled === 'dead')
       this.logger.warn(`event ${event.id} (${event.topic}) is dead-lettered after ${event.attempts} attempts: ${error}`);

@@ -2,6 +2,9 @@ import { InvalidChannelException } from '../exceptions/invalid-channel.exception
 import { CHANNEL_NAME_MESSAGE, CHANNEL_PROBLEM_MESSAGE } from '../outbox.messages';
 import { ChannelSpec } from './notify.types';
 
+/** Per attempt of a webhook channel without `timeoutMs`. */
+export const DEFAULT_WEBHOOK_TIMEOUT_MS = 5000;
+
 /** Options of `NotifyModule.forRoot` / `forRootAsync`. */
 export class NotifyModuleOptions {
   /** The channels notification.send may use, by name: nothing else is reachable. Default none. */
@@ -33,6 +36,13 @@ export function resolveNotifyOptions(raw: Partial<NotifyModuleOptions> | undefin
       if (!spec.topic) throw new InvalidChannelException(CHANNEL_PROBLEM_MESSAGE(name, 'an outbox channel needs a topic'));
     } else throw new InvalidChannelException(CHANNEL_PROBLEM_MESSAGE(name, 'type must be webhook, sink or outbox'));
   }
+  // A copy (the caller's object stays as it was), with each webhook's timeout defaulted here, once.
+  options.channels = Object.fromEntries(
+    Object.entries(options.channels).map(([name, spec]) => [
+      name,
+      spec.type === 'webhook' ? { ...spec, timeoutMs: spec.timeoutMs ?? DEFAULT_WEBHOOK_TIMEOUT_MS } : spec,
+    ]),
+  );
   return options;
 }
 

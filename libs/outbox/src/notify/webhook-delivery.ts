@@ -22,7 +22,7 @@ export class WebhookDelivery implements OnModuleInit {
       this.relay?.on(WEBHOOK_TOPIC, (event, ctx) => this.post(event, ctx.signal));
   }
 
-  /** Deliver one webhook attempt: POST, signed, under a timeout; anything but 2xx fails the attempt (the outbox retries). */
+  /** Deliver one webhook attempt (the options were resolved: a webhook channel has its timeoutMs): POST, signed, under a timeout; anything but 2xx fails the attempt (the outbox retries). */
   async post(event: OutboxEvent, signal: AbortSignal): Promise<void> {
     const message = event.payload as NotificationMessage;
     const spec = ownValue(this.options.channels, message.channel);
@@ -38,7 +38,7 @@ export class WebhookDelivery implements OnModuleInit {
         'x-zmodu-signature': signWebhook(spec.secret, timestamp, body),
       },
       body,
-      signal: AbortSignal.any([signal, AbortSignal.timeout(spec.timeoutMs ?? 5000)]),
+      signal: AbortSignal.any([signal, AbortSignal.timeout(spec.timeoutMs as number)]),
       redirect: 'manual',
     });
     await res.arrayBuffer().catch(() => undefined);
