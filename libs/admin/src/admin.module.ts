@@ -1,21 +1,22 @@
 import { DynamicModule, Module } from '@nestjs/common';
-import { ADMIN_MODULE_OPTIONS, AdminModuleOptions } from './admin.options';
-import { ApprovalsController } from './approvals.controller';
-import { OutboxController } from './outbox.controller';
+import { ADMIN_OPTIONS } from './admin.constants';
+import { ADMIN_MODULE_OPTIONS, AdminModuleForRootOptions, ConfigurableAdminModule } from './admin.module-definition';
+import { AdminModuleOptions, resolveAdminOptions } from './admin.options';
 
 /**
  * Admin HTTP endpoints: the approval queue (GET /admin/approvals, GET /admin/approvals/:id,
  * POST /admin/approvals/:id/approve and /reject; needs PipelineModule) and, with `outbox: true`,
  * the outbox (GET /admin/outbox?status=dead, GET /admin/outbox/:id, POST /admin/outbox/:id/retry).
+ * `forRoot(options)` or `forRootAsync({ useFactory, inject, outbox? , approvals? })`.
  */
-@Module({})
-export class AdminModule {
-  static forRoot(options: Partial<AdminModuleOptions> = {}): DynamicModule {
-    const merged = Object.assign(new AdminModuleOptions(), options);
-    return {
-      module: AdminModule,
-      controllers: [...(merged.approvals !== false ? [ApprovalsController] : []), ...(merged.outbox ? [OutboxController] : [])],
-      providers: [{ provide: ADMIN_MODULE_OPTIONS, useValue: merged }],
-    };
+@Module({
+  providers: [
+    { provide: ADMIN_OPTIONS, inject: [ADMIN_MODULE_OPTIONS], useFactory: (raw: AdminModuleOptions) => resolveAdminOptions(raw) },
+  ],
+})
+export class AdminModule extends ConfigurableAdminModule {
+  /** The options may be left out: every one has a default. */
+  static override forRoot(options: AdminModuleForRootOptions = {}): DynamicModule {
+    return super.forRoot(options);
   }
 }

@@ -5,20 +5,41 @@ export interface AdminCaller {
   readonly permissions: readonly string[];
 }
 
+/** The default way to find the caller: `request.user` (what an auth guard usually sets). */
+export const callerFromRequestUser = (request: unknown): AdminCaller | undefined => (request as { user?: AdminCaller } | null)?.user;
+
+/** Options of `AdminModule.forRoot` / `forRootAsync` (the routes to serve are the module's extras: see AdminModuleExtras). */
 export class AdminModuleOptions {
   /**
    * How to find the authenticated caller of a request. Default: `request.user` with
    * `{ tenantId, userId, permissions }` (what an auth guard usually sets).
    */
-  resolveCaller?: (request: unknown) => AdminCaller | undefined;
+  resolveCaller?: (request: unknown) => AdminCaller | undefined = callerFromRequestUser;
   /** The permission the approval endpoints require. Default 'approval:decide'. */
   decidePermission?: string = 'approval:decide';
-  /** Serve the approval queue (needs PipelineModule). Default true. */
-  approvals?: boolean = true;
-  /** Serve the outbox endpoints (needs OutboxModule). Default false. */
-  outbox?: boolean = false;
   /** The permission the outbox endpoints require. Default 'admin:outbox'. */
   outboxPermission?: string = 'admin:outbox';
 }
 
-export const ADMIN_MODULE_OPTIONS = Symbol('zmodu:ADMIN_MODULE_OPTIONS');
+/**
+ * Which endpoints AdminModule serves. They decide the module's controllers, so they are given
+ * beside the options, also to `forRootAsync({ outbox: true, useFactory })`, never by its factory.
+ */
+export interface AdminModuleExtras {
+  /** Serve the approval queue (needs PipelineModule). Default true. */
+  approvals?: boolean;
+  /** Serve the outbox endpoints (needs OutboxModule). Default false. */
+  outbox?: boolean;
+}
+
+/** The options after the defaults are merged (what the admin guard and controllers inject). */
+export type ResolvedAdminOptions = Required<AdminModuleOptions>;
+
+/** The permission option an admin endpoint requires (see `@RequireAdminPermission`). */
+export type AdminPermissionOption = 'decidePermission' | 'outboxPermission';
+
+/** Merge the given options over the defaults, once; a field given as `undefined` keeps its default. */
+export function resolveAdminOptions(raw: Partial<AdminModuleOptions> | undefined): ResolvedAdminOptions {
+  const given = Object.fromEntries(Object.entries(raw ?? {}).filter(([, v]) => v !== undefined));
+  return Object.assign(new AdminModuleOptions(), given) as ResolvedAdminOptions;
+}

@@ -1,4 +1,10 @@
-export * from './admin.options';
-export * from './admin.module';
-export * from './approvals.controller';
-export * from './outbox.controller';
+// The public API of @zmodu/admin. Anything not named here is internal.
+export { AdminModule } from './admin.module';
+export type { AdminModuleAsyncOptions, AdminModuleForRootOptions } from './admin.module-definition';
+export { AdminModuleOptions, callerFromRequestUser } from './admin.options';
+export type { AdminCaller, AdminModuleExtras, AdminPermissionOption } from './admin.options';
+export { ADMIN_MAPPED_EXCEPTIONS, AdminExceptionFilter, adminHttpException } from './admin-exception.filter';
+export { AdminPermissionGuard } from './admin-permission.guard';
+export { RequireAdminPermission } from './require-admin-permission.decorator';
+export { CurrentCaller } from './current-caller.decorator';
+export { CallerNotCheckedException } from './exceptions/caller-not-checked.exception';

@@ -1,71 +1,42 @@
-import {
-  BadRequestException,
-  ConflictException,
-  Controller,
-  Get,
-  HttpCode,
-  Inject,
-  NotFoundException,
-  Param,
-  Post,
-  Query,
-  Req,
-} from '@nestjs/common';
-import { OutboxConflictException, OutboxEvent, OutboxService, OutboxStatus } from '@zmodu/outbox';
-import { adminCaller, intParam } from './admin-request';
-import { ADMIN_MODULE_OPTIONS, AdminCaller, AdminModuleOptions } from './admin.options';
+import { Controller, Get, HttpCode, NotFoundException, Param, Post, Query, UseFilters } from '@nestjs/common';
+import { OutboxEvent, OutboxPage, OutboxService, OutboxStatus } from '@zmodu/outbox';
+import { AdminExceptionFilter } from './admin-exception.filter';
+import { AdminCaller } from './admin.options';
+import { OptionalIntPipe, OptionalOneOfPipe, ParseIdPipe } from './admin.pipes';
+import { CurrentCaller } from './current-caller.decorator';
+import { RequireAdminPermission } from './require-admin-permission.decorator';
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const STATUSES = ['pending', 'delivering', 'delivered', 'dead'];
+const STATUSES: readonly OutboxStatus[] = ['pending', 'delivering', 'delivered', 'dead'];
 
-/** The outbox of the caller's tenant: see dead-lettered events and retry them. */
+/** The outbox of the caller's tenant: see dead-lettered events and retry them. The permission is the `outboxPermission` option. */
 @Controller('admin/outbox')
+@RequireAdminPermission('outboxPermission')
+@UseFilters(AdminExceptionFilter)
 export class OutboxController {
-  constructor(
-    private readonly outbox: OutboxService,
-    @Inject(ADMIN_MODULE_OPTIONS) private readonly options: AdminModuleOptions,
-  ) {}
+  constructor(private readonly outbox: OutboxService) {}
 
   @Get()
-  list(@Req() req: unknown, @Query('status') status?: string, @Query('page') page?: string, @Query('limit') limit?: string) {
-    const caller = this.caller(req);
-    if (status !== undefined && !STATUSES.includes(status))
-      throw new BadRequestException({ message: `status must be one of ${STATUSES.join(', ')}`, field: 'status' });
-    return this.outbox.list(caller.tenantId, {
-      status: status as OutboxStatus | undefined,
-      page: intParam('page', page),
-      limit: intParam('limit', limit, 1, 100),
-    });
+  list(
+    @CurrentCaller() caller: AdminCaller,
+    @Query('status', new OptionalOneOfPipe(STATUSES)) status?: OutboxStatus,
+    @Query('page', new OptionalIntPipe()) page?: number,
+    @Query('limit', new OptionalIntPipe(1, 100)) limit?: number,
+  ): Promise<OutboxPage> {
+    return this.outbox.list(caller.tenantId, { status, page, limit });
   }
 
   @Get(':id')
-  async get(@Req() req: unknown, @Param('id') id: string): Promise<OutboxEvent> {
-    const caller = this.caller(req);
-    const event = await this.outbox.get(caller.tenantId, uuid(id));
+  async get(@CurrentCaller() caller: AdminCaller, @Param('id', ParseIdPipe) id: string): Promise<OutboxEvent> {
+    const event = await this.outbox.get(caller.tenantId, id);
     if (!event) throw new NotFoundException(`No event ${id}.`);
     return event;
   }
 
   @Post(':id/retry')
   @HttpCode(200)
-  async retry(@Req() req: unknown, @Param('id') id: string): Promise<OutboxEvent> {
-    const caller = this.caller(req);
-    try {
-      const event = await this.outbox.retry(caller.tenantId, uuid(id));
-      if (!event) throw new NotFoundException(`No event ${id}.`);
-      return event;
-    } catch (err) {
-      if (err instanceof OutboxConflictException) throw new ConflictException(err.message);
-      throw err;
-    }
+  async retry(@CurrentCaller() caller: AdminCaller, @Param('id', ParseIdPipe) id: string): Promise<OutboxEvent> {
+    const event = await this.outbox.retry(caller.tenantId, id);
+    if (!event) throw new NotFoundException(`No event ${id}.`);
+    return event;
   }
-
-  private caller(req: unknown): AdminCaller {
-    return adminCaller(this.options, req, this.options.outboxPermission ?? 'admin:outbox');
-  }
-}
-
-function uuid(id: string): string {
-  if (!UUID.test(id)) throw new BadRequestException({ message: 'id must be a UUID', field: 'id' });
-  return id;
 }

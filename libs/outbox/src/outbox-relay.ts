@@ -1,8 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
+import { DuplicateTopicHandlerException } from './exceptions/duplicate-topic-handler.exception';
+import { InvalidRelayOptionsException } from './exceptions/invalid-relay-options.exception';
+import { RelayCrash } from './exceptions/relay-crash.exception';
 import { RELAY_LEASE_MESSAGE, RELAY_OPTION_MESSAGE } from './outbox.messages';
 import { ClaimedEvent, OutboxStore } from './outbox.store';
 import { OutboxEvent, OutboxHandler } from './outbox.types';
+
+export { RelayCrash } from './exceptions/relay-crash.exception';
 
 /** What a default lease adds to the handler timeout: room to settle after a handler that ran out its time. */
 export const LEASE_MARGIN_MS = 5000;
@@ -36,14 +41,6 @@ export interface RelayOptions {
   };
 }
 
-/** Thrown by a hook to simulate the relay's process dying: it stops at once and settles nothing. */
-export class RelayCrash extends Error {
-  constructor(where: string) {
-    super(`relay crashed ${where}`);
-    this.name = 'RelayCrash';
-  }
-}
-
 export interface RelayPass {
   readonly claimed: number;
   readonly delivered: number;
@@ -75,6 +72,9 @@ export class OutboxRelay {
   readonly topicConcurrency: number;
   readonly handlerTimeoutMs: number;
   readonly leaseMs: number;
+  private readonly pollIntervalMs: number;
+  private readonly backoffBaseMs: number;
+  private readonly backoffMaxMs: number;
   private readonly handlers = new Map<string, OutboxHandler>();
   private inFlight = 0;
   private reserved = 0;
@@ -93,24 +93,30 @@ export class OutboxRelay {
   ) {
     this.owner = options.owner ?? `relay-${randomUUID().slice(0, 8)}`;
     this.concurrency = options.concurrency ?? 8;
-    if (!positiveInteger(this.concurrency)) throw new Error(RELAY_OPTION_MESSAGE('concurrency', options.concurrency, 'a positive integer'));
+    if (!positiveInteger(this.concurrency))
+      throw new InvalidRelayOptionsException(RELAY_OPTION_MESSAGE('concurrency', options.concurrency, 'a positive integer'));
     this.topicConcurrency = options.topicConcurrency ?? Math.max(1, Math.floor(this.concurrency / 2));
     if (!positiveInteger(this.topicConcurrency) || this.topicConcurrency > this.concurrency)
-      throw new Error(
+      throw new InvalidRelayOptionsException(
         RELAY_OPTION_MESSAGE('topicConcurrency', options.topicConcurrency, `a positive integer at most concurrency (${this.concurrency})`),
       );
     this.handlerTimeoutMs = options.handlerTimeoutMs ?? 30_000;
     if (!positiveInteger(this.handlerTimeoutMs))
-      throw new Error(RELAY_OPTION_MESSAGE('handlerTimeoutMs', options.handlerTimeoutMs, 'a positive integer (ms)'));
+      throw new InvalidRelayOptionsException(RELAY_OPTION_MESSAGE('handlerTimeoutMs', options.handlerTimeoutMs, 'a positive integer (ms)'));
     this.leaseMs = options.leaseMs ?? this.handlerTimeoutMs + LEASE_MARGIN_MS;
-    if (!positiveInteger(this.leaseMs)) throw new Error(RELAY_OPTION_MESSAGE('leaseMs', options.leaseMs, 'a positive integer (ms)'));
-    if (this.leaseMs <= this.handlerTimeoutMs) throw new Error(RELAY_LEASE_MESSAGE(this.leaseMs, this.handlerTimeoutMs));
-    const poll = options.pollIntervalMs ?? 1000;
-    if (!positiveInteger(poll)) throw new Error(RELAY_OPTION_MESSAGE('pollIntervalMs', options.pollIntervalMs, 'a positive integer (ms)'));
+    if (!positiveInteger(this.leaseMs))
+      throw new InvalidRelayOptionsException(RELAY_OPTION_MESSAGE('leaseMs', options.leaseMs, 'a positive integer (ms)'));
+    if (this.leaseMs <= this.handlerTimeoutMs)
+      throw new InvalidRelayOptionsException(RELAY_LEASE_MESSAGE(this.leaseMs, this.handlerTimeoutMs));
+    this.pollIntervalMs = options.pollIntervalMs ?? 1000;
+    if (!positiveInteger(this.pollIntervalMs))
+      throw new InvalidRelayOptionsException(RELAY_OPTION_MESSAGE('pollIntervalMs', options.pollIntervalMs, 'a positive integer (ms)'));
+    this.backoffBaseMs = options.backoff?.baseMs ?? 1000;
+    this.backoffMaxMs = options.backoff?.maxMs ?? 60_000;
   }
 
   on(topic: string, handler: OutboxHandler): void {
-    if (this.handlers.has(topic)) throw new Error(`Outbox topic '${topic}' already has a handler.`);
+    if (this.handlers.has(topic)) throw new DuplicateTopicHandlerException(topic);
     this.handlers.set(topic, handler);
   }
 
@@ -131,7 +137,7 @@ export class OutboxRelay {
         .catch((err) => this.logger.error(`relay reap failed: ${String(err)}`))
         .finally(() => this.pump());
     };
-    this.timer = setInterval(tick, this.options.pollIntervalMs ?? 1000);
+    this.timer = setInterval(tick, this.pollIntervalMs);
     this.timer.unref();
     tick();
   }
@@ -339,9 +345,7 @@ export class OutboxRelay {
   }
 
   private async settleFailed(event: OutboxEvent, token: string, error: string): Promise<'failed' | 'dead' | 'stale'> {
-    const base = this.options.backoff?.baseMs ?? 1000;
-    const max = this.options.backoff?.maxMs ?? 60_000;
-    const retryInMs = Math.min(max, base * 2 ** Math.max(0, event.attempts - 1));
+    const retryInMs = Math.min(this.backoffMaxMs, this.backoffBaseMs * 2 ** Math.max(0, event.attempts - 1));
     const settled = await this.store.settleFailed(event.id, token, { error, retryInMs });
     if (settled === 'dead')
       this.logger.warn(`event ${event.id} (${event.topic}) is dead-lettered after ${event.attempts} attempts: ${error}`);

@@ -1,4 +1,9 @@
 import type { SkillTransaction } from '@zmodu/skills';
+import { InvalidOutboxEventException } from './exceptions/invalid-outbox-event.exception';
+import { InvalidOutboxQueryException } from './exceptions/invalid-outbox-query.exception';
+import { OutboxConflictException } from './exceptions/outbox-conflict.exception';
+import { INVALID_OUTBOX_STATUS_MESSAGE } from './outbox.messages';
+import { DEFAULT_MAX_ATTEMPTS } from './outbox.options';
 import { OutboxPage, OutboxStore } from './outbox.store';
 import { OutboxEvent, OutboxStatus } from './outbox.types';
 
@@ -13,23 +18,16 @@ export interface EnqueueInput {
   readonly maxAttempts?: number;
 }
 
-export class OutboxConflictException extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'OutboxConflictException';
-  }
-}
-
 /** Writes events in the caller's transaction, and reads them back for admins. All storage goes through the OutboxStore port. */
 export class OutboxService {
   constructor(
     private readonly store: OutboxStore,
-    private readonly defaultMaxAttempts = 5,
+    private readonly defaultMaxAttempts = DEFAULT_MAX_ATTEMPTS,
   ) {}
 
   /** Add an event in the caller's transaction (`tx`): it commits, or rolls back, with the business write. */
   async enqueue(tx: SkillTransaction, input: EnqueueInput): Promise<string> {
-    if (typeof input.topic !== 'string' || input.topic === '') throw new Error('an outbox event needs a topic');
+    if (typeof input.topic !== 'string' || input.topic === '') throw new InvalidOutboxEventException();
     return this.store.enqueue(tx, { ...input, maxAttempts: input.maxAttempts ?? this.defaultMaxAttempts });
   }
 
@@ -48,7 +46,7 @@ export class OutboxService {
 
   list(tenantId: string, query: { status?: OutboxStatus; page?: number; limit?: number } = {}): Promise<OutboxPage> {
     if (query.status !== undefined && !STATUSES.includes(query.status))
-      throw new RangeError(`status must be one of ${STATUSES.join(', ')}`);
+      throw new InvalidOutboxQueryException('status', INVALID_OUTBOX_STATUS_MESSAGE(STATUSES));
     return this.store.list(tenantId, { status: query.status, page: query.page ?? 1, limit: Math.min(100, query.limit ?? 20) });
   }
 
@@ -58,6 +56,6 @@ export class OutboxService {
     if (updated) return updated;
     const existing = await this.store.get(tenantId, id);
     if (!existing) return null;
-    throw new OutboxConflictException(`Event ${id} is ${existing.status}, not dead: only a dead-lettered event can be retried.`);
+    throw new OutboxConflictException(id, existing.status);
   }
 }

@@ -1,10 +1,5 @@
-import { Inject } from '@nestjs/common';
 import type { SkillTransaction } from '@zmodu/skills';
 import type { OutboxCommandStamp, OutboxEvent, OutboxStatus } from './outbox.types';
-
-/** Public token: the `OutboxStore` that OutboxService, OutboxRelay and command.execute use. Provide your own through `OutboxModule.forRoot({ store })`. */
-export const OUTBOX_STORE = Symbol('zmodu:OUTBOX_STORE');
-export const InjectOutboxStore = () => Inject(OUTBOX_STORE);
 
 export interface NewOutboxEvent {
   readonly tenantId: string | null;
@@ -55,7 +50,7 @@ export type FailedSettlement = 'failed' | 'dead' | 'stale';
 
 /**
  * Port: where outbox events live. The default is `TypeOrmOutboxStore` (PostgreSQL); a store of
- * your own must pass `outboxStoreContract` from `@zmodu/skills/testing`.
+ * your own must pass `outboxStoreContract` from `@zmodu/outbox/testing`.
  *
  * Leases: every claim takes a new lease token. `renew`, `settleFailed` and `reapExpired` act only
  * for the holder of the current, live lease (a conditional update on the token), so no relay

@@ -1,8 +1,8 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { SkillError, SkillInvocation, SkillRegistry } from '@zmodu/skills';
-import { InvalidProposalException } from './exceptions/proposal.exceptions';
-import { PIPELINE_MODULE_OPTIONS } from './pipeline.module-definition';
-import { APPROVAL_RECORD_ACTION, PipelineModuleOptions } from './pipeline.options';
+import { InvalidProposalException } from './exceptions/invalid-proposal.exception';
+import { PIPELINE_OPTIONS } from './pipeline.constants';
+import { APPROVAL_RECORD_ACTION, ResolvedPipelineOptions } from './pipeline.options';
 import { ProposalPipeline } from './proposal-pipeline';
 
 /**
@@ -14,12 +14,12 @@ export class PipelineSkills implements OnModuleInit {
   constructor(
     private readonly pipeline: ProposalPipeline,
     private readonly registry: SkillRegistry,
-    @Inject(PIPELINE_MODULE_OPTIONS) private readonly options: PipelineModuleOptions,
+    @Inject(PIPELINE_OPTIONS) private readonly options: ResolvedPipelineOptions,
   ) {}
 
   onModuleInit(): void {
-    if (this.options.registerSkills === false) return;
-    const proposable = this.options.proposable ?? [];
+    if (!this.options.registerSkills) return;
+    const proposable = this.options.proposable;
     this.registry.register({
       name: 'approval.submit',
       action: 'propose',

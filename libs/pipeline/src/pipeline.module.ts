@@ -1,12 +1,27 @@
 import { Module } from '@nestjs/common';
 import { PipelineSkills } from './pipeline-skills';
-import { ConfigurablePipelineModule } from './pipeline.module-definition';
+import { PIPELINE_OPTIONS, PROPOSAL_STORE } from './pipeline.constants';
+import { ConfigurablePipelineModule, PIPELINE_MODULE_OPTIONS } from './pipeline.module-definition';
+import { PipelineModuleOptions, resolvePipelineOptions } from './pipeline.options';
 import { ProposalPipeline } from './proposal-pipeline';
 
 /**
  * ProposalPipeline (global) and, unless `registerSkills: false`, the approval.submit and
- * approval.request skills. Needs a TypeORM DataSource with ZMODU_PIPELINE_ENTITIES and
- * ZMODU_PIPELINE_MIGRATIONS, and SkillsModule (AgentModule imports it) for the skills.
+ * approval.request skills. `forRoot(options)` or `forRootAsync({ useFactory, inject })`. Needs a
+ * TypeORM DataSource with ZMODU_PIPELINE_ENTITIES and ZMODU_PIPELINE_MIGRATIONS (or a `store`),
+ * and SkillsModule (AgentModule imports it) for the skills.
  */
-@Module({ providers: [ProposalPipeline, PipelineSkills], exports: [ProposalPipeline] })
+@Module({
+  providers: [
+    {
+      provide: PIPELINE_OPTIONS,
+      inject: [PIPELINE_MODULE_OPTIONS],
+      useFactory: (raw: PipelineModuleOptions) => resolvePipelineOptions(raw),
+    },
+    ProposalPipeline,
+    { provide: PROPOSAL_STORE, inject: [ProposalPipeline], useFactory: (pipeline: ProposalPipeline) => pipeline.store },
+    PipelineSkills,
+  ],
+  exports: [ProposalPipeline, PROPOSAL_STORE],
+})
 export class PipelineModule extends ConfigurablePipelineModule {}

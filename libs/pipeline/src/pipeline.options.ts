@@ -1,4 +1,6 @@
 import type { GuardPolicy } from '@zmodu/guard';
+import { InvalidPipelineOptionsException } from './exceptions/invalid-pipeline-options.exception';
+import { ACTIONS_SHAPE_MESSAGE, EXECUTORS_GONE_MESSAGE } from './pipeline.messages';
 import type { ApprovalStep } from './proposal.types';
 import type { ProposalStore } from './proposal.store';
 import type { RiskReviewer, RiskRules } from './risk-review';
@@ -67,3 +69,23 @@ export const DEFAULT_STEPS: readonly ApprovalStep[] = [{ name: 'approver', permi
 export const DEFAULT_EXPIRY_MS = 24 * 60 * 60 * 1000;
 /** The staged skill behind approval.request: recording the approval is its whole effect. */
 export const APPROVAL_RECORD_ACTION = 'approval.record';
+
+/** The approval options after the defaults are merged. */
+export type ResolvedApprovalOptions = ApprovalOptions & Required<Pick<ApprovalOptions, 'defaultSteps' | 'expiresInMs'>>;
+
+/** The options after the defaults are merged: what the pipeline's parts get (through the internal PIPELINE_OPTIONS). */
+export type ResolvedPipelineOptions = Omit<Required<PipelineModuleOptions>, 'policy' | 'store' | 'approval'> &
+  Pick<PipelineModuleOptions, 'policy' | 'store'> & { readonly approval: ResolvedApprovalOptions };
+
+/** Merge the given options over the defaults, once (a field given as `undefined` keeps its default); refuse options that cannot work. */
+export function resolvePipelineOptions(raw: Partial<PipelineModuleOptions> | undefined): ResolvedPipelineOptions {
+  if ('executors' in (raw ?? {})) throw new InvalidPipelineOptionsException(EXECUTORS_GONE_MESSAGE());
+  const given = Object.fromEntries(Object.entries(raw ?? {}).filter(([, v]) => v !== undefined)) as Partial<PipelineModuleOptions>;
+  const options = Object.assign(new PipelineModuleOptions(), given);
+  if (!options.actions || typeof options.actions !== 'object') throw new InvalidPipelineOptionsException(ACTIONS_SHAPE_MESSAGE());
+  const approval = options.approval ?? {};
+  return {
+    ...(options as ResolvedPipelineOptions),
+    approval: { ...approval, defaultSteps: approval.defaultSteps ?? DEFAULT_STEPS, expiresInMs: approval.expiresInMs ?? DEFAULT_EXPIRY_MS },
+  };
+}

@@ -1,10 +1,27 @@
+import { ApprovalForbiddenException } from './exceptions/approval-forbidden.exception';
+import { InvalidProposalException } from './exceptions/invalid-proposal.exception';
+import { ProposalConflictException } from './exceptions/proposal-conflict.exception';
+import { ProposalEditRefusedException } from './exceptions/proposal-edit-refused.exception';
+import { ProposalNotFoundException } from './exceptions/proposal-not-found.exception';
 import {
-  ApprovalForbiddenException,
-  InvalidProposalException,
-  ProposalConflictException,
-  ProposalEditRefusedException,
-  ProposalNotFoundException,
-} from './exceptions/proposal.exceptions';
+  ALREADY_DECIDED_MESSAGE,
+  APPROVER_MISSING_MESSAGE,
+  DECISION_KIND_MESSAGE,
+  DECISION_SHAPE_MESSAGE,
+  EDIT_CANNOT_APPLY_MESSAGE,
+  EDIT_ON_REJECT_MESSAGE,
+  EDIT_RISK_REJECTED_MESSAGE,
+  ID_NOT_UUID_MESSAGE,
+  PROPOSAL_ALREADY_MESSAGE,
+  PROPOSAL_CHANGED_MESSAGE,
+  PROPOSAL_CHANGED_WHILE_DECIDING_MESSAGE,
+  PROPOSER_DECIDES_MESSAGE,
+  REASON_MESSAGE,
+  STEP_MESSAGE,
+  STEP_NOT_WAITING_MESSAGE,
+  STEP_PERMISSION_MESSAGE,
+  VERSION_MESSAGE,
+} from './pipeline.messages';
 import { DEFAULT_STEPS } from './pipeline.options';
 import { ProposalExecution } from './proposal-execution';
 import { ProposalStore, StoredDecision } from './proposal.store';
@@ -19,7 +36,6 @@ export interface Approver {
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const ALREADY_DECIDED = 'Separation of duties: you already decided a step of this proposal; another person must decide the next.';
 
 /**
  * Human decisions. A decision binds to what the approver read: it names the proposal's version and
@@ -39,7 +55,7 @@ export class ProposalDecisions {
 
   async decide(caller: Approver, id: string, input: DecisionInput): Promise<PipelineOutcome> {
     checkApprover(caller);
-    if (typeof id !== 'string' || !UUID.test(id)) throw new InvalidProposalException('id', 'id must be a UUID');
+    if (typeof id !== 'string' || !UUID.test(id)) throw new InvalidProposalException('id', ID_NOT_UUID_MESSAGE());
     const { decision, reason, version, step } = checkDecision(input);
     const base: Omit<StoredDecision, 'edit'> = {
       tenantId: caller.tenantId,
@@ -64,8 +80,7 @@ export class ProposalDecisions {
 
   private async edit(caller: Approver, id: string, version: number, payload: unknown): Promise<NonNullable<StoredDecision['edit']>> {
     const p = await this.current(caller.tenantId, id);
-    if (p.version !== version || p.status !== 'pending')
-      throw conflict(p, `Proposal ${id} changed since you read it (version ${p.version} now, you read ${version}): read it again.`);
+    if (p.version !== version || p.status !== 'pending') throw conflict(p, PROPOSAL_CHANGED_MESSAGE(id, p.version, version));
     const ctx: ProposalContext = {
       tenantId: p.tenantId,
       userId: p.proposer,
@@ -73,10 +88,9 @@ export class ProposalDecisions {
       ...(p.agent ? { agent: p.agent } : {}),
     };
     const prepared = await this.actions.prepare(ctx, p.action, payload);
-    if (!prepared.ok) throw new ProposalEditRefusedException(`The edited payload cannot apply: ${prepared.reason}.`, prepared.field);
+    if (!prepared.ok) throw new ProposalEditRefusedException(EDIT_CANNOT_APPLY_MESSAGE(prepared.reason), prepared.field);
     const risk = await this.actions.review(ctx, p.action, prepared.payload, prepared.amount);
-    if (risk.verdict === 'reject')
-      throw new ProposalEditRefusedException(`The edited payload is rejected by the risk review: ${risk.reason}.`);
+    if (risk.verdict === 'reject') throw new ProposalEditRefusedException(EDIT_RISK_REJECTED_MESSAGE(risk.reason));
     return {
       before: { payload: p.payload, amount: p.amount },
       after: { payload: prepared.payload, amount: prepared.amount },
@@ -86,23 +100,20 @@ export class ProposalDecisions {
 
   /** Why a decision did not apply: read the proposal and say so (nothing was written). */
   private async explain(caller: Approver, id: string, version: number, step: number, alreadyDecided: boolean): Promise<never> {
-    if (alreadyDecided) throw new ApprovalForbiddenException(ALREADY_DECIDED);
+    if (alreadyDecided) throw new ApprovalForbiddenException(ALREADY_DECIDED_MESSAGE());
     const p = await this.current(caller.tenantId, id);
     if (p.status === 'expired' || (p.status === 'pending' && p.expiresAt && p.expiresAt <= new Date()))
       throw conflict({ ...p, status: 'expired' }, `Proposal ${id} has expired.`);
-    if (p.status !== 'pending') throw conflict(p, `Proposal ${id} is already ${p.status}.`);
-    if (p.version !== version)
-      throw conflict(p, `Proposal ${id} changed since you read it (version ${p.version} now, you read ${version}): read it again.`);
-    if (p.waitingStep?.index !== step)
-      throw conflict(p, `Step ${step} of proposal ${id} is not the one waiting (step ${p.waitingStep?.index ?? 'none'} is).`);
-    if (p.proposer === caller.userId)
-      throw new ApprovalForbiddenException('Separation of duties: the proposer may not decide their own proposal.');
-    if (p.decisions.some((d) => d.decidedBy === caller.userId)) throw new ApprovalForbiddenException(ALREADY_DECIDED);
+    if (p.status !== 'pending') throw conflict(p, PROPOSAL_ALREADY_MESSAGE(id, p.status));
+    if (p.version !== version) throw conflict(p, PROPOSAL_CHANGED_MESSAGE(id, p.version, version));
+    if (p.waitingStep?.index !== step) throw conflict(p, STEP_NOT_WAITING_MESSAGE(id, step, p.waitingStep?.index ?? null));
+    if (p.proposer === caller.userId) throw new ApprovalForbiddenException(PROPOSER_DECIDES_MESSAGE());
+    if (p.decisions.some((d) => d.decidedBy === caller.userId)) throw new ApprovalForbiddenException(ALREADY_DECIDED_MESSAGE());
     const permission = p.waitingStep?.permission ?? DEFAULT_STEPS[0].permission;
     if (!caller.permissions.includes(permission))
-      throw new ApprovalForbiddenException(`Step ${step + 1} (${p.waitingStep?.name ?? 'approver'}) needs the permission ${permission}.`);
+      throw new ApprovalForbiddenException(STEP_PERMISSION_MESSAGE(step, p.waitingStep?.name ?? 'approver', permission));
     // Everything matched on re-reading: another decision landed in between.
-    throw conflict(p, `Proposal ${id} changed while you decided: read it again.`);
+    throw conflict(p, PROPOSAL_CHANGED_WHILE_DECIDING_MESSAGE(id));
   }
 
   private async current(tenantId: string, id: string): Promise<ProposalRecord> {
@@ -142,22 +153,17 @@ function checkApprover(c: Approver): void {
     c.userId === '' ||
     !Array.isArray(c.permissions)
   )
-    throw new InvalidProposalException('caller', 'a decision needs the tenant, user and permissions of the approver');
+    throw new InvalidProposalException('caller', APPROVER_MISSING_MESSAGE());
 }
 
 function checkDecision(input: DecisionInput): { decision: 'approve' | 'reject'; reason: string; version: number; step: number } {
-  if (!input || typeof input !== 'object')
-    throw new InvalidProposalException('decision', 'a decision needs { decision, reason, version, step }');
+  if (!input || typeof input !== 'object') throw new InvalidProposalException('decision', DECISION_SHAPE_MESSAGE());
   const { decision, reason, version, step } = input;
-  if (decision !== 'approve' && decision !== 'reject')
-    throw new InvalidProposalException('decision', "decision must be 'approve' or 'reject'");
+  if (decision !== 'approve' && decision !== 'reject') throw new InvalidProposalException('decision', DECISION_KIND_MESSAGE());
   if (typeof reason !== 'string' || reason.trim() === '' || reason.length > 1000 || reason.includes('\u0000'))
-    throw new InvalidProposalException('reason', 'reason must be a non-empty string of at most 1000 characters: say why');
-  if (!Number.isInteger(version) || version < 1 || version > 2 ** 31 - 1)
-    throw new InvalidProposalException('version', 'version must be the version of the proposal you read (a whole number from 1)');
-  if (!Number.isInteger(step) || step < 0 || step > 1000)
-    throw new InvalidProposalException('step', 'step must be the index of the waiting step you decide (waitingStep.index as read)');
-  if (input.payload !== undefined && decision !== 'approve')
-    throw new InvalidProposalException('payload', 'only an approval can carry an edited payload');
+    throw new InvalidProposalException('reason', REASON_MESSAGE());
+  if (!Number.isInteger(version) || version < 1 || version > 2 ** 31 - 1) throw new InvalidProposalException('version', VERSION_MESSAGE());
+  if (!Number.isInteger(step) || step < 0 || step > 1000) throw new InvalidProposalException('step', STEP_MESSAGE());
+  if (input.payload !== undefined && decision !== 'approve') throw new InvalidProposalException('payload', EDIT_ON_REJECT_MESSAGE());
   return { decision, reason, version, step };
 }

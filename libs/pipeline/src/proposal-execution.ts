@@ -1,7 +1,8 @@
 import { Logger } from '@nestjs/common';
 import { Guard, GuardStats } from '@zmodu/guard';
 import { createSkillContext, SkillDispatcher, SkillTransaction, stagedExecution } from '@zmodu/skills';
-import { PipelineModuleOptions } from './pipeline.options';
+import { StagedCallFailed } from './exceptions/staged-call-failed.exception';
+import { ResolvedPipelineOptions } from './pipeline.options';
 import { ProposalStore } from './proposal.store';
 import { PipelineOutcome, ProposalRecord } from './proposal.types';
 
@@ -17,14 +18,6 @@ export interface StagedCall {
   readonly approvers: readonly string[];
 }
 
-/** The staged skill refused or failed: its observation says why. The transaction it ran in rolls back. */
-export class StagedCallFailed extends Error {
-  constructor(readonly reason: string) {
-    super(reason);
-    this.name = 'StagedCallFailed';
-  }
-}
-
 /**
  * Execution, exactly once. An approved proposal is claimed (a row lock, skipping one that another
  * transaction holds), its staged skill dispatched through the one SkillDispatcher with the
@@ -36,7 +29,7 @@ export class ProposalExecution {
   private readonly logger = new Logger('ProposalPipeline');
 
   constructor(
-    private readonly options: PipelineModuleOptions,
+    private readonly options: ResolvedPipelineOptions,
     private readonly store: ProposalStore,
     private readonly dispatcher: SkillDispatcher,
     private readonly stats: GuardStats,
@@ -53,7 +46,7 @@ export class ProposalExecution {
       userId: p.proposer,
       permissions: p.permissions,
       runId: p.runId ?? p.id,
-      agent: this.options.agent ?? 'pipeline',
+      agent: this.options.agent,
       staged: stagedExecution({ proposalId: p.id, approvers: p.approvers, transaction: tx }),
     });
     const r = await this.dispatcher.dispatch(ctx, p.action, p.payload);

@@ -12,7 +12,7 @@ import {
   ProposalConflictException,
   ProposalEditRefusedException,
   ProposalNotFoundException,
-} from './exceptions/proposal.exceptions';
+} from '@zmodu/pipeline';
 import { PipelineModule } from './pipeline.module';
 import { PipelineModuleOptions } from './pipeline.options';
 import { ZMODU_PIPELINE_ENTITIES, ZMODU_PIPELINE_MIGRATIONS } from './pipeline.entities';

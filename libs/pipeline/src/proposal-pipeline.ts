@@ -3,9 +3,11 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import { Guard, GuardStats } from '@zmodu/guard';
 import { SkillDispatcher, SkillRegistry, transactionOf } from '@zmodu/skills';
 import { DataSource } from 'typeorm';
-import { InvalidProposalException, ProposalNotFoundException } from './exceptions/proposal.exceptions';
-import { PIPELINE_MODULE_OPTIONS } from './pipeline.module-definition';
-import { PipelineModuleOptions } from './pipeline.options';
+import { InvalidProposalException } from './exceptions/invalid-proposal.exception';
+import { ProposalNotFoundException } from './exceptions/proposal-not-found.exception';
+import { PipelineDataSourceMissingException } from './exceptions/pipeline-data-source-missing.exception';
+import { PIPELINE_OPTIONS } from './pipeline.constants';
+import { ResolvedPipelineOptions } from './pipeline.options';
 import { Approver, ProposalDecisions } from './proposal-decisions';
 import { ProposalExecution } from './proposal-execution';
 import { ProposalSubmission } from './proposal-submission';
@@ -13,6 +15,7 @@ import { ProposalStore } from './proposal.store';
 import { DecisionInput, PipelineOutcome, ProposalContext, ProposalInput, ProposalRecord, ProposalStatus } from './proposal.types';
 import { StagedActions } from './staged-actions';
 import { TypeOrmProposalStore } from './typeorm-proposal.store';
+import { ID_NOT_UUID_MESSAGE, LIMIT_MESSAGE, PAGE_MESSAGE, STATUS_MESSAGE } from './pipeline.messages';
 
 export type { Approver } from './proposal-decisions';
 
@@ -37,7 +40,6 @@ const STATUSES: readonly ProposalStatus[] = ['refused', 'rejected', 'pending', '
 @Injectable()
 export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationShutdown {
   private readonly logger = new Logger('ProposalPipeline');
-  private readonly options: PipelineModuleOptions;
   readonly guard: Guard;
   /** Counters of the pipeline's guard (propose and execute checks, staged dispatches). */
   readonly guardStats = new GuardStats();
@@ -49,23 +51,12 @@ export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationSh
   private timer: NodeJS.Timeout | null = null;
 
   constructor(
-    @Inject(PIPELINE_MODULE_OPTIONS) raw: PipelineModuleOptions,
+    @Inject(PIPELINE_OPTIONS) private readonly options: ResolvedPipelineOptions,
     registry: SkillRegistry,
     dispatcher: SkillDispatcher,
     @Optional() @Inject(getDataSourceToken()) dataSource?: DataSource,
   ) {
-    this.options = Object.assign(new PipelineModuleOptions(), raw);
-    if ('executors' in (raw ?? {}))
-      throw new Error(
-        "PipelineModule: `executors` is gone: a staged action is a skill. Declare @Skill({ name, action: 'execute', staged: true, parameters, requiredPermission }) " +
-          'with a handler that writes through ctx.staged.transaction, and list it under actions with its amount function.',
-      );
-    if (!this.options.actions || typeof this.options.actions !== 'object')
-      throw new Error('PipelineModule: actions must be { [stagedSkillName]: { amount? } }.');
-    if (!this.options.store && !dataSource)
-      throw new Error(
-        'PipelineModule needs a TypeORM DataSource (with ZMODU_PIPELINE_ENTITIES and ZMODU_PIPELINE_MIGRATIONS), or a store.',
-      );
+    if (!this.options.store && !dataSource) throw new PipelineDataSourceMissingException();
     this.store = this.options.store ?? new TypeOrmProposalStore(dataSource as DataSource);
     this.actions = new StagedActions(this.options, registry, dataSource ? transactionOf(dataSource.manager) : null);
     this.guard = new Guard(this.options.policy ?? { allow: this.actions.names(), allowExecute: true }, { stats: this.guardStats });
@@ -77,7 +68,7 @@ export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationSh
   async onApplicationBootstrap(): Promise<void> {
     this.actions.check();
     await this.recover().catch((err) => this.logger.error(`recovery of approved proposals failed: ${String(err)}`));
-    const every = this.options.recoveryIntervalMs ?? 30_000;
+    const every = this.options.recoveryIntervalMs;
     if (every > 0) {
       this.timer = setInterval(() => void this.recover().catch((err) => this.logger.error(`recovery failed: ${String(err)}`)), every);
       this.timer.unref();
@@ -91,7 +82,7 @@ export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationSh
 
   /** The actions approval.submit may propose. */
   proposable(): readonly string[] {
-    return this.options.proposable ?? [];
+    return this.options.proposable;
   }
 
   submit(ctx: ProposalContext, input: ProposalInput): Promise<PipelineOutcome> {
@@ -115,7 +106,7 @@ export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationSh
 
   /** One proposal of the tenant, with its decisions, version and waiting step. Another tenant's is not found. */
   async get(tenantId: string, id: string): Promise<ProposalRecord> {
-    if (typeof id !== 'string' || !UUID.test(id)) throw new InvalidProposalException('id', 'id must be a UUID');
+    if (typeof id !== 'string' || !UUID.test(id)) throw new InvalidProposalException('id', ID_NOT_UUID_MESSAGE());
     await this.store.expire(tenantId);
     const p = await this.store.get(tenantId, id);
     if (!p) throw new ProposalNotFoundException(id);
@@ -125,11 +116,10 @@ export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationSh
   async list(tenantId: string, query: { status?: string; page?: number; limit?: number } = {}): Promise<ProposalPage> {
     const page = query.page ?? 1;
     const limit = query.limit ?? 20;
-    if (!Number.isInteger(page) || page < 1) throw new InvalidProposalException('page', 'page must be a whole number from 1');
-    if (!Number.isInteger(limit) || limit < 1 || limit > 100)
-      throw new InvalidProposalException('limit', 'limit must be a whole number from 1 to 100');
+    if (!Number.isInteger(page) || page < 1) throw new InvalidProposalException('page', PAGE_MESSAGE());
+    if (!Number.isInteger(limit) || limit < 1 || limit > 100) throw new InvalidProposalException('limit', LIMIT_MESSAGE());
     if (query.status !== undefined && !STATUSES.includes(query.status as ProposalStatus))
-      throw new InvalidProposalException('status', `status must be one of ${STATUSES.join(', ')}`);
+      throw new InvalidProposalException('status', STATUS_MESSAGE(STATUSES));
     await this.store.expire(tenantId);
     const { items, total } = await this.store.list(tenantId, { status: query.status as ProposalStatus | undefined, page, limit });
     return { items, total, page, limit };

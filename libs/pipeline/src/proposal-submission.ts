@@ -2,13 +2,22 @@ import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { Guard } from '@zmodu/guard';
 import { SkillTransaction } from '@zmodu/skills';
-import { InvalidProposalException } from './exceptions/proposal.exceptions';
-import { DEFAULT_EXPIRY_MS, PipelineModuleOptions } from './pipeline.options';
-import { ProposalExecution, StagedCallFailed } from './proposal-execution';
+import { InvalidProposalException } from './exceptions/invalid-proposal.exception';
+import { ResolvedPipelineOptions } from './pipeline.options';
+import { StagedCallFailed } from './exceptions/staged-call-failed.exception';
+import { ProposalExecution } from './proposal-execution';
 import { NewProposal, ProposalStore } from './proposal.store';
 import { ApprovalStep, PipelineOutcome, ProposalContext, ProposalInput, ProposalStatus, ProposalVerdict } from './proposal.types';
 import { reviewByRules, RiskVerdict } from './risk-review';
 import { StagedActions } from './staged-actions';
+import {
+  ACTION_MISSING_MESSAGE,
+  AMOUNT_GIVEN_MESSAGE,
+  PAYLOAD_TOO_BIG_MESSAGE,
+  PROPOSER_PERMISSIONS_MISSING_MESSAGE,
+  PROPOSER_TENANT_MISSING_MESSAGE,
+  PROPOSER_USER_MISSING_MESSAGE,
+} from './pipeline.messages';
 
 const MAX_PAYLOAD_BYTES = 64 * 1024;
 
@@ -21,7 +30,7 @@ export class ProposalSubmission {
   private readonly logger = new Logger('ProposalPipeline');
 
   constructor(
-    private readonly options: PipelineModuleOptions,
+    private readonly options: ResolvedPipelineOptions,
     private readonly guard: Guard,
     private readonly actions: StagedActions,
     private readonly store: ProposalStore,
@@ -51,7 +60,7 @@ export class ProposalSubmission {
     };
     // 2. Risk review outside any transaction; velocity is counted and written under one lock.
     let risk: RiskVerdict = await this.actions.review(ctx, action, payload, amount);
-    const velocity = this.options.risk?.velocity;
+    const velocity = this.options.risk.velocity;
     const place = async (tx?: SkillTransaction) => {
       if (velocity && tx && risk.verdict !== 'reject') {
         const proposer = velocity.per === 'user' ? ctx.userId : null;
@@ -120,7 +129,7 @@ export class ProposalSubmission {
   }
 
   private expiry(): Date {
-    return new Date(Date.now() + (this.options.approval?.expiresInMs ?? DEFAULT_EXPIRY_MS));
+    return new Date(Date.now() + this.options.approval.expiresInMs);
   }
 }
 
@@ -130,24 +139,16 @@ function refused(reason: string, field?: string): PipelineOutcome {
 
 function checkContext(ctx: ProposalContext): void {
   if (!ctx || typeof ctx.tenantId !== 'string' || ctx.tenantId === '')
-    throw new InvalidProposalException('tenantId', 'a proposal needs the tenant of its proposer');
-  if (typeof ctx.userId !== 'string' || ctx.userId === '')
-    throw new InvalidProposalException('userId', 'a proposal needs its proposer (user id)');
+    throw new InvalidProposalException('tenantId', PROPOSER_TENANT_MISSING_MESSAGE());
+  if (typeof ctx.userId !== 'string' || ctx.userId === '') throw new InvalidProposalException('userId', PROPOSER_USER_MISSING_MESSAGE());
   if (!Array.isArray(ctx.permissions) || ctx.permissions.some((p) => typeof p !== 'string'))
-    throw new InvalidProposalException(
-      'permissions',
-      "a proposal needs the proposer's permissions (an array of permission codes): the action runs with them",
-    );
+    throw new InvalidProposalException('permissions', PROPOSER_PERMISSIONS_MISSING_MESSAGE());
 }
 
 function checkInput(input: ProposalInput): string {
   if (!input || typeof input.action !== 'string' || input.action === '' || input.action.length > 200)
-    throw new InvalidProposalException('action', 'action must be a non-empty string (the action to execute, e.g. order.submit)');
-  if ('amount' in input)
-    throw new InvalidProposalException(
-      'amount',
-      'a proposal carries no amount: the application computes it (the amount function of the action in the pipeline options)',
-    );
+    throw new InvalidProposalException('action', ACTION_MISSING_MESSAGE());
+  if ('amount' in input) throw new InvalidProposalException('amount', AMOUNT_GIVEN_MESSAGE());
   let text: string | undefined;
   try {
     text = JSON.stringify(input.payload ?? null);
@@ -155,6 +156,6 @@ function checkInput(input: ProposalInput): string {
     text = undefined;
   }
   if (text === undefined || Buffer.byteLength(text) > MAX_PAYLOAD_BYTES)
-    throw new InvalidProposalException('payload', `payload must be JSON of at most ${MAX_PAYLOAD_BYTES} bytes`);
+    throw new InvalidProposalException('payload', PAYLOAD_TOO_BIG_MESSAGE(MAX_PAYLOAD_BYTES));
   return input.action;
 }

@@ -85,5 +85,3 @@ export interface ProposalStore {
   /** Ids of approved proposals, oldest first (for recovery). */
   approvedIds(limit: number): Promise<string[]>;
 }
-
-export const PROPOSAL_STORE = Symbol('zmodu:PROPOSAL_STORE');

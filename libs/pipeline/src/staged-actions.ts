@@ -1,7 +1,11 @@
 import { Logger } from '@nestjs/common';
 import { ownValue } from '@zmodu/guard';
 import { describeErrors, SkillRegistry, SkillTransaction } from '@zmodu/skills';
-import { AmountFunction, APPROVAL_RECORD_ACTION, DEFAULT_STEPS, PipelineModuleOptions } from './pipeline.options';
+import { AmountSourceMissingException } from './exceptions/amount-source-missing.exception';
+import { InvalidPipelineOptionsException } from './exceptions/invalid-pipeline-options.exception';
+import { PipelineCannotStartException } from './exceptions/pipeline-cannot-start.exception';
+import { AMOUNT_NOT_A_FUNCTION_MESSAGE } from './pipeline.messages';
+import { AmountFunction, APPROVAL_RECORD_ACTION, ResolvedPipelineOptions } from './pipeline.options';
 import { ApprovalStep, ProposalContext } from './proposal.types';
 import { reviewByRules, RiskVerdict, rulesNeedAmount } from './risk-review';
 
@@ -23,19 +27,18 @@ export class StagedActions {
   private readonly actionNames: ReadonlySet<string>;
 
   constructor(
-    private readonly options: PipelineModuleOptions,
+    private readonly options: ResolvedPipelineOptions,
     private readonly registry: SkillRegistry,
     private readonly read: SkillTransaction | null,
   ) {
-    for (const [action, spec] of Object.entries(options.actions ?? {})) {
+    for (const [action, spec] of Object.entries(options.actions)) {
       if (spec?.amount !== undefined && typeof spec.amount !== 'function')
-        throw new Error(`PipelineModule: actions['${action}'].amount must be a function (payload, ctx) => number.`);
+        throw new InvalidPipelineOptionsException(AMOUNT_NOT_A_FUNCTION_MESSAGE(action));
       if (spec?.amount) this.amounts.set(action, spec.amount);
     }
-    if (options.registerSkills !== false && !this.amounts.has(APPROVAL_RECORD_ACTION))
-      this.amounts.set(APPROVAL_RECORD_ACTION, approvalRecordAmount);
-    const names = new Set(Object.keys(options.actions ?? {}));
-    if (options.registerSkills !== false) names.add(APPROVAL_RECORD_ACTION);
+    if (options.registerSkills && !this.amounts.has(APPROVAL_RECORD_ACTION)) this.amounts.set(APPROVAL_RECORD_ACTION, approvalRecordAmount);
+    const names = new Set(Object.keys(options.actions));
+    if (options.registerSkills) names.add(APPROVAL_RECORD_ACTION);
     this.actionNames = names;
   }
 
@@ -60,21 +63,21 @@ export class StagedActions {
         );
       else if (!skill.staged)
         problems.push(`the skill '${action}' is not staged: add staged: true to its @Skill(...) so that only the pipeline can run it`);
-      const chains = ownValue(this.options.approval?.chains, action);
-      if (!this.amounts.has(action) && (rulesNeedAmount(this.options.risk ?? {}, action) || (chains?.length ?? 0) > 0))
+      const chains = ownValue(this.options.approval.chains, action);
+      if (!this.amounts.has(action) && (rulesNeedAmount(this.options.risk, action) || (chains?.length ?? 0) > 0))
         problems.push(
-          `'${action}' has ${rulesNeedAmount(this.options.risk ?? {}, action) ? 'a limit or threshold' : 'an approval chain'} but no amount function: add actions: { '${action}': { amount: (payload, ctx) => ... } } (the amount at stake, computed from the payload and your data)`,
+          `'${action}' has ${rulesNeedAmount(this.options.risk, action) ? 'a limit or threshold' : 'an approval chain'} but no amount function: add actions: { '${action}': { amount: (payload, ctx) => ... } } (the amount at stake, computed from the payload and your data)`,
         );
     }
     for (const [kind, keys] of [
-      ['risk.thresholds', Object.keys(this.options.risk?.thresholds ?? {})],
-      ['approval.chains', Object.keys(this.options.approval?.chains ?? {})],
-      ['proposable', this.options.proposable ?? []],
+      ['risk.thresholds', Object.keys(this.options.risk.thresholds ?? {})],
+      ['approval.chains', Object.keys(this.options.approval.chains ?? {})],
+      ['proposable', this.options.proposable],
     ] as const)
       for (const key of keys)
         if (!names.includes(key))
           problems.push(`${kind} names '${key}', which is not one of the pipeline's actions: add it to actions (or fix the name)`);
-    if (problems.length) throw new Error(`PipelineModule cannot start:\n- ${problems.join('\n- ')}`);
+    if (problems.length) throw new PipelineCannotStartException(problems);
     for (const skill of this.registry.definitions())
       if (skill.staged && !names.includes(skill.name))
         this.logger.warn(`the staged skill '${skill.name}' is not one of the pipeline's actions: nothing can run it`);
@@ -107,7 +110,7 @@ export class StagedActions {
     if (!fn) return { ok: true, payload: payload as Record<string, unknown>, amount: null };
     let amount: number;
     try {
-      if (!this.read) throw new Error('no database to read from');
+      if (!this.read) throw new AmountSourceMissingException();
       const read = this.read;
       amount = await fn(payload as Record<string, unknown>, {
         tenantId: ctx.tenantId,
@@ -132,7 +135,7 @@ export class StagedActions {
   /** Rules (but velocity), then the custom reviewers; the first reject or escalate wins. */
   async review(ctx: ProposalContext, action: string, payload: unknown, amount: number | null): Promise<RiskVerdict> {
     let risk = reviewByRules({ ...this.options.risk, velocity: undefined }, { action, payload, amount }, ctx, 0);
-    for (const reviewer of this.options.reviewers ?? []) {
+    for (const reviewer of this.options.reviewers) {
       if (risk.verdict !== 'approve') break;
       risk = await reviewer.review({ action, payload, amount }, ctx);
     }
@@ -141,15 +144,15 @@ export class StagedActions {
 
   /** The approval steps for an amount: every chain rule it reaches, in order; the default steps when none. */
   stepsFor(action: string, amount: number | null): ApprovalStep[] {
-    const rules = ownValue(this.options.approval?.chains, action) ?? [];
+    const rules = ownValue(this.options.approval.chains, action) ?? [];
     const steps: ApprovalStep[] = [];
     for (const rule of [...rules].sort((a, b) => a.minAmount - b.minAmount))
       if ((amount ?? Number.POSITIVE_INFINITY) >= rule.minAmount) steps.push(...rule.steps);
-    return steps.length ? steps : [...(this.options.approval?.defaultSteps ?? DEFAULT_STEPS)];
+    return steps.length ? steps : [...this.options.approval.defaultSteps];
   }
 
   defaultSteps(): ApprovalStep[] {
-    return [...(this.options.approval?.defaultSteps ?? DEFAULT_STEPS)];
+    return [...this.options.approval.defaultSteps];
   }
 }
 

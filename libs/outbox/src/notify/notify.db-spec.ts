@@ -4,7 +4,9 @@ import { startOutboxApp } from '../__fixtures__/outbox-app';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
 import { OutboxRelay } from '../outbox-relay';
 import { OutboxService } from '../outbox.service';
-import { NotificationMessage, NotifyModule, signWebhook } from './notify.module';
+import { NotifyModule } from './notify.module';
+import { NotificationMessage } from './notify.types';
+import { signWebhook } from './webhook-signature';
 
 const SECRET = 'webhook-secret-for-tests-0123456789';
 

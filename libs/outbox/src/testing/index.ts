@@ -1,1 +1,2 @@
-export * from './outbox-store.contract';
+export { outboxStoreContract } from './outbox-store.contract';
+export type { OutboxStoreHarness } from './outbox-store.contract';

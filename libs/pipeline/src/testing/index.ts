@@ -1,1 +1,2 @@
-export * from './proposal-store.contract';
+export { proposalStoreContract } from './proposal-store.contract';
+export type { ProposalStoreHarness } from './proposal-store.contract';

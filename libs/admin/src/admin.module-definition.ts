@@ -1,0 +1,25 @@
+import { ConfigurableModuleBuilder } from '@nestjs/common';
+import { AdminModuleExtras, AdminModuleOptions } from './admin.options';
+import { ApprovalsController } from './approvals.controller';
+import { OutboxController } from './outbox.controller';
+
+const DEFAULT_EXTRAS: Required<AdminModuleExtras> = { approvals: true, outbox: false };
+
+export const {
+  ConfigurableModuleClass: ConfigurableAdminModule,
+  MODULE_OPTIONS_TOKEN: ADMIN_MODULE_OPTIONS,
+  OPTIONS_TYPE: ADMIN_OPTIONS_TYPE,
+  ASYNC_OPTIONS_TYPE: ADMIN_ASYNC_OPTIONS_TYPE,
+} = new ConfigurableModuleBuilder<AdminModuleOptions>({ moduleName: 'ZmoduAdmin' })
+  .setClassMethodName('forRoot')
+  .setExtras<AdminModuleExtras>(DEFAULT_EXTRAS, (definition, extras) => ({
+    ...definition,
+    controllers: [...(extras.approvals !== false ? [ApprovalsController] : []), ...(extras.outbox ? [OutboxController] : [])],
+  }))
+  .build();
+
+/** What `AdminModule.forRootAsync` takes: `useFactory` (with `inject` and `imports`), `useClass` or `useExisting`, and the extras. */
+export type AdminModuleAsyncOptions = typeof ADMIN_ASYNC_OPTIONS_TYPE;
+
+/** What `AdminModule.forRoot` takes: the options and the extras. */
+export type AdminModuleForRootOptions = typeof ADMIN_OPTIONS_TYPE;

@@ -1,0 +1,9 @@
+import { CALLER_NOT_CHECKED_MESSAGE } from '../admin.messages';
+
+/** An endpoint read @CurrentCaller() without @RequireAdminPermission: a programming error, never a caller's. */
+export class CallerNotCheckedException extends Error {
+  constructor() {
+    super(CALLER_NOT_CHECKED_MESSAGE());
+    this.name = 'CallerNotCheckedException';
+  }
+}

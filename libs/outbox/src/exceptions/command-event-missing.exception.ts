@@ -1,0 +1,9 @@
+import { COMMAND_EVENT_MISSING_MESSAGE } from '../outbox.messages';
+
+/** A command handler returned no event to publish: its transaction rolls back. */
+export class CommandEventMissingException extends Error {
+  constructor(readonly command: string) {
+    super(COMMAND_EVENT_MISSING_MESSAGE(command));
+    this.name = 'CommandEventMissingException';
+  }
+}

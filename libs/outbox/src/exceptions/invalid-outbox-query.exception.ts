@@ -1,0 +1,10 @@
+/** A list query of OutboxService with a value out of range (a RangeError, as before). */
+export class InvalidOutboxQueryException extends RangeError {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'InvalidOutboxQueryException';
+  }
+}

@@ -1,0 +1,7 @@
+/** One webhook attempt failed (a non-2xx answer, or a channel that is no longer a webhook): the outbox retries it. */
+export class WebhookDeliveryException extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'WebhookDeliveryException';
+  }
+}

@@ -1,0 +1,77 @@
+import { Injectable, Module } from '@nestjs/common';
+import { Test, TestingModule } from '@nestjs/testing';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { Guard, GuardModule } from '@zmodu/guard';
+import { createSkillContext, SkillDispatcher, SkillRegistry, SkillsModule } from '@zmodu/skills';
+import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
+import { NotificationMessage, NotifyModule, OutboxModule, OutboxService, ZMODU_OUTBOX_MIGRATIONS } from '@zmodu/outbox';
+
+/** The application's configuration, from a module of its own: what the factories of forRootAsync read. */
+@Injectable()
+class AppConfig {
+  readonly maxAttempts = 7;
+  readonly sunk: NotificationMessage[] = [];
+}
+
+@Module({ providers: [AppConfig], exports: [AppConfig] })
+class AppConfigModule {}
+
+describe('OutboxModule.forRootAsync and NotifyModule.forRootAsync', () => {
+  let db: TestDatabase;
+  let app: TestingModule;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    app = await Test.createTestingModule({
+      imports: [
+        TypeOrmModule.forRoot(await db.options({ migrations: ZMODU_OUTBOX_MIGRATIONS, migrationsRun: true })),
+        GuardModule.forRoot({ auditStore: 'memory', quotaStore: 'memory' }),
+        SkillsModule.forRoot(),
+        OutboxModule.forRootAsync({
+          imports: [AppConfigModule],
+          inject: [AppConfig],
+          useFactory: (config: AppConfig) => ({
+            maxAttempts: config.maxAttempts,
+            relay: { autoStart: false },
+            // Given as undefined: the default stays.
+            commandPermission: undefined,
+            commands: [{ name: 'note.add', handler: () => ({ topic: 'note.added', payload: {} }) }],
+          }),
+        }),
+        NotifyModule.forRootAsync({
+          imports: [AppConfigModule],
+          inject: [AppConfig],
+          useFactory: (config: AppConfig) => ({ channels: { desk: { type: 'sink', handler: (m) => void config.sunk.push(m) } } }),
+        }),
+      ],
+    }).compile();
+    await app.init();
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await db?.drop();
+  });
+
+  it('the outbox takes its options from the factory, and the defaults fill the rest', async () => {
+    const id = await app.get(OutboxService).publish({ tenantId: 'acme', topic: 'x', payload: {} });
+    expect(await app.get(OutboxService).get('acme', id)).toMatchObject({ maxAttempts: 7 });
+    expect(app.get(SkillRegistry).get('command.execute')).toMatchObject({ requiredPermission: 'command:execute' });
+  });
+
+  it('notification.send uses the channels of the factory', async () => {
+    const r = await app.get(SkillDispatcher).dispatch(
+      createSkillContext({
+        guard: new Guard({ allow: ['notification.send'] }),
+        tenantId: 'acme',
+        userId: 'u1',
+        permissions: [],
+        runId: 'n-1',
+      }),
+      'notification.send',
+      { channel: 'desk', message: 'hello' },
+    );
+    expect(r.value).toEqual({ channel: 'desk', delivered: true });
+    expect(app.get(AppConfig).sunk).toEqual([expect.objectContaining({ channel: 'desk', message: 'hello', tenantId: 'acme' })]);
+  });
+});

@@ -1,0 +1,7 @@
+/** This caller may not decide this step (separation of duties, or a missing permission). HTTP: 403. */
+export class ApprovalForbiddenException extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ApprovalForbiddenException';
+  }
+}

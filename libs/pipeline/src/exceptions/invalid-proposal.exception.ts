@@ -1,0 +1,10 @@
+/** The input of a proposal or a decision is malformed; `field` names what to fix. HTTP: 400. */
+export class InvalidProposalException extends Error {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'InvalidProposalException';
+  }
+}

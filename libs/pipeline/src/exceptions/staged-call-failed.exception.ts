@@ -1,0 +1,7 @@
+/** Internal: the staged skill refused or failed; its observation says why. The transaction it ran in rolls back. */
+export class StagedCallFailed extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+    this.name = 'StagedCallFailed';
+  }
+}

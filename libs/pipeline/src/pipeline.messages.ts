@@ -1,0 +1,78 @@
+export const PROPOSAL_NOT_FOUND_MESSAGE = (id: string) => `No proposal ${id}.`;
+
+export const EXECUTORS_GONE_MESSAGE = () =>
+  "PipelineModule: `executors` is gone: a staged action is a skill. Declare @Skill({ name, action: 'execute', staged: true, parameters, requiredPermission }) " +
+  'with a handler that writes through ctx.staged.transaction, and list it under actions with its amount function.';
+
+export const ACTIONS_SHAPE_MESSAGE = () => 'PipelineModule: actions must be { [stagedSkillName]: { amount? } }.';
+
+export const AMOUNT_NOT_A_FUNCTION_MESSAGE = (action: string) =>
+  `PipelineModule: actions['${action}'].amount must be a function (payload, ctx) => number.`;
+
+export const PIPELINE_CANNOT_START_MESSAGE = (problems: readonly string[]) => `PipelineModule cannot start:\n- ${problems.join('\n- ')}`;
+
+export const PIPELINE_DATA_SOURCE_MISSING_MESSAGE = () =>
+  'PipelineModule needs a TypeORM DataSource (with ZMODU_PIPELINE_ENTITIES and ZMODU_PIPELINE_MIGRATIONS), or a store.';
+
+export const NO_DATABASE_TO_READ_MESSAGE = () =>
+  'no database to read from: an amount function needs the TypeORM DataSource (PipelineModule was given a store and no DataSource)';
+
+export const ALREADY_DECIDED_MESSAGE = () =>
+  'Separation of duties: you already decided a step of this proposal; another person must decide the next.';
+
+export const PROPOSER_DECIDES_MESSAGE = () => 'Separation of duties: the proposer may not decide their own proposal.';
+
+export const STEP_PERMISSION_MESSAGE = (step: number, name: string, permission: string) =>
+  `Step ${step + 1} (${name}) needs the permission ${permission}.`;
+
+export const PROPOSAL_CHANGED_MESSAGE = (id: string, version: number, read: number) =>
+  `Proposal ${id} changed since you read it (version ${version} now, you read ${read}): read it again.`;
+
+export const PROPOSAL_ALREADY_MESSAGE = (id: string, status: string) => `Proposal ${id} is already ${status}.`;
+
+export const STEP_NOT_WAITING_MESSAGE = (id: string, step: number, waiting: number | null) =>
+  `Step ${step} of proposal ${id} is not the one waiting (step ${waiting ?? 'none'} is).`;
+
+export const PROPOSAL_CHANGED_WHILE_DECIDING_MESSAGE = (id: string) => `Proposal ${id} changed while you decided: read it again.`;
+
+export const EDIT_CANNOT_APPLY_MESSAGE = (reason: string) => `The edited payload cannot apply: ${reason}.`;
+
+export const EDIT_RISK_REJECTED_MESSAGE = (reason: string) => `The edited payload is rejected by the risk review: ${reason}.`;
+
+// What is wrong with the input of a proposal, a decision or a query (InvalidProposalException names the field).
+
+export const PROPOSER_TENANT_MISSING_MESSAGE = () => 'a proposal needs the tenant of its proposer';
+
+export const PROPOSER_USER_MISSING_MESSAGE = () => 'a proposal needs its proposer (user id)';
+
+export const PROPOSER_PERMISSIONS_MISSING_MESSAGE = () =>
+  "a proposal needs the proposer's permissions (an array of permission codes): the action runs with them";
+
+export const ACTION_MISSING_MESSAGE = () => 'action must be a non-empty string (the action to execute, e.g. order.submit)';
+
+export const AMOUNT_GIVEN_MESSAGE = () =>
+  'a proposal carries no amount: the application computes it (the amount function of the action in the pipeline options)';
+
+export const PAYLOAD_TOO_BIG_MESSAGE = (maxBytes: number) => `payload must be JSON of at most ${maxBytes} bytes`;
+
+export const ID_NOT_UUID_MESSAGE = () => 'id must be a UUID';
+
+export const APPROVER_MISSING_MESSAGE = () => 'a decision needs the tenant, user and permissions of the approver';
+
+export const DECISION_SHAPE_MESSAGE = () => 'a decision needs { decision, reason, version, step }';
+
+export const DECISION_KIND_MESSAGE = () => "decision must be 'approve' or 'reject'";
+
+export const REASON_MESSAGE = () => 'reason must be a non-empty string of at most 1000 characters: say why';
+
+export const VERSION_MESSAGE = () => 'version must be the version of the proposal you read (a whole number from 1)';
+
+export const STEP_MESSAGE = () => 'step must be the index of the waiting step you decide (waitingStep.index as read)';
+
+export const EDIT_ON_REJECT_MESSAGE = () => 'only an approval can carry an edited payload';
+
+export const PAGE_MESSAGE = () => 'page must be a whole number from 1';
+
+export const LIMIT_MESSAGE = () => 'limit must be a whole number from 1 to 100';
+
+export const STATUS_MESSAGE = (statuses: readonly string[]) => `status must be one of ${statuses.join(', ')}`;
