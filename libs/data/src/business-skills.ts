@@ -123,8 +123,32 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
   async onModuleInit(): Promise<void> {
     await loadSqlParser();
     const wanted = new Set<string>(this.options.skills ?? BUSINESS_SKILL_NAMES);
-    for (const skill of [...this.skills(), ...this.writeSkills()])
-      if (wanted.has(skill.name as BusinessSkillName)) this.registry.register(skill);
+    for (const skill of [...this.skills(), ...this.writeSkills()]) {
+      if (!wanted.has(skill.name as BusinessSkillName)) continue;
+      // A skill with nothing to serve is not offered: no empty enum in the catalog, and an allow list naming it is reported.
+      const missing = this.nothingToServe(skill.name);
+      if (missing === undefined) this.registry.register(skill);
+      else if (this.options.skills) this.logger.warn(`${skill.name} is not registered: ${missing}.`);
+    }
+  }
+
+  /** Why a skill has nothing to serve (undefined: it has). */
+  private nothingToServe(name: string): string | undefined {
+    switch (name) {
+      case 'db.query':
+      case 'entity.lookup':
+      case 'entity.list':
+        return this.entities.size ? undefined : 'no entities are registered';
+      case 'entity.create':
+      case 'entity.update':
+        return [...this.entities.values()].some((e) => e.writable?.length) ? undefined : 'no entity declares writable columns';
+      case 'kpi.query':
+        return this.kpis.size ? undefined : 'no metrics are registered (kpis)';
+      case 'report.generate':
+        return this.reports.size ? undefined : 'no reports are registered (reports)';
+      default:
+        return undefined;
+    }
   }
 
   /** After migrations ran (TypeORM runs them when the DataSource starts): the data-model audit, then db.query's second fence. */
@@ -253,7 +277,7 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
 
   private skills(): SkillRegistration[] {
     const entityNames = [...this.entities.keys()];
-    const entityProp = { type: 'string', enum: entityNames.length ? entityNames : ['(none registered)'], description: 'Entity name' };
+    const entityProp = { type: 'string', enum: entityNames, description: 'Entity name' };
     return [
       {
         ...this.common(),
@@ -310,10 +334,10 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
         name: 'kpi.query',
         action: 'read',
         tenantScoped: false,
-        description: `Read an application metric: ${[...this.kpis.values()].map((k) => `${k.name}${k.description ? ` (${k.description})` : ''}`).join('; ') || '(none registered)'}.`,
+        description: `Read an application metric: ${[...this.kpis.values()].map((k) => `${k.name}${k.description ? ` (${k.description})` : ''}`).join('; ')}.`,
         parameters: {
           type: 'object',
-          properties: { metric: { type: 'string', enum: this.kpis.size ? [...this.kpis.keys()] : ['(none registered)'] } },
+          properties: { metric: { type: 'string', enum: [...this.kpis.keys()] } },
           required: ['metric'],
           additionalProperties: false,
         },
@@ -324,11 +348,11 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
         name: 'report.generate',
         action: 'read',
         tenantScoped: false,
-        description: `Run an application report as CSV or JSON (at most ${REPORT_ROW_CAP} rows): ${[...this.reports.values()].map((r) => `${r.name}${r.description ? ` (${r.description})` : ''}`).join('; ') || '(none registered)'}.`,
+        description: `Run an application report as CSV or JSON (at most ${REPORT_ROW_CAP} rows): ${[...this.reports.values()].map((r) => `${r.name}${r.description ? ` (${r.description})` : ''}`).join('; ')}.`,
         parameters: {
           type: 'object',
           properties: {
-            report: { type: 'string', enum: this.reports.size ? [...this.reports.keys()] : ['(none registered)'] },
+            report: { type: 'string', enum: [...this.reports.keys()] },
             format: { type: 'string', enum: ['json', 'csv'], default: 'json' },
           },
           required: ['report'],
@@ -341,10 +365,10 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
 
   private writeSkills(): SkillRegistration[] {
     const writable = [...this.entities.values()].filter((e) => e.writable?.length).map((e) => e.name);
-    const entityProp = { type: 'string', enum: writable.length ? writable : ['(none writable)'], description: 'Entity name' };
+    const entityProp = { type: 'string', enum: writable, description: 'Entity name' };
     const values = { type: 'object', description: 'column: value, writable columns only (never the tenant column or the primary key)' };
     const common = { action: 'execute' as const, requiredPermission: this.options.writePermission ?? 'entity:write', source: SOURCE };
-    const describe = writable.map((n) => `${n} (${(this.entities.get(n)?.writable ?? []).join(', ')})`).join('; ') || '(none writable)';
+    const describe = writable.map((n) => `${n} (${(this.entities.get(n)?.writable ?? []).join(', ')})`).join('; ');
     return [
       {
         ...common,
