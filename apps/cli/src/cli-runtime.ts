@@ -4,7 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import { embeddedDataSourceOptions, openEmbeddedDatabase, serverDataSourceOptions } from '@zmodu/db';
 import { Guard, GuardModule, TypeOrmAuditLogStore, ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
 import { createSkillContext, SkillCallResult, SkillDispatcher, SkillRegistry, SkillsModule } from '@zmodu/skills';
-import { BusinessSkills, BusinessSkillsModule } from '@zmodu/data';
+import { BusinessSkills, DataSkillsModule } from '@zmodu/data';
 import { DataSource } from 'typeorm';
 import { CliConfig } from './cli-config';
 
@@ -52,15 +52,16 @@ export class CliRuntime {
       imports: [
         GuardModule.forRoot({ auditStore, quotaStore: 'memory' }),
         SkillsModule.forRoot(),
-        BusinessSkillsModule.register({
+        DataSkillsModule.forRoot({
           entities: config.entities,
           dbQueryTenantColumn: config.tenantColumn,
-          kpis: config.kpis ?? [],
-          reports: config.reports ?? [],
-          limits: config.limits ?? {},
+          kpis: config.kpis,
+          reports: config.reports,
+          limits: config.limits,
           skills: config.skills,
-          fence: admin || !dataSource ? { mode: 'off' } : (config.fence ?? { mode: 'auto' }),
-          strictData: admin ? false : config.strictData === true,
+          // The commands that report or repair the fence and the data model (admin) skip their boot checks.
+          fence: admin || !dataSource ? { mode: 'off' } : config.fence,
+          strictData: admin ? false : config.strictData,
           dataSource,
         }),
       ],

@@ -1,4 +1,6 @@
 import { Logger } from '@nestjs/common';
+import { DataMessages } from '../data.messages';
+import { InvalidDataOptionsException } from '../exceptions/invalid-data-options.exception';
 import { bindPlaceholders } from './placeholders';
 import { parseSql } from './pg-parser';
 import {
@@ -154,7 +156,7 @@ export class SqlGuard {
     if (values.length > MAX_ARGS) refuse('bad_request', `At most ${MAX_ARGS} args.`);
     values.forEach((v, i) => checkValue(v, i));
     const maxRows = input.maxRows ?? 100;
-    if (!Number.isSafeInteger(maxRows) || maxRows < 1) throw new Error('SqlGuard.prepare: maxRows must be a positive integer.');
+    if (!Number.isSafeInteger(maxRows) || maxRows < 1) throw new InvalidDataOptionsException(DataMessages.maxRowsInvalid(maxRows));
 
     const key = `${input.tenantId === undefined ? 0 : 1}${sql as string}`;
     let plan = this.cache.get(key);
