@@ -42,6 +42,10 @@ describe('zmodu CLI end to end', () => {
     await seedBusinessData(ds, 40);
     await ds.query('CREATE TABLE notes (id serial PRIMARY KEY, tenant_id text NOT NULL, body text NOT NULL)');
     await ds.query('CREATE INDEX notes_tenant_idx ON notes (tenant_id)');
+    // Tenant ids that are integers in the database.
+    await ds.query('CREATE TABLE accounts (id int PRIMARY KEY, tenant_no int NOT NULL, label text NOT NULL)');
+    await ds.query('CREATE INDEX accounts_tenant_idx ON accounts (tenant_no)');
+    await ds.query(`INSERT INTO accounts VALUES (1, 1, 'one-a'), (2, 1, 'one-b'), (3, 2, 'two-a'), (4, 7, 'seven-a')`);
     await ds.destroy(); // the CLI is another process: PGlite's folder is opened by one process at a time
     dir = mkdtempSync(join(tmpdir(), 'zmodu-cli-'));
     config = join(dir, 'zmodu.config.json');
@@ -232,6 +236,177 @@ describe('zmodu CLI end to end', () => {
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
       expect(r.stderr).toMatch(message);
     }
+  });
+
+  /** A config like the main one, with these fields replaced. */
+  const variant = (name: string, fields: Record<string, unknown>): string => {
+    const file = join(dir, name);
+    writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(config, 'utf8')), ...fields }));
+    return file;
+  };
+
+  const runBatch = async (configFile: string, name: string, lines: unknown[]) => {
+    const file = join(dir, name);
+    writeFileSync(file, lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n') + '\n');
+    const r = await zmodu('ai', 'call', '--batch', file, '--config', configFile);
+    return {
+      code: r.code,
+      out: r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l)),
+    };
+  };
+
+  it('ai call --batch takes tenant and user as strings or safe integers; other values are invalid_call with the reason', async () => {
+    const intConfig = variant('int-tenant.json', {
+      entities: [{ name: 'account', table: 'accounts', pk: 'id', tenantColumn: 'tenant_no' }],
+      kpis: [{ name: 'accounts', tenantSql: 'SELECT count(*) FROM accounts WHERE tenant_no = ?' }],
+      reports: [],
+      fence: { mode: 'off' },
+      policy: { allow: ['db.query', 'entity.lookup', 'entity.list', 'kpi.query'], allowExecute: false },
+    });
+    const { code, out } = await runBatch(intConfig, 'int-tenant.jsonl', [
+      { skill: 'db.query', args: { sql: 'SELECT id, tenant_no FROM accounts ORDER BY id' }, tenant: 1, user: 7 },
+      { skill: 'entity.lookup', args: { entity: 'account', id: 4 }, tenant: 7, user: 7 },
+      { skill: 'entity.lookup', args: { entity: 'account', id: 4 }, tenant: 1, user: 'u' },
+      { skill: 'entity.list', args: { entity: 'account' }, tenant: '2' },
+      { skill: 'kpi.query', args: { metric: 'accounts' }, tenant: 1 },
+      { skill: 'db.query', args: { sql: 'SELECT id FROM accounts' }, tenant: 1.5 },
+      '{"skill":"db.query","args":{"sql":"SELECT id FROM accounts"},"tenant":9007199254740993}', // above 2^53: JSON.parse rounds it
+      { skill: 'db.query', args: { sql: 'SELECT id FROM accounts' }, tenant: true },
+      { skill: 'db.query', args: { sql: 'SELECT id FROM accounts' }, tenant: { id: 1 } },
+      { skill: 'db.query', args: { sql: 'SELECT id FROM accounts' }, tenant: 1, user: [7] },
+      '{"skill":"db.query","args":{"sql":"SELECT id FROM accounts"},"tenant":1e400}',
+    ]);
+    expect(code).toBe(1);
+    expect(out[0]).toMatchObject({
+      ok: true,
+      value: {
+        rows: [
+          { id: 1, tenant_no: 1 },
+          { id: 2, tenant_no: 1 },
+        ],
+      },
+    });
+    expect(out[1]).toMatchObject({ ok: true, value: { found: true, record: { id: 4, tenant_no: 7, label: 'seven-a' } } });
+    expect(out[2]).toMatchObject({ ok: true, value: { found: false } });
+    expect(out[3]).toMatchObject({ ok: true, value: { rows: [{ id: 3, tenant_no: 2 }] } });
+    expect(out[4]).toMatchObject({ ok: true, value: { metric: 'accounts', value: '2' } });
+    for (const [i, message] of [
+      [5, /^tenant must be a string or a whole number .*\(got 1\.5/],
+      [6, /^tenant must be a string or a whole number up to 2\^53-1/],
+      [7, /^tenant must be a string or a whole number \(got boolean\)/],
+      [8, /^tenant must be a string or a whole number \(got object\)/],
+      [9, /^user must be a string or a whole number \(got an array\)/],
+      [10, /^tenant must be a string or a whole number .*\(got Infinity/],
+    ] as const)
+      expect([i, out[i]]).toEqual([
+        i,
+        expect.objectContaining({ ok: false, error: 'BadRequest', reason: 'invalid_call', message: expect.stringMatching(message) }),
+      ]);
+  });
+
+  it('audit-policy exits 1 when the allow list names a skill that does not exist, naming it and the nearest skill', async () => {
+    const typo = variant('typo.json', {
+      policy: { allow: ['db.query', 'entity.lokup', 'report.generate', 'zzz'], deny: ['nothing.here'], allowExecute: false },
+    });
+    const r = await zmodu('ai', 'audit-policy', '--config', typo);
+    expect(r.code).toBe(1);
+    const report = JSON.parse(r.stdout);
+    expect(report.unknownAllowed).toEqual([
+      { name: 'entity.lokup', nearest: 'entity.lookup' },
+      { name: 'zzz', nearest: null },
+    ]);
+    expect(report.unknownTools).toEqual(['entity.lokup', 'nothing.here', 'zzz']);
+    expect(r.stderr).toMatch(/allow list names 'entity\.lokup', which is not a skill \(did you mean 'entity\.lookup'\?\)/);
+    // An unknown name on the deny list alone disables nothing: not an exit 1.
+    const denyOnly = variant('deny-only.json', {
+      policy: { allow: ['db.query', 'entity.lookup'], deny: ['nothing.here'], allowExecute: false },
+    });
+    const ok = await zmodu('ai', 'audit-policy', '--config', denyOnly);
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.stdout).unknownAllowed).toEqual([]);
+  });
+
+  it('kpi.query and report.generate are not offered when no metric or report exists, and an allow list naming them is reported', async () => {
+    const bare = variant('no-kpis.json', { kpis: [], reports: undefined });
+    const skills = await zmodu('ai', 'export-skills', '--config', bare);
+    expect(skills.code).toBe(0);
+    expect(JSON.parse(skills.stdout).map((s: { name: string }) => s.name)).toEqual(['db.query', 'entity.list', 'entity.lookup']);
+    expect(skills.stdout).not.toMatch(/none registered/);
+    const openapi = await zmodu('ai', 'openapi', '--config', bare);
+    expect(Object.keys(JSON.parse(openapi.stdout).paths).sort()).toEqual([
+      '/skills/db.query',
+      '/skills/entity.list',
+      '/skills/entity.lookup',
+    ]);
+    const policy = await zmodu('ai', 'audit-policy', '--config', bare);
+    expect(policy.code).toBe(1);
+    expect(JSON.parse(policy.stdout)).toMatchObject({
+      unknownAllowed: [
+        { name: 'kpi.query', nearest: null },
+        { name: 'report.generate', nearest: null },
+      ],
+      effectiveTools: ['db.query', 'entity.list', 'entity.lookup'],
+    });
+    const called = await zmodu('ai', 'call', 'kpi.query', '--config', bare, '--tenant', ALPHA, '--args', '{"metric":"open_orders"}');
+    expect(JSON.parse(called.stdout)).toMatchObject({ error: 'ToolDenied' });
+  });
+
+  it('"audit": "database" writes every call, allowed or refused, to zmodu_audit_log before the process exits', async () => {
+    const audited = variant('audited.json', { audit: 'database' });
+    const ok = await zmodu(
+      'ai',
+      'call',
+      'db.query',
+      '--config',
+      audited,
+      '--tenant',
+      ALPHA,
+      '--user',
+      'auditor',
+      '--args',
+      '{"sql":"SELECT count(*) AS n FROM orders"}',
+    );
+    expect([ok.code, ok.stderr, JSON.parse(ok.stdout).rows]).toEqual([0, '', [{ n: '40' }]]);
+    const { out } = await runBatch(audited, 'audited.jsonl', [
+      { skill: 'entity.lookup', args: { entity: 'order', id: 1 }, tenant: ALPHA, user: 'auditor' },
+      { skill: 'order.submit', args: {}, tenant: ALPHA, user: 'auditor' },
+    ]);
+    expect(out.map((o) => o.ok)).toEqual([true, false]);
+    const memory = await zmodu(
+      'ai',
+      'call',
+      'db.query',
+      '--config',
+      config,
+      '--tenant',
+      ALPHA,
+      '--user',
+      'not-audited',
+      '--args',
+      '{"sql":"SELECT count(*) AS n FROM orders"}',
+    );
+    expect(memory.code).toBe(0);
+    const ds = new DataSource(await db.options());
+    await ds.initialize();
+    try {
+      const rows = await ds.query(
+        `SELECT skill, tenant_id, user_id, decision, cause, outcome, agent FROM zmodu_audit_log WHERE run_id LIKE 'cli-%' ORDER BY id`,
+      );
+      expect(rows).toEqual([
+        { skill: 'db.query', tenant_id: ALPHA, user_id: 'auditor', decision: 'allowed', cause: null, outcome: 'ok', agent: 'cli' },
+        { skill: 'entity.lookup', tenant_id: ALPHA, user_id: 'auditor', decision: 'allowed', cause: null, outcome: 'ok', agent: 'cli' },
+        expect.objectContaining({ skill: 'order.submit', user_id: 'auditor', decision: 'denied', cause: 'denied_not_listed' }),
+      ]);
+    } finally {
+      await ds.destroy();
+    }
+    const badAudit = variant('bad-audit.json', { audit: 'disk' });
+    const bad = await zmodu('ai', 'call', 'db.query', '--config', badAudit, '--args', '{}');
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/"audit" must be "memory" \(the default\) or "database"/);
   });
 
   afterAll(async () => {

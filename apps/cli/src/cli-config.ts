@@ -15,12 +15,17 @@ export interface CliConfig {
   readonly limits?: DataLimits;
   /** Permissions of a call that names none. Default none. */
   readonly permissions?: string[];
-  /** The data skills to register, as in BusinessSkillsModule.register (add entity.create / entity.update to write). Default: the five read skills. */
+  /** The data skills to register, as in DataSkillsModule.forRoot (add entity.create / entity.update to write). Default: the five read skills. */
   readonly skills?: BusinessSkillName[];
   /** db.query's second fence: { "mode": "auto" | "required" | "off", "role": "zmodu_reader" }. */
   readonly fence?: DataFenceOptions;
   /** A hazard of the data model (see audit-data) stops every command that uses the database. */
   readonly strictData?: boolean;
+  /**
+   * Where `call` writes its audit entries: `memory` (default: kept for the run only) or `database`
+   * (table zmodu_audit_log of the config's database, created by the guard's migrations on first use).
+   */
+  readonly audit?: 'memory' | 'database';
 }
 
 const SKILL_NAMES: readonly string[] = [...BUSINESS_SKILL_NAMES, ...WRITE_SKILL_NAMES];
@@ -63,6 +68,10 @@ export function loadConfig(path: string | undefined): CliConfig {
     if (!Array.isArray(c.skills) || c.skills.some((n) => typeof n !== 'string' || !SKILL_NAMES.includes(n)))
       throw new UsageError(`config ${path}: "skills" must be an array of: ${SKILL_NAMES.join(', ')}`);
   }
+  if (c.audit !== undefined && c.audit !== 'memory' && c.audit !== 'database')
+    throw new UsageError(`config ${path}: "audit" must be "memory" (the default) or "database" (table zmodu_audit_log)`);
+  if (c.audit === 'database' && db === undefined)
+    throw new UsageError(`config ${path}: "audit": "database" needs "database" ({ "url" } or { "dataDir" })`);
   if (c.strictData !== undefined && typeof c.strictData !== 'boolean')
     throw new UsageError(`config ${path}: "strictData" must be true or false`);
   const fence = c.fence as Record<string, unknown> | undefined;

@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { INestApplicationContext, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { embeddedDataSourceOptions, openEmbeddedDatabase, serverDataSourceOptions } from '@zmodu/db';
-import { Guard, GuardModule } from '@zmodu/guard';
+import { Guard, GuardModule, TypeOrmAuditLogStore, ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
 import { createSkillContext, SkillCallResult, SkillDispatcher, SkillRegistry, SkillsModule } from '@zmodu/skills';
-import { BusinessSkills, BusinessSkillsModule } from '@zmodu/data';
+import { BusinessSkills, DataSkillsModule } from '@zmodu/data';
 import { DataSource } from 'typeorm';
 import { CliConfig } from './cli-config';
 
@@ -30,27 +30,38 @@ export class CliRuntime {
    */
   static async start(config: CliConfig, withDatabase: boolean, admin = false): Promise<CliRuntime> {
     let dataSource: DataSource | undefined;
+    // Calls audited to the database: the guard's tables, made by its migrations, in the config's database.
+    const auditToDatabase = withDatabase && !admin && config.audit === 'database';
     if (withDatabase) {
       if (!config.database) throw new Error('the config has no "database": add { "url": "postgres://..." } or { "dataDir": "..." }');
+      const extra = auditToDatabase ? { entities: ZMODU_GUARD_ENTITIES, migrations: ZMODU_GUARD_MIGRATIONS } : {};
       const options = config.database.url
-        ? serverDataSourceOptions(config.database.url, { poolSize: 4 })
-        : embeddedDataSourceOptions(await openEmbeddedDatabase({ dataDir: config.database.dataDir }));
+        ? serverDataSourceOptions(config.database.url, { poolSize: 4, ...extra })
+        : embeddedDataSourceOptions(await openEmbeddedDatabase({ dataDir: config.database.dataDir }), extra);
       dataSource = new DataSource(options);
       await dataSource.initialize();
+      try {
+        if (auditToDatabase) await dataSource.runMigrations({ transaction: 'each' });
+      } catch (err) {
+        await dataSource.destroy();
+        throw err;
+      }
     }
+    const auditStore = auditToDatabase && dataSource ? new TypeOrmAuditLogStore(dataSource) : 'memory';
     @Module({
       imports: [
-        GuardModule.forRoot({ auditStore: 'memory', quotaStore: 'memory' }),
+        GuardModule.forRoot({ auditStore, quotaStore: 'memory' }),
         SkillsModule.forRoot(),
-        BusinessSkillsModule.register({
+        DataSkillsModule.forRoot({
           entities: config.entities,
           dbQueryTenantColumn: config.tenantColumn,
-          kpis: config.kpis ?? [],
-          reports: config.reports ?? [],
-          limits: config.limits ?? {},
+          kpis: config.kpis,
+          reports: config.reports,
+          limits: config.limits,
           skills: config.skills,
-          fence: admin || !dataSource ? { mode: 'off' } : (config.fence ?? { mode: 'auto' }),
-          strictData: admin ? false : config.strictData === true,
+          // The commands that report or repair the fence and the data model (admin) skip their boot checks.
+          fence: admin || !dataSource ? { mode: 'off' } : config.fence,
+          strictData: admin ? false : config.strictData,
           dataSource,
         }),
       ],
@@ -92,8 +103,12 @@ export class CliRuntime {
     return this.app.get(SkillDispatcher).dispatch(ctx, req.skill, req.args);
   }
 
+  /** Closes the application first: the guard flushes the audit entries (to the database, with "audit": "database") before the database closes. */
   async close(): Promise<void> {
-    await this.app.close();
-    await this.dataSource?.destroy();
+    try {
+      await this.app.close();
+    } finally {
+      await this.dataSource?.destroy();
+    }
   }
 }

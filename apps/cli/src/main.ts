@@ -18,7 +18,8 @@ commands:
   export-skills  print the skill catalog as skills JSON
   openapi        print the skill catalog as an OpenAPI 3.1 document
   audit-policy   report the health of the config's policy and of db.query's second fence
-                 (exit 1 on a blind spot, an inert policy, or db.query allowed without its fence)
+                 (exit 1 on a blind spot, an inert policy, an unknown skill on the allow list,
+                 or db.query allowed without its fence)
   install-fence  install or update db.query's second fence in the database (reader role,
                  grants, row-level security); idempotent, prints what it did
   audit-data     report hazards of the data model the entities expose (exit 1 on any)
@@ -28,15 +29,17 @@ Every command takes --config FILE (a zmodu.config.json) and --help.`,
        zmodu ai call --batch FILE.jsonl --config F
 
 One call: prints the result as JSON; exit 0 on success, 1 with {"error","reason"} on a refusal or failure.
-Batch: one call a line, {"skill","args","tenant","user","permissions"}; one JSON result a line, in order;
+Batch: one call a line, {"skill","args","tenant","user","permissions"} (tenant and user: a string or a whole
+number, which the call sees as its decimal string); one JSON result a line, in order;
 exit 0 when every call succeeded, 1 when any did not (every line is still answered).`,
   'export-skills':
     'usage: zmodu ai export-skills --config F\n\nPrints [{ name, description, action, requiredPermission, tenantScoped, timeoutMs, parameters }].',
   openapi:
     'usage: zmodu ai openapi --config F [--title T] [--version V] [--base-path /skills]\n\nPrints an OpenAPI 3.1 document with one POST operation per skill.',
   'audit-policy':
-    'usage: zmodu ai audit-policy --config F\n\nPrints { inert, unknownTools, classDeniedTools, hasClassBlindSpot, effectiveTools, secondFence }; ' +
-    'exit 1 on a blind spot, an inert policy, or when the policy allows db.query and its second fence is missing\n' +
+    'usage: zmodu ai audit-policy --config F\n\nPrints { inert, unknownTools, classDeniedTools, hasClassBlindSpot, effectiveTools, unknownAllowed, secondFence }; ' +
+    'exit 1 on a blind spot, an inert policy, an allow list naming a skill that does not exist\n' +
+    '(unknownAllowed: [{ name, nearest }], also one line each on stderr), or when the policy allows db.query and its second fence is missing\n' +
     '(secondFence: { installed, role, problems, warnings }; installed is null when the config has no database).',
   'install-fence': `usage: zmodu ai install-fence --config F [--role R] [--app-role R]
 
@@ -115,13 +118,21 @@ async function catalog(command: 'export-skills' | 'openapi' | 'audit-policy', ar
       );
     else {
       const health = auditPolicy(runtime.registry, config.policy);
+      // A typo on the allow list silently disables a tool: name it, and the nearest skill there is.
+      const known = runtime.registry.list().map((s) => s.name);
+      const allowed = new Set(config.policy.allow);
+      const unknownAllowed = health.unknownTools
+        .filter((name) => allowed.has(name))
+        .map((name) => ({ name, nearest: nearestName(name, known) ?? null }));
       const role = config.fence?.role;
       const secondFence = withDatabase
         ? await tenantFenceStatus(runtime.database, runtime.businessSkills.fenceTables(), { role })
         : { installed: null, role: role ?? 'zmodu_reader', problems: ['the config has no "database": cannot tell'], warnings: [] };
-      out({ ...health, secondFence });
+      out({ ...health, unknownAllowed, secondFence });
+      for (const u of unknownAllowed)
+        process.stderr.write(`allow list names '${u.name}', which is not a skill${u.nearest ? ` (did you mean '${u.nearest}'?)` : ''}\n`);
       const fenceMissing = secondFence.installed === false && config.fence?.mode !== 'off' && health.effectiveTools.includes('db.query');
-      return health.inert || health.hasClassBlindSpot || fenceMissing ? 1 : 0;
+      return health.inert || health.hasClassBlindSpot || fenceMissing || unknownAllowed.length > 0 ? 1 : 0;
     }
     return 0;
   } finally {
@@ -248,22 +259,65 @@ async function batchLine(runtime: CliRuntime, line: string, lineNo: number): Pro
   const perms = req.permissions;
   if (perms !== undefined && (!Array.isArray(perms) || perms.some((p) => typeof p !== 'string')))
     return { ok: false, error: { error: 'BadRequest', reason: 'invalid_call', message: 'permissions must be an array of strings' } };
-  for (const k of ['tenant', 'user'] as const)
-    if (req[k] !== undefined && req[k] !== null && typeof req[k] !== 'string')
-      return { ok: false, error: { error: 'BadRequest', reason: 'invalid_call', message: `${k} must be a string` } };
+  const ids: { tenant?: string; user?: string } = {};
+  for (const k of ['tenant', 'user'] as const) {
+    const id = callerId(req[k]);
+    if (id.ok) ids[k] = id.value;
+    else return { ok: false, error: { error: 'BadRequest', reason: 'invalid_call', message: `${k} ${id.reason}` } };
+  }
   let result: SkillCallResult;
   try {
     result = await runtime.call({
       skill: req.skill,
       args: req.args ?? {},
-      tenant: req.tenant as string | undefined,
-      user: req.user as string | undefined,
+      tenant: ids.tenant,
+      user: ids.user,
       permissions: perms as string[] | undefined,
     });
   } catch (err) {
     return { ok: false, error: { error: 'SkillFailed', reason: 'internal_error', message: (err as Error).message } };
   }
   return result.ok ? { ok: true, value: result.value } : { ok: false, error: result.error as { error: string; reason: string } };
+}
+
+/**
+ * A batch line's tenant or user: a string, or a JSON number that is a safe integer (tenant ids are
+ * often integers in the database), which reaches the context as its decimal string. Absent or null: none.
+ */
+export function callerId(v: unknown): { ok: true; value: string | undefined } | { ok: false; reason: string } {
+  if (v === undefined || v === null) return { ok: true, value: undefined };
+  if (typeof v === 'string') return { ok: true, value: v };
+  if (typeof v === 'number') {
+    if (Number.isSafeInteger(v)) return { ok: true, value: String(v) };
+    if (!Number.isInteger(v)) return { ok: false, reason: `must be a string or a whole number (got ${String(v)})` };
+    return {
+      ok: false,
+      reason: `must be a string or a whole number up to 2^53-1 (got ${String(v)}; write a larger id as a string)`,
+    };
+  }
+  return { ok: false, reason: `must be a string or a whole number (got ${Array.isArray(v) ? 'an array' : typeof v})` };
+}
+
+/** The known name closest to `name` (edit distance at most 2, and at most a quarter of its length), if any. */
+export function nearestName(name: string, known: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Math.min(2, Math.ceil(name.length / 4)) + 1;
+  for (const candidate of known) {
+    const d = editDistance(name, candidate);
+    if (d < bestDistance) [best, bestDistance] = [candidate, d];
+  }
+  return best;
+}
+
+function editDistance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 3) return Infinity;
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length];
 }
 
 function help(command: string): number {

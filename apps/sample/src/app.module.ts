@@ -6,7 +6,7 @@ import { JwtModule } from '@nestjs/jwt';
 import { TerminusModule } from '@nestjs/terminus';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AgentModule } from '@zmodu/agent';
-import { BusinessSkillsModule } from '@zmodu/data';
+import { DataSkillsModule } from '@zmodu/data';
 import { ChannelSpec, NotifyModule, OutboxModule, ZMODU_OUTBOX_MIGRATIONS } from '@zmodu/outbox';
 import { AdminModule } from '@zmodu/admin';
 import { ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
@@ -98,7 +98,7 @@ export class AppModule implements NestModule {
         AdminModule.forRoot({ outbox: true }),
         // db.query, entity.lookup/list (read-only, scoped to the caller's desk) over the sample tables;
         // db.query also runs under the database's fence (installed by a migration), required here.
-        BusinessSkillsModule.register({
+        DataSkillsModule.forRoot({
           entities: SAMPLE_DATA_ENTITIES,
           skills: ['db.query', 'entity.lookup', 'entity.list'],
           requiredPermission: PERMISSIONS.marketRead,

@@ -1,16 +1,17 @@
-import { Module } from '@nestjs/common';
-import { BusinessSkills } from './business-skills';
-import { ConfigurableBusinessSkillsModule } from './business-skills.module-definition';
+import { DynamicModule } from '@nestjs/common';
+import { DataSkillsModule } from './data-skills.module';
+import { DATA_SKILLS_ASYNC_OPTIONS_TYPE } from './data-skills.module-definition';
+import { DataSkillsModuleOptions } from './data-skills.options';
 
-/**
- * The read-only data and business skills: db.query, entity.lookup, entity.list, kpi.query,
- * report.generate. Needs SkillsModule (AgentModule imports it) and a TypeORM DataSource.
- *
- * @example
- * BusinessSkillsModule.register({
- *   entities: [{ name: 'order', table: 'orders', pk: 'id', tenantColumn: 'tenant_id' }],
- *   dbQueryTenantColumn: 'tenant_id',
- * })
- */
-@Module({ providers: [BusinessSkills], exports: [BusinessSkills] })
-export class BusinessSkillsModule extends ConfigurableBusinessSkillsModule {}
+/** @deprecated Use DataSkillsModule: `BusinessSkillsModule.register(o)` is `DataSkillsModule.forRoot(o)`. */
+export class BusinessSkillsModule {
+  /** @deprecated Use DataSkillsModule.forRoot(options). */
+  static register(options: DataSkillsModuleOptions): DynamicModule {
+    return DataSkillsModule.forRoot(options);
+  }
+
+  /** @deprecated Use DataSkillsModule.forRootAsync(options). */
+  static registerAsync(options: typeof DATA_SKILLS_ASYNC_OPTIONS_TYPE): DynamicModule {
+    return DataSkillsModule.forRootAsync(options);
+  }
+}

@@ -5,27 +5,23 @@ import { SkillError } from '@zmodu/skills';
 import { SkillInvocation } from '@zmodu/skills';
 import { SkillRegistration } from '@zmodu/skills';
 import { SkillRegistry } from '@zmodu/skills';
-import { BUSINESS_SKILLS_OPTIONS } from './business-skills.module-definition';
-import {
-  BUSINESS_SKILL_NAMES,
-  BusinessSkillName,
-  BusinessSkillsOptions,
-  EntitySpec,
-  KpiMetric,
-  ReportSpec,
-} from './business-skills.options';
+import { DataMessages } from './data.messages';
+import { InjectDataSkillsOptions } from './data-skills.module-definition';
+import { DataSkillsOptions, EntitySpec, KpiMetric, MAX_ROWS_CAP, ReportSpec } from './data-skills.options';
+import { DataModelHazardException } from './exceptions/data-model-hazard.exception';
+import { FenceMissingException } from './exceptions/fence-missing.exception';
+import { InvalidDataOptionsException } from './exceptions/invalid-data-options.exception';
 import { EntityWriter } from './entity-writer';
 import { toCsv } from './csv';
-import { capRows, DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT_MS, ReadOnlyFence, runReadOnly } from './query/read-only-query';
+import { capRows, ReadOnlyFence, runReadOnly } from './query/read-only-query';
 import { AuditedEntity, auditDataModel, DataAudit } from './audit/data-audit';
-import { DEFAULT_FENCE_ROLE, fenceSettings, FenceTable, fenceTablesFor, readFenceKey, tenantFenceStatus } from './fence/tenant-fence';
+import { fenceSettings, FenceTable, fenceTablesFor, readFenceKey, tenantFenceStatus } from './fence/tenant-fence';
 import { qualifiedTable, quoteIdent, tenantBound } from './identifiers';
 import { loadSqlParser } from './sql/pg-parser';
 import { SqlGuard } from './sql/sql-guard';
 import { SqlRefusal } from './sql/sql-refusal';
 
-const SOURCE = 'BusinessSkillsModule';
-const MAX_ROWS_CAP = 100;
+const SOURCE = 'DataSkillsModule';
 /** How often a missing fence is looked for again (it may be installed while the app runs). */
 const FENCE_RECHECK_MS = 60_000;
 const REPORT_ROW_CAP = 100;
@@ -35,12 +31,10 @@ interface ResolvedEntity extends EntitySpec {
   readonly resolvedTenantColumn: string | null | undefined;
 }
 
-/** Limits are whole numbers in range: a typo must fail boot, not every call. */
-function checkLimits(limits: BusinessSkillsOptions['limits']): void {
-  if (limits === undefined) return;
-  if (typeof limits !== 'object' || limits === null || Array.isArray(limits))
-    throw new Error('BusinessSkillsModule: limits must be an object { timeoutMs, defaultRows, maxRows, maxBytes }.');
-  const ranges: Array<[keyof NonNullable<BusinessSkillsOptions['limits']>, number, number, string]> = [
+/** Limits are whole numbers in range, and the fence mode one of three: a typo must fail boot, not every call. */
+function checkOptions(o: DataSkillsOptions): void {
+  const limits = o.limits;
+  const ranges: Array<[keyof DataSkillsOptions['limits'], number, number, string]> = [
     ['timeoutMs', 1, 600_000, 'milliseconds, at most 10 minutes'],
     ['defaultRows', 1, MAX_ROWS_CAP, `rows, at most ${MAX_ROWS_CAP}`],
     ['maxRows', 1, MAX_ROWS_CAP, `rows, at most ${MAX_ROWS_CAP}`],
@@ -48,9 +42,11 @@ function checkLimits(limits: BusinessSkillsOptions['limits']): void {
   ];
   for (const [key, min, max, what] of ranges) {
     const v = (limits as Record<string, unknown>)[key];
-    if (v !== undefined && !(typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max))
-      throw new Error(`BusinessSkillsModule: limits.${key} must be a whole number of ${what} (got ${JSON.stringify(v)}).`);
+    if (!(typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max))
+      throw new InvalidDataOptionsException(DataMessages.limitOutOfRange(key, what, v));
   }
+  if (!['auto', 'required', 'off'].includes(o.fence.mode))
+    throw new InvalidDataOptionsException(DataMessages.fenceModeInvalid(o.fence.mode));
 }
 
 /**
@@ -65,7 +61,6 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
   private fenceState: { role: string; key: string } | null | undefined;
   private fenceCheckedAt = 0;
   private fenceProblems: string[] = [];
-  private readonly options: BusinessSkillsOptions;
   private readonly entities = new Map<string, ResolvedEntity>();
   private readonly kpis = new Map<string, KpiMetric>();
   private readonly reports = new Map<string, ReportSpec>();
@@ -75,36 +70,33 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
   private readonly writer: EntityWriter;
 
   constructor(
-    @Inject(BUSINESS_SKILLS_OPTIONS) raw: BusinessSkillsOptions,
+    @InjectDataSkillsOptions() private readonly options: DataSkillsOptions,
     private readonly registry: SkillRegistry,
     @Optional() @Inject(getDataSourceToken()) private readonly appDataSource?: DataSource,
   ) {
-    this.options = Object.assign(new BusinessSkillsOptions(), raw);
     const o = this.options;
-    if (!Array.isArray(o.entities))
-      throw new Error('BusinessSkillsModule: entities must be an array of { name, table, pk, tenantColumn?, columns? }.');
+    if (!Array.isArray(o.entities)) throw new InvalidDataOptionsException(DataMessages.entitiesNotArray());
+    for (const key of ['kpis', 'reports'] as const)
+      if (!Array.isArray(o[key])) throw new InvalidDataOptionsException(DataMessages.listNotArray(key));
+    checkOptions(o);
     if (o.dbQueryTenantColumn !== undefined) quoteIdent(o.dbQueryTenantColumn, 'dbQueryTenantColumn');
     for (const e of o.entities) this.addEntity(e);
-    for (const k of o.kpis ?? []) {
-      if (!k?.name || (!k.tenantSql && !k.sql))
-        throw new Error(`BusinessSkillsModule: kpi ${JSON.stringify(k?.name)} needs a name and tenantSql (and/or sql).`);
+    for (const k of o.kpis) {
+      if (!k?.name || (!k.tenantSql && !k.sql)) throw new InvalidDataOptionsException(DataMessages.kpiInvalid(k?.name));
       if (k.tenantSql) tenantBound(k.tenantSql, `kpi ${k.name} tenantSql`);
       this.kpis.set(k.name, k);
     }
-    for (const r of o.reports ?? []) {
-      if (!r?.name || (!r.tenantSql && !r.sql))
-        throw new Error(`BusinessSkillsModule: report ${JSON.stringify(r?.name)} needs a name and tenantSql (and/or sql).`);
+    for (const r of o.reports) {
+      if (!r?.name || (!r.tenantSql && !r.sql)) throw new InvalidDataOptionsException(DataMessages.reportInvalid(r?.name));
       if (r.tenantSql) tenantBound(r.tenantSql, `report ${r.name} tenantSql`);
       this.reports.set(r.name, r);
     }
-    checkLimits(o.limits);
-    this.maxRows = Math.min(MAX_ROWS_CAP, Math.max(1, o.limits?.maxRows ?? MAX_ROWS_CAP));
-    this.defaultRows = Math.min(this.maxRows, Math.max(1, o.limits?.defaultRows ?? 20));
+    this.maxRows = o.limits.maxRows;
+    this.defaultRows = Math.min(this.maxRows, o.limits.defaultRows);
     for (const e of this.entities.values())
       for (const [column, target] of Object.entries(e.references ?? {})) {
         quoteIdent(column, `reference of entity ${e.name}`);
-        if (!this.entities.has(target))
-          throw new Error(`BusinessSkillsModule: entity ${e.name} references unknown entity '${target}' (column ${column}).`);
+        if (!this.entities.has(target)) throw new InvalidDataOptionsException(DataMessages.unknownReference(e.name, target, column));
       }
     this.writer = new EntityWriter(
       () => this.dataSource,
@@ -122,9 +114,33 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
 
   async onModuleInit(): Promise<void> {
     await loadSqlParser();
-    const wanted = new Set<string>(this.options.skills ?? BUSINESS_SKILL_NAMES);
-    for (const skill of [...this.skills(), ...this.writeSkills()])
-      if (wanted.has(skill.name as BusinessSkillName)) this.registry.register(skill);
+    const wanted = new Set<string>(this.options.skills);
+    for (const skill of [...this.skills(), ...this.writeSkills()]) {
+      if (!wanted.has(skill.name)) continue;
+      // A skill with nothing to serve is not offered: no empty enum in the catalog, and an allow list naming it is reported.
+      const missing = this.nothingToServe(skill.name);
+      if (missing === undefined) this.registry.register(skill);
+      else this.logger.log(`${skill.name} is not registered: ${missing}.`);
+    }
+  }
+
+  /** Why a skill has nothing to serve (undefined: it has). */
+  private nothingToServe(name: string): string | undefined {
+    switch (name) {
+      case 'db.query':
+      case 'entity.lookup':
+      case 'entity.list':
+        return this.entities.size ? undefined : 'no entities are registered';
+      case 'entity.create':
+      case 'entity.update':
+        return [...this.entities.values()].some((e) => e.writable?.length) ? undefined : 'no entity declares writable columns';
+      case 'kpi.query':
+        return this.kpis.size ? undefined : 'no metrics are registered (kpis)';
+      case 'report.generate':
+        return this.reports.size ? undefined : 'no reports are registered (reports)';
+      default:
+        return undefined;
+    }
   }
 
   /** After migrations ran (TypeORM runs them when the DataSource starts): the data-model audit, then db.query's second fence. */
@@ -151,7 +167,7 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
   }
 
   private async auditAtBoot(): Promise<void> {
-    const strict = this.options.strictData === true;
+    const strict = this.options.strictData;
     let audit: DataAudit;
     try {
       audit = await this.auditData();
@@ -162,8 +178,7 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
     }
     if (!audit.findings.length) return;
     const lines = audit.findings.map((f) => `${f.code} on ${f.table}: ${f.detail}; fix: ${f.fix}`);
-    if (strict)
-      throw new Error(`BusinessSkillsModule (strictData): the data model has ${lines.length} hazard(s):\n- ${lines.join('\n- ')}`);
+    if (strict) throw new DataModelHazardException(DataMessages.dataModelHazards(lines), audit.findings);
     for (const line of lines) this.logger.warn(`data model: ${line}`);
   }
 
@@ -179,11 +194,9 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
       return;
     }
     if (found) return;
-    const message =
-      `db.query's second fence (reader role ${this.fenceRole} and row-level security) is not installed: ${this.fenceProblems.join('; ')}. ` +
-      'Install it with `zmodu ai install-fence --config ...` or a migration made with tenantFenceMigration(...).';
-    if (mode === 'required') throw new Error(`BusinessSkillsModule (fence: required): ${message}`);
-    this.logger.warn(`${message} Until then db.query relies on its rewrite alone.`);
+    if (mode === 'required')
+      throw new FenceMissingException(DataMessages.fenceMissing(this.fenceRole, this.fenceProblems), this.fenceProblems);
+    this.logger.warn(DataMessages.fenceMissingWarning(this.fenceRole, this.fenceProblems));
   }
 
   /** The tables of the fence: every entity whose tenant column is known (the others are refused with a tenant anyway). */
@@ -192,11 +205,11 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
   }
 
   private get fenceMode(): 'auto' | 'required' | 'off' {
-    return this.options.fence?.mode ?? 'auto';
+    return this.options.fence.mode;
   }
 
   private get fenceRole(): string {
-    return this.options.fence?.role ?? DEFAULT_FENCE_ROLE;
+    return this.options.fence.role;
   }
 
   private async lookForFence(): Promise<{ role: string; key: string } | null> {
@@ -236,8 +249,8 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
 
   private addEntity(e: EntitySpec): void {
     if (!e || typeof e.name !== 'string' || !/^[a-z][a-z0-9_]*$/.test(e.name))
-      throw new Error(`BusinessSkillsModule: entity name ${JSON.stringify(e?.name)} must be lower-case letters, digits and '_'.`);
-    if (this.entities.has(e.name)) throw new Error(`BusinessSkillsModule: two entities are named '${e.name}'.`);
+      throw new InvalidDataOptionsException(DataMessages.entityNameInvalid(e?.name));
+    if (this.entities.has(e.name)) throw new InvalidDataOptionsException(DataMessages.entityNameTaken(e.name));
     qualifiedTable(e.table, e.schema);
     quoteIdent(e.pk, `pk of entity ${e.name}`);
     if (e.tenantColumn) quoteIdent(e.tenantColumn, `tenantColumn of entity ${e.name}`);
@@ -253,7 +266,7 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
 
   private skills(): SkillRegistration[] {
     const entityNames = [...this.entities.keys()];
-    const entityProp = { type: 'string', enum: entityNames.length ? entityNames : ['(none registered)'], description: 'Entity name' };
+    const entityProp = { type: 'string', enum: entityNames, description: 'Entity name' };
     return [
       {
         ...this.common(),
@@ -310,10 +323,10 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
         name: 'kpi.query',
         action: 'read',
         tenantScoped: false,
-        description: `Read an application metric: ${[...this.kpis.values()].map((k) => `${k.name}${k.description ? ` (${k.description})` : ''}`).join('; ') || '(none registered)'}.`,
+        description: `Read an application metric: ${[...this.kpis.values()].map((k) => `${k.name}${k.description ? ` (${k.description})` : ''}`).join('; ')}.`,
         parameters: {
           type: 'object',
-          properties: { metric: { type: 'string', enum: this.kpis.size ? [...this.kpis.keys()] : ['(none registered)'] } },
+          properties: { metric: { type: 'string', enum: [...this.kpis.keys()] } },
           required: ['metric'],
           additionalProperties: false,
         },
@@ -324,11 +337,11 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
         name: 'report.generate',
         action: 'read',
         tenantScoped: false,
-        description: `Run an application report as CSV or JSON (at most ${REPORT_ROW_CAP} rows): ${[...this.reports.values()].map((r) => `${r.name}${r.description ? ` (${r.description})` : ''}`).join('; ') || '(none registered)'}.`,
+        description: `Run an application report as CSV or JSON (at most ${REPORT_ROW_CAP} rows): ${[...this.reports.values()].map((r) => `${r.name}${r.description ? ` (${r.description})` : ''}`).join('; ')}.`,
         parameters: {
           type: 'object',
           properties: {
-            report: { type: 'string', enum: this.reports.size ? [...this.reports.keys()] : ['(none registered)'] },
+            report: { type: 'string', enum: [...this.reports.keys()] },
             format: { type: 'string', enum: ['json', 'csv'], default: 'json' },
           },
           required: ['report'],
@@ -341,10 +354,10 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
 
   private writeSkills(): SkillRegistration[] {
     const writable = [...this.entities.values()].filter((e) => e.writable?.length).map((e) => e.name);
-    const entityProp = { type: 'string', enum: writable.length ? writable : ['(none writable)'], description: 'Entity name' };
+    const entityProp = { type: 'string', enum: writable, description: 'Entity name' };
     const values = { type: 'object', description: 'column: value, writable columns only (never the tenant column or the primary key)' };
-    const common = { action: 'execute' as const, requiredPermission: this.options.writePermission ?? 'entity:write', source: SOURCE };
-    const describe = writable.map((n) => `${n} (${(this.entities.get(n)?.writable ?? []).join(', ')})`).join('; ') || '(none writable)';
+    const common = { action: 'execute' as const, requiredPermission: this.options.writePermission, source: SOURCE };
+    const describe = writable.map((n) => `${n} (${(this.entities.get(n)?.writable ?? []).join(', ')})`).join('; ');
     return [
       {
         ...common,
@@ -512,7 +525,7 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
   }
 
   private limits(maxRows: number) {
-    const l = this.options.limits ?? {};
-    return { timeoutMs: l.timeoutMs ?? DEFAULT_TIMEOUT_MS, maxRows, maxBytes: l.maxBytes ?? DEFAULT_MAX_BYTES };
+    const l = this.options.limits;
+    return { timeoutMs: l.timeoutMs, maxRows, maxBytes: l.maxBytes };
   }
 }

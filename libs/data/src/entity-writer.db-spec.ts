@@ -3,7 +3,7 @@ import { ALPHA, BETA, ENTITIES } from './__fixtures__/business-fixture';
 import { BusinessApp, startBusinessApp } from './__fixtures__/business-app';
 import { createSkillContext } from '@zmodu/skills';
 import { SkillDispatcher } from '@zmodu/skills';
-import { EntitySpec } from './business-skills.options';
+import { EntitySpec } from './data-skills.options';
 
 const WRITE_ENTITIES: EntitySpec[] = ENTITIES.map((e) =>
   e.name === 'order'

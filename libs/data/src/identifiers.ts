@@ -1,9 +1,11 @@
+import { DataMessages } from './data.messages';
+import { InvalidIdentifierException } from './exceptions/invalid-identifier.exception';
+
 const IDENT = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
 
 /** Check an identifier from configuration and quote it for SQL. */
 export function quoteIdent(name: string, what: string): string {
-  if (typeof name !== 'string' || !IDENT.test(name))
-    throw new Error(`Invalid ${what} ${JSON.stringify(name)}: use letters, digits and '_' (at most 63 characters).`);
+  if (typeof name !== 'string' || !IDENT.test(name)) throw new InvalidIdentifierException(DataMessages.identifierInvalid(what, name));
   return `"${name}"`;
 }
 
@@ -16,5 +18,5 @@ export function tenantBound(sql: string, what: string): string {
   if (/\$1\b/.test(sql) && !/\$[2-9]/.test(sql) && !sql.includes('?')) return sql;
   const marks = sql.split('?').length - 1;
   if (marks === 1 && !/\$\d/.test(sql)) return sql.replace('?', '$1');
-  throw new Error(`${what} must have exactly one tenant bind (? or $1).`);
+  throw new InvalidIdentifierException(DataMessages.tenantBindMissing(what));
 }

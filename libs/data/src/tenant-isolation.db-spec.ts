@@ -69,6 +69,27 @@ describe('db.query tenant isolation', () => {
       expect(total).toBe(await alphaCount('orders'));
     });
 
+    it('a list passed as one array-cast parameter returns exactly the caller rows (other tenants hold matching values)', async () => {
+      const statuses = ['open', 'shipped'];
+      const byStatus = rowsOf(await query('SELECT id, status FROM orders WHERE status = ANY(?::text[]) ORDER BY id', [statuses], 100));
+      expect(byStatus.length).toBeGreaterThan(0);
+      expect(byStatus).toEqual(
+        await withoutOtherTenant('SELECT id, status FROM orders WHERE status = ANY(?::text[]) ORDER BY id LIMIT 100', [statuses]),
+      );
+      expect(
+        Number((await t.ds.query('SELECT count(*) AS n FROM orders WHERE tenant_id = $1 AND status = ANY($2)', [BETA, statuses]))[0].n),
+      ).toBeGreaterThan(0);
+      const ids = [1, 2, 100000, 100001];
+      const byId = rowsOf(await query('SELECT id, tenant_id FROM orders WHERE id = ANY(CAST(? AS int[])) ORDER BY id', [ids]));
+      expect(byId).toEqual([
+        { id: 1, tenant_id: ALPHA },
+        { id: 2, tenant_id: ALPHA },
+      ]);
+      const tenants = rowsOf(await query('SELECT count(*) AS n FROM orders WHERE tenant_id = ANY(?::text[])', [[ALPHA, BETA]]));
+      expect(Number(tenants[0].n)).toBe(await alphaCount('orders'));
+      refused(await query('SELECT id FROM orders WHERE note = ANY(note::text[])'), 'type_not_allowed');
+    });
+
     it('a parameter aliased as the tenant column does not widen the scope', async () => {
       const rows = rowsOf(await query('SELECT ?::text AS tenant_id, o.id, o.note FROM orders o', [BETA], 100));
       expect(rows.length).toBeGreaterThan(0);

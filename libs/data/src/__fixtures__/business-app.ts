@@ -2,7 +2,7 @@ import { TestingModule, Test } from '@nestjs/testing';
 import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
 import { Guard, GuardModule } from '@zmodu/guard';
 import { createSkillContext, SkillCallResult, SkillDispatcher, SkillsModule } from '@zmodu/skills';
-import { BusinessSkills, BusinessSkillsModule, BusinessSkillsOptions, installTenantFence } from '@zmodu/data';
+import { BusinessSkills, DataSkillsModule, DataSkillsModuleOptions, installTenantFence } from '@zmodu/data';
 import { DataSource } from 'typeorm';
 import { ALPHA, ENTITIES, KPIS, REPORTS, seedBusinessData } from './business-fixture';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
@@ -22,7 +22,7 @@ export interface BusinessApp {
  * The data skills over two tenants' data, with db.query's second fence installed (mode `required`,
  * so every tenant's db.query runs under it) unless `options.fence` says otherwise.
  */
-export async function startBusinessApp(options: Partial<BusinessSkillsOptions> = {}, perTenant = 60): Promise<BusinessApp> {
+export async function startBusinessApp(options: Partial<DataSkillsModuleOptions> = {}, perTenant = 60): Promise<BusinessApp> {
   const db = await createTestDatabase();
   const dsOptions = await db.options();
   const fence = options.fence ?? { mode: 'required' as const, role: db.fenceRole };
@@ -31,7 +31,7 @@ export async function startBusinessApp(options: Partial<BusinessSkillsOptions> =
       TypeOrmModule.forRoot(dsOptions),
       GuardModule.forRoot({ auditStore: 'memory', quotaStore: 'memory' }),
       SkillsModule.forRoot(),
-      BusinessSkillsModule.register({
+      DataSkillsModule.forRoot({
         entities: ENTITIES,
         dbQueryTenantColumn: 'tenant_id',
         kpis: KPIS,

@@ -5,8 +5,8 @@ import { GuardModule } from '@zmodu/guard';
 import { DataSource } from 'typeorm';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
 import { SkillsModule } from '@zmodu/skills';
-import { BusinessSkillsModule } from '../business-skills.module';
-import { EntitySpec } from '../business-skills.options';
+import { DataSkillsModule } from '../data-skills.module';
+import { EntitySpec } from '../data-skills.options';
 import { auditDataModel } from './data-audit';
 
 /** A schema with each hazard once, and one table that has none. */
@@ -94,7 +94,7 @@ describe('data-model audit', () => {
         TypeOrmModule.forRoot(await db.options()),
         GuardModule.forRoot({ auditStore: 'memory', quotaStore: 'memory' }),
         SkillsModule.forRoot(),
-        BusinessSkillsModule.register({ entities: ENTITIES.filter((e) => e.name !== 'wrong_column'), strictData, fence: { mode: 'off' } }),
+        DataSkillsModule.forRoot({ entities: ENTITIES.filter((e) => e.name !== 'wrong_column'), strictData, fence: { mode: 'off' } }),
       ],
     }).compile();
     try {

@@ -1,6 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { queryRows } from '@zmodu/db';
 import { quoteName } from '../sql/sql-printer';
+import { DataMessages } from '../data.messages';
+import { TenantFenceError } from '../exceptions/tenant-fence.exception';
 
 /**
  * The second fence of db.query, in the database itself: the statement runs as a reader role
@@ -83,20 +85,13 @@ const SET_CONFIG = 'pg_catalog.set_config(text, text, boolean)';
 const FENCE_VERSION = 1;
 const IDENT = /^[a-z_][a-z0-9_]{0,62}$/;
 
-export class TenantFenceError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'TenantFenceError';
-  }
-}
-
 const q = quoteName;
 const lit = (value: string) => `'${value.replace(/'/g, "''")}'`;
 const tableName = (t: FenceTable) => `${q(t.schema ?? 'public')}.${q(t.table)}`;
 
 function roleOf(options: TenantFenceOptions): string {
   const role = options.role ?? DEFAULT_FENCE_ROLE;
-  if (!IDENT.test(role)) throw new TenantFenceError(`The fence role ${JSON.stringify(role)} must be lower-case letters, digits and '_'.`);
+  if (!IDENT.test(role)) throw new TenantFenceError(DataMessages.fenceRoleInvalid(role));
   return role;
 }
 
@@ -258,20 +253,14 @@ async function install(db: SqlRunner, tables: readonly FenceTable[], options: Te
     );
     say('created', `role ${role} (NOLOGIN, NOINHERIT)`);
   } else {
-    if (existing.rolsuper || existing.rolbypassrls)
-      throw new TenantFenceError(
-        `Role ${role} exists and bypasses row-level security (superuser or BYPASSRLS): the fence cannot hold. Name another role.`,
-      );
-    if (existing.memberships > 0)
-      throw new TenantFenceError(
-        `Role ${role} is a member of other roles, whose privileges it would have: the fence role must be a member of none.`,
-      );
+    if (existing.rolsuper || existing.rolbypassrls) throw new TenantFenceError(DataMessages.fenceRoleBypassesRls(role));
+    if (existing.memberships > 0) throw new TenantFenceError(DataMessages.fenceRoleIsMember(role));
     say('kept', `role ${role}`);
   }
 
   const [{ me }] = await queryRows<{ me: string }>(db, 'SELECT current_user::text AS me');
   const app = options.appRole ?? me;
-  if (app === role) throw new TenantFenceError('The application role cannot be the fence role itself.');
+  if (app === role) throw new TenantFenceError(DataMessages.fenceRoleIsAppRole());
   const [{ member }] = await queryRows<{ member: boolean }>(db, "SELECT pg_has_role($1, $2, 'MEMBER') AS member", [app, role]);
   if (!member) {
     await db.query(`DO $zmodu$ BEGIN GRANT ${q(role)} TO ${q(app)}; EXCEPTION WHEN unique_violation THEN NULL; END $zmodu$`);
@@ -312,7 +301,7 @@ async function install(db: SqlRunner, tables: readonly FenceTable[], options: Te
   }
   for (const t of tables) {
     const info = await tableInfo(db, t);
-    if (!info) throw new TenantFenceError(`Table ${tableName(t)} does not exist: create it before installing the fence.`);
+    if (!info) throw new TenantFenceError(DataMessages.fenceTableMissing(tableName(t)));
     const cols = t.columns?.length ? [...new Set([...t.columns, ...(t.tenantColumn ? [t.tenantColumn] : [])])] : undefined;
     await db.query(`GRANT SELECT ${cols ? `(${cols.map(q).join(', ')}) ` : ''}ON ${tableName(t)} TO ${q(role)}`);
     say('changed', `${role} may SELECT ${cols ? `(${cols.join(', ')})` : 'every column'} of ${tableName(t)}`);
@@ -325,7 +314,7 @@ async function install(db: SqlRunner, tables: readonly FenceTable[], options: Te
       continue;
     }
     const type = await columnType(db, info.oid, t.tenantColumn);
-    if (!type) throw new TenantFenceError(`Table ${tableName(t)} has no column ${t.tenantColumn}: fix tenantColumn in the entity.`);
+    if (!type) throw new TenantFenceError(DataMessages.fenceTenantColumnMissing(tableName(t), String(t.tenantColumn)));
     const current = await policyComment(db, info.oid, 'zmodu_fence');
     const before = await recorded(db, info.oid);
     const enabled = before?.enabled_rls ?? !info.rls;
@@ -560,10 +549,7 @@ export async function readFenceKey(db: SqlRunner): Promise<string | undefined> {
 
 /** A migration (TypeORM's MigrationInterface shape) that installs the fence in `up` and removes it in `down`. */
 export function tenantFenceMigration(name: string, tables: readonly FenceTable[], options: TenantFenceOptions = {}) {
-  if (!/\d{13}$/.test(name))
-    throw new TenantFenceError(
-      `A migration name ends with a 13-digit timestamp, like ZmoduFence1764470000000 (got ${JSON.stringify(name)}).`,
-    );
+  if (!/\d{13}$/.test(name)) throw new TenantFenceError(DataMessages.fenceMigrationName(name));
   const migration = class {
     name = name;
     async up(queryRunner: SqlRunner): Promise<void> {

@@ -1,4 +1,6 @@
 import { loadModule, parseSync } from 'libpg-query';
+import { DataMessages } from '../data.messages';
+import { SqlParserNotLoadedException } from '../exceptions/sql-parser-not-loaded.exception';
 
 let loading: Promise<void> | null = null;
 let ready = false;
@@ -18,6 +20,6 @@ export function isSqlParserLoaded(): boolean {
 
 /** The parse tree of `sql`, as libpg_query's JSON. Throws the parser's error on bad syntax. */
 export function parseSql(sql: string): { stmts?: Array<{ stmt: Record<string, unknown> }> } {
-  if (!ready) throw new Error('The SQL parser is not loaded: await loadSqlParser() first (BusinessSkillsModule does it at boot).');
+  if (!ready) throw new SqlParserNotLoadedException(DataMessages.parserNotLoaded());
   return parseSync(sql) as { stmts?: Array<{ stmt: Record<string, unknown> }> };
 }

@@ -266,6 +266,46 @@ describe('SqlGuard: only checked text runs', () => {
     ).toBeNull();
   });
 
+  it('a list goes in one parameter cast to an array of a plain type; other array forms stay refused', () => {
+    const arrays = (sql: string, args: unknown[]) => reason(() => strict.prepare({ sql, args, tenantId: 'alpha' }));
+    for (const sql of [
+      'SELECT id FROM orders WHERE status = ANY(?::text[])',
+      'SELECT id FROM orders WHERE id = ANY(CAST(? AS int[]))',
+      'SELECT id FROM orders WHERE id <> ALL(?::bigint[]) AND note = ANY(?::varchar(20)[])',
+      'SELECT id FROM orders WHERE created_at = ANY(?::timestamptz ARRAY)',
+      'SELECT id FROM orders WHERE id = ANY(ARRAY[?, ?]::int[])',
+      'SELECT ?::pg_catalog.int4[]',
+    ])
+      expect([sql, arrays(sql, [[1, 2], [3]].slice(0, (sql.match(/\?/g) ?? []).length))]).toEqual([sql, 'accepted']);
+    for (const [sql, why] of [
+      ['SELECT id FROM orders WHERE note = ANY(note::text[])', 'type_not_allowed'], // a column's text parsed as an array literal
+      ['SELECT id FROM orders WHERE id = ANY((? || ?)::int[])', 'type_not_allowed'],
+      ['SELECT id FROM orders WHERE id = ANY(upper(?)::int[])', 'type_not_allowed'],
+      ["SELECT id FROM orders WHERE id = ANY('{1,2}'::int[])", 'literal_not_allowed'],
+      ["SELECT id FROM orders WHERE id = ANY(CAST('{1,2}' AS int[]))", 'literal_not_allowed'],
+      ['SELECT id FROM orders WHERE id = ANY(?::int[][])', 'type_not_allowed'],
+      ['SELECT id FROM orders WHERE id = ANY(?::int[3])', 'type_not_allowed'],
+      ['SELECT id FROM orders WHERE id = ANY(?::regclass[])', 'type_not_allowed'],
+      ['SELECT id FROM orders WHERE id = ANY(?::oid[])', 'type_not_allowed'],
+      ['SELECT id FROM orders WHERE tenant_id = ANY(?::"Text"[])', 'type_not_allowed'],
+      ['SELECT ?::xml[]', 'type_not_allowed'],
+      ['SELECT ?::name[]', 'type_not_allowed'],
+    ] as const)
+      expect([
+        sql,
+        arrays(
+          sql,
+          (sql.match(/\?/g) ?? []).map(() => [1]),
+        ),
+      ]).toEqual([sql, why]);
+    // The printed statement keeps the array type and re-parses to the same tree (prepareAndInspect checks the fixpoint).
+    const r = prepareAndInspect('SELECT id FROM orders WHERE status = ANY(?::text[]) AND id = ANY(CAST(? AS int[]))', [['open'], [1]]);
+    expect(r.refused).toBeNull();
+    expect(r.prepared!.text).toContain('CAST($1 AS "text"[])');
+    expect(r.prepared!.text).toContain('CAST($2 AS "pg_catalog"."int4"[])');
+    expect(r.prepared!.text).toMatch(/\("_zt_t"\."tenant_id" = \$3\) OFFSET 0\)/);
+  });
+
   it('lpad and rpad take their length as a ? placeholder of at most 10000, checked on every call (plans are cached)', () => {
     const pad = (sql: string, args: unknown[]) => reason(() => strict.prepare({ sql, args, tenantId: 'alpha' }));
     expect(pad('SELECT lpad(note, ?) FROM orders', [10_000])).toBe('accepted');

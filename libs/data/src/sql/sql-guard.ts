@@ -1,4 +1,6 @@
 import { Logger } from '@nestjs/common';
+import { DataMessages } from '../data.messages';
+import { InvalidDataOptionsException } from '../exceptions/invalid-data-options.exception';
 import { bindPlaceholders } from './placeholders';
 import { parseSql } from './pg-parser';
 import {
@@ -154,7 +156,7 @@ export class SqlGuard {
     if (values.length > MAX_ARGS) refuse('bad_request', `At most ${MAX_ARGS} args.`);
     values.forEach((v, i) => checkValue(v, i));
     const maxRows = input.maxRows ?? 100;
-    if (!Number.isSafeInteger(maxRows) || maxRows < 1) throw new Error('SqlGuard.prepare: maxRows must be a positive integer.');
+    if (!Number.isSafeInteger(maxRows) || maxRows < 1) throw new InvalidDataOptionsException(DataMessages.maxRowsInvalid(maxRows));
 
     const key = `${input.tenantId === undefined ? 0 : 1}${sql as string}`;
     let plan = this.cache.get(key);
@@ -344,6 +346,13 @@ export class SqlGuard {
         return this.children(fields, ['partitionClause', 'orderClause', 'startOffset', 'endOffset'], scope, s, 'a window');
       case 'TypeCast':
         checkTypeName(fields.typeName as Node);
+        // An array of a plain type takes its elements from a ? placeholder (one JS array) or ARRAY[...]:
+        // never from a column or an expression, whose text the server would parse as an array literal.
+        if (isArrayType(fields.typeName as Node) && !isNode(fields.arg, 'ParamRef') && !isNode(fields.arg, 'A_ArrayExpr'))
+          refuse(
+            'type_not_allowed',
+            'Only a ? placeholder (its value an array) or ARRAY[...] may be cast to an array type, e.g. id = ANY(?::int[]).',
+          );
         if (isNode(fields.arg, 'A_Const') && !isNullOrBool(fields.arg))
           refuse('literal_not_allowed', "Typed literals (like date '...') are not allowed: cast a ? placeholder instead, e.g. ?::date.");
         return this.visit(fields, 'arg', scope, s, 'a cast');
@@ -585,8 +594,15 @@ function checkTypeName(t: Node | undefined): void {
   const names = ((t?.names as Node[]) ?? []).map((p) => String(((p as Node).String as Node)?.sval ?? ''));
   const name = names.length === 2 && names[0] === 'pg_catalog' ? names[1] : names.length === 1 ? names[0] : '';
   if (!ALLOWED_TYPES.has(name)) refuse('type_not_allowed', `Cast to ${names.join('.') || 'this type'} is not allowed.`);
-  if (t?.arrayBounds && (t.arrayBounds as unknown[]).length) refuse('type_not_allowed', 'Casts to array types are not allowed.');
+  const bounds = (t?.arrayBounds as Node[] | undefined) ?? [];
+  // One dimension, no declared size: text[], int[] (a size or a second dimension is not needed for a list of values).
+  if (bounds.length > 1 || (bounds.length === 1 && !(isNode(bounds[0], 'Integer') && ((bounds[0].Integer as Node).ival as number) === -1)))
+    refuse('type_not_allowed', `Cast to ${names.join('.')}[] with one dimension and no size, e.g. ?::${name}[].`);
   if (t?.setof || t?.pct_type) refuse('type_not_allowed', 'This type form is not allowed.');
+}
+
+function isArrayType(t: Node | undefined): boolean {
+  return Array.isArray(t?.arrayBounds) && (t.arrayBounds as unknown[]).length > 0;
 }
 
 function checkValue(v: unknown, i: number): void {

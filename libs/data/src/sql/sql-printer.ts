@@ -498,8 +498,14 @@ function groupingSet(f: Node): string {
 }
 
 function typeName(t: Node | undefined): string {
-  if (!t || t.setof || t.pct_type || list(t.arrayBounds).length || (t.typemod !== undefined && t.typemod !== -1))
-    return unsupported('This type');
+  if (!t || t.setof || t.pct_type || (t.typemod !== undefined && t.typemod !== -1)) return unsupported('This type');
+  // One dimension without a size (text[], int[]) is all the printer writes; the re-parse compares the rest.
+  const bounds = list(t.arrayBounds);
+  if (bounds.length > 1) return unsupported('This array type');
+  if (bounds.length === 1) {
+    const [type, b] = single(bounds[0]);
+    if (type !== 'Integer' || b.ival !== -1) return unsupported('This array type');
+  }
   const names = list(t.names).map((n) => quoteName(stringOf(n)));
   if (!names.length) return unsupported('This type');
   const mods = list(t.typmods).map((m) => {
@@ -507,7 +513,7 @@ function typeName(t: Node | undefined): string {
     if (type !== 'A_Const' || !('ival' in c)) return unsupported('A type modifier');
     return integer((c.ival as Node).ival);
   });
-  return `${names.join('.')}${mods.length ? `(${mods.join(', ')})` : ''}`;
+  return `${names.join('.')}${mods.length ? `(${mods.join(', ')})` : ''}${bounds.length ? '[]' : ''}`;
 }
 
 /** SQL-syntax forms (EXTRACT(x FROM y) and the like) that the parser turns into pg_catalog calls. */

@@ -1,4 +1,8 @@
 import type { DataSource } from 'typeorm';
+import { DataMessages } from './data.messages';
+import { InvalidDataOptionsException } from './exceptions/invalid-data-options.exception';
+import { DEFAULT_FENCE_ROLE } from './fence/tenant-fence';
+import { DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT_MS } from './query/read-only-query';
 
 /** A table the data skills may read. */
 export interface EntitySpec {
@@ -68,27 +72,70 @@ export interface DataFenceOptions {
   readonly role?: string;
 }
 
-export class BusinessSkillsOptions {
-  entities: EntitySpec[] = [];
+/** What `DataSkillsModule.forRoot(...)` (or `forRootAsync`'s factory) takes; every field but `entities` has a default (see DataSkillsOptions). */
+export interface DataSkillsModuleOptions {
+  readonly entities: EntitySpec[];
   /** The tenant column of entities that declare none. Unset: such tables fail closed (TenantScopeUnavailable) with a tenant. */
-  dbQueryTenantColumn?: string;
-  kpis?: KpiMetric[] = [];
-  reports?: ReportSpec[] = [];
-  limits?: DataLimits = {};
+  readonly dbQueryTenantColumn?: string;
+  readonly kpis?: KpiMetric[];
+  readonly reports?: ReportSpec[];
+  readonly limits?: DataLimits;
   /** Which skills to register. Default: the five read skills; add 'entity.create' and 'entity.update' to write. */
-  skills?: BusinessSkillName[];
+  readonly skills?: BusinessSkillName[];
   /** The DataSource to read; default: the application's TypeORM DataSource. */
-  dataSource?: DataSource;
+  readonly dataSource?: DataSource;
   /** Permission each read skill requires (e.g. 'data:read'); default none. */
-  requiredPermission?: string;
+  readonly requiredPermission?: string;
   /** Permission the write skills require. Default 'entity:write'. */
-  writePermission?: string = 'entity:write';
-  /** db.query's second fence in the database. Default `{ mode: 'auto' }`. */
-  fence?: DataFenceOptions = { mode: 'auto' };
+  readonly writePermission?: string;
+  /** db.query's second fence in the database. Default `{ mode: 'auto', role: 'zmodu_reader' }`. */
+  readonly fence?: DataFenceOptions;
   /**
    * The data-model audit runs at boot (unique constraints that leak across tenants, missing
    * tenant indexes, shared sequences, views, tenant columns of differing types): each finding is
    * a warning, or with `strictData: true` a boot error.
    */
-  strictData?: boolean = false;
+  readonly strictData?: boolean;
+}
+
+/** @deprecated Use DataSkillsModuleOptions (what forRoot takes) or DataSkillsOptions (the options after defaults). */
+export type BusinessSkillsOptions = DataSkillsModuleOptions;
+
+/** The most rows any data skill returns, whatever the limits say. */
+export const MAX_ROWS_CAP = 100;
+
+/**
+ * The data skills' options after defaults: merged once, in the module's DATA_SKILLS_OPTIONS provider
+ * (resolveDataSkillsOptions); everything else reads these, never a default of its own.
+ */
+export class DataSkillsOptions {
+  entities: EntitySpec[] = [];
+  dbQueryTenantColumn?: string;
+  kpis: KpiMetric[] = [];
+  reports: ReportSpec[] = [];
+  limits: Required<DataLimits> = { timeoutMs: DEFAULT_TIMEOUT_MS, defaultRows: 20, maxRows: MAX_ROWS_CAP, maxBytes: DEFAULT_MAX_BYTES };
+  skills: BusinessSkillName[] = [...BUSINESS_SKILL_NAMES];
+  dataSource?: DataSource;
+  requiredPermission?: string;
+  writePermission = 'entity:write';
+  fence: Required<DataFenceOptions> = { mode: 'auto', role: DEFAULT_FENCE_ROLE };
+  strictData = false;
+}
+
+/** The options as given, over the defaults (a field given as undefined keeps its default); limits and fence merge field by field. */
+export function resolveDataSkillsOptions(raw: DataSkillsModuleOptions): DataSkillsOptions {
+  if (!raw || typeof raw !== 'object') throw new InvalidDataOptionsException(DataMessages.optionsNotObject());
+  const given = definedOnly(raw as unknown as Record<string, unknown>);
+  for (const key of ['limits', 'fence'] as const)
+    if (given[key] !== undefined && (typeof given[key] !== 'object' || given[key] === null || Array.isArray(given[key])))
+      throw new InvalidDataOptionsException(key === 'limits' ? DataMessages.limitsNotObject() : DataMessages.fenceNotObject());
+  const defaults = new DataSkillsOptions();
+  return Object.assign(defaults, given, {
+    limits: { ...defaults.limits, ...definedOnly((given.limits ?? {}) as Record<string, unknown>) },
+    fence: { ...defaults.fence, ...definedOnly((given.fence ?? {}) as Record<string, unknown>) },
+  });
+}
+
+function definedOnly(o: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
 }

@@ -1,0 +1,4 @@
+import { DataException } from './data.exception';
+
+/** The SQL guard was used before loadSqlParser() finished. */
+export class SqlParserNotLoadedException extends DataException {}
