@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { Guard, GuardModule } from '@zmodu/guard';
 import { createSkillContext, SkillDispatcher, SkillsModule } from '@zmodu/skills';
-import { BusinessSkillsModule, fenceTablesFor, installTenantFence, loadSqlParser, SqlGuard } from '@zmodu/data';
+import { DataSkillsModule, fenceTablesFor, installTenantFence, loadSqlParser, SqlGuard } from '@zmodu/data';
 import { parseSync } from 'libpg-query';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
@@ -91,7 +91,7 @@ export async function runDbQueryBench(log: (line: string) => void, server: Bench
             TypeOrmModule.forRoot({ type: 'postgres', url }),
             GuardModule.forRoot({ auditStore: 'memory', quotaStore: 'memory' }),
             SkillsModule.forRoot(),
-            BusinessSkillsModule.register({ entities: ENTITIES, dbQueryTenantColumn: 'tenant_id', fence: { mode: fence } }),
+            DataSkillsModule.forRoot({ entities: ENTITIES, dbQueryTenantColumn: 'tenant_id', fence: { mode: fence } }),
           ],
         })
         class BenchDataModule {}
