@@ -15,7 +15,10 @@ export interface CliConfig {
   readonly limits?: DataLimits;
   /** Permissions of a call that names none. Default none. */
   readonly permissions?: string[];
-  /** The data skills to register, as in DataSkillsModule.forRoot (add entity.create / entity.update to write). Default: the five read skills. */
+  /**
+   * The data skills to register, as in DataSkillsModule.forRoot (add entity.create / entity.update to write). Default:
+   * the five read skills.
+   */
   readonly skills?: BusinessSkillName[];
   /** db.query's second fence: { "mode": "auto" | "required" | "off", "role": "zmodu_reader" }. */
   readonly fence?: DataFenceOptions;

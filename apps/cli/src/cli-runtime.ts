@@ -103,7 +103,10 @@ export class CliRuntime {
     return this.app.get(SkillDispatcher).dispatch(ctx, req.skill, req.args);
   }
 
-  /** Closes the application first: the guard flushes the audit entries (to the database, with "audit": "database") before the database closes. */
+  /**
+   * Closes the application first: the guard flushes the audit entries (to the database, with "audit": "database")
+   * before the database closes.
+   */
   async close(): Promise<void> {
     try {
       await this.app.close();

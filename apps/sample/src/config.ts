@@ -54,7 +54,10 @@ export function jwtSecretFromEnv(env: NodeJS.ProcessEnv = process.env): string {
   return DEV_JWT_SECRET;
 }
 
-/** Edge limits from the environment: ZMODU_RATE_LIMIT (requests per caller per window), ZMODU_RATE_WINDOW_MS, ZMODU_MAX_TOKEN_LIFETIME_S. */
+/**
+ * Edge limits from the environment: ZMODU_RATE_LIMIT (requests per caller per window), ZMODU_RATE_WINDOW_MS,
+ * ZMODU_MAX_TOKEN_LIFETIME_S.
+ */
 export function edgeFromEnv(env: NodeJS.ProcessEnv = process.env): Partial<EdgeOptions> {
   const edge: Partial<EdgeOptions> = {};
   const read = (name: string): number | undefined => {

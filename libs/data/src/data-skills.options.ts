@@ -72,7 +72,10 @@ export interface DataFenceOptions {
   readonly role?: string;
 }
 
-/** What `DataSkillsModule.forRoot(...)` (or `forRootAsync`'s factory) takes; every field but `entities` has a default (see DataSkillsOptions). */
+/**
+ * What `DataSkillsModule.forRoot(...)` (or `forRootAsync`'s factory) takes; every field but `entities` has a default
+ * (see DataSkillsOptions).
+ */
 export interface DataSkillsModuleOptions {
   readonly entities: EntitySpec[];
   /** The tenant column of entities that declare none. Unset: such tables fail closed (TenantScopeUnavailable) with a tenant. */

@@ -20,7 +20,10 @@ export interface RelayOptions {
   readonly owner?: string;
   /** Deliveries in flight at once in this relay. Default 8. */
   readonly concurrency?: number;
-  /** Deliveries of one topic in flight at once, so one slow topic or endpoint cannot take every slot. Default half of `concurrency` (at least 1). */
+  /**
+   * Deliveries of one topic in flight at once, so one slow topic or endpoint cannot take every slot. Default half of
+   * `concurrency` (at least 1).
+   */
   readonly topicConcurrency?: number;
   /** A handler running longer is abandoned and the attempt fails. Default 30000. */
   readonly handlerTimeoutMs?: number;

@@ -63,7 +63,8 @@ export class PipelineSkills implements OnModuleInit {
         required: ['subject', 'amount'],
         additionalProperties: false,
       },
-      // A request for approval always waits for a human: its amount is what the request asks (bound into the approval), not a number to trust.
+      // A request for approval always waits for a human: its amount is what the request asks (bound into the approval),
+      // not a number to trust.
       handler: (args, ctx) => this.submit(ctx, APPROVAL_RECORD_ACTION, { subject: args.subject, amount: args.amount }, false),
     });
     this.registry.register({

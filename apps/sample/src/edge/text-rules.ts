@@ -15,7 +15,10 @@ export function identifierProblem(value: unknown, max = 128): string | undefined
   return undefined;
 }
 
-/** Why `value` is not acceptable free text (non-blank, no NUL or other control characters but tab and newlines, no lone surrogates), or undefined. */
+/**
+ * Why `value` is not acceptable free text (non-blank, no NUL or other control characters but tab and newlines, no lone
+ * surrogates), or undefined.
+ */
 export function textProblem(value: string): string | undefined {
   if (value.trim() === '') return 'must not be blank';
   if (CONTROL_IN_TEXT.test(value)) return 'must not contain NUL or other control characters';

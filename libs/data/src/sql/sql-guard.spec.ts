@@ -143,7 +143,10 @@ function reads(text: string): { tables: string[]; functions: string[]; names: Se
 const defects: string[] = [];
 const strict = new SqlGuard(TABLES, { onDefect: (m) => defects.push(m) });
 
-/** Prepare; when accepted, check what would run: one statement, only scoped registered tables, allowed functions, the printer's fixpoint. */
+/**
+ * Prepare; when accepted, check what would run: one statement, only scoped registered tables, allowed functions, the
+ * printer's fixpoint.
+ */
 function prepareAndInspect(sql: string, args: unknown[] = []) {
   let prepared;
   try {

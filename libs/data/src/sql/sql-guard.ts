@@ -64,7 +64,10 @@ export const MAX_ARG_LENGTH = 10_000;
 export const MAX_FUNCTION_NESTING = 16;
 /** Deepest parse tree the checker walks (the lexical pass bounds it well below this already). */
 export const MAX_TREE_DEPTH = 400;
-/** Most UNION/INTERSECT/EXCEPT and most tables, subqueries and joins in FROM, in one statement: deeper plans overflow the embedded database's stack. */
+/**
+ * Most UNION/INTERSECT/EXCEPT and most tables, subqueries and joins in FROM, in one statement: deeper plans overflow
+ * the embedded database's stack.
+ */
 export const MAX_SET_OPERATIONS = 64;
 export const MAX_RELATIONS = 64;
 /** Functions whose result grows with an argument take that argument as a ? placeholder, at most this much. */

@@ -17,7 +17,10 @@ export interface TokenQuotaOptions extends UserShare {
   readonly defaultLimit?: number;
   /** The window a limit applies to (UTC). Default 'day'. */
   readonly period?: QuotaPeriod;
-  /** Charges the store refused, kept (summed per tenant, agent, user and period) for retry. Past it the oldest are dropped and counted. Default 10000. */
+  /**
+   * Charges the store refused, kept (summed per tenant, agent, user and period) for retry. Past it the oldest are
+   * dropped and counted. Default 10000.
+   */
   readonly maxPendingCharges?: number;
   /** First wait before retrying refused charges (ms); it doubles while the store fails. Default 1000. */
   readonly retryIntervalMs?: number;

@@ -22,7 +22,10 @@ export class WebhookDelivery implements OnModuleInit {
       this.relay?.on(WEBHOOK_TOPIC, (event, ctx) => this.post(event, ctx.signal));
   }
 
-  /** Deliver one webhook attempt (the options were resolved: a webhook channel has its timeoutMs): POST, signed, under a timeout; anything but 2xx fails the attempt (the outbox retries). */
+  /**
+   * Deliver one webhook attempt (the options were resolved: a webhook channel has its timeoutMs): POST, signed, under a
+   * timeout; anything but 2xx fails the attempt (the outbox retries).
+   */
   async post(event: OutboxEvent, signal: AbortSignal): Promise<void> {
     const message = event.payload as NotificationMessage;
     const spec = ownValue(this.options.channels, message.channel);

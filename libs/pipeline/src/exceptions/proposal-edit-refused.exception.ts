@@ -1,4 +1,7 @@
-/** An approval with an edited payload that cannot apply: the edit breaks the schema, has no amount, or the risk review rejects it. HTTP: 422. */
+/**
+ * An approval with an edited payload that cannot apply: the edit breaks the schema, has no amount, or the risk review
+ * rejects it. HTTP: 422.
+ */
 export class ProposalEditRefusedException extends Error {
   constructor(
     message: string,
