@@ -1,2 +1,3 @@
-export * from './audit-log-store.contract';
-export * from './token-quota-store.contract';
+export { auditLogStoreContract } from './audit-log-store.contract';
+export type { StoreHarness } from './audit-log-store.contract';
+export { tokenQuotaStoreContract } from './token-quota-store.contract';
