@@ -197,7 +197,7 @@ describe('zmodu CLI end to end', () => {
   it('audit-data: exit 0 on a clean model, 1 with the findings; strictData stops the commands that use the database', async () => {
     const clean = await zmodu('ai', 'audit-data', '--config', config);
     expect(clean.code).toBe(0);
-    expect(JSON.parse(clean.stdout)).toEqual({ tables: 4, findings: [] });
+    expect(JSON.parse(clean.stdout)).toEqual({ tables: 4, findings: [], tenantTypes: ['text'] });
     const hazards = await zmodu('ai', 'audit-data', '--config', writeConfig);
     expect(hazards.code).toBe(1);
     expect(JSON.parse(hazards.stdout).findings).toEqual([
@@ -278,6 +278,9 @@ describe('zmodu CLI end to end', () => {
       { skill: 'db.query', args: { sql: 'SELECT id FROM accounts' }, tenant: { id: 1 } },
       { skill: 'db.query', args: { sql: 'SELECT id FROM accounts' }, tenant: 1, user: [7] },
       '{"skill":"db.query","args":{"sql":"SELECT id FROM accounts"},"tenant":1e400}',
+      // Other spellings of tenant 1 or 7 that an integer column would read as that tenant: refused, never read.
+      ...['01', ' 1', '+1', '0001', '\t7\n', '1.0'].map((tenant) => ({ skill: 'entity.list', args: { entity: 'account' }, tenant })),
+      { skill: 'kpi.query', args: { metric: 'accounts' }, tenant: '007' },
     ]);
     expect(code).toBe(1);
     expect(out[0]).toMatchObject({
@@ -305,6 +308,10 @@ describe('zmodu CLI end to end', () => {
         i,
         expect.objectContaining({ ok: false, error: 'BadRequest', reason: 'invalid_call', message: expect.stringMatching(message) }),
       ]);
+    for (const i of [11, 12, 13, 14, 15, 16, 17])
+      expect([i, out[i]]).toEqual([i, expect.objectContaining({ ok: false, error: 'InvalidTenant', reason: 'invalid_tenant' })]);
+    expect(out[11].message).toMatch(/"01" is not a whole number written plainly .* as the integer tenant column needs/);
+    expect(out[15].message).toMatch(/surrounding spaces or control characters/);
   });
 
   it('audit-policy exits 1 when the allow list names a skill that does not exist, naming it and the nearest skill', async () => {

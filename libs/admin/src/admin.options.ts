@@ -1,3 +1,4 @@
+import { ownOptions } from '@zmodu/guard';
 /** The caller of an admin endpoint. */
 export interface AdminCaller {
   readonly tenantId: string;
@@ -40,6 +41,6 @@ export type AdminPermissionOption = 'decidePermission' | 'outboxPermission';
 
 /** Merge the given options over the defaults, once; a field given as `undefined` keeps its default. */
 export function resolveAdminOptions(raw: Partial<AdminModuleOptions> | undefined): ResolvedAdminOptions {
-  const given = Object.fromEntries(Object.entries(raw ?? {}).filter(([, v]) => v !== undefined));
+  const given = ownOptions(raw);
   return Object.assign(new AdminModuleOptions(), given) as ResolvedAdminOptions;
 }

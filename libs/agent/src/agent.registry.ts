@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
-import { PolicyHealth, policyNeedsAttention, TokenQuota } from '@zmodu/guard';
+import { ownOptions, PolicyHealth, policyNeedsAttention, TokenQuota } from '@zmodu/guard';
 import { SkillDispatcher, SkillRegistry } from '@zmodu/skills';
 import { Agent } from './agent';
 import { AgentModuleOptions } from './agent-module.options';
@@ -23,7 +23,7 @@ export class AgentRegistry implements OnApplicationBootstrap {
     dispatcher: SkillDispatcher,
     private readonly quota: TokenQuota,
   ) {
-    const options = Object.assign(new AgentModuleOptions(), raw);
+    const options = Object.assign(new AgentModuleOptions(), ownOptions(raw));
     if (!Array.isArray(options.agents)) throw new InvalidAgentSpecException(undefined, 'AgentModule options need agents: AgentSpec[]');
     this.strict = options.strictPolicies === true;
     for (const spec of options.agents) {

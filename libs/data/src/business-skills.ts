@@ -56,6 +56,8 @@ function checkOptions(o: DataSkillsOptions): void {
  */
 @Injectable()
 export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
+  /** The tenant column types, read by the boot audit (see checkTenant). */
+  private tenantTypes: readonly string[] | undefined;
   private readonly logger = new Logger('BusinessSkills');
   /** The fence as last found: its role and key when installed, null when not, undefined before the first look. */
   private fenceState: { role: string; key: string } | null | undefined;
@@ -119,7 +121,9 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
       if (!wanted.has(skill.name)) continue;
       // A skill with nothing to serve is not offered: no empty enum in the catalog, and an allow list naming it is reported.
       const missing = this.nothingToServe(skill.name);
-      if (missing === undefined) this.registry.register(skill);
+      // Every data skill first checks the caller's tenant id has the one spelling of its tenant column's type.
+      const handler = skill.handler;
+      if (missing === undefined) this.registry.register({ ...skill, handler: (args, ctx) => (this.checkTenant(ctx), handler(args, ctx)) });
       else this.logger.log(`${skill.name} is not registered: ${missing}.`);
     }
   }
@@ -150,6 +154,20 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
     await this.fenceAtBoot();
   }
 
+  /**
+   * An integer or uuid tenant column reads many spellings of one id as that id ('01', ' 1', '+1' as 1; an
+   * upper-case or braced uuid): the rows would be another spelling's than the one the audit, the quota and the
+   * pipeline key on. Only the canonical spelling of each tenant column type is accepted. Before the boot audit
+   * has read the types (or when it could not), spellings with surrounding spaces or control characters are refused.
+   */
+  private checkTenant(ctx: SkillInvocation): void {
+    const tenant = ctx.tenantId;
+    if (tenant === undefined) return;
+    const problem = tenantSpellingProblem(tenant, this.tenantTypes);
+    if (problem)
+      throw new SkillError('invalid_tenant', `The caller's tenant id ${JSON.stringify(tenant)} ${problem}.`, undefined, 'InvalidTenant');
+  }
+
   /** The entities as the data-model audit sees them. */
   auditedEntities(): AuditedEntity[] {
     return [...this.entities.values()].map((e) => ({
@@ -176,6 +194,7 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
       this.logger.warn(`Could not audit the data model: ${(err as Error).message}`);
       return;
     }
+    this.tenantTypes = audit.tenantTypes;
     if (!audit.findings.length) return;
     const lines = audit.findings.map((f) => `${f.code} on ${f.table}: ${f.detail}; fix: ${f.fix}`);
     if (strict) throw new DataModelHazardException(DataMessages.dataModelHazards(lines), audit.findings);
@@ -528,4 +547,19 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
     const l = this.options.limits;
     return { timeoutMs: l.timeoutMs, maxRows, maxBytes: l.maxBytes };
   }
+}
+
+const CANONICAL_INTEGER = /^(0|-?[1-9][0-9]{0,18})$/;
+const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+/** Why a tenant id is not the one spelling its tenant columns read it as (undefined: it is). */
+export function tenantSpellingProblem(tenant: string, types: readonly string[] | undefined): string | undefined {
+  // eslint-disable-next-line no-control-regex
+  if (/^\s|\s$|[\u0000-\u001f\u007f-\u009f]/.test(tenant)) return 'has surrounding spaces or control characters';
+  for (const type of types ?? []) {
+    if (/^(smallint|integer|bigint)$/.test(type) && !CANONICAL_INTEGER.test(tenant))
+      return `is not a whole number written plainly (no sign but '-', no leading zeros), as the ${type} tenant column needs`;
+    if (type === 'uuid' && !CANONICAL_UUID.test(tenant)) return 'is not a lower-case hyphenated uuid, as the uuid tenant column needs';
+  }
+  return undefined;
 }

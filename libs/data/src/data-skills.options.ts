@@ -1,3 +1,4 @@
+import { ownOptions } from '@zmodu/guard';
 import type { DataSource } from 'typeorm';
 import { DataMessages } from './data.messages';
 import { InvalidDataOptionsException } from './exceptions/invalid-data-options.exception';
@@ -128,17 +129,13 @@ export class DataSkillsOptions {
 /** The options as given, over the defaults (a field given as undefined keeps its default); limits and fence merge field by field. */
 export function resolveDataSkillsOptions(raw: DataSkillsModuleOptions): DataSkillsOptions {
   if (!raw || typeof raw !== 'object') throw new InvalidDataOptionsException(DataMessages.optionsNotObject());
-  const given = definedOnly(raw as unknown as Record<string, unknown>);
+  const given = ownOptions(raw as unknown as Record<string, unknown>);
   for (const key of ['limits', 'fence'] as const)
     if (given[key] !== undefined && (typeof given[key] !== 'object' || given[key] === null || Array.isArray(given[key])))
       throw new InvalidDataOptionsException(key === 'limits' ? DataMessages.limitsNotObject() : DataMessages.fenceNotObject());
   const defaults = new DataSkillsOptions();
   return Object.assign(defaults, given, {
-    limits: { ...defaults.limits, ...definedOnly((given.limits ?? {}) as Record<string, unknown>) },
-    fence: { ...defaults.fence, ...definedOnly((given.fence ?? {}) as Record<string, unknown>) },
+    limits: { ...defaults.limits, ...ownOptions((given.limits ?? {}) as Record<string, unknown>) },
+    fence: { ...defaults.fence, ...ownOptions((given.fence ?? {}) as Record<string, unknown>) },
   });
-}
-
-function definedOnly(o: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
 }

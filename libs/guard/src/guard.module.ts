@@ -9,6 +9,7 @@ import { MissingDataSourceException } from './exceptions/missing-data-source.exc
 import { AUDIT_LOG_STORE, TOKEN_QUOTA_STORE } from './guard.constants';
 import { ConfigurableGuardModule, GUARD_MODULE_OPTIONS, GUARD_OPTIONS_TYPE, RESOLVED_GUARD_OPTIONS } from './guard.module-definition';
 import { GuardModuleOptions, StoreChoice } from './guard-module.options';
+import { ownOptions } from './own-value';
 import { InMemoryTokenQuotaStore } from './quota/in-memory-token-quota.store';
 import { TokenQuota } from './quota/token-quota';
 import { TokenQuotaStore } from './quota/token-quota.store';
@@ -29,7 +30,8 @@ const storeProviders: Provider[] = [
   {
     provide: RESOLVED_GUARD_OPTIONS,
     inject: [GUARD_MODULE_OPTIONS],
-    useFactory: (raw: Partial<GuardModuleOptions> | undefined): GuardModuleOptions => Object.assign(new GuardModuleOptions(), raw ?? {}),
+    useFactory: (raw: Partial<GuardModuleOptions> | undefined): GuardModuleOptions =>
+      Object.assign(new GuardModuleOptions(), ownOptions(raw)),
   },
   {
     provide: AUDIT_LOG_STORE,

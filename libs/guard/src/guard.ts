@@ -24,7 +24,9 @@ export class Guard {
   private readonly budget: number;
   private spentTokens = 0;
 
-  constructor(policy: GuardPolicy, options: GuardOptions = {}) {
+  constructor(given: GuardPolicy, options: GuardOptions = {}) {
+    // Own properties only: a policy merged from JSON with a "__proto__" key must not lend allowExecute.
+    const policy = ownPolicy(given);
     validatePolicy(policy);
     this.policy = Object.freeze({
       allow: Object.freeze([...policy.allow]),
@@ -105,4 +107,11 @@ function validatePolicy(policy: GuardPolicy): void {
     throw new InvalidPolicyException('`allowExecute` must be a boolean');
   if (policy.budget !== undefined && !(typeof policy.budget === 'number' && policy.budget >= 0))
     throw new InvalidPolicyException('`budget` must be a number >= 0 (tokens)');
+}
+
+/** The policy's own fields (allow, deny, allowExecute, budget): nothing read through a prototype. */
+function ownPolicy(policy: GuardPolicy): GuardPolicy {
+  if (policy === null || typeof policy !== 'object') return policy;
+  const own = <K extends keyof GuardPolicy>(key: K): GuardPolicy[K] | undefined => (Object.hasOwn(policy, key) ? policy[key] : undefined);
+  return { allow: own('allow') as string[], deny: own('deny'), allowExecute: own('allowExecute'), budget: own('budget') };
 }

@@ -35,4 +35,4 @@ export type { StoreChoice } from './guard-module.options';
 export { GUARD_MODULE_OPTIONS } from './guard.module-definition';
 export { GuardModule } from './guard.module';
 export { ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from './guard.entities';
-export { ownValue } from './own-value';
+export { ownOptions, ownValue } from './own-value';

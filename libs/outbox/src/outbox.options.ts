@@ -1,3 +1,4 @@
+import { ownOptions } from '@zmodu/guard';
 import { RelayOptions } from './outbox-relay';
 import { OutboxStore } from './outbox.store';
 import { CommandDefinition, OutboxHandler } from './outbox.types';
@@ -37,6 +38,6 @@ export type ResolvedOutboxOptions = OutboxModuleOptions & Required<Omit<OutboxMo
 
 /** Merge the given options over the defaults, once; a field given as `undefined` keeps its default. */
 export function resolveOutboxOptions(raw: Partial<OutboxModuleOptions> | undefined): ResolvedOutboxOptions {
-  const given = Object.fromEntries(Object.entries(raw ?? {}).filter(([, v]) => v !== undefined));
+  const given = ownOptions(raw);
   return Object.assign(new OutboxModuleOptions(), given) as ResolvedOutboxOptions;
 }

@@ -1,3 +1,4 @@
+import { ownOptions } from '@zmodu/guard';
 import type { GuardPolicy } from '@zmodu/guard';
 import { InvalidPipelineOptionsException } from './exceptions/invalid-pipeline-options.exception';
 import { ACTIONS_SHAPE_MESSAGE, EXECUTORS_GONE_MESSAGE } from './pipeline.messages';
@@ -80,7 +81,7 @@ export type ResolvedPipelineOptions = Omit<Required<PipelineModuleOptions>, 'pol
 /** Merge the given options over the defaults, once (a field given as `undefined` keeps its default); refuse options that cannot work. */
 export function resolvePipelineOptions(raw: Partial<PipelineModuleOptions> | undefined): ResolvedPipelineOptions {
   if ('executors' in (raw ?? {})) throw new InvalidPipelineOptionsException(EXECUTORS_GONE_MESSAGE());
-  const given = Object.fromEntries(Object.entries(raw ?? {}).filter(([, v]) => v !== undefined)) as Partial<PipelineModuleOptions>;
+  const given = ownOptions(raw);
   const options = Object.assign(new PipelineModuleOptions(), given);
   if (!options.actions || typeof options.actions !== 'object') throw new InvalidPipelineOptionsException(ACTIONS_SHAPE_MESSAGE());
   const approval = options.approval ?? {};

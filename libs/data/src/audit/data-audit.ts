@@ -32,6 +32,8 @@ export interface DataFinding {
 export interface DataAudit {
   readonly tables: number;
   readonly findings: DataFinding[];
+  /** The types of the registered tenant columns (format_type), distinct and sorted. */
+  readonly tenantTypes: string[];
 }
 
 interface Relation {
@@ -172,5 +174,5 @@ export async function auditDataModel(db: SqlRunner, entities: readonly AuditedEn
       detail: `tenant columns have differing types (${[...tenantTypes].map(([t, ty]) => `${t}: ${ty}`).join(', ')}): one tenant id must read as each of them, and a tenant id that is not a valid value of one type fails there`,
       fix: 'give every tenant column the same type',
     });
-  return { tables: entities.length, findings };
+  return { tables: entities.length, findings, tenantTypes: [...types].sort() };
 }

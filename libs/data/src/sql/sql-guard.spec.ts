@@ -309,6 +309,26 @@ describe('SqlGuard: only checked text runs', () => {
     expect(r.prepared!.text).toMatch(/\("_zt_t"\."tenant_id" = \$3\) OFFSET 0\)/);
   });
 
+  it('a type size is a whole number of at most 10000 (char(10485760) would pad each value to 10 MB on the server)', () => {
+    const sized = (sql: string, args: unknown[]) => reason(() => strict.prepare({ sql, args, tenantId: 'alpha' }));
+    expect(sized('SELECT ?::varchar(100), ?::numeric(10, 0), ?::char(10000)', ['a', 1, 'b'])).toBe('accepted');
+    for (const sql of [
+      'SELECT ?::char(10485760)[] AS a',
+      'SELECT ?::char(10001)',
+      'SELECT ARRAY[?::bpchar(20000)]',
+      'SELECT ?::varchar(10001)[]',
+    ])
+      expect([sql, sized(sql, [sql.includes('[]') ? ['x'] : 'x'])]).toEqual([sql, 'type_not_allowed']);
+  });
+
+  it('an array value holds strings, numbers or booleans, never null (the embedded database would read it as the text NULL)', () => {
+    const list = (args: unknown[]) =>
+      reason(() => strict.prepare({ sql: 'SELECT id FROM orders WHERE note = ANY(?::text[])', args, tenantId: 'alpha' }));
+    expect(list([['x', 'y']])).toBe('accepted');
+    expect(list([['x', null]])).toBe('bad_request');
+    expect(list([null])).toBe('accepted');
+  });
+
   it('lpad and rpad take their length as a ? placeholder of at most 10000, checked on every call (plans are cached)', () => {
     const pad = (sql: string, args: unknown[]) => reason(() => strict.prepare({ sql, args, tenantId: 'alpha' }));
     expect(pad('SELECT lpad(note, ?) FROM orders', [10_000])).toBe('accepted');

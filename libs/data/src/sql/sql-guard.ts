@@ -60,6 +60,8 @@ export const MAX_SQL_LENGTH = 10_000;
 export const MAX_ARGS = 100;
 /** Longest string an arg (or an element of an array arg) may be. */
 export const MAX_ARG_LENGTH = 10_000;
+/** The largest size a cast may give a type (char(n), varchar(n), numeric(p)). */
+const MAX_TYPE_SIZE = 10_000;
 /** Deepest nesting of function calls: the server cannot stop work inside one expression, which grows with it. */
 export const MAX_FUNCTION_NESTING = 16;
 /** Deepest parse tree the checker walks (the lexical pass bounds it well below this already). */
@@ -602,6 +604,14 @@ function checkTypeName(t: Node | undefined): void {
   if (bounds.length > 1 || (bounds.length === 1 && !(isNode(bounds[0], 'Integer') && ((bounds[0].Integer as Node).ival as number) === -1)))
     refuse('type_not_allowed', `Cast to ${names.join('.')}[] with one dimension and no size, e.g. ?::${name}[].`);
   if (t?.setof || t?.pct_type) refuse('type_not_allowed', 'This type form is not allowed.');
+  // A size (char(n), varchar(n), numeric(p, s), ...) is a small integer: char(10485760) would pad every value
+  // to 10 MB, work a server cannot interrupt once it runs.
+  for (const mod of (t?.typmods as Node[] | undefined) ?? []) {
+    const ival = isNode(mod, 'A_Const') ? ((mod.A_Const as Node).ival as Node | undefined) : undefined;
+    const value = ival ? (ival.ival ?? 0) : undefined; // the parser leaves out a zero
+    if (!(typeof value === 'number' && Number.isInteger(value) && value >= 0 && value <= MAX_TYPE_SIZE))
+      refuse('type_not_allowed', `A type size must be a whole number of at most ${MAX_TYPE_SIZE}, e.g. ?::varchar(100).`);
+  }
 }
 
 function isArrayType(t: Node | undefined): boolean {
@@ -611,12 +621,13 @@ function isArrayType(t: Node | undefined): boolean {
 function checkValue(v: unknown, i: number): void {
   const ok = (x: unknown) => x === null || typeof x === 'string' || typeof x === 'boolean' || (typeof x === 'number' && Number.isFinite(x));
   const long = (x: unknown) => typeof x === 'string' && x.length > MAX_ARG_LENGTH;
-  if (ok(v) || (Array.isArray(v) && v.length <= 1000 && v.every(ok))) {
+  // No null inside an array value: the embedded database would read it as the text 'NULL'.
+  if (ok(v) || (Array.isArray(v) && v.length <= 1000 && v.every((x) => x !== null && ok(x)))) {
     if (long(v) || (Array.isArray(v) && v.some(long)))
       refuse('value_too_large', `args[${i}] holds a string longer than ${MAX_ARG_LENGTH} characters.`);
     return;
   }
-  refuse('bad_request', `args[${i}] must be a string, a finite number, a boolean, null, or an array of those.`);
+  refuse('bad_request', `args[${i}] must be a string, a finite number, a boolean, null, or an array of strings, numbers or booleans.`);
 }
 
 function describeNode(type: string): string {

@@ -1,3 +1,4 @@
+import { ownOptions } from '@zmodu/guard';
 import { InvalidChannelException } from '../exceptions/invalid-channel.exception';
 import { CHANNEL_NAME_MESSAGE, CHANNEL_PROBLEM_MESSAGE } from '../outbox.messages';
 import { ChannelSpec } from './notify.types';
@@ -15,7 +16,7 @@ const CHANNEL_NAME = /^[a-z][a-z0-9_.-]*$/;
 
 /** The options with their defaults, merged once; a channel that cannot work fails boot saying what to fix. */
 export function resolveNotifyOptions(raw: Partial<NotifyModuleOptions> | undefined): NotifyModuleOptions {
-  const options = Object.assign(new NotifyModuleOptions(), withoutUndefined(raw));
+  const options = Object.assign(new NotifyModuleOptions(), ownOptions(raw));
   for (const [name, spec] of Object.entries(options.channels)) {
     if (!CHANNEL_NAME.test(name)) throw new InvalidChannelException(CHANNEL_NAME_MESSAGE(name));
     if (spec.type === 'webhook') {
@@ -44,8 +45,4 @@ export function resolveNotifyOptions(raw: Partial<NotifyModuleOptions> | undefin
     ]),
   );
   return options;
-}
-
-function withoutUndefined<T extends object>(raw: T | undefined): Partial<T> {
-  return Object.fromEntries(Object.entries(raw ?? {}).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
