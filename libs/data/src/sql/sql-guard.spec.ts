@@ -329,6 +329,15 @@ describe('SqlGuard: only checked text runs', () => {
     expect(list([null])).toBe('accepted');
   });
 
+  it('a string argument nests [ and { at most 256 deep (cast to jsonb, 5000 levels crash the embedded database)', () => {
+    const json = (arg: unknown) => reason(() => strict.prepare({ sql: 'SELECT ?::jsonb AS j', args: [arg], tenantId: 'alpha' }));
+    expect(json(`${'['.repeat(256)}${']'.repeat(256)}`)).toBe('accepted');
+    expect(json(`${'['.repeat(5000)}${']'.repeat(5000)}`)).toBe('value_too_large');
+    expect(json(`${'{"a":'.repeat(300)}1${'}'.repeat(300)}`)).toBe('value_too_large');
+    expect(json(['x', '['.repeat(300)])).toBe('value_too_large');
+    expect(json('[]'.repeat(2000))).toBe('accepted'); // many, not deep
+  });
+
   it('lpad and rpad take their length as a ? placeholder of at most 10000, checked on every call (plans are cached)', () => {
     const pad = (sql: string, args: unknown[]) => reason(() => strict.prepare({ sql, args, tenantId: 'alpha' }));
     expect(pad('SELECT lpad(note, ?) FROM orders', [10_000])).toBe('accepted');

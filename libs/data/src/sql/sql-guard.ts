@@ -618,6 +618,21 @@ function isArrayType(t: Node | undefined): boolean {
   return Array.isArray(t?.arrayBounds) && (t.arrayBounds as unknown[]).length > 0;
 }
 
+/** How deep a string argument may nest [ and { (as JSON, 5000 levels overflow the embedded database's stack). */
+const MAX_ARG_NESTING = 256;
+
+function deep(x: unknown): boolean {
+  if (typeof x !== 'string' || x.length <= MAX_ARG_NESTING) return false;
+  let depth = 0;
+  for (let k = 0; k < x.length; k++) {
+    const c = x.charCodeAt(k);
+    if (c === 91 || c === 123) {
+      if (++depth > MAX_ARG_NESTING) return true;
+    } else if ((c === 93 || c === 125) && depth > 0) depth--;
+  }
+  return false;
+}
+
 function checkValue(v: unknown, i: number): void {
   const ok = (x: unknown) => x === null || typeof x === 'string' || typeof x === 'boolean' || (typeof x === 'number' && Number.isFinite(x));
   const long = (x: unknown) => typeof x === 'string' && x.length > MAX_ARG_LENGTH;
@@ -625,6 +640,11 @@ function checkValue(v: unknown, i: number): void {
   if (ok(v) || (Array.isArray(v) && v.length <= 1000 && v.every((x) => x !== null && ok(x)))) {
     if (long(v) || (Array.isArray(v) && v.some(long)))
       refuse('value_too_large', `args[${i}] holds a string longer than ${MAX_ARG_LENGTH} characters.`);
+    if (deep(v) || (Array.isArray(v) && v.some(deep)))
+      refuse(
+        'value_too_large',
+        `args[${i}] nests brackets more than ${MAX_ARG_NESTING} deep (cast to json, it would overflow the parser).`,
+      );
     return;
   }
   refuse('bad_request', `args[${i}] must be a string, a finite number, a boolean, null, or an array of strings, numbers or booleans.`);
