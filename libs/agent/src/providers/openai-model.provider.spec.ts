@@ -1,0 +1,185 @@
+import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import { AddressInfo } from 'node:net';
+import { ModelRequest } from './model-provider';
+import { fromFunctionName, OpenAIModelProvider, toFunctionName } from './openai-model.provider';
+
+type Handler = (body: Record<string, unknown>, req: IncomingMessage, res: ServerResponse) => void;
+
+/** A local server speaking the Chat Completions wire format (shapes from the OpenAI API reference). */
+async function protocolServer(
+  handlers: Handler[],
+): Promise<{ url: string; requests: Array<Record<string, unknown>>; closed: () => number; server: Server }> {
+  const requests: Array<Record<string, unknown>> = [];
+  let closedEarly = 0;
+  const server = createServer((req, res) => {
+    let data = '';
+    req.on('data', (c: Buffer) => (data += c.toString()));
+    req.on('end', () => {
+      const body = JSON.parse(data) as Record<string, unknown>;
+      requests.push(body);
+      res.on('close', () => {
+        if (!res.writableEnded) closedEarly++;
+      });
+      const handler = handlers[Math.min(requests.length - 1, handlers.length - 1)];
+      handler(body, req, res);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, requests, closed: () => closedEarly, server };
+}
+
+const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify(body));
+};
+
+const completion = (
+  message: Record<string, unknown>,
+  usage: Record<string, unknown> = { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15 },
+) => ({
+  id: 'chatcmpl-1',
+  object: 'chat.completion',
+  created: 1764500000,
+  model: 'test-model',
+  choices: [
+    {
+      index: 0,
+      message: { role: 'assistant', refusal: null, ...message },
+      finish_reason: message.tool_calls ? 'tool_calls' : 'stop',
+      logprobs: null,
+    },
+  ],
+  usage,
+});
+
+const request = (signal = new AbortController().signal): ModelRequest => ({
+  system: 'You are a test.',
+  messages: [{ role: 'user', content: 'quote ACME and draft an order' }],
+  tools: [
+    { name: 'market.quote', description: 'Quote', parameters: { type: 'object', properties: { symbol: { type: 'string' } } } },
+    { name: 'market_quote', description: 'Another', parameters: { type: 'object', properties: {} } },
+    { name: 'order.draft', description: 'Draft', parameters: { type: 'object', properties: {} } },
+  ],
+  signal,
+});
+
+describe('OpenAIModelProvider (official SDK against a local protocol server)', () => {
+  let server: Server | undefined;
+  afterEach(() => server?.close());
+
+  it('maps skill names to function names one-to-one, so names differing only in . and _ stay apart', () => {
+    for (const name of ['market.quote', 'market_quote', 'a.b_c.d', 'a_b.c_d']) expect(fromFunctionName(toFunctionName(name))).toBe(name);
+    expect(toFunctionName('market.quote')).not.toBe(toFunctionName('market_quote'));
+    expect(toFunctionName('order.draft')).toMatch(/^[a-zA-Z0-9_-]{1,64}$/);
+  });
+
+  it('sends the tools and the system prompt, and reads two parallel tool calls and the usage (cached input counted once)', async () => {
+    const s = await protocolServer([
+      (_body, _req, res) =>
+        json(
+          res,
+          200,
+          completion(
+            {
+              content: null,
+              tool_calls: [
+                { id: 'call_1', type: 'function', function: { name: 'market-quote', arguments: '{"symbol":"ACME"}' } },
+                { id: 'call_2', type: 'function', function: { name: 'market_quote', arguments: '{}' } },
+              ],
+            },
+            { prompt_tokens: 1200, completion_tokens: 30, total_tokens: 1230, prompt_tokens_details: { cached_tokens: 1000 } },
+          ),
+        ),
+    ]);
+    server = s.server;
+    const provider = new OpenAIModelProvider({ model: 'test-model', apiKey: 'k', baseURL: s.url, temperature: 0.2, maxTokens: 300 });
+    const turn = await provider.complete(request());
+    expect(turn.toolCalls).toEqual([
+      { id: 'call_1', name: 'market.quote', arguments: { symbol: 'ACME' } },
+      { id: 'call_2', name: 'market_quote', arguments: {} },
+    ]);
+    expect(turn.usage).toEqual({ inputTokens: 1200, outputTokens: 30 });
+    const sent = s.requests[0];
+    expect(sent).toMatchObject({ model: 'test-model', temperature: 0.2, max_completion_tokens: 300, parallel_tool_calls: true });
+    expect((sent.messages as Array<{ role: string; content: string }>)[0]).toEqual({ role: 'system', content: 'You are a test.' });
+    expect((sent.tools as Array<{ function: { name: string } }>).map((t) => t.function.name)).toEqual([
+      'market-quote',
+      'market_quote',
+      'order-draft',
+    ]);
+  });
+
+  it('returns a malformed argument string as the raw text (the agent answers it as a tool error)', async () => {
+    const s = await protocolServer([
+      (_b, _r, res) =>
+        json(
+          res,
+          200,
+          completion({
+            content: null,
+            tool_calls: [{ id: 'c', type: 'function', function: { name: 'order-draft', arguments: '{"qty": 1' } }],
+          }),
+        ),
+    ]);
+    server = s.server;
+    const turn = await new OpenAIModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url }).complete(request());
+    expect(turn.toolCalls).toEqual([{ id: 'c', name: 'order.draft', arguments: '{"qty": 1' }]);
+  });
+
+  it('retries a 429 after its Retry-After, and a 500, then succeeds', async () => {
+    const s = await protocolServer([
+      (_b, _r, res) => json(res, 429, { error: { message: 'slow down', type: 'rate_limit_error' } }, { 'retry-after': '1' }),
+      (_b, _r, res) => json(res, 500, { error: { message: 'boom', type: 'server_error' } }),
+      (_b, _r, res) => json(res, 200, completion({ content: 'done' })),
+    ]);
+    server = s.server;
+    const started = Date.now();
+    const turn = await new OpenAIModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries: 2 }).complete(request());
+    expect(turn.text).toBe('done');
+    expect(s.requests).toHaveLength(3);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1000); // the Retry-After was honoured
+  });
+
+  it('gives up after maxRetries, answering the error', async () => {
+    const s = await protocolServer([(_b, _r, res) => json(res, 503, { error: { message: 'down', type: 'server_error' } })]);
+    server = s.server;
+    await expect(new OpenAIModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries: 1 }).complete(request())).rejects.toThrow(
+      /503/,
+    );
+    expect(s.requests).toHaveLength(2);
+  });
+
+  it('times out a request that does not answer, and aborts one in flight when the run is aborted (no request left running)', async () => {
+    const hang: Handler = () => undefined;
+    const s = await protocolServer([hang]);
+    server = s.server;
+    const slow = new OpenAIModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, timeoutMs: 300, maxRetries: 0 });
+    const t0 = Date.now();
+    // Node answers "Request timed out."; under jest the fetch's AbortError comes from another realm and the SDK
+    // reports it as a connection error: either way the call fails at its timeout instead of hanging.
+    await expect(slow.complete(request())).rejects.toThrow(/timed out|Connection error/i);
+    expect(Date.now() - t0).toBeLessThan(2000);
+    const controller = new AbortController();
+    const pending = new OpenAIModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries: 0 }).complete(
+      request(controller.signal),
+    );
+    setTimeout(() => controller.abort(), 100);
+    const started = Date.now();
+    await expect(pending).rejects.toThrow(/abort/i);
+    expect(Date.now() - started).toBeLessThan(2000);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(s.closed()).toBe(2); // both requests were cut off at the server, none left running
+    s.server.closeAllConnections();
+  });
+
+  it('needs a model and a key, saying where they come from', () => {
+    const key = process.env.OPENAI_API_KEY;
+    delete process.env.OPENAI_API_KEY;
+    try {
+      expect(() => new OpenAIModelProvider({ model: '' })).toThrow(/options\.model/);
+      expect(() => new OpenAIModelProvider({ model: 'm' })).toThrow(/OPENAI_API_KEY/);
+    } finally {
+      if (key !== undefined) process.env.OPENAI_API_KEY = key;
+    }
+  });
+});
