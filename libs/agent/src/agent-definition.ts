@@ -34,11 +34,20 @@ export interface AgentSpec {
    * {"error":"ToolDenied","reason":"denied_turn_cap"}, counted and audited. Default 16, at most 256.
    */
   readonly maxToolCallsPerTurn?: number;
+  /**
+   * Tool calls whose arguments are not JSON that a run answers with a tool error the model can correct
+   * (`{"error":"InvalidArguments","reason":"arguments are not valid JSON: ..."}`, audited as invalid_arguments);
+   * one more ends the run `malformed_tool_calls`.
+   * Default 3, at most 100.
+   */
+  readonly maxMalformedToolCalls?: number;
   readonly budget?: AgentBudget;
 }
 
 export const DEFAULT_MAX_STEPS = 8;
 export const MAX_MAX_STEPS = 100;
 export const DEFAULT_MAX_TOOL_CALLS_PER_TURN = 16;
+export const DEFAULT_MAX_MALFORMED_TOOL_CALLS = 3;
+export const MAX_MAX_MALFORMED_TOOL_CALLS = 100;
 export const MAX_MAX_TOOL_CALLS_PER_TURN = 256;
 export const AGENT_NAME_PATTERN = /^[a-z][a-z0-9_-]{0,62}$/;

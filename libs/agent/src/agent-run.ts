@@ -2,9 +2,21 @@ import { AgentMetricsSnapshot } from './agent-metrics';
 
 /**
  * Why a run ended. `budget_exhausted`: a budget ran out (`AgentRunResult.budget` says which);
- * `quota_unavailable`: the token quota could not be read (its store failed), so the run stopped, fail closed.
+ * `quota_unavailable`: the token quota could not be read (its store failed), so the run stopped, fail closed;
+ * `refused`: the model refused (its refusal is the answer); `empty_answer`: the model answered nothing, no text
+ * and no tool call; `malformed_tool_calls`: the model sent tool-call arguments that are not JSON more often than
+ * `maxMalformedToolCalls` allows (each one before that was answered with a tool error it could correct).
  */
-export type StopReason = 'final' | 'max_steps' | 'budget_exhausted' | 'quota_unavailable' | 'aborted' | 'model_error';
+export type StopReason =
+  | 'final'
+  | 'max_steps'
+  | 'budget_exhausted'
+  | 'quota_unavailable'
+  | 'aborted'
+  | 'model_error'
+  | 'refused'
+  | 'empty_answer'
+  | 'malformed_tool_calls';
 
 /** The budget that ran out: the run's (`tokensPerRun`), the tenant's period budget, or the user's share of it. */
 export type ExhaustedBudget = 'run' | 'tenant' | 'user';

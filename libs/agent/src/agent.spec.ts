@@ -127,6 +127,40 @@ describe('Agent.run', () => {
     await app.close();
   });
 
+  it('answers arguments that are not JSON with a tool error the model can correct, a few times per run, then stops', async () => {
+    const raw = { toolCalls: [{ name: 'market.quote', arguments: '{"symbol": "ACME"' }] };
+    const fixed = (req: ModelRequest) => {
+      const obs = lastObservation(req) as { error?: string; reason?: string };
+      return obs?.error === 'InvalidArguments' && /not valid JSON/.test(String(obs.reason))
+        ? { toolCalls: [{ name: 'market.quote', arguments: { symbol: 'ACME' } }] }
+        : { text: '?' };
+    };
+    const app = await boot([trader({ provider: new ScriptedModelProvider([raw, fixed, { text: 'ACME is 10.' }]) })]);
+    const corrected = await app.get(AgentRegistry).get('trader').run('quote', { tenantId: 't1', userId: 'u' });
+    expect(corrected.stoppedReason).toBe('final');
+    expect(corrected.steps.map((s) => s.toolCalls.map((c) => c.outcome))).toEqual([['invalid_arguments'], ['ok'], []]);
+    await app.close();
+
+    const stubborn = await boot([trader({ provider: new ScriptedModelProvider([raw, raw, raw]), maxMalformedToolCalls: 2 })]);
+    const stopped = await stubborn.get(AgentRegistry).get('trader').run('quote', { tenantId: 't1', userId: 'u' });
+    expect(stopped.stoppedReason).toBe('malformed_tool_calls');
+    expect(stopped.error).toMatch(/not JSON 3 times \(at most 2 are answered\)/);
+    expect(stopped.steps.map((s) => s.toolCalls.length)).toEqual([1, 1, 0]); // the third turn's call did not run
+    await stubborn.close();
+  });
+
+  it('ends a run refused when the model refuses, and empty_answer when it answers nothing', async () => {
+    const app = await boot([
+      trader({ provider: new ScriptedModelProvider([{ refusal: 'I cannot help with that.' }]) }),
+      trader({ name: 'mute', provider: new ScriptedModelProvider([{ text: '  ' }]) }),
+    ]);
+    const refused = await app.get(AgentRegistry).get('trader').run('x', { tenantId: 't1', userId: 'u' });
+    expect(refused).toMatchObject({ stoppedReason: 'refused', answer: 'I cannot help with that.' });
+    const empty = await app.get(AgentRegistry).get('mute').run('x', { tenantId: 't1', userId: 'u' });
+    expect(empty).toMatchObject({ stoppedReason: 'empty_answer', error: expect.stringMatching(/answered nothing/) });
+    await app.close();
+  });
+
   it('stops at maxSteps', async () => {
     const loop = { toolCalls: [{ name: 'market.quote', arguments: { symbol: 'A' } }] };
     const app = await boot([trader({ provider: new ScriptedModelProvider([loop, loop, loop, loop]), maxSteps: 2 })]);

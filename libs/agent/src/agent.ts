@@ -4,7 +4,7 @@ import { auditPolicy, Guard, GuardPolicy, GuardStats, PolicyHealth, QuotaBudget,
 import { createSkillContext, SkillDispatcher, SkillRegistry } from '@zmodu/skills';
 import { AgentMetrics, AgentMetricsSnapshot } from './agent-metrics';
 import { AgentRunContext, AgentRunResult, AgentStep, ExhaustedBudget, PendingApproval, StopReason } from './agent-run';
-import { AgentSpec, DEFAULT_MAX_STEPS, DEFAULT_MAX_TOOL_CALLS_PER_TURN } from './agent-definition';
+import { AgentSpec, DEFAULT_MAX_STEPS, DEFAULT_MAX_TOOL_CALLS_PER_TURN, DEFAULT_MAX_MALFORMED_TOOL_CALLS } from './agent-definition';
 import { ChatMessage, ToolSpec } from './providers/model-provider';
 
 /**
@@ -71,6 +71,8 @@ export class Agent {
     const signal = context.signal ?? new AbortController().signal;
     const maxSteps = this.spec.maxSteps ?? DEFAULT_MAX_STEPS;
     const perTurn = this.spec.maxToolCallsPerTurn ?? DEFAULT_MAX_TOOL_CALLS_PER_TURN;
+    const malformedAllowed = this.spec.maxMalformedToolCalls ?? DEFAULT_MAX_MALFORMED_TOOL_CALLS;
+    let malformed = 0;
     let answer = '';
     let stoppedReason: StopReason = 'max_steps';
     let error: string | undefined;
@@ -116,9 +118,23 @@ export class Agent {
       const step: AgentStep = { index, text: turn.text, toolCalls: [], usage: turn.usage };
       steps.push(step);
       messages.push({ role: 'assistant', content: turn.text, toolCalls: turn.toolCalls });
+      if (turn.refusal) {
+        answer = turn.refusal;
+        stoppedReason = 'refused';
+        break;
+      }
       if (turn.toolCalls.length === 0) {
         answer = turn.text;
-        stoppedReason = 'final';
+        stoppedReason = turn.text.trim() ? 'final' : 'empty_answer';
+        if (stoppedReason === 'empty_answer') error = 'the model answered nothing (no text and no tool call)';
+        break;
+      }
+      // Arguments that are not JSON reach the model again as a tool error it can correct (the dispatcher refuses
+      // them as invalid_arguments and audits the attempt), a few times per run; past that the run stops.
+      malformed += turn.toolCalls.filter((c) => typeof c.arguments === 'string').length;
+      if (malformed > malformedAllowed) {
+        stoppedReason = 'malformed_tool_calls';
+        error = `the model sent tool-call arguments that are not JSON ${malformed} times (at most ${malformedAllowed} are answered)`;
         break;
       }
       answer = turn.text;

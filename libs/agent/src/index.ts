@@ -7,6 +7,8 @@ export { Agent } from './agent';
 export type { AgentBudget, AgentMemory, AgentSpec } from './agent-definition';
 export {
   AGENT_NAME_PATTERN,
+  DEFAULT_MAX_MALFORMED_TOOL_CALLS,
+  MAX_MAX_MALFORMED_TOOL_CALLS,
   DEFAULT_MAX_STEPS,
   MAX_MAX_STEPS,
   DEFAULT_MAX_TOOL_CALLS_PER_TURN,

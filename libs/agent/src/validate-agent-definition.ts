@@ -1,5 +1,11 @@
 import { Guard } from '@zmodu/guard';
-import { AGENT_NAME_PATTERN, AgentSpec, MAX_MAX_STEPS, MAX_MAX_TOOL_CALLS_PER_TURN } from './agent-definition';
+import {
+  AGENT_NAME_PATTERN,
+  AgentSpec,
+  MAX_MAX_STEPS,
+  MAX_MAX_TOOL_CALLS_PER_TURN,
+  MAX_MAX_MALFORMED_TOOL_CALLS,
+} from './agent-definition';
 import { MISSING_GUARD_MESSAGE } from './agent.messages';
 import { InvalidAgentSpecException } from './exceptions/invalid-agent-spec.exception';
 
@@ -26,6 +32,9 @@ export function validateAgentSpec(spec: AgentSpec): void {
   const perTurn = spec.maxToolCallsPerTurn;
   if (perTurn !== undefined && (!Number.isInteger(perTurn) || perTurn < 1 || perTurn > MAX_MAX_TOOL_CALLS_PER_TURN))
     fail(`maxToolCallsPerTurn must be a whole number from 1 to ${MAX_MAX_TOOL_CALLS_PER_TURN}`);
+  const malformed = spec.maxMalformedToolCalls;
+  if (malformed !== undefined && (!Number.isInteger(malformed) || malformed < 0 || malformed > MAX_MAX_MALFORMED_TOOL_CALLS))
+    fail(`maxMalformedToolCalls must be a whole number from 0 to ${MAX_MAX_MALFORMED_TOOL_CALLS}`);
   for (const key of ['tokensPerRun', 'tokensPerPeriod', 'tokensPerUserPerPeriod'] as const) {
     const v = spec.budget?.[key];
     if (v !== undefined && !(typeof v === 'number' && v >= 0 && Number.isFinite(v))) fail(`budget.${key} must be a number >= 0`);

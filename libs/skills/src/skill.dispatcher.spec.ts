@@ -192,7 +192,9 @@ describe('SkillDispatcher', () => {
     });
     const extra = await dispatcher.dispatch(ctx(), 'market.quote', { symbol: 'A', drop: 'table' });
     expect(extra.error).toMatchObject({ problems: [{ path: '/drop', message: 'is not an accepted argument' }] });
-    const notObject = await dispatcher.dispatch(ctx(), 'market.quote', '{"symbol":"A"}');
+    const notJson = await dispatcher.dispatch(ctx(), 'market.quote', '{"symbol":"A"');
+    expect(notJson.error).toMatchObject({ error: 'InvalidArguments', reason: 'arguments are not valid JSON: send one JSON object' });
+    const notObject = await dispatcher.dispatch(ctx(), 'market.quote', ['A']);
     expect(notObject.error).toMatchObject({ error: 'InvalidArguments', reason: 'arguments must be a JSON object' });
     expect(fixture.calls).toBe(0);
   });

@@ -89,7 +89,7 @@ export class SkillDispatcher {
     if (typeof parsed !== 'object' || Array.isArray(parsed) || argsText === undefined) {
       return this.finish(ctx, skillName, action, started, argsText, 'allowed', 'invalid_arguments', 'invalid_arguments', {
         error: 'InvalidArguments',
-        reason: 'arguments must be a JSON object',
+        reason: typeof parsed === 'string' ? 'arguments are not valid JSON: send one JSON object' : 'arguments must be a JSON object',
       });
     }
     if (!skill.validate(parsed)) {

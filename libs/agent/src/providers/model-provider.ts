@@ -34,6 +34,8 @@ export interface TokenUsage {
 /** One model turn: text and/or several tool calls, with token usage. No tool calls means a final answer. */
 export interface ModelTurn {
   readonly text: string;
+  /** The model's refusal, when it refused (OpenAI's `message.refusal`, Anthropic's `stop_reason: "refusal"`): the run ends `refused`. */
+  readonly refusal?: string;
   readonly toolCalls: readonly ToolCall[];
   readonly usage: TokenUsage;
 }

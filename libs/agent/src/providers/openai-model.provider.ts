@@ -71,7 +71,8 @@ export class OpenAIModelProvider implements ModelProvider {
     // Cached input tokens are part of prompt_tokens (prompt_tokens_details.cached_tokens): counted once.
     const usage = completion.usage;
     return {
-      text: message?.content ?? message?.refusal ?? '',
+      text: message?.content ?? '',
+      ...(message?.refusal ? { refusal: message.refusal } : {}),
       toolCalls,
       usage: { inputTokens: usage?.prompt_tokens ?? 0, outputTokens: usage?.completion_tokens ?? 0 },
     };

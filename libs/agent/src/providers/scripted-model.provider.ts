@@ -8,6 +8,8 @@ export interface ScriptedToolCall {
 
 export interface ScriptedReply {
   readonly text?: string;
+  /** A refusal: the run ends `refused` with it as the answer. */
+  readonly refusal?: string;
   readonly toolCalls?: readonly ScriptedToolCall[];
   readonly usage?: TokenUsage;
 }
@@ -54,7 +56,7 @@ export class ScriptedModelProvider implements ModelProvider {
       inputTokens: estimate(request.system) + request.messages.reduce((n, m) => n + estimateMessage(m), 0),
       outputTokens: estimate(text) + toolCalls.reduce((n, c) => n + estimate(c.name) + estimate(JSON.stringify(c.arguments)), 0),
     };
-    return { text, toolCalls, usage };
+    return { text, toolCalls, usage, ...(reply.refusal ? { refusal: reply.refusal } : {}) };
   }
 }
 
