@@ -18,7 +18,10 @@ export type { AgentRunContext, AgentRunResult, AgentStep, ExhaustedBudget, Pendi
 export type { AgentMetricsSnapshot } from './agent-metrics';
 export type { ChatMessage, ModelProvider, ModelRequest, ModelTurn, TokenUsage, ToolCall, ToolSpec } from './providers/model-provider';
 export { lastObservation, ScriptedModelProvider, ScriptExhaustedError } from './providers/scripted-model.provider';
-export { OpenAIModelProvider, toFunctionName, fromFunctionName } from './providers/openai-model.provider';
+export { OpenAIModelProvider } from './providers/openai-model.provider';
+export { AnthropicModelProvider } from './providers/anthropic-model.provider';
+export type { AnthropicModelOptions } from './providers/anthropic-model.provider';
+export { toFunctionName, fromFunctionName } from './providers/tool-names';
 export type { OpenAIModelOptions } from './providers/openai-model.provider';
 export type { ScriptedReply, ScriptedToolCall, ScriptedTurn } from './providers/scripted-model.provider';
 export { InvalidAgentSpecException } from './exceptions/invalid-agent-spec.exception';

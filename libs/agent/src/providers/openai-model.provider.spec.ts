@@ -1,7 +1,8 @@
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { ModelRequest } from './model-provider';
-import { fromFunctionName, OpenAIModelProvider, toFunctionName } from './openai-model.provider';
+import { OpenAIModelProvider } from './openai-model.provider';
+import { fromFunctionName, toFunctionName } from './tool-names';
 
 type Handler = (body: Record<string, unknown>, req: IncomingMessage, res: ServerResponse) => void;
 

@@ -1,6 +1,7 @@
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { ChatMessage, ModelProvider, ModelRequest, ModelTurn, ToolCall } from './model-provider';
+import { fromFunctionName, toFunctionName } from './tool-names';
 
 /** Options of an OpenAI-compatible chat model (OpenAI, Azure OpenAI, vLLM, Ollama, llama.cpp's server, LM Studio). */
 export interface OpenAIModelOptions {
@@ -18,14 +19,6 @@ export interface OpenAIModelOptions {
   /** Retries of a request answered 408, 409, 429 or 5xx, or cut off, with backoff and jitter, honouring Retry-After (the SDK's own retry). Default 2. */
   readonly maxRetries?: number;
 }
-
-/**
- * A skill name as an OpenAI function name and back. Skill names are lower-case words joined by dots
- * (`order.draft`); function names may not hold dots. A dot becomes a hyphen, which no skill name holds,
- * so the mapping is one-to-one: `a.b` and `a_b` stay apart, and the length does not change.
- */
-export const toFunctionName = (skill: string): string => skill.replace(/\./g, '-');
-export const fromFunctionName = (fn: string): string => fn.replace(/-/g, '.');
 
 /** The OpenAI Chat Completions API with tools, on the official `openai` SDK. */
 export class OpenAIModelProvider implements ModelProvider {

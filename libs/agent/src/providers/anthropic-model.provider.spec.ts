@@ -1,0 +1,175 @@
+import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
+import { AddressInfo } from 'node:net';
+import { AnthropicModelProvider } from './anthropic-model.provider';
+import { ModelRequest } from './model-provider';
+
+type Handler = (body: Record<string, unknown>, req: IncomingMessage, res: ServerResponse) => void;
+
+/** A local server speaking the Messages wire format (shapes from the Anthropic API reference). */
+async function messagesServer(handlers: Handler[]) {
+  const requests: Array<{ body: Record<string, unknown>; headers: IncomingMessage['headers'] }> = [];
+  let cut = 0;
+  const server: Server = createServer((req, res) => {
+    let data = '';
+    req.on('data', (c: Buffer) => (data += c.toString()));
+    req.on('end', () => {
+      const body = JSON.parse(data) as Record<string, unknown>;
+      requests.push({ body, headers: req.headers });
+      res.on('close', () => {
+        if (!res.writableEnded) cut++;
+      });
+      handlers[Math.min(requests.length - 1, handlers.length - 1)](body, req, res);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests, cut: () => cut, server };
+}
+
+const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(JSON.stringify(body));
+};
+
+const message = (content: unknown[], stop_reason: string, usage: Record<string, unknown> = { input_tokens: 10, output_tokens: 5 }) => ({
+  id: 'msg_1',
+  type: 'message',
+  role: 'assistant',
+  model: 'claude-test',
+  content,
+  stop_reason,
+  stop_sequence: null,
+  usage,
+});
+
+const request = (over: Partial<ModelRequest> = {}): ModelRequest => ({
+  system: 'You are a test.',
+  messages: [{ role: 'user', content: 'quote ACME and GLOBEX' }],
+  tools: [{ name: 'market.quote', description: 'Quote', parameters: { type: 'object', properties: { symbol: { type: 'string' } } } }],
+  signal: new AbortController().signal,
+  ...over,
+});
+
+describe('AnthropicModelProvider (official SDK against a local protocol server)', () => {
+  let server: Server | undefined;
+  afterEach(() => server?.close());
+
+  it('sends the system prompt in its own field and the tools, and reads two tool uses and the usage (cache counted once)', async () => {
+    const s = await messagesServer([
+      (_b, _r, res) =>
+        json(
+          res,
+          200,
+          message(
+            [
+              { type: 'text', text: 'Quoting both.' },
+              { type: 'tool_use', id: 'toolu_1', name: 'market-quote', input: { symbol: 'ACME' } },
+              { type: 'tool_use', id: 'toolu_2', name: 'market-quote', input: { symbol: 'GLOBEX' } },
+            ],
+            'tool_use',
+            { input_tokens: 50, output_tokens: 40, cache_read_input_tokens: 1000, cache_creation_input_tokens: 200 },
+          ),
+        ),
+    ]);
+    server = s.server;
+    const turn = await new AnthropicModelProvider({
+      model: 'claude-test',
+      apiKey: 'k',
+      baseURL: s.url,
+      maxTokens: 512,
+      temperature: 0,
+    }).complete(request());
+    expect(turn.text).toBe('Quoting both.');
+    expect(turn.toolCalls).toEqual([
+      { id: 'toolu_1', name: 'market.quote', arguments: { symbol: 'ACME' } },
+      { id: 'toolu_2', name: 'market.quote', arguments: { symbol: 'GLOBEX' } },
+    ]);
+    expect(turn.usage).toEqual({ inputTokens: 1250, outputTokens: 40 });
+    const { body, headers } = s.requests[0];
+    expect(body).toMatchObject({ model: 'claude-test', max_tokens: 512, temperature: 0, system: 'You are a test.' });
+    expect(body.messages).toEqual([{ role: 'user', content: 'quote ACME and GLOBEX' }]);
+    expect((body.tools as Array<{ name: string; input_schema: unknown }>)[0]).toMatchObject({
+      name: 'market-quote',
+      input_schema: { type: 'object' },
+    });
+    expect(headers['x-api-key'] ?? headers.authorization).toMatch(/^(k|Bearer k)$/);
+  });
+
+  it('sends tool results of one turn back together, as tool_result blocks of one user message', async () => {
+    const s = await messagesServer([(_b, _r, res) => json(res, 200, message([{ type: 'text', text: 'ACME 10, GLOBEX 20.' }], 'end_turn'))]);
+    server = s.server;
+    await new AnthropicModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url }).complete(
+      request({
+        messages: [
+          { role: 'user', content: 'quote' },
+          {
+            role: 'assistant',
+            content: 'Quoting.',
+            toolCalls: [
+              { id: 'toolu_1', name: 'market.quote', arguments: { symbol: 'ACME' } },
+              { id: 'toolu_2', name: 'market.quote', arguments: { symbol: 'GLOBEX' } },
+            ],
+          },
+          { role: 'tool', toolCallId: 'toolu_1', name: 'market.quote', content: '{"price":10}' },
+          { role: 'tool', toolCallId: 'toolu_2', name: 'market.quote', content: '{"price":20}' },
+        ],
+      }),
+    );
+    expect(s.requests[0].body.messages).toEqual([
+      { role: 'user', content: 'quote' },
+      {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'Quoting.' },
+          { type: 'tool_use', id: 'toolu_1', name: 'market-quote', input: { symbol: 'ACME' } },
+          { type: 'tool_use', id: 'toolu_2', name: 'market-quote', input: { symbol: 'GLOBEX' } },
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          { type: 'tool_result', tool_use_id: 'toolu_1', content: '{"price":10}' },
+          { type: 'tool_result', tool_use_id: 'toolu_2', content: '{"price":20}' },
+        ],
+      },
+    ]);
+  });
+
+  it('turns stop_reason "refusal" into a refusal, and retries a 429 (Retry-After) and a 529 before succeeding', async () => {
+    const s = await messagesServer([
+      (_b, _r, res) => json(res, 429, { type: 'error', error: { type: 'rate_limit_error', message: 'slow down' } }, { 'retry-after': '1' }),
+      (_b, _r, res) => json(res, 529, { type: 'error', error: { type: 'overloaded_error', message: 'overloaded' } }),
+      (_b, _r, res) => json(res, 200, message([{ type: 'text', text: 'I will not do that.' }], 'refusal')),
+    ]);
+    server = s.server;
+    const started = Date.now();
+    const turn = await new AnthropicModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries: 2 }).complete(request());
+    expect(turn).toMatchObject({ refusal: 'I will not do that.', text: '', toolCalls: [] });
+    expect(s.requests).toHaveLength(3);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+  });
+
+  it('aborts a request in flight when the run is aborted, leaving none running', async () => {
+    const s = await messagesServer([() => undefined]);
+    server = s.server;
+    const controller = new AbortController();
+    const pending = new AnthropicModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries: 0 }).complete(
+      request({ signal: controller.signal }),
+    );
+    setTimeout(() => controller.abort(), 100);
+    await expect(pending).rejects.toThrow(/abort/i);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(s.cut()).toBe(1);
+    s.server.closeAllConnections();
+  });
+
+  it('needs a model and a key, saying where they come from', () => {
+    const key = process.env.ANTHROPIC_API_KEY;
+    delete process.env.ANTHROPIC_API_KEY;
+    try {
+      expect(() => new AnthropicModelProvider({ model: ' ' })).toThrow(/options\.model/);
+      expect(() => new AnthropicModelProvider({ model: 'm' })).toThrow(/ANTHROPIC_API_KEY/);
+    } finally {
+      if (key !== undefined) process.env.ANTHROPIC_API_KEY = key;
+    }
+  });
+});
