@@ -1,24 +1,11 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { MessageParam, Tool, ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages';
 import { ChatMessage, ModelProvider, ModelRequest, ModelTurn, ToolCall } from './model-provider';
+import { modelClientSettings, ModelClientOptions } from './model-client';
 import { fromFunctionName, toFunctionName } from './tool-names';
 
 /** Options of an Anthropic model (the Messages API). */
-export interface AnthropicModelOptions {
-  /** The model name, e.g. 'claude-sonnet-4-5'. */
-  readonly model: string;
-  /** Default: process.env.ANTHROPIC_API_KEY. */
-  readonly apiKey?: string;
-  /** Default: process.env.ANTHROPIC_BASE_URL, else the Anthropic API. */
-  readonly baseURL?: string;
-  readonly temperature?: number;
-  /** Most tokens the model may write in one turn (the API requires one). Default 4096. */
-  readonly maxTokens?: number;
-  /** One request's timeout (ms), each retry included. Default 60000. */
-  readonly timeoutMs?: number;
-  /** Retries on 408, 409, 429, 5xx (529 overloaded included) or a cut connection, with backoff and jitter, honouring Retry-After (the SDK's own retry). Default 2. */
-  readonly maxRetries?: number;
-}
+export type AnthropicModelOptions = ModelClientOptions;
 
 /** The Anthropic Messages API with tools, on the official `@anthropic-ai/sdk`. */
 export class AnthropicModelProvider implements ModelProvider {
@@ -26,16 +13,9 @@ export class AnthropicModelProvider implements ModelProvider {
   private readonly client: Anthropic;
 
   constructor(private readonly options: AnthropicModelOptions) {
-    if (typeof options?.model !== 'string' || !options.model.trim())
-      throw new TypeError('AnthropicModelProvider needs options.model, the name of the model to call.');
-    const apiKey = options.apiKey ?? process.env.ANTHROPIC_API_KEY;
-    if (!apiKey) throw new TypeError('AnthropicModelProvider needs an API key: options.apiKey or ANTHROPIC_API_KEY.');
-    this.client = new Anthropic({
-      apiKey,
-      baseURL: options.baseURL ?? process.env.ANTHROPIC_BASE_URL ?? undefined,
-      timeout: options.timeoutMs ?? 60_000,
-      maxRetries: options.maxRetries ?? 2,
-    });
+    this.client = new Anthropic(
+      modelClientSettings('AnthropicModelProvider', options, { key: 'ANTHROPIC_API_KEY', baseURL: 'ANTHROPIC_BASE_URL' }),
+    );
     this.name = `anthropic:${options.model}`;
   }
 

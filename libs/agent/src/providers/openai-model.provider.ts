@@ -1,24 +1,11 @@
 import OpenAI from 'openai';
 import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
 import { ChatMessage, ModelProvider, ModelRequest, ModelTurn, ToolCall } from './model-provider';
+import { modelClientSettings, ModelClientOptions } from './model-client';
 import { fromFunctionName, toFunctionName } from './tool-names';
 
 /** Options of an OpenAI-compatible chat model (OpenAI, Azure OpenAI, vLLM, Ollama, llama.cpp's server, LM Studio). */
-export interface OpenAIModelOptions {
-  /** The model name, e.g. 'gpt-4o-mini', or the name a local server serves. */
-  readonly model: string;
-  /** Default: process.env.OPENAI_API_KEY (a local server may take any non-empty key). */
-  readonly apiKey?: string;
-  /** Default: process.env.OPENAI_BASE_URL, else the OpenAI API. Ollama: http://127.0.0.1:11434/v1; vLLM: http://host:8000/v1. */
-  readonly baseURL?: string;
-  readonly temperature?: number;
-  /** Most tokens the model may write in one turn. */
-  readonly maxTokens?: number;
-  /** One request's timeout (ms), each retry included. Default 60000. */
-  readonly timeoutMs?: number;
-  /** Retries of a request answered 408, 409, 429 or 5xx, or cut off, with backoff and jitter, honouring Retry-After (the SDK's own retry). Default 2. */
-  readonly maxRetries?: number;
-}
+export type OpenAIModelOptions = ModelClientOptions;
 
 /** The OpenAI Chat Completions API with tools, on the official `openai` SDK. */
 export class OpenAIModelProvider implements ModelProvider {
@@ -26,17 +13,7 @@ export class OpenAIModelProvider implements ModelProvider {
   private readonly client: OpenAI;
 
   constructor(private readonly options: OpenAIModelOptions) {
-    if (typeof options?.model !== 'string' || !options.model.trim())
-      throw new TypeError('OpenAIModelProvider needs options.model, the name of the model to call.');
-    const apiKey = options.apiKey ?? process.env.OPENAI_API_KEY;
-    if (!apiKey)
-      throw new TypeError('OpenAIModelProvider needs an API key: options.apiKey or OPENAI_API_KEY (any non-empty key for a local server).');
-    this.client = new OpenAI({
-      apiKey,
-      baseURL: options.baseURL ?? process.env.OPENAI_BASE_URL ?? undefined,
-      timeout: options.timeoutMs ?? 60_000,
-      maxRetries: options.maxRetries ?? 2,
-    });
+    this.client = new OpenAI(modelClientSettings('OpenAIModelProvider', options, { key: 'OPENAI_API_KEY', baseURL: 'OPENAI_BASE_URL' }));
     this.name = `openai:${options.model}`;
   }
 
