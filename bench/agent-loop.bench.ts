@@ -9,11 +9,11 @@ import { AsyncRun, bytesPerRun, msPerRun } from './measure';
 import { Row } from './report';
 
 /** The script both loops play: three tool calls, one per model turn, then a final answer. */
-const GOAL = 'Look up SKU A-100: the item, its price and its stock.';
-const SKU = 'A-100';
-const TOOL_NAMES = ['catalog.item', 'catalog.price', 'catalog.stock'] as const;
-const FINAL_TEXT = 'A-100 is a widget at 9.99, 42 in stock.';
-const TOOLS_PER_RUN = TOOL_NAMES.length;
+export const GOAL = 'Look up SKU A-100: the item, its price and its stock.';
+export const SKU = 'A-100';
+export const TOOL_NAMES = ['catalog.item', 'catalog.price', 'catalog.stock'] as const;
+export const FINAL_TEXT = 'A-100 is a widget at 9.99, 42 in stock.';
+export const TOOLS_PER_RUN = TOOL_NAMES.length;
 
 const SKU_SCHEMA = {
   type: 'object',
@@ -23,7 +23,7 @@ const SKU_SCHEMA = {
 } as const;
 
 /** The same trivial in-memory work on both sides. */
-const work = {
+export const work = {
   item: (sku: string) => ({ sku, name: 'widget' }),
   price: (sku: string) => ({ sku, price: 9.99, currency: 'EUR' }),
   stock: (sku: string) => ({ sku, inStock: 42 }),
@@ -32,7 +32,7 @@ const work = {
 // ---------------------------------------------------------------- ours: Agent through AgentModule
 
 @Injectable()
-class CatalogSkills {
+export class CatalogSkills {
   calls = 0;
 
   @Skill({ name: 'catalog.item', action: 'read', description: 'An item by SKU', parameters: SKU_SCHEMA })

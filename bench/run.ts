@@ -4,6 +4,7 @@ import { runAgentLoopBench } from './agent-loop.bench';
 import { postgresServer } from './bench-database';
 import { runDbQueryBench } from './db-query.bench';
 import { runPipelineBench } from './pipeline.bench';
+import { runProviderLoopBench } from './provider-loop.bench';
 import { runRelayBench } from './relay.bench';
 import { runGuardBench } from './guard.bench';
 import { checksum } from './measure';
@@ -11,7 +12,7 @@ import { formatTable, Row, writeResults } from './report';
 
 /**
  * `npm run bench`: the guard's decision cost against a Set lookup and casbin, the agent
- * loop against the Vercel AI SDK, db.query against pg on the same final SQL, the proposal
+ * loop against the Vercel AI SDK (in memory, and over the OpenAI provider against a local server), db.query against pg on the same final SQL, the proposal
  * pipeline against one committed INSERT, and the outbox relay against pg-boss, in one run.
  * Prints a table and writes bench-results.json. Missed targets are reported (MISS), never turned into a failing exit code; only a crash is.
  */
@@ -23,6 +24,7 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   rows.push(...(await runGuardBench(log)).rows);
   rows.push(...(await runAgentLoopBench(log)).rows);
+  rows.push(...(await runProviderLoopBench(log)).rows);
   const server = await postgresServer(log);
   try {
     rows.push(...(await runDbQueryBench(log, server)).rows);
