@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { MCP_SERVER_FAILED_MESSAGE } from '../agent.messages';
 import { McpConnectError } from '../exceptions/mcp-connect.error';
 import { describeCause } from './mcp-tool-call';
@@ -55,7 +55,7 @@ export class McpConnection {
       await connection.close();
       const tail = stderr.trim() ? `; its stderr ends: ${JSON.stringify(stderr.trim().slice(-300))}` : '';
       const phase = server.transport === 'stdio' ? 'could not be started and initialized' : 'could not be reached and initialized';
-      throw new McpConnectError(MCP_SERVER_FAILED_MESSAGE(server.name, describeServer(server), phase, `${describeCause(err)}${tail}`));
+      throw new McpConnectError(MCP_SERVER_FAILED_MESSAGE(server.name, describeServer(server), phase, `${bootCause(err, server)}${tail}`));
     }
     return connection;
   }
@@ -77,7 +77,7 @@ export class McpConnection {
           this.server.name,
           describeServer(this.server),
           'answered initialize but tools/list failed',
-          describeCause(err),
+          bootCause(err, this.server),
         ),
       );
     }
@@ -98,6 +98,12 @@ export class McpConnection {
       .close()
       .catch((err: unknown) => this.logger.debug(`MCP server '${this.server.name}': close failed: ${describeCause(err)}`));
   }
+}
+
+function bootCause(err: unknown, server: NormalizedMcpServer): string {
+  if (err instanceof McpError && err.code === ErrorCode.RequestTimeout)
+    return `no answer within ${server.connectTimeoutMs} ms (connectTimeoutMs)`;
+  return describeCause(err);
 }
 
 /**

@@ -248,6 +248,17 @@ describe('external MCP server over stdio: lifecycle', () => {
     expect(alive(pid)).toBe(false);
   });
 
+  it('fails boot when a server does not answer initialize within connectTimeoutMs, and ends it', async () => {
+    const mute = `require('node:fs').writeFileSync(${JSON.stringify(join(dir, 'calls.jsonl'))}, JSON.stringify({ pid: process.pid })); setInterval(() => {}, 1000);`;
+    const server = { name: 'weather', command: process.execPath, args: ['-e', mute], connectTimeoutMs: 500 };
+    await expect(boot([server], [reader()])).rejects.toThrow(
+      /MCP server 'weather' \(stdio: .*node\) could not be started and initialized: no answer within 500 ms \(connectTimeoutMs\)/,
+    );
+    const pid = stdioLog(dir)[0].pid as number;
+    await until(() => !alive(pid));
+    expect(alive(pid)).toBe(false);
+  });
+
   it('fails boot naming a command that does not exist', async () => {
     await expect(boot([{ name: 'weather', command: '/nonexistent/mcp-weather' }], [reader()])).rejects.toThrow(
       /MCP server 'weather' \(stdio: \/nonexistent\/mcp-weather\) could not be started and initialized: spawn \/nonexistent\/mcp-weather ENOENT/,
