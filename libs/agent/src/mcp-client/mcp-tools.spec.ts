@@ -225,7 +225,8 @@ describe('external MCP server over stdio: lifecycle', () => {
   let dir: string;
   beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'zmodu-mcp-'))));
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
-  const reader = () => guarded([{ text: 'ok' }], { skills: ['weather.get_weather'], guard: { allow: ['weather.get_weather'] } });
+  const reader = (turns: ScriptedTurn[] = [{ text: 'ok' }]) =>
+    guarded(turns, { skills: ['weather.get_weather'], guard: { allow: ['weather.get_weather'] } });
 
   it('kills the child process when the module is destroyed', async () => {
     const app = await boot([stdioServer(dir)], [reader()]);
@@ -234,6 +235,25 @@ describe('external MCP server over stdio: lifecycle', () => {
     await app.close();
     await until(() => !alive(pid));
     expect(alive(pid)).toBe(false);
+  });
+
+  it('answers the calls of a server that died with a tool error, and warns once', async () => {
+    const turns: ScriptedTurn[] = [
+      { toolCalls: [{ name: 'weather.get_weather', arguments: { city: 'Oslo' } }] },
+      (req) => ({ text: JSON.stringify(toolMessages(req).at(-1)) }),
+    ];
+    const app = await boot([stdioServer(dir)], [reader(turns)]);
+    const pid = stdioLog(dir)[0].pid as number;
+    const logs = await logsOf(async () => {
+      process.kill(pid, 'SIGKILL');
+      await until(() => !alive(pid));
+      await new Promise((r) => setTimeout(r, 100));
+      const r = await app.get(AgentRegistry).get('forecaster').run('Oslo?', { tenantId: 't1', userId: 'u' });
+      expect(r.stoppedReason).toBe('final');
+      expect(JSON.parse(r.answer)).toMatchObject({ error: 'ToolError', reason: 'mcp_unavailable' });
+    });
+    expect(logs).toContainEqual(expect.stringMatching(/MCP server 'weather' closed the connection: its tools fail \(mcp_unavailable\)/));
+    await app.close();
   });
 
   it('fails boot with the stderr of a server that exits at start, and kills the servers it had started', async () => {
@@ -357,6 +377,23 @@ describe('external MCP server over Streamable HTTP: headers, failures, timeouts'
     expect(http.requests).toEqual([]);
     expect(app!.get(AgentRegistry).get('forecaster').tools()).toEqual([]);
     await app!.close();
+  });
+
+  it('applies requiredPermission and tenantScoped to every tool of the server, before the server is called', async () => {
+    const app = await boot(
+      [{ name: 'weather', url: http.url, requiredPermission: 'weather:read' }],
+      [reader([quote, relay]), { ...reader([quote, relay]), name: 'anon' }],
+    );
+    const agents = app.get(AgentRegistry);
+    const forbidden = await agents.get('forecaster').run('Oslo?', { tenantId: 't1', userId: 'u' });
+    expect(JSON.parse(forbidden.answer)).toEqual({ error: 'PermissionDenied', reason: 'missing_permission', permission: 'weather:read' });
+    const noTenant = await agents.get('anon').run('Oslo?', { userId: 'u', permissions: ['weather:read'] });
+    expect(JSON.parse(noTenant.answer)).toEqual({ error: 'TenantRequired', reason: 'tenant_scope_unavailable' });
+    expect(http.received).toEqual([]);
+    const allowed = await agents.get('forecaster').run('Oslo?', { tenantId: 't1', userId: 'u', permissions: ['weather:read'] });
+    expect(JSON.parse(allowed.answer)).toEqual({ city: 'Oslo', tempC: 21 });
+    expect(http.received).toEqual([{ tool: 'get-weather', arguments: { city: 'Oslo' } }]);
+    await app.close();
   });
 
   it('takes its options from forRootAsync', async () => {
