@@ -11,3 +11,27 @@ export const DUPLICATE_AGENT_MESSAGE = (name: string) => `Two agents are named '
 
 export const POLICY_WARNING_MESSAGE = (agent: string, details: string) =>
   `Agent '${agent}' policy needs attention: ${details}. Set strictPolicies: true to make this a boot error.`;
+
+export const INVALID_MCP_SERVER_MESSAGE = (index: number, name: unknown, problem: string) =>
+  `Invalid mcpServers[${index}]${typeof name === 'string' && name ? ` ('${name}')` : ''}: ${problem}. An entry is { name, command, args?, env?, cwd? } or { name, url, headers? }.`;
+
+export const MCP_SERVER_UNAVAILABLE_MESSAGE = (failures: readonly string[]) =>
+  `${failures.join('; ')}. Fix the server entry (or start the server), or set required: false on it to boot without its tools.`;
+
+export const MCP_SERVER_FAILED_MESSAGE = (server: string, where: string, phase: string, cause: string) =>
+  `MCP server '${server}' (${where}) ${phase}: ${cause}`;
+
+export const MCP_SERVER_SKIPPED_MESSAGE = (failure: string) =>
+  `${failure}. It is not required (required: false): booting without its tools.`;
+
+export const MCP_TOOL_SKIPPED_MESSAGE = (server: string, tool: string, skill: string, problem: string) =>
+  `MCP server '${server}': tool '${tool}' is not registered as '${skill}': ${problem}.`;
+
+export const MCP_TOOLS_COLLIDE_MESSAGE = (server: string, skill: string, tools: readonly string[]) =>
+  `MCP server '${server}': tools ${tools.map((t) => `'${t}'`).join(' and ')} both map to the skill name '${skill}': neither is registered. Rename one on the server.`;
+
+export const MCP_TOOL_MISSING_MESSAGE = (server: string, skill: string, known: readonly string[]) =>
+  `MCP server '${server}' has no tool for '${skill}', which an agent lists. Its tools map to: ${known.length ? known.join(', ') : '(none)'}.`;
+
+export const MCP_SERVER_UNUSED_MESSAGE = (server: string) =>
+  `MCP server '${server}': no agent lists a '${server}.<tool>' name in guard.allow or in a skills array, so it is not connected.`;

@@ -27,3 +27,13 @@ export type { ScriptedReply, ScriptedToolCall, ScriptedTurn } from './providers/
 export { InvalidAgentSpecException } from './exceptions/invalid-agent-spec.exception';
 export { AgentNotFoundException } from './exceptions/agent-not-found.exception';
 export { PolicyHealthException } from './exceptions/policy-health.exception';
+export type {
+  McpServerOptions,
+  McpServerCommonOptions,
+  McpStdioServerOptions,
+  McpHttpServerOptions,
+} from './mcp-client/mcp-server-options';
+export { DEFAULT_MCP_TIMEOUT_MS, DEFAULT_MCP_CONNECT_TIMEOUT_MS, MCP_SERVER_NAME_PATTERN } from './mcp-client/mcp-server-options';
+export { mcpToolSegment } from './mcp-client/mcp-tool-name';
+export { InvalidMcpServerOptionsException } from './exceptions/invalid-mcp-server-options.exception';
+export { McpServerUnavailableException } from './exceptions/mcp-server-unavailable.exception';

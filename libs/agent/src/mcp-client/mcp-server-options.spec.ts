@@ -1,0 +1,89 @@
+import { Test } from '@nestjs/testing';
+import { AgentModule } from '../agent.module';
+import { ScriptedModelProvider } from '../providers/scripted-model.provider';
+import { mcpToolSegment } from './mcp-tool-name';
+import { validateMcpServers } from './validate-mcp-server-options';
+
+describe('mcpToolSegment', () => {
+  it.each([
+    ['get_weather', 'get_weather'],
+    ['get-weather', 'get_weather'],
+    ['getWeather', 'get_weather'],
+    ['HTTPStatus', 'http_status'],
+    ['files/read', 'files_read'],
+    ['ns.tool', 'ns_tool'],
+    ['2fa', 't_2fa'],
+    ['_private', 't__private'],
+    ['Ünïcode', 't__n_code'],
+  ])('maps %s to %s, a valid skill-name segment', (tool, segment) => {
+    expect(mcpToolSegment(tool)).toBe(segment);
+    expect(`server.${mcpToolSegment(tool)}`).toMatch(/^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$/);
+  });
+});
+
+describe('validateMcpServers', () => {
+  const bad = (entry: unknown) => () => validateMcpServers([entry]);
+
+  it('fills the defaults', () => {
+    const [http, stdio] = validateMcpServers([
+      { name: 'remote', url: 'https://tools.example.com/mcp', headers: { Authorization: 'Bearer x' } },
+      { name: 'local', command: 'mcp-weather', args: ['--stdio'], env: { KEY: 'v' }, cwd: '/tmp' },
+    ]);
+    expect(http).toMatchObject({ transport: 'http', required: true, timeoutMs: 30_000, connectTimeoutMs: 10_000, tenantScoped: true });
+    expect(http.url?.href).toBe('https://tools.example.com/mcp');
+    expect(stdio).toMatchObject({ transport: 'stdio', command: 'mcp-weather', args: ['--stdio'], env: { KEY: 'v' }, cwd: '/tmp' });
+    expect(validateMcpServers(undefined)).toEqual([]);
+  });
+
+  it('names the field to fix', () => {
+    expect(bad({ name: 'Weather', command: 'x' })).toThrow(/mcpServers\[0\] \('Weather'\): name must be one lower-case word/);
+    expect(bad({ name: 'my.weather', command: 'x' })).toThrow(/name must be one lower-case word/);
+    expect(bad({ command: 'x' })).toThrow(/mcpServers\[0\]: name must be/);
+    expect(bad({ name: 'w' })).toThrow(/give exactly one of command .* or url/);
+    expect(bad({ name: 'w', command: 'x', url: 'http://h/mcp' })).toThrow(/give exactly one of command .* or url/);
+    expect(bad({ name: 'w', url: 'ftp://h/mcp' })).toThrow(/url must be http: or https: \(got ftp:\)/);
+    expect(bad({ name: 'w', url: 'not a url' })).toThrow(/url is not a valid URL/);
+    expect(bad({ name: 'w', url: 'http://h/mcp', headers: { Authorization: 42 } })).toThrow(
+      /headers\.Authorization must be a string \(got a number\)/,
+    );
+    expect(bad({ name: 'w', url: 'http://h/mcp', headers: 'Bearer x' })).toThrow(/headers must be an object of string values/);
+    expect(bad({ name: 'w', url: 'http://h/mcp', env: { A: 'b' } })).toThrow(/env belongs to a stdio server/);
+    expect(bad({ name: 'w', command: 'x', headers: { A: 'b' } })).toThrow(/headers belongs to a url server/);
+    expect(bad({ name: 'w', command: 'x', args: 'run' })).toThrow(/args must be an array of strings/);
+    expect(bad({ name: 'w', command: 'x', env: { A: 1 } })).toThrow(/env\.A must be a string/);
+    expect(bad({ name: 'w', command: 'x', timeoutMs: 0 })).toThrow(/timeoutMs must be a whole number of ms/);
+    expect(bad({ name: 'w', command: 'x', required: 'yes' })).toThrow(/required must be true or false/);
+    expect(bad({ name: 'w', command: 'x', header: {} })).toThrow(/unknown option 'header'/);
+    expect(() =>
+      validateMcpServers([
+        { name: 'w', command: 'x' },
+        { name: 'w', url: 'http://h/mcp' },
+      ]),
+    ).toThrow(/mcpServers\[1\] \('w'\): name is taken/);
+  });
+
+  it('never echoes a header value or the URL beyond its protocol', () => {
+    let message = '';
+    try {
+      validateMcpServers([{ name: 'w', url: 'http://h/mcp', headers: { Authorization: 'Bearer s3cret', X: null as unknown as string } }]);
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).toMatch(/headers\.X must be a string/);
+    expect(message).not.toContain('s3cret');
+  });
+
+  it('fails the module at boot with that message', async () => {
+    const agent = { name: 'a', provider: new ScriptedModelProvider([{ text: 'ok' }]), skills: [], guard: { allow: ['w.t'] } };
+    const module = Test.createTestingModule({
+      imports: [
+        AgentModule.forRoot({
+          agents: [agent],
+          mcpServers: [{ name: 'w', url: 'file:///etc/passwd' }],
+          guard: { auditStore: 'memory', quotaStore: 'memory' },
+        }),
+      ],
+    });
+    await expect(module.compile()).rejects.toThrow(/Invalid mcpServers\[0\] \('w'\): url must be http: or https:/);
+  });
+});

@@ -1,0 +1,116 @@
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { SkillError, SkillHandler } from '@zmodu/skills';
+
+/** Longest error text of a tool or a transport that reaches the model. */
+const MAX_ERROR_TEXT = 2000;
+
+interface ContentBlock {
+  readonly type: string;
+  readonly text?: string;
+  readonly mimeType?: string;
+  readonly uri?: string;
+  readonly resource?: { readonly uri?: string; readonly mimeType?: string; readonly text?: string };
+}
+
+interface ToolResult {
+  readonly content?: readonly ContentBlock[];
+  readonly structuredContent?: unknown;
+  readonly isError?: boolean;
+  readonly toolResult?: unknown;
+}
+
+/**
+ * The handler of the skill for one MCP tool: `tools/call` with the original tool name, under the call's signal
+ * (it aborts at the skill's deadline or when the run is aborted) and the server's request timeout.
+ * A result with `isError: true` is a SkillError the model sees (`ToolError`, `mcp_tool_error`, the tool's text);
+ * a transport or protocol failure is one too (`mcp_unavailable`, `mcp_timeout`, `mcp_error`), never an exception
+ * that ends the run. Only the dispatcher calls it, after guard, permission, schema and tenant.
+ */
+export function mcpToolHandler(client: Client, server: string, tool: string, timeoutMs: number): SkillHandler {
+  return async (args, invocation) => {
+    let result: ToolResult;
+    try {
+      result = (await client.callTool({ name: tool, arguments: args }, undefined, {
+        signal: invocation.signal,
+        timeout: timeoutMs,
+      })) as ToolResult;
+    } catch (err) {
+      throw transportError(server, tool, err, timeoutMs);
+    }
+    if (result.isError === true)
+      throw new SkillError(
+        'mcp_tool_error',
+        clip(textOf(result.content) || `the tool '${tool}' reported an error`),
+        undefined,
+        'ToolError',
+      );
+    return valueOf(result);
+  };
+}
+
+/** The value the model sees: structured content when the tool gives it, else its text (parsed when it is JSON). */
+export function valueOf(result: ToolResult): unknown {
+  if (result.structuredContent !== undefined && result.structuredContent !== null) return result.structuredContent;
+  if (!Array.isArray(result.content)) return result.toolResult ?? null;
+  const parts = result.content.map(blockValue);
+  return parts.length === 1 ? parts[0] : parts;
+}
+
+function blockValue(block: ContentBlock): unknown {
+  if (block?.type === 'text' && typeof block.text === 'string') return parseOrText(block.text);
+  if (block?.type === 'resource' && typeof block.resource?.text === 'string') return parseOrText(block.resource.text);
+  // Binary content (image, audio, a blob resource) is named, not passed on: the model reads JSON.
+  const described: Record<string, unknown> = { type: String(block?.type) };
+  if (typeof block?.mimeType === 'string') described.mimeType = block.mimeType;
+  const uri = block?.uri ?? block?.resource?.uri;
+  if (typeof uri === 'string') described.uri = uri;
+  return described;
+}
+
+function parseOrText(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
+}
+
+function textOf(content: readonly ContentBlock[] | undefined): string {
+  if (!Array.isArray(content)) return '';
+  return content
+    .filter((b) => b?.type === 'text' && typeof b.text === 'string')
+    .map((b) => b.text)
+    .join('\n')
+    .trim();
+}
+
+function transportError(server: string, tool: string, err: unknown, timeoutMs: number): SkillError {
+  if (err instanceof McpError && err.code === ErrorCode.RequestTimeout)
+    return new SkillError(
+      'mcp_timeout',
+      `the MCP server '${server}' did not answer '${tool}' within ${timeoutMs} ms`,
+      undefined,
+      'ToolError',
+    );
+  if (err instanceof McpError && err.code !== ErrorCode.ConnectionClosed)
+    return new SkillError('mcp_error', clip(`the MCP server '${server}' refused '${tool}': ${err.message}`), undefined, 'ToolError');
+  return new SkillError(
+    'mcp_unavailable',
+    clip(`the MCP server '${server}' could not be reached for '${tool}' (${describeCause(err)}); try again later or do without it`),
+    undefined,
+    'ToolError',
+  );
+}
+
+/** An error's message and, for a network failure, its code (fetch says only 'fetch failed'). */
+export function describeCause(err: unknown): string {
+  // Duck-typed: an error may come from another realm (node's fetch), where instanceof Error fails.
+  const message = typeof (err as Error)?.message === 'string' ? (err as Error).message : String(err);
+  const code = (err as { cause?: { code?: unknown } })?.cause?.code ?? (err as { code?: unknown })?.code;
+  return typeof code === 'string' && !message.includes(code) ? `${message}: ${code}` : message;
+}
+
+function clip(text: string): string {
+  return text.length > MAX_ERROR_TEXT ? `${text.slice(0, MAX_ERROR_TEXT)}...` : text;
+}

@@ -1,0 +1,149 @@
+import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { ActionClass } from '@zmodu/guard';
+import { JsonSchema, schemaProblem, SKILL_NAME_MAX_LENGTH, SkillRegistry } from '@zmodu/skills';
+import { AgentModuleOptions } from '../agent-module.options';
+import { AGENT_MODULE_OPTIONS } from '../agent.module-definition';
+import {
+  MCP_SERVER_SKIPPED_MESSAGE,
+  MCP_SERVER_UNUSED_MESSAGE,
+  MCP_TOOL_MISSING_MESSAGE,
+  MCP_TOOL_SKIPPED_MESSAGE,
+  MCP_TOOLS_COLLIDE_MESSAGE,
+} from '../agent.messages';
+import { AgentRegistry } from '../agent.registry';
+import { McpServerUnavailableException } from '../exceptions/mcp-server-unavailable.exception';
+import { McpConnectError } from '../exceptions/mcp-connect.error';
+import { McpConnection, describeServer } from './mcp-connection';
+import { NormalizedMcpServer } from './mcp-server-options';
+import { mcpToolHandler } from './mcp-tool-call';
+import { mcpToolSegment } from './mcp-tool-name';
+import { validateMcpServers } from './validate-mcp-server-options';
+
+/**
+ * The client side of MCP: at boot (onModuleInit, so before the agents' policy audit at bootstrap) it connects to
+ * each external server that some agent names a tool of, lists its tools and registers, through
+ * `SkillRegistry.register`, those that an agent's `guard.allow` or `skills` array names, as `<server>.<tool>`
+ * skills. Calls reach them only through `SkillDispatcher.dispatch`. The clients close on module destroy.
+ */
+@Injectable()
+export class McpToolsLoader implements OnModuleInit, OnModuleDestroy {
+  private readonly logger = new Logger('McpTools');
+  private readonly servers: NormalizedMcpServer[];
+  private readonly connections: McpConnection[] = [];
+
+  constructor(
+    @Inject(AGENT_MODULE_OPTIONS) options: AgentModuleOptions,
+    private readonly agents: AgentRegistry,
+    private readonly skills: SkillRegistry,
+  ) {
+    this.servers = validateMcpServers(Object.hasOwn(options ?? {}, 'mcpServers') ? options.mcpServers : undefined);
+  }
+
+  async onModuleInit(): Promise<void> {
+    if (this.servers.length === 0) return;
+    const wanted = this.listedNames();
+    const used = this.servers.filter((server) => {
+      const listed = [...wanted].some((name) => name.startsWith(`${server.name}.`));
+      if (!listed) this.logger.warn(MCP_SERVER_UNUSED_MESSAGE(server.name));
+      return listed;
+    });
+    const opened = await Promise.allSettled(used.map((server) => this.open(server)));
+    const failures: string[] = [];
+    const loaded: Array<{ connection: McpConnection; tools: Tool[] }> = [];
+    opened.forEach((outcome, i) => {
+      if (outcome.status === 'fulfilled') return loaded.push(outcome.value);
+      const message = outcome.reason instanceof McpConnectError ? outcome.reason.message : String(outcome.reason);
+      if (used[i].required) failures.push(message);
+      else this.logger.warn(MCP_SERVER_SKIPPED_MESSAGE(message));
+    });
+    try {
+      if (failures.length) throw new McpServerUnavailableException(failures);
+      for (const { connection, tools } of loaded) this.register(connection, tools, wanted);
+    } catch (err) {
+      // A boot that fails leaves no child process or session behind.
+      await this.onModuleDestroy();
+      throw err;
+    }
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    const open = this.connections.splice(0);
+    await Promise.allSettled(open.map((c) => c.close()));
+  }
+
+  private async open(server: NormalizedMcpServer): Promise<{ connection: McpConnection; tools: Tool[] }> {
+    const connection = await McpConnection.open(server, this.logger);
+    this.connections.push(connection);
+    try {
+      return { connection, tools: await connection.listTools() };
+    } catch (err) {
+      this.connections.splice(this.connections.indexOf(connection), 1);
+      await connection.close();
+      throw err;
+    }
+  }
+
+  /** The names the agents list: every `guard.allow` entry and every name of a `skills` array (a filter lists none). */
+  private listedNames(): Set<string> {
+    const names = new Set<string>();
+    for (const agent of this.agents.list()) {
+      for (const name of agent.spec.guard.allow) names.add(name);
+      if (Array.isArray(agent.spec.skills)) for (const name of agent.spec.skills as readonly string[]) names.add(name);
+    }
+    return names;
+  }
+
+  private register(connection: McpConnection, tools: Tool[], wanted: Set<string>): void {
+    const server = connection.server;
+    const bySkill = new Map<string, Tool[]>();
+    for (const tool of tools) {
+      const skill = `${server.name}.${mcpToolSegment(tool.name)}`;
+      bySkill.set(skill, [...(bySkill.get(skill) ?? []), tool]);
+    }
+    const registered: string[] = [];
+    for (const [skill, same] of bySkill) {
+      if (!wanted.has(skill)) continue;
+      if (same.length > 1) {
+        this.logger.warn(
+          MCP_TOOLS_COLLIDE_MESSAGE(
+            server.name,
+            skill,
+            same.map((t) => t.name),
+          ),
+        );
+        continue;
+      }
+      const tool = same[0];
+      const problem =
+        skill.length > SKILL_NAME_MAX_LENGTH
+          ? `the name is longer than ${SKILL_NAME_MAX_LENGTH} characters`
+          : tool.execution?.taskSupport === 'required'
+            ? 'it runs only as a task (execution.taskSupport: required), which this client does not use'
+            : schemaProblem(tool.inputSchema)?.replace(/^parameters/, 'its inputSchema');
+      if (problem) {
+        this.logger.warn(MCP_TOOL_SKIPPED_MESSAGE(server.name, tool.name, skill, problem));
+        continue;
+      }
+      const action: ActionClass = tool.annotations?.readOnlyHint === true ? 'read' : 'execute';
+      this.skills.register({
+        name: skill,
+        action,
+        description: tool.description?.trim() || tool.title?.trim() || `The tool '${tool.name}' of the MCP server '${server.name}'.`,
+        parameters: tool.inputSchema as JsonSchema,
+        timeoutMs: server.timeoutMs,
+        tenantScoped: server.tenantScoped,
+        ...(server.requiredPermission !== undefined ? { requiredPermission: server.requiredPermission } : {}),
+        handler: mcpToolHandler(connection.client, server.name, tool.name, server.timeoutMs),
+        source: `MCP server '${server.name}' (${describeServer(server)}), tool '${tool.name}'`,
+      });
+      registered.push(`${skill} (${action})`);
+    }
+    for (const name of wanted)
+      if (name.startsWith(`${server.name}.`) && !bySkill.has(name))
+        this.logger.warn(MCP_TOOL_MISSING_MESSAGE(server.name, name, [...bySkill.keys()]));
+    this.logger.log(
+      `MCP server '${server.name}' (${describeServer(server)}): ${tools.length} tools, registered ${registered.length ? registered.join(', ') : 'none'}.`,
+    );
+  }
+}

@@ -1,0 +1,130 @@
+import { MAX_SKILL_TIMEOUT_MS } from '@zmodu/skills';
+import { InvalidMcpServerOptionsException } from '../exceptions/invalid-mcp-server-options.exception';
+import {
+  DEFAULT_MCP_CONNECT_TIMEOUT_MS,
+  DEFAULT_MCP_TIMEOUT_MS,
+  MCP_SERVER_NAME_PATTERN,
+  McpServerOptions,
+  NormalizedMcpServer,
+} from './mcp-server-options';
+
+const KEYS = new Set([
+  'name',
+  'command',
+  'args',
+  'env',
+  'cwd',
+  'url',
+  'headers',
+  'required',
+  'timeoutMs',
+  'connectTimeoutMs',
+  'tenantScoped',
+  'requiredPermission',
+]);
+
+/** Check the `mcpServers` option and fill defaults. Throws InvalidMcpServerOptionsException naming the field to fix. */
+export function validateMcpServers(raw: unknown): NormalizedMcpServer[] {
+  if (raw === undefined || raw === null) return [];
+  if (!Array.isArray(raw)) throw new InvalidMcpServerOptionsException(0, undefined, 'mcpServers must be an array of server entries');
+  const names = new Set<string>();
+  return raw.map((entry: unknown, index) => {
+    const server = validateMcpServer(entry as McpServerOptions, index);
+    if (names.has(server.name))
+      throw new InvalidMcpServerOptionsException(index, server.name, 'name is taken by another entry: names must be unique');
+    names.add(server.name);
+    return server;
+  });
+}
+
+function validateMcpServer(entry: McpServerOptions, index: number): NormalizedMcpServer {
+  if (entry === null || typeof entry !== 'object' || Array.isArray(entry))
+    throw new InvalidMcpServerOptionsException(index, undefined, 'the entry must be an object');
+  const fail = (problem: string): never => {
+    throw new InvalidMcpServerOptionsException(index, entry.name, problem);
+  };
+  const unknown = Object.keys(entry).filter((k) => !KEYS.has(k));
+  if (unknown.length) fail(`unknown option${unknown.length > 1 ? 's' : ''} ${unknown.map((k) => `'${k}'`).join(', ')}`);
+  if (typeof entry.name !== 'string' || !MCP_SERVER_NAME_PATTERN.test(entry.name))
+    fail(
+      `name must be one lower-case word of letters, digits and '_' (at most 32, starting with a letter; it becomes the first segment of '<name>.<tool>'), got ${JSON.stringify(entry.name)}`,
+    );
+  const has = (key: string) => Object.hasOwn(entry, key) && (entry as unknown as Record<string, unknown>)[key] !== undefined;
+  if (has('command') === has('url')) fail('give exactly one of command (a server started over stdio) or url (Streamable HTTP)');
+  const common = {
+    name: entry.name,
+    required: optionalBoolean(entry.required, 'required', fail) ?? true,
+    timeoutMs: optionalTimeout(entry.timeoutMs, 'timeoutMs', fail) ?? DEFAULT_MCP_TIMEOUT_MS,
+    connectTimeoutMs: optionalTimeout(entry.connectTimeoutMs, 'connectTimeoutMs', fail) ?? DEFAULT_MCP_CONNECT_TIMEOUT_MS,
+    tenantScoped: optionalBoolean(entry.tenantScoped, 'tenantScoped', fail) ?? true,
+    ...(entry.requiredPermission !== undefined ? { requiredPermission: entry.requiredPermission } : {}),
+  };
+  if (entry.requiredPermission !== undefined && (typeof entry.requiredPermission !== 'string' || entry.requiredPermission === ''))
+    fail('requiredPermission must be a non-empty string when given');
+  if (has('url')) {
+    for (const key of ['args', 'env', 'cwd']) if (has(key)) fail(`${key} belongs to a stdio server (command); a url server takes headers`);
+    return Object.freeze({
+      ...common,
+      transport: 'http' as const,
+      url: httpUrl(entry.url, fail),
+      args: [],
+      headers: headers(entry.headers, fail),
+    });
+  }
+  if (has('headers')) fail('headers belongs to a url server; a stdio server (command) takes env');
+  if (typeof entry.command !== 'string' || entry.command.trim() === '')
+    fail('command must be a non-empty string, e.g. "npx" or "/usr/local/bin/mcp-weather"');
+  if (entry.args !== undefined && !(Array.isArray(entry.args) && entry.args.every((a) => typeof a === 'string')))
+    fail('args must be an array of strings');
+  if (entry.cwd !== undefined && (typeof entry.cwd !== 'string' || entry.cwd === '')) fail('cwd must be a non-empty string');
+  return Object.freeze({
+    ...common,
+    transport: 'stdio' as const,
+    command: entry.command,
+    args: Object.freeze([...(entry.args ?? [])]),
+    ...(entry.env !== undefined ? { env: stringRecord(entry.env, 'env', fail) } : {}),
+    ...(entry.cwd !== undefined ? { cwd: entry.cwd } : {}),
+    headers: {},
+  });
+}
+
+function httpUrl(value: unknown, fail: (problem: string) => never): URL {
+  if (typeof value !== 'string') return fail('url must be a string, e.g. "https://tools.example.com/mcp"');
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return fail('url is not a valid URL; give an absolute http(s) URL, e.g. "https://tools.example.com/mcp"');
+  }
+  // The protocol only: the rest of the URL may hold a credential.
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') fail(`url must be http: or https: (got ${url.protocol})`);
+  return url;
+}
+
+function headers(value: unknown, fail: (problem: string) => never): Readonly<Record<string, string>> {
+  if (value === undefined) return Object.freeze({});
+  return stringRecord(value, 'headers', fail);
+}
+
+/** Names and values must be strings. A value is never echoed: it may be a secret. */
+function stringRecord(value: unknown, field: string, fail: (problem: string) => never): Readonly<Record<string, string>> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) fail(`${field} must be an object of string values`);
+  const out: Record<string, string> = Object.create(null) as Record<string, string>;
+  for (const key of Object.keys(value as object)) {
+    const v = (value as Record<string, unknown>)[key];
+    if (typeof v !== 'string') fail(`${field}.${key} must be a string (got a ${v === null ? 'null' : typeof v})`);
+    out[key] = v as string;
+  }
+  return Object.freeze(out);
+}
+
+function optionalBoolean(value: unknown, field: string, fail: (problem: string) => never): boolean | undefined {
+  if (value !== undefined && typeof value !== 'boolean') fail(`${field} must be true or false`);
+  return value as boolean | undefined;
+}
+
+function optionalTimeout(value: unknown, field: string, fail: (problem: string) => never): number | undefined {
+  if (value !== undefined && !(Number.isInteger(value) && (value as number) > 0 && (value as number) <= MAX_SKILL_TIMEOUT_MS))
+    fail(`${field} must be a whole number of ms from 1 to ${MAX_SKILL_TIMEOUT_MS} (got ${String(value)})`);
+  return value as number | undefined;
+}
