@@ -23,7 +23,7 @@ export interface SampleModel {
  */
 export function modelFromEnv(env: NodeJS.ProcessEnv = process.env): SampleModel {
   const read = (name: string) => (env[name] ?? '').trim() || undefined;
-  const chosen = read('ZMODU_MODEL_PROVIDER');
+  const chosen = read('ZMODU_MODEL_PROVIDER')?.toLowerCase();
   if (chosen !== undefined && !(KINDS as readonly string[]).includes(chosen))
     throw new ConfigError(`ZMODU_MODEL_PROVIDER must be one of ${KINDS.join(', ')} (got "${chosen}").`);
   const kind: ModelKind =
