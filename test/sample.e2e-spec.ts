@@ -10,6 +10,7 @@ import { createSkillContext, SkillDispatcher } from '@zmodu/skills';
 import { fenceTablesFor, tenantFenceStatus } from '@zmodu/data';
 import { SAMPLE_DATA_ENTITIES } from '../apps/sample/src/trading/data-entities';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
+import { parseEventStream, sseBody, streamedRun } from './support/event-stream';
 
 const SECRET = 'test-secret-that-is-long-enough-for-hs256-0123456789';
 
@@ -143,6 +144,47 @@ describe('sample app over HTTP', () => {
         expect(res.status).toBe(400);
         expect(JSON.stringify(res.body.message)).toMatch(/goal|extra/);
       }
+    });
+
+    it('streams a run as Server-Sent Events with Accept: text/event-stream (the scripted model streams word by word); 401 stays JSON', async () => {
+      const res = await request(app.getHttpServer())
+        .post('/agents/trader/runs')
+        .set('Authorization', `Bearer ${token()}`)
+        .set('Accept', 'text/event-stream')
+        .send({ goal: 'Buy 3 ACME' })
+        .buffer(true)
+        .parse(sseBody);
+      expect(res.status).toBe(200);
+      expect(res.headers['content-type']).toBe('text/event-stream');
+      const events = parseEventStream(res.body as string);
+      const final = events.at(-1)!;
+      expect(final.event).toBe('final');
+      const result = final.data as {
+        answer: string;
+        stoppedReason: string;
+        steps: Array<{ index: number; text: string; toolCalls: unknown[] }>;
+      };
+      // Each tool call as the guard decided it, as the JSON result shows it.
+      const { steps, deltas, textOf } = streamedRun(events);
+      expect(steps.map((e) => [e.step, e.toolCall.name, e.toolCall.decision, e.toolCall.cause])).toEqual([
+        [0, 'market.quote', 'allowed', null],
+        [1, 'approval.submit', 'allowed', null],
+      ]);
+      expect(steps.map((e) => e.toolCall)).toEqual(result.steps.flatMap((s) => s.toolCalls));
+      expect(deltas.length).toBeGreaterThan(result.steps.length); // word by word, not one piece per turn
+      for (const step of result.steps) expect(textOf(step.index)).toBe(step.text);
+      // The answer is the last turn's text, then the runtime's note on the proposal that waits for a human.
+      const lastText = textOf(result.steps.at(-1)!.index);
+      expect(result.answer.slice(0, lastText.length + 11)).toBe(`${lastText}\n\nProposal `);
+      expect(result.answer).toMatch(/\(approval\.submit\) needs human approval/);
+      expect(result).toMatchObject({
+        stoppedReason: 'final',
+        pendingApprovals: [expect.objectContaining({ verdict: 'execute_not_permitted' })],
+      });
+
+      const noToken = await request(app.getHttpServer()).post('/agents/trader/runs').set('Accept', 'text/event-stream').send({ goal: 'x' });
+      expect(noToken.status).toBe(401);
+      expect(noToken.headers['content-type']).toMatch(/^application\/json/);
     });
 
     it('answers 404 for an unknown agent', async () => {

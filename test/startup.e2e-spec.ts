@@ -3,10 +3,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from './support/free-port';
+import { MODEL_VARS } from './support/model-env';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
 
 const ROOT = join(__dirname, '..');
-const SECRET_VARS = ['ZMODU_JWT_SECRET', 'ZMODU_DEV', 'NODE_ENV', 'DATABASE_URL', 'ZMODU_DATA_DIR'];
+// The model variables too: the server's agents would run on the caller's real model.
+const SECRET_VARS = ['ZMODU_JWT_SECRET', 'ZMODU_DEV', 'NODE_ENV', 'DATABASE_URL', 'ZMODU_DATA_DIR', ...MODEL_VARS];
 
 interface Server {
   readonly exited: Promise<number | null>;

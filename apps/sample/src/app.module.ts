@@ -88,7 +88,8 @@ export class AppModule implements NestModule {
             migrationsRun: true,
           }),
         }),
-        AgentModule.forRoot({ agents: [traderAgent(options.traderBudget), analystAgent(), deskAgent(), opsAgent()] }),
+        // Each agent's scripted model, or the one real model of options.model (the same guards, skills and budgets).
+        AgentModule.forRoot({ agents: sampleAgents(options) }),
         // order.submit is a staged skill: proposed with approval.submit, priced by the desk, reviewed,
         // approved by humans when large, then run by the pipeline through the dispatcher.
         PipelineModule.forRoot(ORDER_PIPELINE),
@@ -127,6 +128,11 @@ export class AppModule implements NestModule {
   configure(consumer: MiddlewareConsumer): void {
     consumer.apply(SecurityHeadersMiddleware, BodyLimitsMiddleware).forRoutes({ path: '*path', method: RequestMethod.ALL });
   }
+}
+
+function sampleAgents(options: SampleAppOptions) {
+  const real = options.model?.provider;
+  return [traderAgent(options.traderBudget, real), analystAgent(real), deskAgent(real), opsAgent(real)];
 }
 
 /** desk-log (an in-process sink) always; ops (a signed webhook) when ZMODU_OPS_WEBHOOK_URL and ZMODU_OPS_WEBHOOK_SECRET are set. */

@@ -1,20 +1,19 @@
 import { embeddedDataSourceOptions, openEmbeddedDatabase, serverDataSourceOptions } from '@zmodu/db';
 import type { AgentBudget } from '@zmodu/agent';
 import { EdgeOptions } from './edge/edge.options';
+import { ConfigError } from './config-error';
+import { modelFromEnv, SampleModel } from './model';
 import { SampleAppOptions } from './sample.options';
 
-/** A setting of the environment is missing or wrong: the message says what to set (main prints it without a stack). */
-export class ConfigError extends Error {
-  override readonly name = 'ConfigError';
-}
+export { ConfigError } from './config-error';
 
 export const DEV_JWT_SECRET = 'zmodu-development-secret-do-not-use-in-production';
 
 /**
  * Options from the environment: DATABASE_URL (else PGlite in ZMODU_DATA_DIR, default .data/pglite),
- * ZMODU_JWT_SECRET (or ZMODU_DEV=1), and the edge limits (see edgeFromEnv).
+ * ZMODU_JWT_SECRET (or ZMODU_DEV=1), the edge limits (see edgeFromEnv), the trader's budget and the model (see modelFromEnv).
  */
-export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): SampleAppOptions {
+export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): SampleAppOptions & { model: SampleModel } {
   return {
     dataSource: async () => {
       if (env.DATABASE_URL) return serverDataSourceOptions(env.DATABASE_URL);
@@ -24,6 +23,7 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): SampleAppO
     jwtSecret: jwtSecretFromEnv(env),
     edge: edgeFromEnv(env),
     traderBudget: traderBudgetFromEnv(env),
+    model: modelFromEnv(env),
   };
 }
 

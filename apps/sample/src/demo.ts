@@ -1,6 +1,6 @@
 import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { AgentRegistry, AgentRunResult } from '@zmodu/agent';
+import { AgentRegistry, AgentRunEvent, AgentRunResult, ToolCallRecord } from '@zmodu/agent';
 import { AgentAuditLog, AuditRecord } from '@zmodu/guard';
 import { AppModule } from './app.module';
 import { ALL_PERMISSIONS, PERMISSIONS } from './auth/auth.constants';
@@ -10,18 +10,27 @@ import { databaseDescription, optionsFromEnv } from './config';
 const TENANT = 'acme';
 const USER = 'demo-trader';
 const GOAL = 'Buy 10 ACME at the current price.';
+/** The scripted desk proposes these three whatever the goal says; a real model reads them from it. */
+const DESK_GOAL = 'Place these desk orders: buy 10 ACME at 101.25, buy 5000 ACME at 101.25, and buy 500 GLOBEX at 48.10.';
 
 /**
- * The offline demo: the scripted trader quotes and proposes an order, which waits for a human (the
- * trader may not execute); then the desk's orders go through the pipeline over HTTP. Exit 0 when both parts end so.
+ * The demo. On the scripted model (no model variables): the trader quotes and proposes an order, which waits for a
+ * human (the trader may not execute); then the desk's orders go through the pipeline over HTTP, and it exits 0 when
+ * both parts end so. On a real model (see modelFromEnv) the same two parts run, streamed as they happen, and the demo
+ * prints what the model did rather than check it against the script: it exits 0 when the model could be used.
  */
 export async function runDemo(): Promise<number> {
   const out = (line = '') => process.stdout.write(`${line}\n`);
-  out('zmodu for NestJS: offline demo (scripted model, no model key needed)');
+  // The demo is local: it runs in development mode (the public secret, unless ZMODU_JWT_SECRET is set).
+  const options = optionsFromEnv({ ...process.env, ZMODU_DEV: '1' });
+  const scripted = options.model.kind === 'scripted';
+  out(
+    scripted
+      ? 'zmodu for NestJS: offline demo (scripted model, no model key needed)'
+      : `zmodu for NestJS: demo on a real model; ${options.model.description}`,
+  );
   out(`database: ${databaseDescription()}`);
   out();
-  // The demo is local and offline: it runs in development mode (the public secret, unless ZMODU_JWT_SECRET is set).
-  const options = optionsFromEnv({ ...process.env, ZMODU_DEV: '1' });
   const app: INestApplication = await NestFactory.create(AppModule.register(options), { logger: ['error', 'warn'] });
   await app.listen(0, '127.0.0.1');
   try {
@@ -34,36 +43,51 @@ export async function runDemo(): Promise<number> {
     out(`caller: tenant ${TENANT}, user ${USER}`);
     out(`goal: ${GOAL}`);
     out();
-    const result = await agent.run(GOAL, { tenantId: TENANT, userId: USER, permissions: ALL_PERMISSIONS });
-    printRun(result, out);
+    const live = new LiveRun(out);
+    const result = await agent.run(GOAL, { tenantId: TENANT, userId: USER, permissions: ALL_PERMISSIONS, onEvent: (e) => live.event(e) });
+    live.close();
+    printResult(result, out);
     const audit = await app.get(AgentAuditLog).query({ runId: result.runId });
     printAudit(audit, out);
-    const ok = scenarioHeld(result);
     out();
-    out(
-      ok
-        ? 'part 1 complete: the order was priced by the desk and waits for a human (the trader may propose, not execute).'
-        : 'part 1 did NOT go as expected.',
-    );
+    if (!scripted) {
+      out(`part 1 on the real model: ${whatHappened(result)}`);
+      if (!modelWasUsable(result)) {
+        out(`the model could not be used (${result.stoppedReason}: ${result.error ?? 'no detail'}); check the model variables.`);
+        return 1;
+      }
+    } else
+      out(
+        scenarioHeld(result)
+          ? 'part 1 complete: the order was priced by the desk and waits for a human (the trader may propose, not execute).'
+          : 'part 1 did NOT go as expected.',
+      );
     out();
-    const staged = await stagedExecution(app, options.jwtSecret, out);
+    const staged = await stagedExecution(app, options.jwtSecret, scripted, out);
     out();
-    out(
-      staged
-        ? 'part 2 complete: executed, risk_rejected, needs_human, then approved over HTTP and executed.'
-        : 'part 2 did NOT go as expected.',
-    );
-    return ok && staged ? 0 : 1;
+    if (scripted)
+      out(
+        staged.held
+          ? 'part 2 complete: executed, risk_rejected, needs_human, then approved over HTTP and executed.'
+          : 'part 2 did NOT go as expected.',
+      );
+    else out(`part 2 on the real model: ${staged.summary}`);
+    return scripted ? (scenarioHeld(result) && staged.held ? 0 : 1) : staged.usable ? 0 : 1;
   } finally {
     await app.close();
   }
 }
 
 /**
- * Part 2, over HTTP: the desk agent (allowed to execute) submits three orders through the
- * pipeline; a desk lead then approves the one that waits for a human, and it executes.
+ * Part 2, over HTTP: the desk agent (allowed to execute) submits three orders through the pipeline, streamed as
+ * Server-Sent Events; a desk lead then approves the one that waits for a human, and it executes.
  */
-async function stagedExecution(app: INestApplication, secret: string, out: (l?: string) => void): Promise<boolean> {
+async function stagedExecution(
+  app: INestApplication,
+  secret: string,
+  scripted: boolean,
+  out: (l?: string) => void,
+): Promise<{ held: boolean; usable: boolean; summary: string }> {
   const base = (await app.getUrl()).replace('[::1]', '127.0.0.1');
   const call = async (method: string, path: string, token: string, body?: unknown) => {
     const res = await fetch(`${base}${path}`, {
@@ -76,19 +100,21 @@ async function stagedExecution(app: INestApplication, secret: string, out: (l?: 
   const trader = mintToken(secret, { tenant: TENANT, user: USER });
   const lead = mintToken(secret, { tenant: TENANT, user: 'demo-lead', permissions: [PERMISSIONS.deskLead, PERMISSIONS.approvalDecide] });
   out(`part 2: staged execution over HTTP at ${base}`);
-  out(`POST /agents/desk/runs as ${USER}: the desk agent may execute, and every order goes through risk review`);
-  const run = await call('POST', '/agents/desk/runs', trader, { goal: 'Place the desk orders.' });
-  const steps = (run.body.steps ?? []) as AgentRunResult['steps'];
-  const outcomes = steps
-    .flatMap((s) => s.toolCalls)
-    .map((c) => ({ args: c.arguments, value: JSON.parse(c.observation) as Record<string, unknown> }));
-  for (const o of outcomes)
-    out(
-      `  approval.submit ${JSON.stringify(o.args)}\n    -> ${o.value.verdict} (amount ${o.value.amount}${o.value.reason ? `; ${o.value.reason}` : ''})  proposal ${o.value.proposalId}`,
-    );
-  out(`answer: ${run.body.answer}`);
+  out(
+    `POST /agents/desk/runs as ${USER} (Accept: text/event-stream): the desk agent may execute, and every order goes through risk review`,
+  );
+  const run = await streamedRun(`${base}/agents/desk/runs`, trader, DESK_GOAL, out);
+  const calls = run.result?.steps.flatMap((s) => s.toolCalls) ?? [];
+  const outcomes = calls.map((c) => ({ name: c.name, value: parseObservation(c.observation) }));
+  out(`answer: ${run.result?.answer ?? `(no result: ${run.error ?? `HTTP ${run.status}`})`}`);
+  const usable = run.status === 200 && run.result !== undefined && modelWasUsable(run.result);
   const pending = outcomes.find((o) => o.value.verdict === 'needs_human')?.value.proposalId as string | undefined;
-  if (!pending) return false;
+  if (!pending) {
+    const summary = run.result
+      ? `${whatHappened(run.result)}; no proposal waits for a human, so there is nothing to approve.`
+      : 'the run failed.';
+    return { held: false, usable, summary };
+  }
   out();
   out('GET /admin/approvals?status=pending as demo-lead');
   const queue = await call('GET', '/admin/approvals?status=pending', lead);
@@ -103,12 +129,118 @@ async function stagedExecution(app: INestApplication, secret: string, out: (l?: 
   const approved = await call('POST', `/admin/approvals/${pending}/approve`, lead, { reason: 'within the desk mandate', version, step });
   out(`  ${approved.status} ${JSON.stringify(approved.body)}`);
   const verdicts = outcomes.map((o) => o.value.verdict);
-  return (
-    run.status === 200 &&
+  const held =
+    scripted &&
     JSON.stringify(verdicts) === JSON.stringify(['executed', 'risk_rejected', 'needs_human']) &&
     approved.status === 200 &&
-    approved.body.verdict === 'executed'
+    approved.body.verdict === 'executed';
+  const summary = `${whatHappened(run.result!)}; the proposal that waited for a human was approved over HTTP: ${approved.status} ${String(approved.body.verdict ?? approved.body.message)}.`;
+  return { held, usable: usable && approved.status === 200, summary };
+}
+
+/** POSTs a goal with `Accept: text/event-stream` and prints the run's events as they arrive; returns its final result. */
+async function streamedRun(
+  url: string,
+  token: string,
+  goal: string,
+  out: (l?: string) => void,
+): Promise<{ status: number; result?: AgentRunResult; error?: string }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'text/event-stream' },
+    body: JSON.stringify({ goal }),
+  });
+  if (!res.ok || !res.body || !res.headers.get('content-type')?.startsWith('text/event-stream'))
+    return { status: res.status, error: JSON.stringify(await res.json().catch(() => null)) };
+  const live = new LiveRun(out);
+  let result: AgentRunResult | undefined;
+  let error: string | undefined;
+  for await (const { event, data } of readEventStream(res.body)) {
+    const value = JSON.parse(data) as Record<string, unknown>;
+    if (event === 'delta') live.event({ type: 'delta', step: value.step as number, text: value.text as string });
+    else if (event === 'step') live.event({ type: 'step', step: value.step as number, toolCall: value.toolCall as ToolCallRecord });
+    else if (event === 'final') result = value as unknown as AgentRunResult;
+    else if (event === 'error') error = String(value.message);
+  }
+  live.close();
+  return { status: res.status, result, error };
+}
+
+/** The events of a Server-Sent Events body: `event:` and `data:` lines, an event ending at a blank line. */
+async function* readEventStream(body: ReadableStream<Uint8Array>): AsyncGenerator<{ event: string; data: string }> {
+  const decoder = new TextDecoder();
+  let buffer = '';
+  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+    buffer += decoder.decode(chunk, { stream: true }).replace(/\r\n?/g, '\n');
+    let end: number;
+    while ((end = buffer.indexOf('\n\n')) >= 0) {
+      const block = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      let event = 'message';
+      const data: string[] = [];
+      for (const line of block.split('\n')) {
+        if (line.startsWith('event:')) event = line.slice(6).trim();
+        else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+      }
+      if (data.length) yield { event, data: data.join('\n') };
+    }
+  }
+}
+
+/** Prints a run as it happens: the model's text as it streams, each tool call once the guard decided it. */
+class LiveRun {
+  private step = -1;
+  private open = false;
+
+  constructor(private readonly out: (l?: string) => void) {}
+
+  event(e: AgentRunEvent): void {
+    if (e.type === 'final') return;
+    if (e.step !== this.step) {
+      this.close();
+      this.step = e.step;
+      process.stdout.write(`step ${e.step + 1}  model: ${e.type === 'step' ? '(no text)\n' : ''}`);
+      this.open = e.type === 'delta';
+    }
+    if (e.type === 'delta') return void process.stdout.write(e.text);
+    this.close();
+    const call = e.toolCall;
+    const verdict = call.decision === 'denied' ? `DENIED (${call.cause})` : call.ok ? 'allowed' : `refused (${call.cause ?? call.outcome})`;
+    this.out(`        -> ${call.name} ${JSON.stringify(call.arguments)}`);
+    this.out(`           ${verdict}: ${call.observation}`);
+  }
+
+  close(): void {
+    if (this.open) process.stdout.write('\n');
+    this.open = false;
+  }
+}
+
+/** A run the model took part in, whatever it decided: not a model error, an abort or an outage. */
+function modelWasUsable(result: AgentRunResult): boolean {
+  return !['model_error', 'aborted', 'quota_unavailable'].includes(result.stoppedReason);
+}
+
+/** One line on what a run did, claiming nothing that a script would have decided. */
+function whatHappened(result: AgentRunResult): string {
+  const calls = result.steps.flatMap((s) => s.toolCalls);
+  const denied = calls.filter((c) => c.decision === 'denied').length;
+  const refused = calls.filter((c) => c.decision === 'allowed' && !c.ok).length;
+  const names = [...new Set(calls.map((c) => c.name))].join(', ') || 'none';
+  return (
+    `the run ended ${result.stoppedReason}${result.error ? ` (${result.error})` : ''} after ${result.steps.length} model turns; ` +
+    `${calls.length} tool calls (${names}): ${calls.length - denied - refused} ran, ${denied} denied by the guard, ${refused} refused; ` +
+    `${result.pendingApprovals.length} proposals wait for a human`
   );
+}
+
+function parseObservation(observation: string): Record<string, unknown> {
+  try {
+    const value = JSON.parse(observation) as unknown;
+    return value !== null && typeof value === 'object' ? (value as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
 }
 
 export function scenarioHeld(result: AgentRunResult): boolean {
@@ -119,16 +251,7 @@ export function scenarioHeld(result: AgentRunResult): boolean {
   return result.stoppedReason === 'final' && quoted && verdict === 'execute_not_permitted' && result.pendingApprovals.length === 1;
 }
 
-function printRun(result: AgentRunResult, out: (l?: string) => void): void {
-  for (const step of result.steps) {
-    out(`step ${step.index + 1}  model: ${step.text || '(no text)'}`);
-    for (const call of step.toolCalls) {
-      const verdict =
-        call.decision === 'denied' ? `DENIED (${call.cause})` : call.ok ? 'allowed' : `refused (${call.cause ?? call.outcome})`;
-      out(`        -> ${call.name} ${JSON.stringify(call.arguments)}`);
-      out(`           ${verdict}: ${call.observation}`);
-    }
-  }
+function printResult(result: AgentRunResult, out: (l?: string) => void): void {
   out();
   out(`answer: ${result.answer}`);
   const m = result.metrics;

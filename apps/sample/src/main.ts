@@ -9,17 +9,20 @@ import { drainOnSignal } from './shutdown';
 
 const USAGE = `usage:
   node dist/apps/sample/main.js              serve the sample over HTTP (PORT, default 3000)
-  node dist/apps/sample/main.js demo         run the offline demo and exit
+  node dist/apps/sample/main.js demo         run the demo and exit (offline, or on a real model: OPENAI_API_KEY, ANTHROPIC_API_KEY)
   node dist/apps/sample/main.js token [--tenant acme] [--user alice] [--permissions a,b] [--expires 1h]
                                              print a development bearer token (signed with ZMODU_JWT_SECRET)`;
 
 async function serve(): Promise<void> {
-  const app = await NestFactory.create(AppModule.register(optionsFromEnv()));
+  const options = optionsFromEnv();
+  const app = await NestFactory.create(AppModule.register(options));
   // SIGTERM drains HTTP first (kept-alive connections included), then runs the shutdown hooks.
   drainOnSignal(app, { drainMs: Number(process.env.ZMODU_DRAIN_MS ?? 10_000) });
   const port = Number(process.env.PORT ?? 3000);
   await app.listen(port, process.env.HOST ?? '127.0.0.1');
-  new Logger('Sample').log(`trading assistant on http://127.0.0.1:${port} (${databaseDescription()}); mint a token with: npm run token`);
+  new Logger('Sample').log(
+    `trading assistant on http://127.0.0.1:${port} (${databaseDescription()}; ${options.model.description}); mint a token with: npm run token`,
+  );
 }
 
 function token(args: string[]): number {

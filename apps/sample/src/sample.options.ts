@@ -1,6 +1,7 @@
 import type { AgentBudget } from '@zmodu/agent';
 import type { DataSourceOptions } from 'typeorm';
 import type { EdgeOptions } from './edge/edge.options';
+import type { SampleModel } from './model';
 
 export interface SampleAppOptions {
   /** Builds the TypeORM connection options (embedded PGlite or a PostgreSQL server). */
@@ -13,6 +14,8 @@ export interface SampleAppOptions {
   readonly edge?: Partial<EdgeOptions>;
   /** Overrides of the trader's budget (default TRADER_BUDGET: 20,000 tokens a run, 1,000,000 a day per tenant, a fifth of it per user). */
   readonly traderBudget?: Partial<AgentBudget>;
+  /** The model every agent runs on (see modelFromEnv). Default: each agent's scripted model, offline. */
+  readonly model?: Pick<SampleModel, 'provider'>;
 }
 
 export const SAMPLE_OPTIONS = Symbol('SAMPLE_OPTIONS');

@@ -63,7 +63,24 @@ export interface AgentRunContext {
   readonly permissions?: readonly string[];
   readonly runId?: string;
   readonly signal?: AbortSignal;
+  /**
+   * Given, the run tells what happens as it happens (and asks the model to stream its text): a `delta` per piece
+   * of the model's text, a `step` per tool call once the dispatcher decided it, and `final` with the result.
+   * A listener that throws does not stop the run (logged once per run).
+   */
+  readonly onEvent?: (event: AgentRunEvent) => void;
 }
+
+/**
+ * What a run tells its listener, in order. `delta`: a piece of the model's text in model turn `step` (the pieces of
+ * a turn add up to that step's `text`; the answer is the last turn's text, plus the runtime's note when a proposal
+ * waits for a human). `step`: one tool call of turn `step`, as the result shows it (decision, cause, outcome,
+ * arguments and the observation the model saw). `final`: the run's result, last.
+ */
+export type AgentRunEvent =
+  | { readonly type: 'delta'; readonly step: number; readonly text: string }
+  | { readonly type: 'step'; readonly step: number; readonly toolCall: ToolCallRecord }
+  | { readonly type: 'final'; readonly result: AgentRunResult };
 
 export interface PendingApproval {
   readonly proposalId: string;

@@ -1,10 +1,11 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
 import { AgentAuditLog, TokenQuota } from '@zmodu/guard';
 import { Skill, SkillInvocation } from '@zmodu/skills';
 import { AgentModule } from './agent.module';
 import { AgentRegistry } from './agent.registry';
 import { AgentSpec } from './agent-definition';
+import { AgentRunEvent } from './agent-run';
 import { lastObservation, ScriptedModelProvider } from './providers/scripted-model.provider';
 import { ModelRequest } from './providers/model-provider';
 
@@ -253,6 +254,120 @@ describe('Agent.run', () => {
     const app = await boot([trader({ provider })]);
     const r = await app.get(AgentRegistry).get('trader').run('go', { tenantId: 't1', userId: 'u' });
     expect(r).toMatchObject({ stoppedReason: 'model_error', error: '503 from model', steps: [] });
+    await app.close();
+  });
+
+  it('tells a listener what happens as it happens: text deltas, a step per tool call with its guard decision, then the result', async () => {
+    const app = await boot([trader()]);
+    const events: AgentRunEvent[] = [];
+    const result = await app
+      .get(AgentRegistry)
+      .get('trader')
+      .run('Buy 10 ACME', { tenantId: 't1', userId: 'alice', onEvent: (e) => events.push(e) });
+
+    expect(events.at(-1)).toEqual({ type: 'final', result });
+    expect(events.filter((e) => e.type === 'final')).toHaveLength(1);
+    const calls = events.flatMap((e) => (e.type === 'step' ? [[e.step, e.toolCall.name, e.toolCall.decision, e.toolCall.cause]] : []));
+    expect(calls).toEqual([
+      [0, 'market.quote', 'allowed', null],
+      [0, 'market.quote', 'allowed', null],
+      [1, 'order.submit', 'denied', 'denied_execute_class'],
+      [2, 'order.draft', 'allowed', null],
+    ]);
+    // Each step event is the record of the result, observation included.
+    const stepEvents = events.filter((e) => e.type === 'step');
+    expect(stepEvents.map((e) => e.toolCall)).toEqual(result.steps.flatMap((s) => s.toolCalls));
+    // The deltas of a turn add up to its text, and come before that turn's tool calls.
+    for (const step of result.steps) {
+      const text = events.map((e) => (e.type === 'delta' && e.step === step.index ? e.text : '')).join('');
+      expect(text).toBe(step.text);
+    }
+    const deltas = events.filter((e) => e.type === 'delta');
+    expect(deltas.length).toBeGreaterThan(2);
+    expect(events.findIndex((e) => e.type === 'delta' && e.step === 0)).toBeLessThan(events.findIndex((e) => e.type === 'step'));
+    expect(
+      deltas
+        .filter((e) => e.step === 3)
+        .map((e) => e.text)
+        .join(''),
+    ).toBe(result.answer);
+    await app.close();
+  });
+
+  it('asks the provider to stream only when a listener is given', async () => {
+    const asked: boolean[] = [];
+    const provider = {
+      name: 'probe',
+      complete: async (req: ModelRequest) => {
+        asked.push(typeof req.onTextDelta === 'function');
+        req.onTextDelta?.('done');
+        return { text: 'done', toolCalls: [], usage: { inputTokens: 1, outputTokens: 1 } };
+      },
+    };
+    const app = await boot([trader({ provider })]);
+    const agent = app.get(AgentRegistry).get('trader');
+    await agent.run('a', { tenantId: 't1', userId: 'u' });
+    const events: AgentRunEvent[] = [];
+    await agent.run('b', { tenantId: 't1', userId: 'u', onEvent: (e) => events.push(e) });
+    expect(asked).toEqual([false, true]);
+    expect(events.map((e) => e.type)).toEqual(['delta', 'final']);
+    await app.close();
+  });
+
+  it('goes on when the listener throws or rejects, and logs that once per run', async () => {
+    const warn = jest.spyOn(Logger.prototype, 'warn');
+    try {
+      const app = await boot([trader()]);
+      const agent = app.get(AgentRegistry).get('trader');
+      let calls = 0;
+      const throwing = await agent.run('Buy 10 ACME', {
+        tenantId: 't1',
+        userId: 'alice',
+        onEvent: () => {
+          calls++;
+          throw new Error('listener broke');
+        },
+      });
+      expect(throwing.stoppedReason).toBe('final');
+      expect(throwing.answer).toBe('Drafted d-1 for review.');
+      expect(calls).toBeGreaterThan(5); // still called after it threw
+      const rejecting = await agent.run('Buy 10 ACME', {
+        tenantId: 't1',
+        userId: 'alice',
+        onEvent: (async () => Promise.reject(new Error('async listener broke'))) as unknown as (e: AgentRunEvent) => void,
+      });
+      expect(rejecting.stoppedReason).toBe('final');
+      await new Promise((r) => setImmediate(r));
+      const logged = warn.mock.calls.map((c) => String(c[0])).filter((m) => /event listener failed/.test(m));
+      expect(logged).toHaveLength(2);
+      expect(logged[0]).toMatch(/listener broke/);
+      expect(logged[1]).toMatch(/async listener broke/);
+      await app.close();
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
+  it('ends aborted when the run is aborted while the model streams', async () => {
+    const controller = new AbortController();
+    const provider = new ScriptedModelProvider([{ text: 'one two three four five six' }]);
+    const app = await boot([trader({ provider })]);
+    const deltas: string[] = [];
+    const r = await app
+      .get(AgentRegistry)
+      .get('trader')
+      .run('x', {
+        tenantId: 't1',
+        userId: 'u',
+        signal: controller.signal,
+        onEvent: (e) => {
+          if (e.type !== 'delta') return;
+          deltas.push(e.text);
+          if (deltas.length === 2) controller.abort();
+        },
+      });
+    expect(r).toMatchObject({ stoppedReason: 'aborted', steps: [] });
+    expect(deltas).toEqual(['one ', 'two ']);
     await app.close();
   });
 

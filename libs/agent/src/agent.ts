@@ -3,7 +3,16 @@ import { Logger } from '@nestjs/common';
 import { auditPolicy, Guard, GuardPolicy, GuardStats, PolicyHealth, QuotaBudget, QuotaKey, TokenQuota } from '@zmodu/guard';
 import { createSkillContext, SkillDispatcher, SkillRegistry } from '@zmodu/skills';
 import { AgentMetrics, AgentMetricsSnapshot } from './agent-metrics';
-import { AgentRunContext, AgentRunResult, AgentStep, ExhaustedBudget, PendingApproval, StopReason } from './agent-run';
+import {
+  AgentRunContext,
+  AgentRunEvent,
+  AgentRunResult,
+  AgentStep,
+  ExhaustedBudget,
+  PendingApproval,
+  StopReason,
+  ToolCallRecord,
+} from './agent-run';
 import { AgentSpec, DEFAULT_MAX_STEPS, DEFAULT_MAX_TOOL_CALLS_PER_TURN, DEFAULT_MAX_MALFORMED_TOOL_CALLS } from './agent-definition';
 import { ChatMessage, ToolSpec } from './providers/model-provider';
 
@@ -69,6 +78,7 @@ export class Agent {
     const system = await this.systemPrompt(ctx.tenantId, ctx.userId, goal);
     const messages: ChatMessage[] = [{ role: 'user', content: goal }];
     const signal = context.signal ?? new AbortController().signal;
+    const emit = this.emitter(runId, context.onEvent);
     const maxSteps = this.spec.maxSteps ?? DEFAULT_MAX_STEPS;
     const perTurn = this.spec.maxToolCallsPerTurn ?? DEFAULT_MAX_TOOL_CALLS_PER_TURN;
     const malformedAllowed = this.spec.maxMalformedToolCalls ?? DEFAULT_MAX_MALFORMED_TOOL_CALLS;
@@ -102,7 +112,13 @@ export class Agent {
       }
       let turn;
       try {
-        turn = await this.spec.provider.complete({ system, messages, tools, signal });
+        turn = await this.spec.provider.complete({
+          system,
+          messages,
+          tools,
+          signal,
+          ...(emit ? { onTextDelta: (text: string) => emit({ type: 'delta', step: index, text }) } : {}),
+        });
       } catch (err) {
         stoppedReason = signal.aborted ? 'aborted' : 'model_error';
         error = (err as Error)?.message ?? String(err);
@@ -146,7 +162,7 @@ export class Agent {
         metrics.toolCalls++;
         if (result.cause !== null) metrics.denial(result.cause);
         else if (!result.ok) metrics.toolErrors++;
-        step.toolCalls.push({
+        const record: ToolCallRecord = {
           id: call.id,
           name: call.name,
           arguments: call.arguments,
@@ -156,7 +172,9 @@ export class Agent {
           ok: result.ok,
           observation: result.observation,
           durationMs: result.durationMs,
-        });
+        };
+        step.toolCalls.push(record);
+        emit?.({ type: 'step', step: index, toolCall: record });
         messages.push({ role: 'tool', toolCallId: call.id, name: call.name, content: result.observation });
       }
     }
@@ -167,7 +185,7 @@ export class Agent {
     // The answer says when work waits for a human, whatever the model wrote.
     if (pendingApprovals.length)
       answer = `${answer}${answer ? '\n\n' : ''}${pendingApprovals.map((p) => `Proposal ${p.proposalId} (${p.skill}) needs human approval${p.reason ? `: ${p.reason}` : ''}.`).join('\n')}`;
-    return {
+    const result: AgentRunResult = {
       runId,
       agent: this.name,
       answer,
@@ -177,6 +195,27 @@ export class Agent {
       pendingApprovals,
       ...(error ? { error } : {}),
       ...(budget ? { budget } : {}),
+    };
+    emit?.({ type: 'final', result });
+    return result;
+  }
+
+  /** The run's listener, made safe: what it throws (or rejects with) is logged once per run and never stops the run. */
+  private emitter(runId: string, listener: ((event: AgentRunEvent) => void) | undefined): ((event: AgentRunEvent) => void) | undefined {
+    if (typeof listener !== 'function') return undefined;
+    let logged = false;
+    const failed = (err: unknown) => {
+      if (logged) return;
+      logged = true;
+      this.logger.warn(`run ${runId}: the run's event listener failed (the run goes on; further failures are not logged): ${String(err)}`);
+    };
+    return (event) => {
+      try {
+        const returned = listener(event) as unknown;
+        if (returned instanceof Promise) returned.catch(failed);
+      } catch (err) {
+        failed(err);
+      }
     };
   }
 

@@ -14,7 +14,16 @@ export {
   DEFAULT_MAX_TOOL_CALLS_PER_TURN,
   MAX_MAX_TOOL_CALLS_PER_TURN,
 } from './agent-definition';
-export type { AgentRunContext, AgentRunResult, AgentStep, ExhaustedBudget, PendingApproval, StopReason, ToolCallRecord } from './agent-run';
+export type {
+  AgentRunContext,
+  AgentRunEvent,
+  AgentRunResult,
+  AgentStep,
+  ExhaustedBudget,
+  PendingApproval,
+  StopReason,
+  ToolCallRecord,
+} from './agent-run';
 export type { AgentMetricsSnapshot } from './agent-metrics';
 export type { ChatMessage, ModelProvider, ModelRequest, ModelTurn, TokenUsage, ToolCall, ToolSpec } from './providers/model-provider';
 export { lastObservation, ScriptedModelProvider, ScriptExhaustedError } from './providers/scripted-model.provider';

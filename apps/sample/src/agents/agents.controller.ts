@@ -1,12 +1,13 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Res, ServiceUnavailableException } from '@nestjs/common';
-import type { Response } from 'express';
-import { Agent, AgentRegistry, AgentRunResult } from '@zmodu/agent';
+import { Body, Controller, Get, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { Agent, AgentRegistry } from '@zmodu/agent';
 import { PolicyHealth } from '@zmodu/guard';
 import { PERMISSIONS } from '../auth/auth.constants';
 import { RequestContext } from '../auth/request-context';
 import { RequirePermission } from '../auth/require-permission.decorator';
 import { RunGoalDto } from './run-goal.dto';
-import { DATABASE_RETRY_AFTER_SECONDS } from '../edge/edge-exception.filter';
+import { refuseUnreadableQuota } from './quota-outage';
+import { acceptsEventStream, streamRun } from './run-event-stream';
 
 @Controller('agents')
 export class AgentsController {
@@ -21,22 +22,20 @@ export class AgentsController {
     return this.agents.list().map((a) => ({ name: a.name, skills: a.tools().map((t) => t.name), policy: a.spec.guard }));
   }
 
-  /** Run an agent on a goal as the caller; returns the answer, the steps and every tool call with its guard decision. */
+  /**
+   * Run an agent on a goal as the caller; returns the answer, the steps and every tool call with its guard decision.
+   * With `Accept: text/event-stream`, the same run as Server-Sent Events (step, delta, final; see streamRun).
+   */
   @Post(':name/runs')
   @HttpCode(200)
   @RequirePermission(PERMISSIONS.agentRun)
-  async run(@Param('name') name: string, @Body() body: RunGoalDto, @Res({ passthrough: true }) res: Response): Promise<AgentRunResult> {
-    const result = await this.agent(name).run(body.goal, this.context.runContext());
-    // A run stopped because its quota could not be read (the database is away) is an outage, told as one.
-    if (result.stoppedReason === 'quota_unavailable') {
-      res.setHeader('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS));
-      throw new ServiceUnavailableException({
-        statusCode: 503,
-        message: `The token quota cannot be read (the database is unavailable): retry in ${DATABASE_RETRY_AFTER_SECONDS} seconds.`,
-        runId: result.runId,
-      });
-    }
-    return result;
+  async run(@Param('name') name: string, @Body() body: RunGoalDto, @Req() req: Request, @Res() res: Response): Promise<void> {
+    const agent = this.agent(name);
+    const context = this.context.runContext();
+    if (acceptsEventStream(req)) return streamRun(agent, body.goal, context, res);
+    const result = await agent.run(body.goal, context);
+    refuseUnreadableQuota(result, res);
+    res.status(200).json(result);
   }
 
   /** The auditPolicy report of the agent's guard policy against the registered skills. */

@@ -1,4 +1,4 @@
-import { AgentBudget, AgentSpec, lastObservation, ModelRequest, ScriptedModelProvider } from '@zmodu/agent';
+import { AgentBudget, AgentSpec, lastObservation, ModelProvider, ModelRequest, ScriptedModelProvider } from '@zmodu/agent';
 
 /**
  * The offline trader: a scripted model that quotes, then proposes the order with approval.submit.
@@ -65,14 +65,20 @@ export function scriptedTrader(): ScriptedModelProvider {
  */
 export const TRADER_BUDGET: AgentBudget = { tokensPerRun: 20_000, tokensPerPeriod: 1_000_000, userShare: 0.2 };
 
-/** The trader agent: it may quote, draft and propose; its guard keeps execute off, so a human approves every order it proposes. */
-export function traderAgent(budget: Partial<AgentBudget> = {}): AgentSpec {
+/**
+ * The trader agent: it may quote, draft and propose; its guard keeps execute off, so a human approves every order it
+ * proposes. `provider`: a real model instead of the scripted one (the same guard, skills and budget).
+ */
+export function traderAgent(budget: Partial<AgentBudget> = {}, provider: ModelProvider = scriptedTrader()): AgentSpec {
   return {
     name: 'trader',
-    provider: scriptedTrader(),
+    provider,
     skills: ['market.quote', 'order.draft', 'approval.submit'],
     guard: { allow: ['market.quote', 'order.draft', 'approval.submit'], deny: [], allowExecute: false },
-    systemPrompt: 'You are a trading assistant. You may quote, draft and propose orders; a human approves them.',
+    systemPrompt:
+      'You are a trading assistant. You may quote, draft and propose orders; a human approves them. Quote the instrument ' +
+      'with market.quote first; propose an order with approval.submit (action "order.submit", payload { symbol, side, qty, ' +
+      'limitPrice }); if proposing is refused, draft it with order.draft. Answer in one or two sentences.',
     maxSteps: 6,
     budget: { ...TRADER_BUDGET, ...budget },
   };

@@ -23,6 +23,13 @@ const KNOWN: Array<[new (...args: never[]) => Error, number]> = [
   [OutboxConflictException, HttpStatus.CONFLICT],
 ];
 
+/** How the edge answers an exception: status, JSON body, and for an outage the seconds to wait (Retry-After). */
+export interface EdgeAnswer {
+  readonly status: number;
+  readonly body: object;
+  readonly retryAfterSeconds?: number;
+}
+
 /** Seconds a client should wait before retrying when the database is unavailable. */
 export const DATABASE_RETRY_AFTER_SECONDS = 5;
 
@@ -38,34 +45,48 @@ export class EdgeExceptionFilter implements ExceptionFilter {
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const res = host.switchToHttp().getResponse<Response>();
-    const requestId = currentRequestId();
+    const answer = this.answer(exception, currentRequestId());
+    if (answer.retryAfterSeconds !== undefined && !res.headersSent) res.setHeader('Retry-After', String(answer.retryAfterSeconds));
+    send(res, answer.status, answer.body);
+  }
+
+  /**
+   * The status and body that answer an exception (logged here when it is unexpected or an outage). An agent run
+   * streamed as Server-Sent Events sends this body as its `error` event when it fails after the stream started.
+   */
+  answer(exception: unknown, requestId: string | undefined): EdgeAnswer {
     if (exception instanceof HttpException) {
       const body = exception.getResponse();
-      return send(res, exception.getStatus(), typeof body === 'string' ? { statusCode: exception.getStatus(), message: body } : body);
+      return {
+        status: exception.getStatus(),
+        body: typeof body === 'string' ? { statusCode: exception.getStatus(), message: body } : body,
+      };
     }
     const known = KNOWN.find(([type]) => exception instanceof type);
     if (known) {
       const err = exception as Error & { field?: unknown; status?: unknown; current?: unknown };
-      return send(res, known[1], {
-        statusCode: known[1],
-        message: err.message,
-        ...(err.field !== undefined ? { field: err.field } : {}),
-        ...(exception instanceof ProposalConflictException ? { status: err.status, current: err.current ?? null } : {}),
-      });
+      return {
+        status: known[1],
+        body: {
+          statusCode: known[1],
+          message: err.message,
+          ...(err.field !== undefined ? { field: err.field } : {}),
+          ...(exception instanceof ProposalConflictException ? { status: err.status, current: err.current ?? null } : {}),
+        },
+      };
     }
     if (isDatabaseUnavailable(exception)) {
       this.logger.warn(`database unavailable (request ${requestId ?? '-'}): ${(exception as Error)?.message ?? String(exception)}`);
-      res.setHeader('Retry-After', String(DATABASE_RETRY_AFTER_SECONDS));
-      return send(res, HttpStatus.SERVICE_UNAVAILABLE, {
-        statusCode: HttpStatus.SERVICE_UNAVAILABLE,
-        message: `The database is unavailable: retry in ${DATABASE_RETRY_AFTER_SECONDS} seconds.`,
-        requestId,
-      });
+      const status = HttpStatus.SERVICE_UNAVAILABLE;
+      const message = `The database is unavailable: retry in ${DATABASE_RETRY_AFTER_SECONDS} seconds.`;
+      return { status, body: { statusCode: status, message, requestId }, retryAfterSeconds: DATABASE_RETRY_AFTER_SECONDS };
     }
     const parserStatus = clientErrorStatus(exception);
-    if (parserStatus) return send(res, parserStatus, { statusCode: parserStatus, message: (exception as Error).message, field: 'body' });
+    if (parserStatus)
+      return { status: parserStatus, body: { statusCode: parserStatus, message: (exception as Error).message, field: 'body' } };
     this.unexpected(exception, requestId);
-    send(res, HttpStatus.INTERNAL_SERVER_ERROR, { statusCode: HttpStatus.INTERNAL_SERVER_ERROR, message: 'Internal error', requestId });
+    const status = HttpStatus.INTERNAL_SERVER_ERROR;
+    return { status, body: { statusCode: status, message: 'Internal error', requestId } };
   }
 
   /** The one place an unexpected error is logged (with its stack, in the log only). */

@@ -41,6 +41,41 @@ const message = (content: unknown[], stop_reason: string, usage: Record<string, 
   usage,
 });
 
+/** A Messages stream: named events, each `event: <type>` and `data: <json>` (shapes from the Anthropic API reference). */
+const openStream = (res: ServerResponse) => res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+const send = (res: ServerResponse, ...events: Array<Record<string, unknown>>) =>
+  events.forEach((e) => res.write(`event: ${String(e.type)}\ndata: ${JSON.stringify(e)}\n\n`));
+const start = (usage: Record<string, unknown>) => ({
+  type: 'message_start',
+  message: {
+    id: 'msg_1',
+    type: 'message',
+    role: 'assistant',
+    model: 'claude-test',
+    content: [],
+    stop_reason: null,
+    stop_sequence: null,
+    usage,
+  },
+});
+const textBlock = (index: number) => ({ type: 'content_block_start', index, content_block: { type: 'text', text: '' } });
+const toolBlock = (index: number, id: string, name: string) => ({
+  type: 'content_block_start',
+  index,
+  content_block: { type: 'tool_use', id, name, input: {} },
+});
+const textDelta = (index: number, text: string) => ({ type: 'content_block_delta', index, delta: { type: 'text_delta', text } });
+const jsonDelta = (index: number, partial_json: string) => ({
+  type: 'content_block_delta',
+  index,
+  delta: { type: 'input_json_delta', partial_json },
+});
+const stop = (index: number) => ({ type: 'content_block_stop', index });
+const end = (stop_reason: string, usage: Record<string, unknown>) => [
+  { type: 'message_delta', delta: { stop_reason, stop_sequence: null }, usage },
+  { type: 'message_stop' },
+];
+
 const request = (over: Partial<ModelRequest> = {}): ModelRequest => ({
   system: 'You are a test.',
   messages: [{ role: 'user', content: 'quote ACME and GLOBEX' }],
@@ -160,6 +195,133 @@ describe('AnthropicModelProvider (official SDK against a local protocol server)'
     await new Promise((r) => setTimeout(r, 100));
     expect(s.cut()).toBe(1);
     s.server.closeAllConnections();
+  });
+
+  describe('streaming (onTextDelta)', () => {
+    it('streams the answer: deltas in order as they arrive, usage from message_start and message_delta with the cache counted once', async () => {
+      let firstSeen!: () => void;
+      const seen = new Promise<void>((resolve) => (firstSeen = resolve));
+      const s = await messagesServer([
+        (_b, _r, res) => {
+          openStream(res);
+          send(
+            res,
+            start({ input_tokens: 50, output_tokens: 1, cache_read_input_tokens: 1000, cache_creation_input_tokens: 200 }),
+            textBlock(0),
+            { type: 'ping' },
+            textDelta(0, 'ACME '),
+          );
+          // The rest only once the client has the first delta: a provider that waited for the whole body would hang here.
+          void seen.then(() => {
+            send(res, textDelta(0, 'trades '), textDelta(0, 'at 101.25.'), stop(0), ...end('end_turn', { output_tokens: 9 }));
+            res.end();
+          });
+        },
+      ]);
+      server = s.server;
+      const deltas: string[] = [];
+      const turn = await new AnthropicModelProvider({ model: 'claude-test', apiKey: 'k', baseURL: s.url }).complete(
+        request({ onTextDelta: (d) => (deltas.push(d), firstSeen()) }),
+      );
+      expect(deltas).toEqual(['ACME ', 'trades ', 'at 101.25.']);
+      expect(turn).toEqual({ text: 'ACME trades at 101.25.', toolCalls: [], usage: { inputTokens: 1250, outputTokens: 9 } });
+      expect(s.requests[0].body).toMatchObject({ model: 'claude-test', stream: true, system: 'You are a test.' });
+    });
+
+    it('gathers two parallel tool uses from their input_json_delta pieces, and returns malformed input raw', async () => {
+      const s = await messagesServer([
+        (_b, _r, res) => {
+          openStream(res);
+          send(
+            res,
+            start({ input_tokens: 30, output_tokens: 1 }),
+            textBlock(0),
+            textDelta(0, 'Quoting both.'),
+            stop(0),
+            toolBlock(1, 'toolu_1', 'market-quote'),
+            jsonDelta(1, ''),
+            jsonDelta(1, '{"symbol": "AC'),
+            jsonDelta(1, 'ME"}'),
+            stop(1),
+            toolBlock(2, 'toolu_2', 'market-quote'),
+            jsonDelta(2, '{"symbol":"GLOBEX"}'),
+            stop(2),
+            toolBlock(3, 'toolu_3', 'market-quote'),
+            jsonDelta(3, '{"symbol": '),
+            stop(3),
+            ...end('tool_use', { output_tokens: 60, input_tokens: 30, cache_read_input_tokens: 100 }),
+          );
+          res.end();
+        },
+      ]);
+      server = s.server;
+      const deltas: string[] = [];
+      const turn = await new AnthropicModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url }).complete(
+        request({ onTextDelta: (d) => deltas.push(d) }),
+      );
+      expect(deltas).toEqual(['Quoting both.']);
+      expect(turn.text).toBe('Quoting both.');
+      expect(turn.toolCalls).toEqual([
+        { id: 'toolu_1', name: 'market.quote', arguments: { symbol: 'ACME' } },
+        { id: 'toolu_2', name: 'market.quote', arguments: { symbol: 'GLOBEX' } },
+        { id: 'toolu_3', name: 'market.quote', arguments: '{"symbol": ' },
+      ]);
+      // message_delta's counts are cumulative: they replace message_start's, the cache read counted once.
+      expect(turn.usage).toEqual({ inputTokens: 130, outputTokens: 60 });
+    });
+
+    it('turns a streamed stop_reason "refusal" into a refusal', async () => {
+      const s = await messagesServer([
+        (_b, _r, res) => {
+          openStream(res);
+          send(
+            res,
+            start({ input_tokens: 5, output_tokens: 1 }),
+            textBlock(0),
+            textDelta(0, 'I will not.'),
+            stop(0),
+            ...end('refusal', { output_tokens: 3 }),
+          );
+          res.end();
+        },
+      ]);
+      server = s.server;
+      const turn = await new AnthropicModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url }).complete(
+        request({ onTextDelta: () => undefined }),
+      );
+      expect(turn).toMatchObject({ text: '', refusal: 'I will not.', toolCalls: [] });
+    });
+
+    it('aborts a stream in mid-answer, cuts off one that goes quiet (timeoutMs), and refuses one that ends early: no request left running', async () => {
+      const started: Handler = (_b, _r, res) => {
+        openStream(res);
+        send(res, start({ input_tokens: 5, output_tokens: 1 }), textBlock(0), textDelta(0, 'Thinking'));
+      };
+      const s = await messagesServer([started, started, (b, r, res) => (started(b, r, res), res.end())]);
+      server = s.server;
+      const controller = new AbortController();
+      const deltas: string[] = [];
+      const aborted = new AnthropicModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries: 0 }).complete(
+        request({ signal: controller.signal, onTextDelta: (d) => (deltas.push(d), setTimeout(() => controller.abort(), 50)) }),
+      );
+      await expect(aborted).rejects.toThrow(/aborted/);
+      expect(deltas).toEqual(['Thinking']);
+
+      const t0 = Date.now();
+      const quiet = new AnthropicModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries: 0, timeoutMs: 300 }).complete(
+        request({ onTextDelta: () => undefined }),
+      );
+      await expect(quiet).rejects.toThrow(/sent nothing for 300 ms/);
+      expect(Date.now() - t0).toBeLessThan(2000);
+
+      const cut = new AnthropicModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries: 0 }).complete(
+        request({ onTextDelta: () => undefined }),
+      );
+      await expect(cut).rejects.toThrow(/ended before the turn was complete/);
+      await new Promise((r) => setTimeout(r, 100));
+      expect(s.cut()).toBe(2); // the aborted and the quiet stream were cut off at the server
+      s.server.closeAllConnections();
+    });
   });
 
   it('needs a model and a key, saying where they come from', () => {

@@ -1,7 +1,14 @@
 import Anthropic from '@anthropic-ai/sdk';
-import type { MessageParam, Tool, ToolResultBlockParam } from '@anthropic-ai/sdk/resources/messages';
+import type {
+  MessageCreateParamsNonStreaming,
+  MessageDeltaUsage,
+  MessageParam,
+  Tool,
+  ToolResultBlockParam,
+} from '@anthropic-ai/sdk/resources/messages';
 import { ChatMessage, ModelProvider, ModelRequest, ModelTurn, ToolCall } from './model-provider';
 import { modelClientSettings, ModelClientOptions } from './model-client';
+import { StreamDeadline } from './stream-deadline';
 import { fromFunctionName, toFunctionName } from './tool-names';
 
 /** Options of an Anthropic model (the Messages API). */
@@ -20,39 +27,109 @@ export class AnthropicModelProvider implements ModelProvider {
   }
 
   async complete(request: ModelRequest): Promise<ModelTurn> {
-    const tools: Tool[] = request.tools.map((t) => ({
-      name: toFunctionName(t.name),
-      description: t.description,
-      input_schema: t.parameters as Tool['input_schema'],
-    }));
-    const message = await this.client.messages.create(
-      {
-        model: this.options.model,
-        max_tokens: this.options.maxTokens ?? 4096,
-        system: request.system,
-        messages: toAnthropicMessages(request.messages),
-        ...(tools.length ? { tools } : {}),
-        ...(this.options.temperature === undefined ? {} : { temperature: this.options.temperature }),
-      },
-      { signal: request.signal },
-    );
+    if (request.onTextDelta) return this.stream(request, request.onTextDelta);
+    const message = await this.client.messages.create(this.params(request), { signal: request.signal });
     let text = '';
     const toolCalls: ToolCall[] = [];
     for (const block of message.content) {
       if (block.type === 'text') text += block.text;
       else if (block.type === 'tool_use') toolCalls.push({ id: block.id, name: fromFunctionName(block.name), arguments: block.input });
     }
-    // input_tokens leaves out the cached prompt: cache reads and writes are counted beside it, each once.
-    const u = message.usage;
-    const inputTokens = (u?.input_tokens ?? 0) + (u?.cache_read_input_tokens ?? 0) + (u?.cache_creation_input_tokens ?? 0);
-    const refused = (message.stop_reason as string | null) === 'refusal';
+    return turnOf(text, toolCalls, message.usage, message.stop_reason);
+  }
+
+  /**
+   * Messages with `stream: true`: text deltas as they come, each tool_use block's input gathered from its
+   * input_json_delta pieces (parsed at the end; text that is not JSON is returned raw), usage from message_start
+   * and message_delta (whose counts are cumulative).
+   */
+  private async stream(request: ModelRequest, onTextDelta: (delta: string) => void): Promise<ModelTurn> {
+    const deadline = new StreamDeadline('AnthropicModelProvider', request.signal, this.client.timeout);
+    const stream = await this.client.messages.create({ ...this.params(request), stream: true }, { signal: deadline.signal });
+    deadline.touch();
+    let text = '';
+    let stopReason: string | null = null;
+    let stopped = false;
+    let usage: Usage | undefined;
+    const blocks = new Map<number, { id: string; name: string; json: string; input: unknown }>();
+    try {
+      for await (const event of stream) {
+        deadline.touch();
+        if (event.type === 'message_start') usage = { ...event.message.usage };
+        else if (event.type === 'content_block_start' && event.content_block.type === 'tool_use') {
+          const { id, name, input } = event.content_block;
+          blocks.set(event.index, { id, name, json: '', input });
+        } else if (event.type === 'content_block_delta') {
+          if (event.delta.type === 'text_delta') {
+            text += event.delta.text;
+            onTextDelta(event.delta.text);
+          } else if (event.delta.type === 'input_json_delta') {
+            const block = blocks.get(event.index);
+            if (block) block.json += event.delta.partial_json;
+          }
+        } else if (event.type === 'message_delta') {
+          stopReason = event.delta.stop_reason;
+          usage = mergeUsage(usage, event.usage);
+        } else if (event.type === 'message_stop') stopped = true;
+      }
+    } catch (err) {
+      deadline.finish(stopped, err);
+    }
+    deadline.finish(stopped);
+    const toolCalls = [...blocks.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([, b]) => ({ id: b.id, name: fromFunctionName(b.name), arguments: b.json ? parseInput(b.json) : b.input }));
+    return turnOf(text, toolCalls, usage, stopReason);
+  }
+
+  private params(request: ModelRequest): MessageCreateParamsNonStreaming {
+    const tools: Tool[] = request.tools.map((t) => ({
+      name: toFunctionName(t.name),
+      description: t.description,
+      input_schema: t.parameters as Tool['input_schema'],
+    }));
     return {
-      text: refused ? '' : text,
-      toolCalls: refused ? [] : toolCalls,
-      usage: { inputTokens, outputTokens: u?.output_tokens ?? 0 },
-      ...(refused ? { refusal: text || 'The model refused to answer.' } : {}),
+      model: this.options.model,
+      max_tokens: this.options.maxTokens ?? 4096,
+      system: request.system,
+      messages: toAnthropicMessages(request.messages),
+      ...(tools.length ? { tools } : {}),
+      ...(this.options.temperature === undefined ? {} : { temperature: this.options.temperature }),
     };
   }
+}
+
+type Usage = Pick<MessageDeltaUsage, 'input_tokens' | 'output_tokens' | 'cache_read_input_tokens' | 'cache_creation_input_tokens'>;
+
+/** message_delta's counts are cumulative: a count it gives replaces the one of message_start, never adds to it. */
+function mergeUsage(start: Usage | undefined, delta: MessageDeltaUsage): Usage {
+  return {
+    input_tokens: delta.input_tokens ?? start?.input_tokens ?? 0,
+    output_tokens: delta.output_tokens ?? start?.output_tokens ?? 0,
+    cache_read_input_tokens: delta.cache_read_input_tokens ?? start?.cache_read_input_tokens ?? null,
+    cache_creation_input_tokens: delta.cache_creation_input_tokens ?? start?.cache_creation_input_tokens ?? null,
+  };
+}
+
+/** The tool input, or the raw text when it is not JSON (the agent answers the model with a tool error it can correct). */
+function parseInput(json: string): unknown {
+  try {
+    return JSON.parse(json);
+  } catch {
+    return json;
+  }
+}
+
+/** input_tokens leaves out the cached prompt: cache reads and writes are counted beside it, each once. */
+function turnOf(text: string, toolCalls: ToolCall[], u: Partial<Usage> | undefined, stopReason: string | null): ModelTurn {
+  const inputTokens = (u?.input_tokens ?? 0) + (u?.cache_read_input_tokens ?? 0) + (u?.cache_creation_input_tokens ?? 0);
+  const refused = stopReason === 'refusal';
+  return {
+    text: refused ? '' : text,
+    toolCalls: refused ? [] : toolCalls,
+    usage: { inputTokens, outputTokens: u?.output_tokens ?? 0 },
+    ...(refused ? { refusal: text || 'The model refused to answer.' } : {}),
+  };
 }
 
 /** Our conversation as Messages: tool results of one turn go back together, in one user message. */

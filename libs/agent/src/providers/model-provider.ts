@@ -24,6 +24,12 @@ export interface ModelRequest {
   readonly messages: readonly ChatMessage[];
   readonly tools: readonly ToolSpec[];
   readonly signal: AbortSignal;
+  /**
+   * Given, the provider streams the turn and calls this with each piece of the model's text as it arrives
+   * (in order; together they are the turn's `text`). The turn it resolves to is the same as without streaming.
+   * Refusals and tool-call arguments are not text: they come in the turn.
+   */
+  readonly onTextDelta?: (delta: string) => void;
 }
 
 export interface TokenUsage {

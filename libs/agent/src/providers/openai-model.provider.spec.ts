@@ -53,6 +53,34 @@ const completion = (
   usage,
 });
 
+/** A Chat Completions stream: one `data:` line per chunk (shapes from the OpenAI API reference), then `data: [DONE]`. */
+const chunk = (delta: Record<string, unknown>, finish_reason: string | null = null) => ({
+  id: 'chatcmpl-1',
+  object: 'chat.completion.chunk',
+  created: 1764500000,
+  model: 'test-model',
+  choices: [{ index: 0, delta, finish_reason, logprobs: null }],
+});
+/** With stream_options.include_usage, the last chunk has no choices and the usage of the whole request. */
+const usageChunk = (usage: Record<string, unknown>) => ({
+  id: 'chatcmpl-1',
+  object: 'chat.completion.chunk',
+  created: 1764500000,
+  model: 'test-model',
+  choices: [],
+  usage,
+});
+const openStream = (res: ServerResponse) => res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+const send = (res: ServerResponse, ...chunks: unknown[]) => chunks.forEach((c) => res.write(`data: ${JSON.stringify(c)}\n\n`));
+const finish = (res: ServerResponse, chunks: unknown[]) => {
+  send(res, ...chunks);
+  res.end('data: [DONE]\n\n');
+};
+const sse = (res: ServerResponse, chunks: unknown[]) => {
+  openStream(res);
+  finish(res, chunks);
+};
+
 const request = (signal = new AbortController().signal): ModelRequest => ({
   system: 'You are a test.',
   messages: [{ role: 'user', content: 'quote ACME and draft an order' }],
@@ -171,6 +199,128 @@ describe('OpenAIModelProvider (official SDK against a local protocol server)', (
     await new Promise((r) => setTimeout(r, 100));
     expect(s.closed()).toBe(2); // both requests were cut off at the server, none left running
     s.server.closeAllConnections();
+  });
+
+  describe('streaming (onTextDelta)', () => {
+    it('streams the answer: deltas in order as they arrive, the same turn as without streaming, usage with cached tokens counted once', async () => {
+      let firstSeen!: () => void;
+      const seen = new Promise<void>((resolve) => (firstSeen = resolve));
+      const s = await protocolServer([
+        (_b, _r, res) => {
+          openStream(res);
+          send(res, chunk({ role: 'assistant', content: '', refusal: null }), chunk({ content: 'ACME ' }));
+          // The rest only once the client has the first delta: a provider that waited for the whole body would hang here.
+          void seen.then(() =>
+            finish(res, [
+              chunk({ content: 'trades ' }),
+              chunk({ content: 'at 101.25.' }),
+              chunk({}, 'stop'),
+              usageChunk({ prompt_tokens: 1200, completion_tokens: 7, total_tokens: 1207, prompt_tokens_details: { cached_tokens: 1000 } }),
+            ]),
+          );
+        },
+      ]);
+      server = s.server;
+      const deltas: string[] = [];
+      const turn = await new OpenAIModelProvider({ model: 'test-model', apiKey: 'k', baseURL: s.url }).complete({
+        ...request(),
+        onTextDelta: (d) => (deltas.push(d), firstSeen()),
+      });
+      expect(deltas).toEqual(['ACME ', 'trades ', 'at 101.25.']);
+      expect(turn).toEqual({ text: 'ACME trades at 101.25.', toolCalls: [], usage: { inputTokens: 1200, outputTokens: 7 } });
+      expect(s.requests[0]).toMatchObject({
+        model: 'test-model',
+        stream: true,
+        stream_options: { include_usage: true },
+        parallel_tool_calls: true,
+      });
+    });
+
+    it('gathers two parallel tool calls from their pieces by index (interleaved), and returns malformed arguments raw', async () => {
+      const s = await protocolServer([
+        (_b, _r, res) =>
+          sse(res, [
+            chunk({ role: 'assistant', content: null }),
+            chunk({ tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'market-quote', arguments: '' } }] }),
+            chunk({ tool_calls: [{ index: 0, function: { arguments: '{"sym' } }] }),
+            chunk({ tool_calls: [{ index: 1, id: 'call_2', type: 'function', function: { name: 'order-draft', arguments: '{"qty":' } }] }),
+            chunk({ tool_calls: [{ index: 0, function: { arguments: 'bol":"ACME"}' } }] }),
+            chunk({ tool_calls: [{ index: 1, function: { arguments: ' 1' } }] }),
+            chunk({ tool_calls: [{ index: 2, id: 'call_3', type: 'function', function: { name: 'market_quote', arguments: '{}' } }] }),
+            chunk({}, 'tool_calls'),
+            usageChunk({ prompt_tokens: 40, completion_tokens: 30, total_tokens: 70 }),
+          ]),
+      ]);
+      server = s.server;
+      const deltas: string[] = [];
+      const turn = await new OpenAIModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url }).complete({
+        ...request(),
+        onTextDelta: (d) => deltas.push(d),
+      });
+      expect(turn.toolCalls).toEqual([
+        { id: 'call_1', name: 'market.quote', arguments: { symbol: 'ACME' } },
+        { id: 'call_2', name: 'order.draft', arguments: '{"qty": 1' },
+        { id: 'call_3', name: 'market_quote', arguments: {} },
+      ]);
+      expect(turn.text).toBe('');
+      expect(deltas).toEqual([]);
+      expect(turn.usage).toEqual({ inputTokens: 40, outputTokens: 30 });
+    });
+
+    it('gathers a streamed refusal (refusal deltas) into the turn, not into the text', async () => {
+      const s = await protocolServer([
+        (_b, _r, res) =>
+          sse(res, [
+            chunk({ role: 'assistant', content: null, refusal: '' }),
+            chunk({ refusal: 'I cannot ' }),
+            chunk({ refusal: 'help with that.' }),
+            chunk({}, 'stop'),
+            usageChunk({ prompt_tokens: 10, completion_tokens: 4, total_tokens: 14 }),
+          ]),
+      ]);
+      server = s.server;
+      const deltas: string[] = [];
+      const turn = await new OpenAIModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url }).complete({
+        ...request(),
+        onTextDelta: (d) => deltas.push(d),
+      });
+      expect(turn).toMatchObject({ text: '', refusal: 'I cannot help with that.', toolCalls: [] });
+      expect(deltas).toEqual([]);
+    });
+
+    it('aborts a stream in mid-answer, cuts off one that goes quiet (timeoutMs), and refuses one that ends early: no request left running', async () => {
+      const started: Handler = (_b, _r, res) => {
+        openStream(res);
+        send(res, chunk({ role: 'assistant', content: 'Thinking' }));
+      };
+      const s = await protocolServer([started, started, (b, r, res) => (started(b, r, res), res.end())]);
+      server = s.server;
+      const controller = new AbortController();
+      const deltas: string[] = [];
+      const aborted = new OpenAIModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries: 0 }).complete({
+        ...request(controller.signal),
+        onTextDelta: (d) => (deltas.push(d), setTimeout(() => controller.abort(), 50)),
+      });
+      await expect(aborted).rejects.toThrow(/aborted/);
+      expect(deltas).toEqual(['Thinking']);
+
+      const t0 = Date.now();
+      const quiet = new OpenAIModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries: 0, timeoutMs: 300 }).complete({
+        ...request(),
+        onTextDelta: () => undefined,
+      });
+      await expect(quiet).rejects.toThrow(/sent nothing for 300 ms/);
+      expect(Date.now() - t0).toBeLessThan(2000);
+
+      const cut = new OpenAIModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries: 0 }).complete({
+        ...request(),
+        onTextDelta: () => undefined,
+      });
+      await expect(cut).rejects.toThrow(/ended before the turn was complete/);
+      await new Promise((r) => setTimeout(r, 100));
+      expect(s.closed()).toBe(2); // the aborted and the quiet stream were cut off at the server
+      s.server.closeAllConnections();
+    });
   });
 
   it('needs a model and a key, saying where they come from', () => {

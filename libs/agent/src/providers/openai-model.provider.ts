@@ -1,7 +1,13 @@
 import OpenAI from 'openai';
-import type { ChatCompletionMessageParam, ChatCompletionTool } from 'openai/resources/chat/completions';
+import type { CompletionUsage } from 'openai/resources/completions';
+import type {
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionMessageParam,
+  ChatCompletionTool,
+} from 'openai/resources/chat/completions';
 import { ChatMessage, ModelProvider, ModelRequest, ModelTurn, ToolCall } from './model-provider';
 import { modelClientSettings, ModelClientOptions } from './model-client';
+import { StreamDeadline } from './stream-deadline';
 import { fromFunctionName, toFunctionName } from './tool-names';
 
 /** Options of an OpenAI-compatible chat model (OpenAI, Azure OpenAI, vLLM, Ollama, llama.cpp's server, LM Studio). */
@@ -18,35 +24,90 @@ export class OpenAIModelProvider implements ModelProvider {
   }
 
   async complete(request: ModelRequest): Promise<ModelTurn> {
-    const tools: ChatCompletionTool[] = request.tools.map((t) => ({
-      type: 'function',
-      function: { name: toFunctionName(t.name), description: t.description, parameters: t.parameters as Record<string, unknown> },
-    }));
-    const completion = await this.client.chat.completions.create(
-      {
-        model: this.options.model,
-        messages: [{ role: 'system', content: request.system }, ...request.messages.map(toOpenAIMessage)],
-        ...(tools.length ? { tools, parallel_tool_calls: true } : {}),
-        ...(this.options.temperature === undefined ? {} : { temperature: this.options.temperature }),
-        ...(this.options.maxTokens === undefined ? {} : { max_completion_tokens: this.options.maxTokens }),
-      },
-      { signal: request.signal },
-    );
+    if (request.onTextDelta) return this.stream(request, request.onTextDelta);
+    const completion = await this.client.chat.completions.create(this.params(request), { signal: request.signal });
     const message = completion.choices[0]?.message;
     const toolCalls: ToolCall[] = [];
     for (const call of message?.tool_calls ?? []) {
       if (call.type !== 'function') continue;
-      toolCalls.push({ id: call.id, name: fromFunctionName(call.function.name), arguments: parseArguments(call.function.arguments) });
+      toolCalls.push(toolCall(call.id, call.function.name, call.function.arguments));
     }
-    // Cached input tokens are part of prompt_tokens (prompt_tokens_details.cached_tokens): counted once.
-    const usage = completion.usage;
+    return turnOf(message?.content ?? '', message?.refusal ?? '', toolCalls, completion.usage);
+  }
+
+  /** Chat Completions with `stream: true`: text deltas as they come, tool-call pieces gathered by index, usage in the last chunk. */
+  private async stream(request: ModelRequest, onTextDelta: (delta: string) => void): Promise<ModelTurn> {
+    const deadline = new StreamDeadline('OpenAIModelProvider', request.signal, this.timeoutMs);
+    const stream = await this.client.chat.completions.create(
+      { ...this.params(request), stream: true, stream_options: { include_usage: true } },
+      { signal: deadline.signal },
+    );
+    deadline.touch();
+    let text = '';
+    let refusal = '';
+    let finished = false;
+    let usage: CompletionUsage | undefined;
+    const calls = new Map<number, { id: string; name: string; arguments: string }>();
+    try {
+      for await (const chunk of stream) {
+        deadline.touch();
+        if (chunk.usage) usage = chunk.usage;
+        const choice = chunk.choices?.[0];
+        if (!choice) continue;
+        const delta = choice.delta;
+        if (delta?.content) {
+          text += delta.content;
+          onTextDelta(delta.content);
+        }
+        if (delta?.refusal) refusal += delta.refusal;
+        for (const piece of delta?.tool_calls ?? []) {
+          const call = calls.get(piece.index) ?? { id: '', name: '', arguments: '' };
+          if (piece.id) call.id = piece.id;
+          if (piece.function?.name) call.name += piece.function.name;
+          if (piece.function?.arguments) call.arguments += piece.function.arguments;
+          calls.set(piece.index, call);
+        }
+        if (choice.finish_reason) finished = true;
+      }
+    } catch (err) {
+      deadline.finish(finished, err);
+    }
+    deadline.finish(finished);
+    const toolCalls = [...calls.entries()].sort(([a], [b]) => a - b).map(([, c]) => toolCall(c.id, c.name, c.arguments));
+    return turnOf(text, refusal, toolCalls, usage);
+  }
+
+  private get timeoutMs(): number {
+    return this.client.timeout;
+  }
+
+  private params(request: ModelRequest): ChatCompletionCreateParamsNonStreaming {
+    const tools: ChatCompletionTool[] = request.tools.map((t) => ({
+      type: 'function',
+      function: { name: toFunctionName(t.name), description: t.description, parameters: t.parameters as Record<string, unknown> },
+    }));
     return {
-      text: message?.content ?? '',
-      ...(message?.refusal ? { refusal: message.refusal } : {}),
-      toolCalls,
-      usage: { inputTokens: usage?.prompt_tokens ?? 0, outputTokens: usage?.completion_tokens ?? 0 },
+      model: this.options.model,
+      messages: [{ role: 'system', content: request.system }, ...request.messages.map(toOpenAIMessage)],
+      ...(tools.length ? { tools, parallel_tool_calls: true } : {}),
+      ...(this.options.temperature === undefined ? {} : { temperature: this.options.temperature }),
+      ...(this.options.maxTokens === undefined ? {} : { max_completion_tokens: this.options.maxTokens }),
     };
   }
+}
+
+function toolCall(id: string, functionName: string, args: string): ToolCall {
+  return { id, name: fromFunctionName(functionName), arguments: parseArguments(args) };
+}
+
+/** Cached input tokens are part of prompt_tokens (prompt_tokens_details.cached_tokens): counted once. */
+function turnOf(text: string, refusal: string, toolCalls: ToolCall[], usage: CompletionUsage | undefined | null): ModelTurn {
+  return {
+    text,
+    ...(refusal ? { refusal } : {}),
+    toolCalls,
+    usage: { inputTokens: usage?.prompt_tokens ?? 0, outputTokens: usage?.completion_tokens ?? 0 },
+  };
 }
 
 /** The parsed arguments, or the raw text when it is not JSON (the agent answers the model with a tool error it can correct). */

@@ -29,7 +29,7 @@ export class ScriptExhaustedError extends Error {
 /**
  * Replays a fixed list of turns, for tests and the offline demo. The turn played is the
  * number of assistant messages already in the conversation, so one provider serves many
- * runs at once, each from the start of the script.
+ * runs at once, each from the start of the script. Asked to stream (`onTextDelta`), it sends its text a word at a time.
  */
 export class ScriptedModelProvider implements ModelProvider {
   readonly name = 'scripted';
@@ -56,7 +56,17 @@ export class ScriptedModelProvider implements ModelProvider {
       inputTokens: estimate(request.system) + request.messages.reduce((n, m) => n + estimateMessage(m), 0),
       outputTokens: estimate(text) + toolCalls.reduce((n, c) => n + estimate(c.name) + estimate(JSON.stringify(c.arguments)), 0),
     };
+    if (request.onTextDelta) await streamWords(text, request.onTextDelta, request.signal);
     return { text, toolCalls, usage, ...(reply.refusal ? { refusal: reply.refusal } : {}) };
+  }
+}
+
+/** Streams the text a word at a time (its spaces kept, so the pieces add up to it), yielding between pieces like a real stream. */
+async function streamWords(text: string, onTextDelta: (delta: string) => void, signal: AbortSignal): Promise<void> {
+  for (const piece of text.match(/\s*\S+\s*/g) ?? []) {
+    if (signal.aborted) throw new Error('ScriptedModelProvider: the request was aborted (the run was aborted).');
+    onTextDelta(piece);
+    await new Promise((resolve) => setImmediate(resolve));
   }
 }
 

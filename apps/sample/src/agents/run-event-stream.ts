@@ -1,0 +1,101 @@
+import type { Agent, AgentRunContext, AgentRunEvent, AgentRunResult } from '@zmodu/agent';
+import type { Request, Response } from 'express';
+import { EdgeExceptionFilter } from '../edge/edge-exception.filter';
+import { quotaOutageBody, refuseUnreadableQuota } from './quota-outage';
+
+/** Seconds between keep-alive comments while a run is quiet (a long tool call), so that proxies keep the stream open. */
+const KEEP_ALIVE_MS = 15_000;
+
+/** Whether the caller asked for Server-Sent Events (`Accept: text/event-stream`, among other types or not). */
+export function acceptsEventStream(req: Request): boolean {
+  const accept = req.headers.accept;
+  if (typeof accept !== 'string') return false;
+  return accept.split(',').some((type) => type.split(';')[0].trim().toLowerCase() === 'text/event-stream');
+}
+
+/**
+ * Runs an agent and answers as Server-Sent Events: `step` per tool call (its guard decision), `delta` per piece of
+ * the model's text, then `final` with the body the JSON answer has, or `error` with the body an HTTP error has.
+ *
+ * The stream opens with its first event: whatever fails before (the token quota unreadable at the first turn, the
+ * database away) is still a plain HTTP error, answered by the edge's exception filter. A client that
+ * goes away aborts the run.
+ */
+export async function streamRun(agent: Agent, goal: string, context: AgentRunContext, res: Response): Promise<void> {
+  const stream = new RunEventStream(res);
+  let result: AgentRunResult;
+  try {
+    result = await agent.run(goal, { ...context, signal: stream.signal, onEvent: (e) => stream.event(e) });
+    if (!stream.started) refuseUnreadableQuota(result, res);
+  } catch (err) {
+    if (!stream.started) throw err; // a plain HTTP error: nothing was sent yet
+    return stream.fail(new EdgeExceptionFilter().answer(err, context.runId).body);
+  }
+  // The same refusal, now that the stream is open: the quota could not be read at a later turn.
+  if (result.stoppedReason === 'quota_unavailable') return stream.fail(quotaOutageBody(result.runId));
+  stream.final(result);
+}
+
+class RunEventStream {
+  private readonly abort = new AbortController();
+  private keepAlive: NodeJS.Timeout | undefined;
+  private opened = false;
+
+  constructor(private readonly res: Response) {
+    res.on('close', () => {
+      clearInterval(this.keepAlive);
+      if (!res.writableEnded) this.abort.abort(); // the client went away: stop the run (its model request too)
+    });
+  }
+
+  get signal(): AbortSignal {
+    return this.abort.signal;
+  }
+
+  get started(): boolean {
+    return this.opened;
+  }
+
+  /** The run's steps and deltas as they come; its result is sent by `final`, once the caller has seen it. */
+  event(e: AgentRunEvent): void {
+    if (e.type === 'delta') this.send('delta', { step: e.step, text: e.text });
+    else if (e.type === 'step') this.send('step', { step: e.step, toolCall: e.toolCall });
+  }
+
+  final(result: AgentRunResult): void {
+    this.send('final', result);
+    this.end();
+  }
+
+  fail(body: object): void {
+    this.send('error', body);
+    this.end();
+  }
+
+  private send(event: string, data: unknown): void {
+    if (!this.opened) this.open();
+    if (this.res.writableEnded || this.res.destroyed) return;
+    // JSON.stringify escapes line breaks, so one event is one `data:` line.
+    this.res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+  }
+
+  private open(): void {
+    this.opened = true;
+    if (this.res.destroyed) return;
+    // The security headers set by the edge stay; these make the answer an unbuffered, uncached stream.
+    this.res.status(200);
+    this.res.setHeader('Content-Type', 'text/event-stream');
+    this.res.setHeader('Cache-Control', 'no-cache, no-store');
+    this.res.setHeader('X-Accel-Buffering', 'no');
+    this.res.flushHeaders();
+    this.keepAlive = setInterval(() => {
+      if (!this.res.writableEnded && !this.res.destroyed) this.res.write(': keep-alive\n\n');
+    }, KEEP_ALIVE_MS);
+    this.keepAlive.unref();
+  }
+
+  private end(): void {
+    clearInterval(this.keepAlive);
+    if (!this.res.writableEnded) this.res.end();
+  }
+}
