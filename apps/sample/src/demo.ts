@@ -218,7 +218,7 @@ class LiveRun {
 
 /** A run the model took part in, whatever it decided: not a model error, an abort or an outage. */
 function modelWasUsable(result: AgentRunResult): boolean {
-  return !['model_error', 'aborted', 'quota_unavailable'].includes(result.stoppedReason);
+  return !['model_error', 'aborted', 'timed_out', 'quota_unavailable'].includes(result.stoppedReason);
 }
 
 /** One line on what a run did, claiming nothing that a script would have decided. */

@@ -42,6 +42,11 @@ export interface AgentSpec {
    */
   readonly maxMalformedToolCalls?: number;
   readonly budget?: AgentBudget;
+  /**
+   * The run's deadline (ms): past it the model request in flight and the tool call running are aborted and the run
+   * ends `timed_out`. `AgentRunContext.timeoutMs` overrides it for one run. Default 300000 (5 minutes), at most 86400000.
+   */
+  readonly runTimeoutMs?: number;
 }
 
 export const DEFAULT_MAX_STEPS = 8;
@@ -50,4 +55,6 @@ export const DEFAULT_MAX_TOOL_CALLS_PER_TURN = 16;
 export const DEFAULT_MAX_MALFORMED_TOOL_CALLS = 3;
 export const MAX_MAX_MALFORMED_TOOL_CALLS = 100;
 export const MAX_MAX_TOOL_CALLS_PER_TURN = 256;
+export const DEFAULT_RUN_TIMEOUT_MS = 300_000;
+export const MAX_RUN_TIMEOUT_MS = 86_400_000;
 export const AGENT_NAME_PATTERN = /^[a-z][a-z0-9_-]{0,62}$/;

@@ -5,7 +5,9 @@ import { AgentMetricsSnapshot } from './agent-metrics';
  * `quota_unavailable`: the token quota could not be read (its store failed), so the run stopped, fail closed;
  * `refused`: the model refused (its refusal is the answer); `empty_answer`: the model answered nothing, no text
  * and no tool call; `malformed_tool_calls`: the model sent tool-call arguments that are not JSON more often than
- * `maxMalformedToolCalls` allows (each one before that was answered with a tool error it could correct).
+ * `maxMalformedToolCalls` allows (each one before that was answered with a tool error it could correct);
+ * `aborted`: the caller's signal aborted the run; `timed_out`: the run passed its deadline (`runTimeoutMs`), and the
+ * model request or tool call in flight was aborted with it.
  */
 export type StopReason =
   | 'final'
@@ -13,6 +15,7 @@ export type StopReason =
   | 'budget_exhausted'
   | 'quota_unavailable'
   | 'aborted'
+  | 'timed_out'
   | 'model_error'
   | 'refused'
   | 'empty_answer'
@@ -63,6 +66,8 @@ export interface AgentRunContext {
   readonly permissions?: readonly string[];
   readonly runId?: string;
   readonly signal?: AbortSignal;
+  /** This run's deadline in ms, instead of the agent's `runTimeoutMs` (default 300000). */
+  readonly timeoutMs?: number;
   /**
    * Given, the run tells what happens as it happens (and asks the model to stream its text): a `delta` per piece
    * of the model's text, a `step` per tool call once the dispatcher decided it, and `final` with the result.

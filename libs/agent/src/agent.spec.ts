@@ -44,6 +44,18 @@ class TradingSkills {
     this.submits++;
     return { status: 'submitted' };
   }
+
+  slowAborted = 0;
+
+  @Skill({ name: 'market.slow', action: 'read', description: 'Waits until its call is aborted', parameters: { type: 'object' } })
+  slow(_args: unknown, ctx: SkillInvocation) {
+    return new Promise((_resolve, reject) =>
+      ctx.signal.addEventListener('abort', () => {
+        this.slowAborted++;
+        reject(new Error('aborted'));
+      }),
+    );
+  }
 }
 
 const fallbackScript = () =>
@@ -122,7 +134,7 @@ describe('Agent.run', () => {
     const provider = new ScriptedModelProvider([(req) => ((seen = req), { text: 'done' })]);
     const app = await boot([trader({ provider, skills: (s) => s.action !== 'execute' })]);
     await app.get(AgentRegistry).get('trader').run('hi', { tenantId: 't1', userId: 'u' });
-    expect(seen?.tools.map((t) => t.name).sort()).toEqual(['market.quote', 'order.draft']);
+    expect(seen?.tools.map((t) => t.name).sort()).toEqual(['market.quote', 'market.slow', 'order.draft']);
     expect(seen?.system).toBe('You are a trading assistant.');
     expect(seen?.tools.find((t) => t.name === 'market.quote')?.parameters).toMatchObject({ required: ['symbol'] });
     await app.close();
@@ -369,6 +381,49 @@ describe('Agent.run', () => {
     expect(r).toMatchObject({ stoppedReason: 'aborted', steps: [] });
     expect(deltas).toEqual(['one ', 'two ']);
     await app.close();
+  });
+
+  it('ends timed_out at the run deadline, aborting the model request in flight', async () => {
+    let seenAbort: unknown;
+    const hanging = {
+      name: 'hanging',
+      complete: (req: ModelRequest) =>
+        new Promise<never>((_resolve, reject) =>
+          req.signal.addEventListener('abort', () => {
+            seenAbort = req.signal.reason;
+            reject(new Error('request aborted'));
+          }),
+        ),
+    };
+    const app = await boot([trader({ provider: hanging, runTimeoutMs: 60_000 })]);
+    const agent = app.get(AgentRegistry).get('trader');
+    const r = await agent.run('x', { tenantId: 't1', userId: 'u', timeoutMs: 50 });
+    expect(r).toMatchObject({ stoppedReason: 'timed_out', steps: [] });
+    expect(r.error).toMatch(/deadline of 50 ms/);
+    expect((seenAbort as Error).name).toBe('TimeoutError');
+    // The caller's own abort stays `aborted`.
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 20);
+    expect(await agent.run('x', { tenantId: 't1', signal: controller.signal })).toMatchObject({ stoppedReason: 'aborted' });
+    await app.close();
+  });
+
+  it('passes the deadline to the tool call running, and refuses a bad runTimeoutMs', async () => {
+    const app = await boot([
+      trader({
+        runTimeoutMs: 80,
+        skills: ['market.slow'],
+        guard: { allow: ['market.slow'] },
+        provider: new ScriptedModelProvider([{ toolCalls: [{ name: 'market.slow', arguments: {} }] }]),
+      }),
+    ]);
+    const r = await app.get(AgentRegistry).get('trader').run('x', { tenantId: 't1', userId: 'u' });
+    expect(r.stoppedReason).toBe('timed_out');
+    expect(r.steps[0].toolCalls[0]).toMatchObject({ name: 'market.slow', ok: false });
+    expect(app.get(TradingSkills).slowAborted).toBe(1);
+    await expect(app.get(AgentRegistry).get('trader').run('x', { timeoutMs: 0 })).rejects.toThrow(/timeoutMs must be a whole number/);
+    await app.close();
+    await expect(boot([trader({ runTimeoutMs: 1.5 })])).rejects.toThrow(/runTimeoutMs/);
   });
 
   it('injects memory only with both a tenant and a user', async () => {

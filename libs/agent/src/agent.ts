@@ -13,7 +13,15 @@ import {
   StopReason,
   ToolCallRecord,
 } from './agent-run';
-import { AgentSpec, DEFAULT_MAX_STEPS, DEFAULT_MAX_TOOL_CALLS_PER_TURN, DEFAULT_MAX_MALFORMED_TOOL_CALLS } from './agent-definition';
+import {
+  AgentSpec,
+  DEFAULT_MAX_STEPS,
+  DEFAULT_MAX_TOOL_CALLS_PER_TURN,
+  DEFAULT_MAX_MALFORMED_TOOL_CALLS,
+  DEFAULT_RUN_TIMEOUT_MS,
+  MAX_RUN_TIMEOUT_MS,
+} from './agent-definition';
+import { runDeadline, RunDeadline } from './run-deadline';
 import { ChatMessage, ToolSpec } from './providers/model-provider';
 
 /**
@@ -58,8 +66,24 @@ export class Agent {
 
   async run(goal: string, context: AgentRunContext = {}): Promise<AgentRunResult> {
     if (typeof goal !== 'string' || goal.trim() === '') throw new TypeError('Agent.run needs a non-empty goal string.');
+    const timeoutMs = context.timeoutMs ?? this.spec.runTimeoutMs ?? DEFAULT_RUN_TIMEOUT_MS;
+    if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_RUN_TIMEOUT_MS)
+      throw new RangeError(
+        `Agent.run: timeoutMs must be a whole number of milliseconds from 1 to ${MAX_RUN_TIMEOUT_MS} (got ${timeoutMs}).`,
+      );
+    // The run's deadline and the caller's abort, as one signal: the model request and every tool call see it.
+    const deadline = runDeadline(context.signal, timeoutMs);
+    try {
+      return await this.runUntil(goal, context, deadline);
+    } finally {
+      deadline.dispose();
+    }
+  }
+
+  private async runUntil(goal: string, context: AgentRunContext, deadline: RunDeadline): Promise<AgentRunResult> {
     const started = performance.now();
     const runId = context.runId ?? randomUUID();
+    const signal = deadline.signal;
     const guard = new Guard(this.policy, { stats: this.guardStats });
     const ctx = createSkillContext({
       guard,
@@ -68,7 +92,7 @@ export class Agent {
       permissions: context.permissions ?? [],
       runId,
       agent: this.name,
-      signal: context.signal,
+      signal,
     });
     const quotaKey: QuotaKey = { tenantId: ctx.tenantId ?? '', agent: this.name, userId: ctx.userId ?? null };
     const metrics = new AgentMetrics();
@@ -77,7 +101,6 @@ export class Agent {
     const tools = this.tools();
     const system = await this.systemPrompt(ctx.tenantId, ctx.userId, goal);
     const messages: ChatMessage[] = [{ role: 'user', content: goal }];
-    const signal = context.signal ?? new AbortController().signal;
     const emit = this.emitter(runId, context.onEvent);
     const maxSteps = this.spec.maxSteps ?? DEFAULT_MAX_STEPS;
     const perTurn = this.spec.maxToolCallsPerTurn ?? DEFAULT_MAX_TOOL_CALLS_PER_TURN;
@@ -90,8 +113,7 @@ export class Agent {
 
     for (let index = 0; index < maxSteps; index++) {
       if (signal.aborted) {
-        stoppedReason = 'aborted';
-        error = 'the run was aborted';
+        [stoppedReason, error] = deadline.stop();
         break;
       }
       if (guard.remainingBudget <= 0) {
@@ -120,8 +142,9 @@ export class Agent {
           ...(emit ? { onTextDelta: (text: string) => emit({ type: 'delta', step: index, text }) } : {}),
         });
       } catch (err) {
-        stoppedReason = signal.aborted ? 'aborted' : 'model_error';
+        stoppedReason = 'model_error';
         error = (err as Error)?.message ?? String(err);
+        if (signal.aborted) [stoppedReason, error] = deadline.stop();
         this.logger.warn(`run ${runId}: model error: ${error}`);
         break;
       }

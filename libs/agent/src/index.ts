@@ -8,6 +8,8 @@ export type { AgentBudget, AgentMemory, AgentSpec } from './agent-definition';
 export {
   AGENT_NAME_PATTERN,
   DEFAULT_MAX_MALFORMED_TOOL_CALLS,
+  DEFAULT_RUN_TIMEOUT_MS,
+  MAX_RUN_TIMEOUT_MS,
   MAX_MAX_MALFORMED_TOOL_CALLS,
   DEFAULT_MAX_STEPS,
   MAX_MAX_STEPS,
