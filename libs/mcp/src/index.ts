@@ -10,3 +10,5 @@ export { DEFAULT_MCP_PATH } from './mcp.options';
 export { McpSessions } from './mcp-sessions';
 export type { McpSessionStats } from './mcp-sessions';
 export { InvalidMcpOptionsException } from './exceptions/invalid-mcp-options.exception';
+export { jsonRpcErrorBody } from './json-rpc-error';
+export type { JsonRpcErrorBody } from './json-rpc-error';

@@ -19,6 +19,7 @@ import {
   SESSION_NOT_FOUND_MESSAGE,
 } from './mcp.messages';
 import { ResolvedMcpOptions } from './mcp.options';
+import { writeJsonRpcError } from './json-rpc-error';
 
 type McpRequest = IncomingMessage & { body?: unknown; auth?: AuthInfo };
 
@@ -88,33 +89,33 @@ export class McpSessions implements OnModuleInit, OnModuleDestroy {
       await this.route(req, res);
     } catch (err) {
       this.logger.error(`MCP request failed: ${(err as Error)?.stack ?? String(err)}`);
-      if (!res.headersSent) rpcError(res, 500, -32603, 'Internal error');
+      if (!res.headersSent) writeJsonRpcError(res, 500, -32603, 'Internal error');
       else res.end();
     }
   }
 
   private async route(req: McpRequest, res: ServerResponse): Promise<void> {
-    if (this.destroyed) return rpcError(res, 503, -32000, 'Service Unavailable: the server is shutting down.');
+    if (this.destroyed) return writeJsonRpcError(res, 503, -32000, 'Service Unavailable: the server is shutting down.');
     // Every request, not only initialize: the caller as the application's authentication has it now.
     const principal = await this.options.principal(req);
-    if (!principal) return rpcError(res, 401, -32000, NO_PRINCIPAL_MESSAGE);
+    if (!principal) return writeJsonRpcError(res, 401, -32000, NO_PRINCIPAL_MESSAGE);
     const header = req.headers['mcp-session-id'];
     if (header !== undefined && (typeof header !== 'string' || !SESSION_ID.test(header)))
-      return rpcError(res, 400, -32000, SESSION_ID_INVALID_MESSAGE);
+      return writeJsonRpcError(res, 400, -32000, SESSION_ID_INVALID_MESSAGE);
     const body = req.method === 'POST' ? req.body : undefined;
     if (req.method === 'POST') {
       const problem = this.bodyProblem(req, body);
-      if (problem) return rpcError(res, problem.status, problem.code, problem.message);
+      if (problem) return writeJsonRpcError(res, problem.status, problem.code, problem.message);
     }
     if (header !== undefined) {
       const session = this.sessions.get(header);
       // Another caller's session id is answered like an unknown one: nothing tells that it exists.
-      if (!session || session.key !== principalKey(principal)) return rpcError(res, 404, -32001, SESSION_NOT_FOUND_MESSAGE);
+      if (!session || session.key !== principalKey(principal)) return writeJsonRpcError(res, 404, -32001, SESSION_NOT_FOUND_MESSAGE);
       return this.forward(session, principal, req, res, body);
     }
-    if (req.method !== 'POST' || !isInitializeRequest(body)) return rpcError(res, 400, -32000, SESSION_ID_REQUIRED_MESSAGE);
+    if (req.method !== 'POST' || !isInitializeRequest(body)) return writeJsonRpcError(res, 400, -32000, SESSION_ID_REQUIRED_MESSAGE);
     if (this.sessions.size + this.opening >= this.options.maxSessions)
-      return rpcError(res, 503, -32000, SESSION_CAP_MESSAGE(this.options.maxSessions));
+      return writeJsonRpcError(res, 503, -32000, SESSION_CAP_MESSAGE(this.options.maxSessions));
     return this.open(principal, req, res, body);
   }
 
@@ -201,9 +202,4 @@ export class McpSessions implements OnModuleInit, OnModuleDestroy {
       this.logger.warn(`closing MCP session failed: ${String(err)}`);
     }
   }
-}
-
-function rpcError(res: ServerResponse, status: number, code: number, message: string): void {
-  const body = JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null });
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
 }

@@ -8,8 +8,10 @@ import {
   ProposalNotFoundException,
 } from '@zmodu/pipeline';
 import { OutboxConflictException } from '@zmodu/outbox';
-import type { Response } from 'express';
+import { jsonRpcErrorBody } from '@zmodu/mcp';
+import type { Request, Response } from 'express';
 import { ClsServiceManager } from 'nestjs-cls';
+import { SAMPLE_MCP_PATH } from '../mcp.policy';
 import { isDatabaseUnavailable } from './database-unavailable';
 
 /** Library exceptions the edge knows, and their status codes. */
@@ -37,7 +39,10 @@ export class EdgeExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger('HttpEdge');
 
   catch(exception: unknown, host: ArgumentsHost): void {
-    const res = host.switchToHttp().getResponse<Response>();
+    const http = host.switchToHttp();
+    const res = http.getResponse<Response>();
+    // An MCP client gets a JSON-RPC error from the edge too (401, 413, a body that is not JSON: a parse error).
+    if (isMcpRequest(http.getRequest<Request>())) return this.mcp(exception, res);
     const requestId = currentRequestId();
     if (exception instanceof HttpException) {
       const body = exception.getResponse();
@@ -68,11 +73,34 @@ export class EdgeExceptionFilter implements ExceptionFilter {
     send(res, HttpStatus.INTERNAL_SERVER_ERROR, { statusCode: HttpStatus.INTERNAL_SERVER_ERROR, message: 'Internal error', requestId });
   }
 
+  private mcp(exception: unknown, res: Response): void {
+    const status =
+      exception instanceof HttpException ? exception.getStatus() : (clientErrorStatus(exception) ?? HttpStatus.INTERNAL_SERVER_ERROR);
+    if (status === HttpStatus.INTERNAL_SERVER_ERROR) this.unexpected(exception, currentRequestId());
+    const message = status === HttpStatus.INTERNAL_SERVER_ERROR ? 'Internal error' : messageOf(exception);
+    send(res, status, jsonRpcErrorBody(status, message));
+  }
+
   /** The one place an unexpected error is logged (with its stack, in the log only). */
   protected unexpected(exception: unknown, requestId: string | undefined): void {
     const err = exception instanceof Error ? exception : new Error(String(exception));
     this.logger.error(`unexpected error (request ${requestId ?? '-'}): ${err.message}`, err.stack);
   }
+}
+
+function isMcpRequest(req: Request | undefined): boolean {
+  const path = (req?.originalUrl ?? req?.url ?? '').split('?')[0];
+  return path === SAMPLE_MCP_PATH || path === `${SAMPLE_MCP_PATH}/`;
+}
+
+/** The message of an HttpException (its response's message, joined when a list) or of a body-parser error. */
+function messageOf(exception: unknown): string {
+  if (exception instanceof HttpException) {
+    const body = exception.getResponse();
+    const message = typeof body === 'string' ? body : (body as { message?: unknown }).message;
+    return Array.isArray(message) ? message.join('; ') : String(message ?? exception.message);
+  }
+  return (exception as Error).message;
 }
 
 function send(res: Response, status: number, body: unknown): void {
