@@ -7,12 +7,9 @@ import { AgentAuditLog } from '@zmodu/guard';
 import { AppModule } from '../apps/sample/src/app.module';
 import { mintToken } from '../apps/sample/src/auth/dev-token';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
+import { toolText as text } from '../libs/mcp/src/__fixtures__/tool-text';
 
 const SECRET = 'test-secret-that-is-long-enough-for-hs256-0123456789';
-
-function text(result: unknown): string {
-  return (result as { content: Array<{ text: string }> }).content[0].text;
-}
 
 describe('the sample over MCP (Streamable HTTP at /mcp, behind its JWT auth)', () => {
   let db: TestDatabase;

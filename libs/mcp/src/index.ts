@@ -12,3 +12,5 @@ export type { McpSessionStats } from './mcp-sessions';
 export { InvalidMcpOptionsException } from './exceptions/invalid-mcp-options.exception';
 export { jsonRpcErrorBody } from './json-rpc-error';
 export type { JsonRpcErrorBody } from './json-rpc-error';
+export { serveMcpOverStdio } from './stdio';
+export type { McpStdioOptions, McpStdioSession } from './stdio';

@@ -3,6 +3,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { AgentAuditLog } from '@zmodu/guard';
 import { FixtureApp, startFixtureApp } from './__fixtures__/mcp-app';
 import { McpSessions } from './mcp-sessions';
+import { toolText as text } from './__fixtures__/tool-text';
 
 const clients: Client[] = [];
 
@@ -13,11 +14,6 @@ async function connect(url: URL, token: string | undefined, extraHeaders: Record
   await client.connect(transport);
   clients.push(client);
   return { client, transport };
-}
-
-function text(result: unknown): string {
-  const content = (result as { content: Array<{ type: string; text: string }> }).content;
-  return content[0].text;
 }
 
 /** One JSON-RPC message over plain HTTP, as a client that does not play by the rules would send it. */
