@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { HttpException, Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
@@ -19,7 +19,7 @@ import {
   SESSION_NOT_FOUND_MESSAGE,
 } from './mcp.messages';
 import { ResolvedMcpOptions } from './mcp.options';
-import { writeJsonRpcError } from './json-rpc-error';
+import { jsonRpcErrorBody, writeJsonRpcError } from './json-rpc-error';
 
 type McpRequest = IncomingMessage & { body?: unknown; auth?: AuthInfo };
 
@@ -88,6 +88,11 @@ export class McpSessions implements OnModuleInit, OnModuleDestroy {
     try {
       await this.route(req, res);
     } catch (err) {
+      // A resolver may refuse with an HttpException (e.g. 401 for a revoked token): its status and message.
+      if (err instanceof HttpException && !res.headersSent) {
+        const body = jsonRpcErrorBody(err.getStatus(), err.message);
+        return writeJsonRpcError(res, err.getStatus(), body.error.code, body.error.message);
+      }
       this.logger.error(`MCP request failed: ${(err as Error)?.stack ?? String(err)}`);
       if (!res.headersSent) writeJsonRpcError(res, 500, -32603, 'Internal error');
       else res.end();

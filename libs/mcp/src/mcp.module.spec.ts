@@ -1,3 +1,4 @@
+import { UnauthorizedException } from '@nestjs/common';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { AgentAuditLog } from '@zmodu/guard';
@@ -249,6 +250,23 @@ describe('McpModule limits', () => {
     });
     const res = await post(fixture.url, big, { Authorization: 'Bearer alice-token', 'mcp-session-id': transport.sessionId! });
     expect(res.status).toBe(413);
+  });
+
+  it('answers a resolver that refuses with an HttpException with its status, and one that fails with 500, as JSON-RPC errors', async () => {
+    let refuse: () => never = () => {
+      throw new UnauthorizedException('token revoked');
+    };
+    fixture = await startFixtureApp({ forRoot: { principal: () => refuse() } });
+    const revoked = await post(fixture.url, LIST, { Authorization: 'Bearer alice-token' });
+    expect(revoked.status).toBe(401);
+    expect(JSON.parse(revoked.text)).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32000, message: 'token revoked' } });
+    refuse = () => {
+      throw new Error('resolver bug with a secret detail');
+    };
+    const failed = await post(fixture.url, LIST, { Authorization: 'Bearer alice-token' });
+    expect(failed.status).toBe(500);
+    expect(failed.text).not.toContain('secret detail');
+    expect(JSON.parse(failed.text).error.code).toBe(-32603);
   });
 
   it('closes every session when the module is destroyed', async () => {
