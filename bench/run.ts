@@ -7,12 +7,14 @@ import { runPipelineBench } from './pipeline.bench';
 import { runProviderLoopBench } from './provider-loop.bench';
 import { runRelayBench } from './relay.bench';
 import { runGuardBench } from './guard.bench';
+import { runMcpBench } from './mcp.bench';
 import { checksum } from './measure';
 import { formatTable, Row, writeResults } from './report';
 
 /**
  * `npm run bench`: the guard's decision cost against a Set lookup and casbin, the agent
- * loop against the Vercel AI SDK (in memory, and over the OpenAI provider against a local server), db.query against pg on the same final SQL, the proposal
+ * loop against the Vercel AI SDK (in memory, and over the OpenAI provider against a local server), MCP
+ * tools/call through McpModule against the raw MCP SDK server, db.query against pg on the same final SQL, the proposal
  * pipeline against one committed INSERT, and the outbox relay against pg-boss, in one run.
  * Prints a table and writes bench-results.json. Missed targets are reported (MISS), never turned into a failing exit code; only a crash is.
  */
@@ -25,6 +27,7 @@ async function main(): Promise<void> {
   rows.push(...(await runGuardBench(log)).rows);
   rows.push(...(await runAgentLoopBench(log)).rows);
   rows.push(...(await runProviderLoopBench(log)).rows);
+  rows.push(...(await runMcpBench(log)).rows);
   const server = await postgresServer(log);
   try {
     rows.push(...(await runDbQueryBench(log, server)).rows);

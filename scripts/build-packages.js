@@ -15,6 +15,7 @@ const PACKAGES = [
   'libs/data',
   'libs/outbox',
   'libs/pipeline',
+  'libs/mcp',
   'libs/agent',
   'libs/admin',
   'apps/cli',

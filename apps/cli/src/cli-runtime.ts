@@ -80,6 +80,10 @@ export class CliRuntime {
     return this.app.get(SkillRegistry);
   }
 
+  get dispatcher(): SkillDispatcher {
+    return this.app.get(SkillDispatcher);
+  }
+
   get businessSkills(): BusinessSkills {
     return this.app.get(BusinessSkills);
   }

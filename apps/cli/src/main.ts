@@ -4,6 +4,7 @@ import { createInterface } from 'node:readline';
 import { auditPolicy } from '@zmodu/guard';
 import { SkillCallResult, toOpenApi, toSkillsJson } from '@zmodu/skills';
 import { installTenantFence, tenantFenceStatus } from '@zmodu/data';
+import { serveMcpOverStdio } from '@zmodu/mcp';
 import { flag, parseArgs } from './cli-args';
 import { CliConfig, loadConfig, UsageError } from './cli-config';
 import { CliRuntime } from './cli-runtime';
@@ -15,6 +16,7 @@ usage: zmodu ai <command> [options]
 
 commands:
   call           dispatch one skill call, or a batch of them
+  mcp            serve the skills as an MCP server over stdio (for Claude Desktop, IDEs, agents)
   export-skills  print the skill catalog as skills JSON
   openapi        print the skill catalog as an OpenAPI 3.1 document
   audit-policy   report the health of the config's policy and of db.query's second fence
@@ -32,6 +34,12 @@ One call: prints the result as JSON; exit 0 on success, 1 with {"error","reason"
 Batch: one call a line, {"skill","args","tenant","user","permissions"} (tenant and user: a string or a whole
 number, which the call sees as its decimal string); one JSON result a line, in order;
 exit 0 when every call succeeded, 1 when any did not (every line is still answered).`,
+  mcp: `usage: zmodu ai mcp --config F --tenant T --user U [--permissions a,b]
+
+Serves the config's skills as an MCP server over stdio (JSON-RPC on stdout, logs on stderr), for one caller:
+the tenant and user given, with the permissions given (default: the config's "permissions").
+tools/list shows what the config's policy and those permissions let through (staged skills never);
+tools/call goes through the same guard and dispatcher as zmodu ai call. Ends when the client closes stdin.`,
   'export-skills':
     'usage: zmodu ai export-skills --config F\n\nPrints [{ name, description, action, requiredPermission, tenantScoped, timeoutMs, parameters }].',
   openapi:
@@ -83,6 +91,8 @@ export async function main(argv: string[]): Promise<number> {
   switch (command) {
     case 'call':
       return call(rest);
+    case 'mcp':
+      return mcp(rest);
     case 'export-skills':
     case 'openapi':
     case 'audit-policy':
@@ -93,7 +103,7 @@ export async function main(argv: string[]): Promise<number> {
       return auditData(rest);
     default:
       throw new UsageError(
-        `unknown command 'ai ${command}' (commands: call, export-skills, openapi, audit-policy, install-fence, audit-data)`,
+        `unknown command 'ai ${command}' (commands: call, mcp, export-skills, openapi, audit-policy, install-fence, audit-data)`,
       );
   }
 }
@@ -206,16 +216,48 @@ async function call(argv: string[]): Promise<number> {
       args: parsed,
       tenant: flag(args, '--tenant'),
       user: flag(args, '--user'),
-      permissions: flag(args, '--permissions')
-        ?.split(',')
-        .map((p) => p.trim())
-        .filter(Boolean),
+      permissions: permissionList(flag(args, '--permissions')),
     });
     out(result.ok ? result.value : result.error);
     return result.ok ? 0 : 1;
   } finally {
     await runtime.close();
   }
+}
+
+async function mcp(argv: string[]): Promise<number> {
+  const args = parseArgs(argv, ['--config', '--tenant', '--user', '--permissions']);
+  if (args.flags.has('--help')) return help('mcp');
+  if (args.positional.length) throw new UsageError(`unexpected argument ${args.positional[0]}`);
+  const config = loadConfig(flag(args, '--config'));
+  const tenantId = flag(args, '--tenant');
+  const userId = flag(args, '--user');
+  if (!tenantId || !userId) throw new UsageError('zmodu ai mcp serves one caller: give --tenant T and --user U');
+  const permissions = permissionList(flag(args, '--permissions')) ?? config.permissions ?? [];
+  const runtime = await CliRuntime.start(config, true);
+  try {
+    const session = await serveMcpOverStdio({
+      registry: runtime.registry,
+      dispatcher: runtime.dispatcher,
+      policy: config.policy,
+      principal: { tenantId, userId, permissions },
+      agent: 'mcp',
+      serverInfo: { name: 'zmodu', version: '0.1.0' },
+    });
+    const listed = session.server.listTools({ tenantId, userId, permissions }).length;
+    process.stderr.write(`zmodu: MCP server on stdio, ${listed} tool(s) for user ${userId} of tenant ${tenantId}\n`);
+    await session.closed;
+    return 0;
+  } finally {
+    await runtime.close();
+  }
+}
+
+function permissionList(text: string | undefined): string[] | undefined {
+  return text
+    ?.split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
 }
 
 async function runBatch(config: CliConfig, file: string): Promise<number> {

@@ -9,6 +9,7 @@ import { AgentModule } from '@zmodu/agent';
 import { DataSkillsModule } from '@zmodu/data';
 import { ChannelSpec, NotifyModule, OutboxModule, ZMODU_OUTBOX_MIGRATIONS } from '@zmodu/outbox';
 import { AdminModule } from '@zmodu/admin';
+import { McpModule } from '@zmodu/mcp';
 import { ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
 import { PipelineModule, ZMODU_PIPELINE_ENTITIES, ZMODU_PIPELINE_MIGRATIONS } from '@zmodu/pipeline';
 import type { Request } from 'express';
@@ -22,6 +23,7 @@ import { PermissionsGuard } from './auth/permissions.guard';
 import { RequestContext } from './auth/request-context';
 import { RequestIdInterceptor } from './auth/request-id.interceptor';
 import { HealthController } from './health.controller';
+import { SAMPLE_MCP_PATH, SAMPLE_MCP_POLICY } from './mcp.policy';
 import { BodyLimitsMiddleware } from './edge/body-limits.middleware';
 import { CallerThrottlerGuard } from './edge/caller-throttler.guard';
 import { EdgeExceptionFilter } from './edge/edge-exception.filter';
@@ -52,7 +54,8 @@ export const SAMPLE_MIGRATIONS = [
 
 /**
  * The trading assistant: agents over the trading skills, behind the HTTP edge: security headers,
- * body limits, JWT auth, a rate limit per caller, permission checks, and one exception filter.
+ * body limits, JWT auth, a rate limit per caller, permission checks, and one exception filter;
+ * the same skills over MCP at /mcp.
  */
 @Module({})
 export class AppModule implements NestModule {
@@ -106,6 +109,9 @@ export class AppModule implements NestModule {
           fence: { mode: 'required' },
           strictData: true, // a data-model hazard (see zmodu ai audit-data) is a boot error
         }),
+        // The skill catalog over MCP (Streamable HTTP) at /mcp, behind the same JWT guard: every request's
+        // caller is req.user as JwtAuthGuard sets it; a session belongs to the tenant and user that opened it.
+        McpModule.forRoot({ path: SAMPLE_MCP_PATH, policy: SAMPLE_MCP_POLICY }),
       ],
       controllers: [AgentsController, HealthController],
       providers: [

@@ -8,8 +8,10 @@ import {
   ProposalNotFoundException,
 } from '@zmodu/pipeline';
 import { OutboxConflictException } from '@zmodu/outbox';
-import type { Response } from 'express';
+import { jsonRpcErrorBody } from '@zmodu/mcp';
+import type { Request, Response } from 'express';
 import { ClsServiceManager } from 'nestjs-cls';
+import { SAMPLE_MCP_PATH } from '../mcp.policy';
 import { isDatabaseUnavailable } from './database-unavailable';
 
 /** Library exceptions the edge knows, and their status codes. */
@@ -44,7 +46,10 @@ export class EdgeExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger('HttpEdge');
 
   catch(exception: unknown, host: ArgumentsHost): void {
-    const res = host.switchToHttp().getResponse<Response>();
+    const http = host.switchToHttp();
+    const res = http.getResponse<Response>();
+    // An MCP client gets a JSON-RPC error from the edge too (401, 413, a body that is not JSON: a parse error).
+    if (isMcpRequest(http.getRequest<Request>())) return this.mcp(exception, res);
     const answer = this.answer(exception, currentRequestId());
     if (answer.retryAfterSeconds !== undefined && !res.headersSent) res.setHeader('Retry-After', String(answer.retryAfterSeconds));
     send(res, answer.status, answer.body);
@@ -89,11 +94,24 @@ export class EdgeExceptionFilter implements ExceptionFilter {
     return { status, body: { statusCode: status, message: 'Internal error', requestId } };
   }
 
+  /** The same answer as JSON-RPC error (a database outage stays a 503 with Retry-After). */
+  private mcp(exception: unknown, res: Response): void {
+    const answer = this.answer(exception, currentRequestId());
+    if (answer.retryAfterSeconds !== undefined && !res.headersSent) res.setHeader('Retry-After', String(answer.retryAfterSeconds));
+    const message = (answer.body as { message?: unknown }).message;
+    send(res, answer.status, jsonRpcErrorBody(answer.status, Array.isArray(message) ? message.join('; ') : String(message ?? 'Error')));
+  }
+
   /** The one place an unexpected error is logged (with its stack, in the log only). */
   protected unexpected(exception: unknown, requestId: string | undefined): void {
     const err = exception instanceof Error ? exception : new Error(String(exception));
     this.logger.error(`unexpected error (request ${requestId ?? '-'}): ${err.message}`, err.stack);
   }
+}
+
+function isMcpRequest(req: Request | undefined): boolean {
+  const path = (req?.originalUrl ?? req?.url ?? '').split('?')[0];
+  return path === SAMPLE_MCP_PATH || path === `${SAMPLE_MCP_PATH}/`;
 }
 
 function send(res: Response, status: number, body: unknown): void {

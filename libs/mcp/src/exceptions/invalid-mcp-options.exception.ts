@@ -1,0 +1,7 @@
+/** A bad McpModule / createMcpSkillServer option, thrown at boot with what to fix. */
+export class InvalidMcpOptionsException extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvalidMcpOptionsException';
+  }
+}

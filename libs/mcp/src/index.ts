@@ -1,0 +1,16 @@
+// The public API of @zmodu/mcp: the framework-free MCP server over the skill catalog (stdio, or any
+// SDK transport), and McpModule, its Streamable HTTP endpoint in a Nest application.
+export { McpSkillServer, createMcpSkillServer, annotationsFor } from './mcp-skill-server';
+export type { McpSkillServerOptions, McpRequestExtra } from './mcp-skill-server';
+export type { McpPrincipal } from './mcp-principal';
+export { McpModule } from './mcp.module';
+export type { McpModuleAsyncOptions, McpModuleForRootOptions } from './mcp.module-definition';
+export type { McpModuleOptions, McpPrincipalResolver } from './mcp.options';
+export { DEFAULT_MCP_PATH } from './mcp.options';
+export { McpSessions } from './mcp-sessions';
+export type { McpSessionStats } from './mcp-sessions';
+export { InvalidMcpOptionsException } from './exceptions/invalid-mcp-options.exception';
+export { jsonRpcErrorBody } from './json-rpc-error';
+export type { JsonRpcErrorBody } from './json-rpc-error';
+export { serveMcpOverStdio } from './stdio';
+export type { McpStdioOptions, McpStdioSession } from './stdio';

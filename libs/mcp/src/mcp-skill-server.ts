@@ -1,0 +1,170 @@
+import { randomUUID } from 'node:crypto';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  CallToolRequestSchema,
+  CallToolResult,
+  ListToolsRequestSchema,
+  McpError,
+  ErrorCode,
+  ServerNotification,
+  ServerRequest,
+  Tool,
+  ToolAnnotations,
+} from '@modelcontextprotocol/sdk/types.js';
+import { ActionClass, Guard, GuardPolicy, GuardStats } from '@zmodu/guard';
+import { createSkillContext, SkillCallResult, SkillDispatcher, SkillRegistry } from '@zmodu/skills';
+import { InvalidMcpOptionsException } from './exceptions/invalid-mcp-options.exception';
+import { McpPrincipal, toPrincipal } from './mcp-principal';
+import { INVALID_OPTION_MESSAGE, NO_PRINCIPAL_IN_REQUEST_MESSAGE } from './mcp.messages';
+
+export type McpRequestExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+/** The key under `authInfo.extra` where the HTTP transport passes each request's principal. */
+export const MCP_PRINCIPAL_KEY = 'zmoduPrincipal';
+
+export interface McpSkillServerOptions {
+  readonly registry: SkillRegistry;
+  readonly dispatcher: SkillDispatcher;
+  /** The session's policy: what may be listed and called (allow/deny lists, allowExecute, budget). */
+  readonly policy: GuardPolicy;
+  /**
+   * The caller: a fixed principal (stdio: one user per process), or a function that reads it from
+   * each request (Streamable HTTP: from the request's `authInfo`, so it is checked on every request).
+   */
+  readonly principal: McpPrincipal | ((extra: McpRequestExtra) => McpPrincipal | null | undefined);
+  /** The agent name in audit entries and the token quota key. Default 'mcp'. */
+  readonly agent?: string;
+  /** At most this many tools/call per session; later calls are refused as `denied_turn_cap`. Default: no cap. */
+  readonly maxCallsPerSession?: number;
+  /** Shared guard counters (e.g. one GuardStats for all MCP sessions). */
+  readonly stats?: GuardStats;
+  /** Name and version the server reports at initialize. Default { name: 'zmodu', version: '0.1.0' }. */
+  readonly serverInfo?: { readonly name: string; readonly version: string };
+}
+
+const ANNOTATIONS: Readonly<Record<ActionClass, ToolAnnotations>> = Object.freeze({
+  read: Object.freeze({ readOnlyHint: true, destructiveHint: false }),
+  propose: Object.freeze({ readOnlyHint: false, destructiveHint: false }),
+  execute: Object.freeze({ readOnlyHint: false, destructiveHint: true }),
+});
+
+/** The MCP tool annotations of an action class: read is read-only, execute destructive, propose neither. */
+export function annotationsFor(action: ActionClass): ToolAnnotations {
+  return { ...(Object.hasOwn(ANNOTATIONS, action) ? ANNOTATIONS[action] : ANNOTATIONS.execute) };
+}
+
+/**
+ * One MCP session over the skill catalog: one low-level SDK `Server` (never shared between
+ * sessions or transports) with `tools/list` filtered by the session policy and the caller's
+ * permissions, and `tools/call` through `SkillDispatcher.dispatch`, like every other caller.
+ */
+export class McpSkillServer {
+  readonly server: Server;
+  /** The session's guard: its budget and counters span the session. */
+  readonly guard: Guard;
+  /** The run id of the session's audit entries. */
+  readonly runId = `mcp-${randomUUID()}`;
+  private calls = 0;
+
+  constructor(private readonly options: McpSkillServerOptions) {
+    if (!(options?.registry instanceof SkillRegistry))
+      throw new InvalidMcpOptionsException(INVALID_OPTION_MESSAGE('registry', 'must be the SkillRegistry'));
+    if (!(options.dispatcher instanceof SkillDispatcher))
+      throw new InvalidMcpOptionsException(INVALID_OPTION_MESSAGE('dispatcher', 'must be the SkillDispatcher'));
+    const max = options.maxCallsPerSession;
+    if (max !== undefined && !(Number.isInteger(max) && max > 0))
+      throw new InvalidMcpOptionsException(INVALID_OPTION_MESSAGE('maxCallsPerSession', 'must be a positive integer'));
+    if (typeof options.principal !== 'function' && !toPrincipal(options.principal))
+      throw new InvalidMcpOptionsException(
+        INVALID_OPTION_MESSAGE('principal', 'must be { tenantId, userId, permissions } with non-empty ids, or a function'),
+      );
+    this.guard = new Guard(options.policy, { stats: options.stats });
+    const info = options.serverInfo ?? { name: 'zmodu', version: '0.1.0' };
+    this.server = new Server({ name: info.name, version: info.version }, { capabilities: { tools: { listChanged: false } } });
+    this.server.setRequestHandler(ListToolsRequestSchema, (_req, extra) => ({ tools: this.listTools(this.principalOf(extra)) }));
+    this.server.setRequestHandler(CallToolRequestSchema, (req, extra) =>
+      this.callTool(this.principalOf(extra), req.params.name, req.params.arguments, extra.signal),
+    );
+  }
+
+  /** The tools this principal may see: not staged, let through by the policy, and with the permission they need. */
+  listTools(principal: McpPrincipal): Tool[] {
+    const tools: Tool[] = [];
+    for (const skill of this.options.registry.definitions()) {
+      if (skill.staged) continue;
+      if (!this.policyLets(skill.action, skill.name)) continue;
+      if (skill.requiredPermission !== undefined && !principal.permissions.includes(skill.requiredPermission)) continue;
+      tools.push({
+        name: skill.name,
+        description: skill.description,
+        inputSchema: skill.parameters as Tool['inputSchema'],
+        annotations: annotationsFor(skill.action),
+      });
+    }
+    return tools.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
+  /** One call through the dispatcher; a refusal or failure is a tool result with `isError: true` and the observation JSON. */
+  async callTool(principal: McpPrincipal, name: string, args: unknown, signal?: AbortSignal): Promise<CallToolResult> {
+    const ctx = createSkillContext({
+      guard: this.guard,
+      tenantId: principal.tenantId,
+      userId: principal.userId,
+      permissions: principal.permissions,
+      runId: this.runId,
+      agent: this.options.agent ?? 'mcp',
+      signal,
+    });
+    const dispatcher = this.options.dispatcher;
+    const max = this.options.maxCallsPerSession;
+    const result =
+      max !== undefined && ++this.calls > max
+        ? await dispatcher.deny(ctx, name, args, 'denied_turn_cap')
+        : await dispatcher.dispatch(ctx, name, args);
+    return toToolResult(result);
+  }
+
+  connect(transport: Transport): Promise<void> {
+    return this.server.connect(transport);
+  }
+
+  close(): Promise<void> {
+    return this.server.close();
+  }
+
+  /** Listed when the guard would let the name through (a spent budget hides nothing: the call says denied_budget). */
+  private policyLets(action: ActionClass, name: string): boolean {
+    const decision = this.guard.evaluate(action, name, 0);
+    return decision.allowed || decision.cause === 'denied_budget';
+  }
+
+  private principalOf(extra: McpRequestExtra): McpPrincipal {
+    const given = typeof this.options.principal === 'function' ? this.options.principal(extra) : this.options.principal;
+    const principal = toPrincipal(given);
+    // Fail closed: the HTTP layer answers 401 before this, so only a miswired transport gets here.
+    if (!principal) throw new McpError(ErrorCode.InvalidRequest, NO_PRINCIPAL_IN_REQUEST_MESSAGE);
+    return principal;
+  }
+}
+
+/** Build the server of one session (stdio: one per process; HTTP: one per Mcp-Session-Id). */
+export function createMcpSkillServer(options: McpSkillServerOptions): McpSkillServer {
+  return new McpSkillServer(options);
+}
+
+/** The principal the HTTP transport put in the request's authInfo. */
+export function principalFromAuthInfo(extra: McpRequestExtra): McpPrincipal | null {
+  const bag = extra.authInfo?.extra;
+  return bag && Object.hasOwn(bag, MCP_PRINCIPAL_KEY) ? toPrincipal(bag[MCP_PRINCIPAL_KEY]) : null;
+}
+
+function toToolResult(result: SkillCallResult): CallToolResult {
+  const content = [{ type: 'text' as const, text: result.observation }];
+  if (!result.ok) return { content, isError: true };
+  const value = result.value;
+  return value !== null && typeof value === 'object' && !Array.isArray(value)
+    ? { content, structuredContent: value as Record<string, unknown> }
+    : { content };
+}

@@ -1,0 +1,14 @@
+export const NO_PRINCIPAL_MESSAGE =
+  'Unauthorized: no authenticated caller. Put McpModule behind the application authentication ' +
+  '(a guard that sets req.user to { tenantId, userId, permissions }), or give McpModule a principal(req) resolver.';
+export const SESSION_NOT_FOUND_MESSAGE = 'Session not found: initialize a new session (a session belongs to the caller that opened it).';
+export const SESSION_ID_REQUIRED_MESSAGE =
+  'Bad Request: send the Mcp-Session-Id header of your session, or an initialize request to open one.';
+export const SESSION_ID_INVALID_MESSAGE = 'Bad Request: the Mcp-Session-Id header must be one visible-ASCII value.';
+export const SESSION_CAP_MESSAGE = (max: number) =>
+  `Service Unavailable: the server holds its maximum of ${max} MCP sessions; close one (DELETE) or retry later.`;
+export const PARSE_ERROR_MESSAGE = 'Parse error: the body must be one JSON-RPC message or a batch (a JSON object or array).';
+export const BODY_TOO_LARGE_MESSAGE = (limit: number) =>
+  `Payload Too Large: the body is over ${limit} bytes, the limit of the MCP endpoint.`;
+export const NO_PRINCIPAL_IN_REQUEST_MESSAGE = 'no principal for this request: the transport must pass one (authInfo.extra.principal)';
+export const INVALID_OPTION_MESSAGE = (option: string, rule: string) => `McpModule: option '${option}' ${rule}.`;

@@ -1,0 +1,37 @@
+import { createMcpController } from './mcp.controller';
+import { ResolvedMcpOptions } from './mcp.options';
+
+describe('McpModule options', () => {
+  it('applies the defaults once and reads the principal from req.user by default', async () => {
+    const options = new ResolvedMcpOptions({ policy: { allow: ['a.b'] } });
+    expect(options).toMatchObject({ maxSessions: 1000, sessionIdleMs: 900_000, maxBodyBytes: 1_048_576, agent: 'mcp' });
+    const req = { user: { tenantId: 't', userId: 'u', permissions: ['p'] } } as never;
+    expect(await options.principal(req)).toEqual({ tenantId: 't', userId: 'u', permissions: ['p'] });
+    // Half a caller is no caller.
+    expect(await options.principal({ user: { tenantId: 't' } } as never)).toBeNull();
+    expect(await options.principal({ user: { tenantId: 't', userId: 'u', permissions: 'p' } } as never)).toBeNull();
+    // Inherited keys do not count.
+    expect(await options.principal({ user: Object.create({ tenantId: 't', userId: 'u' }) } as never)).toBeNull();
+  });
+
+  it('takes a resolver, which may be async', async () => {
+    const options = new ResolvedMcpOptions({
+      policy: { allow: [] },
+      principal: async (req) => ({ tenantId: String(req.headers['x-t']), userId: 'svc', permissions: [] }),
+    });
+    expect(await options.principal({ headers: { 'x-t': 'acme' } } as never)).toEqual({ tenantId: 'acme', userId: 'svc', permissions: [] });
+  });
+
+  it('refuses bad options with what to fix', () => {
+    expect(() => new ResolvedMcpOptions({} as never)).toThrow(/'policy' is required/);
+    expect(() => new ResolvedMcpOptions({ policy: { allow: [] }, maxSessions: 0 })).toThrow(/'maxSessions' must be a positive integer/);
+    expect(() => new ResolvedMcpOptions({ policy: { allow: [] }, sessionIdleMs: 1.5 })).toThrow(/sessionIdleMs/);
+    expect(() => new ResolvedMcpOptions({ policy: { allow: [] }, principal: 'req.user' as never })).toThrow(
+      /'principal' must be a function/,
+    );
+    expect(() => new ResolvedMcpOptions({ policy: { allow: [] }, agent: '' })).toThrow(/'agent'/);
+    expect(() => createMcpController('/mcp/:id')).toThrow(/'path' must be a plain route/);
+    expect(() => createMcpController('')).toThrow(/'path'/);
+    expect(createMcpController('/api/mcp')).toEqual(expect.any(Function));
+  });
+});

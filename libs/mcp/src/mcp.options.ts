@@ -1,0 +1,86 @@
+import type { IncomingMessage } from 'node:http';
+import type { GuardPolicy } from '@zmodu/guard';
+import { InvalidMcpOptionsException } from './exceptions/invalid-mcp-options.exception';
+import { McpPrincipal, toPrincipal } from './mcp-principal';
+import { INVALID_OPTION_MESSAGE } from './mcp.messages';
+
+/** Reads the caller of one HTTP request, as the application's authentication established it. */
+export type McpPrincipalResolver = (req: IncomingMessage & { user?: unknown }) => unknown | Promise<unknown>;
+
+/** What `McpModule.forRoot` / `forRootAsync` take. */
+export interface McpModuleOptions {
+  /** The policy of every MCP session: which skills may be listed and called. Required (there is no default allow list). */
+  readonly policy: GuardPolicy;
+  /**
+   * The caller of each request: `{ tenantId, userId, permissions }`, or null/undefined when there is none (401).
+   * Default: `req.user`, as an authentication guard sets it. Called on every request, not only at initialize.
+   */
+  readonly principal?: McpPrincipalResolver;
+  /** Open sessions at most; an initialize past it is answered 503. Default 1000. */
+  readonly maxSessions?: number;
+  /** A session with no request for this long is closed (ms). Default 15 minutes. */
+  readonly sessionIdleMs?: number;
+  /** Largest request body, in bytes. Default 1 MiB. */
+  readonly maxBodyBytes?: number;
+  /** At most this many tools/call per session (then `denied_turn_cap`). Default: no cap. */
+  readonly maxCallsPerSession?: number;
+  /** The agent name of MCP calls in audit entries and the token quota. Default 'mcp'. */
+  readonly agent?: string;
+  /** Name and version reported at initialize. Default { name: 'zmodu', version: '0.1.0' }. */
+  readonly serverInfo?: { readonly name: string; readonly version: string };
+}
+
+/** The extras of `forRoot`/`forRootAsync`: where the endpoint is mounted (static, it names a route). */
+export interface McpModuleExtras {
+  /** The route of the Streamable HTTP endpoint (POST, GET, DELETE). Default '/mcp'. */
+  readonly path: string;
+}
+
+export const DEFAULT_MCP_PATH = '/mcp';
+
+/** McpModuleOptions with every default applied, checked once when the module starts. */
+export class ResolvedMcpOptions {
+  readonly policy: GuardPolicy;
+  readonly principal: (req: IncomingMessage & { user?: unknown }) => Promise<McpPrincipal | null>;
+  readonly maxSessions: number = 1000;
+  readonly sessionIdleMs: number = 15 * 60_000;
+  readonly maxBodyBytes: number = 1024 * 1024;
+  readonly maxCallsPerSession?: number;
+  readonly agent: string = 'mcp';
+  readonly serverInfo: { readonly name: string; readonly version: string } = { name: 'zmodu', version: '0.1.0' };
+
+  constructor(raw: McpModuleOptions) {
+    if (raw === null || typeof raw !== 'object')
+      throw new InvalidMcpOptionsException(INVALID_OPTION_MESSAGE('options', 'must be an object'));
+    const own = <K extends keyof McpModuleOptions>(k: K): McpModuleOptions[K] | undefined => (Object.hasOwn(raw, k) ? raw[k] : undefined);
+    const policy = own('policy');
+    if (!policy || typeof policy !== 'object' || !Array.isArray(policy.allow))
+      throw new InvalidMcpOptionsException(
+        INVALID_OPTION_MESSAGE('policy', "is required: { allow: ['skill.name', ...], allowExecute?: boolean, deny?, budget? }"),
+      );
+    this.policy = policy;
+    const resolver = own('principal');
+    if (resolver !== undefined && typeof resolver !== 'function')
+      throw new InvalidMcpOptionsException(
+        INVALID_OPTION_MESSAGE('principal', 'must be a function (req) => { tenantId, userId, permissions }'),
+      );
+    const read: McpPrincipalResolver = resolver ?? ((req) => req.user);
+    this.principal = async (req) => toPrincipal(await read(req));
+    this.maxSessions = positiveInteger('maxSessions', own('maxSessions')) ?? this.maxSessions;
+    this.sessionIdleMs = positiveInteger('sessionIdleMs', own('sessionIdleMs')) ?? this.sessionIdleMs;
+    this.maxBodyBytes = positiveInteger('maxBodyBytes', own('maxBodyBytes')) ?? this.maxBodyBytes;
+    this.maxCallsPerSession = positiveInteger('maxCallsPerSession', own('maxCallsPerSession'));
+    const agent = own('agent');
+    if (agent !== undefined && (typeof agent !== 'string' || agent === ''))
+      throw new InvalidMcpOptionsException(INVALID_OPTION_MESSAGE('agent', 'must be a non-empty string'));
+    this.agent = agent ?? this.agent;
+    this.serverInfo = own('serverInfo') ?? this.serverInfo;
+  }
+}
+
+function positiveInteger(name: string, value: unknown): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value <= 0)
+    throw new InvalidMcpOptionsException(INVALID_OPTION_MESSAGE(name, 'must be a positive integer'));
+  return value;
+}
