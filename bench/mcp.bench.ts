@@ -5,6 +5,7 @@ import { Injectable, INestApplication, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { createMcpExpressApp } from '@modelcontextprotocol/sdk/server/express.js';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
@@ -19,7 +20,7 @@ import { Row } from './report';
 const CONCURRENCY = 10;
 const WARMUP_MS = 3000;
 const ROUND_MS = 1500;
-/** Measured rounds per side, in A B B A order; the median round of each side is reported. */
+/** Measured rounds per side, the sides in a rotating order; the median round of each side is reported. */
 const ROUNDS = 8;
 const PRINCIPAL = Object.freeze({ tenantId: 'bench', userId: 'bench', permissions: [] as string[] });
 
@@ -61,8 +62,11 @@ async function oursSide(): Promise<Side> {
   return { url: new URL(`http://127.0.0.1:${port}/mcp`), close: () => app.close() };
 }
 
-/** The SDK's own pattern: an McpServer and a StreamableHTTPServerTransport per session, on a bare node http server. */
-async function rawSide(): Promise<Side> {
+/** The SDK's own pattern: an McpServer and a StreamableHTTPServerTransport per session. */
+function rawSessions(): {
+  handle: (req: IncomingMessage, res: ServerResponse, body: unknown) => Promise<void>;
+  close: () => Promise<void>;
+} {
   const transports = new Map<string, StreamableHTTPServerTransport>();
   const servers: McpServer[] = [];
   const handle = async (req: IncomingMessage, res: ServerResponse, body: unknown) => {
@@ -85,8 +89,35 @@ async function rawSide(): Promise<Side> {
     await server.connect(transport);
     return transport.handleRequest(req, res, body);
   };
+  return { handle, close: async () => void (await Promise.all(servers.map((s) => s.close()))) };
+}
+
+async function listening(http: HttpServer, close: () => Promise<void>): Promise<Side> {
+  if (!http.listening) await new Promise<void>((resolve) => http.once('listening', resolve));
+  const { port } = http.address() as AddressInfo;
+  return {
+    url: new URL(`http://127.0.0.1:${port}/mcp`),
+    close: async () => {
+      await close();
+      await new Promise<void>((resolve) => http.close(() => resolve()));
+    },
+  };
+}
+
+/** The raw SDK as its documentation serves it: createMcpExpressApp (express with its JSON parser) and a route. */
+async function rawExpressSide(): Promise<Side> {
+  const { handle, close } = rawSessions();
+  const app = createMcpExpressApp();
+  app.all('/mcp', (req, res) => {
+    handle(req, res, req.body).catch(() => res.headersSent || res.writeHead(500).end());
+  });
+  return listening(app.listen(0, '127.0.0.1'), close);
+}
+
+/** The raw SDK on a bare node http server with a minimal JSON body reader: no framework at all. */
+async function rawNodeSide(): Promise<Side> {
+  const { handle, close } = rawSessions();
   const http: HttpServer = createServer((req, res) => {
-    // A JSON body parser, as express.json() is on the Nest side.
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -101,15 +132,8 @@ async function rawSide(): Promise<Side> {
       handle(req, res, body).catch(() => res.headersSent || res.writeHead(500).end());
     });
   });
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  const { port } = http.address() as AddressInfo;
-  return {
-    url: new URL(`http://127.0.0.1:${port}/mcp`),
-    close: async () => {
-      await Promise.all(servers.map((s) => s.close()));
-      await new Promise<void>((resolve) => http.close(() => resolve()));
-    },
-  };
+  http.listen(0, '127.0.0.1');
+  return listening(http, close);
 }
 
 async function clients(url: URL): Promise<Client[]> {
@@ -140,44 +164,39 @@ async function throughput(pool: Client[], ms: number): Promise<number> {
 }
 
 export async function runMcpBench(log: (line: string) => void): Promise<{ rows: Row[] }> {
-  const ours = await oursSide();
-  const raw = await rawSide();
+  const sides = { ours: await oursSide(), express: await rawExpressSide(), node: await rawNodeSide() };
+  const names = Object.keys(sides) as Array<keyof typeof sides>;
   try {
-    const oursPool = await clients(ours.url);
-    const rawPool = await clients(raw.url);
-    await throughput(oursPool, WARMUP_MS);
-    await throughput(rawPool, WARMUP_MS);
-    const oursRates: number[] = [];
-    const rawRates: number[] = [];
-    // Interleaved rounds (ours, raw, raw, ours, ...), so that a slow stretch of the machine hits both sides alike.
-    for (let i = 0; i < ROUNDS; i++) {
-      const oursFirst = i % 2 === 0;
-      if (oursFirst) oursRates.push(await throughput(oursPool, ROUND_MS));
-      rawRates.push(await throughput(rawPool, ROUND_MS));
-      if (!oursFirst) oursRates.push(await throughput(oursPool, ROUND_MS));
-    }
-    await Promise.all([...oursPool, ...rawPool].map((c) => c.close()));
-    const oursRate = median(oursRates);
-    const rawRate = median(rawRates);
-    const ratio = oursRate / rawRate;
-    log(`rounds: ours ${oursRates.map(Math.round).join(' ')}; raw ${rawRates.map(Math.round).join(' ')}`);
+    const pools = Object.fromEntries(await Promise.all(names.map(async (n) => [n, await clients(sides[n].url)] as const))) as Record<
+      keyof typeof sides,
+      Client[]
+    >;
+    for (const n of names) await throughput(pools[n], WARMUP_MS);
+    const rates: Record<keyof typeof sides, number[]> = { ours: [], express: [], node: [] };
+    // Interleaved rounds in a rotating order, so that a slow stretch of the machine hits every side alike.
+    for (let i = 0; i < ROUNDS; i++)
+      for (let k = 0; k < names.length; k++) {
+        const n = names[(i + k) % names.length];
+        rates[n].push(await throughput(pools[n], ROUND_MS));
+      }
+    await Promise.all(names.flatMap((n) => pools[n].map((c) => c.close())));
+    const rate = { ours: median(rates.ours), express: median(rates.express), node: median(rates.node) };
+    for (const n of names) log(`mcp rounds ${n}: ${rates[n].map(Math.round).join(' ')}`);
     log(
-      `mcp tools/call, concurrency ${CONCURRENCY}: zmodu McpModule ${oursRate.toFixed(0)} req/s, raw SDK ${rawRate.toFixed(0)} req/s (${ratio.toFixed(2)}x)`,
+      `mcp tools/call, concurrency ${CONCURRENCY}: zmodu McpModule ${rate.ours.toFixed(0)} req/s, raw SDK on express ` +
+        `${rate.express.toFixed(0)} req/s (${(rate.ours / rate.express).toFixed(2)}x), on bare node http ${rate.node.toFixed(0)} req/s ` +
+        `(${(rate.ours / rate.node).toFixed(2)}x)`,
     );
-    return {
-      rows: [
-        {
-          name: `mcp tools/call over Streamable HTTP, concurrency ${CONCURRENCY}: zmodu McpModule in Nest vs raw SDK McpServer on node http (ratio = ours/raw)`,
-          value: oursRate,
-          unit: 'req/s',
-          baseline: rawRate,
-          target: { text: 'ratio >= 0.9', met: ratio >= 0.9 },
-          note: 'MCP-Nest published: raw 3,961, mcp-nest 2,871 req/s (0.72x)',
-        },
-      ],
-    };
+    const row = (peer: 'express' | 'node', what: string): Row => ({
+      name: `mcp tools/call over Streamable HTTP, concurrency ${CONCURRENCY}: zmodu McpModule in Nest vs raw SDK McpServer ${what} (ratio = ours/raw)`,
+      value: rate.ours,
+      unit: 'req/s',
+      baseline: rate[peer],
+      target: { text: 'ratio >= 0.9', met: rate.ours / rate[peer] >= 0.9 },
+      note: 'MCP-Nest published: raw 3,961, mcp-nest 2,871 req/s (0.72x)',
+    });
+    return { rows: [row('express', 'in createMcpExpressApp (its documented setup)'), row('node', 'on bare node http')] };
   } finally {
-    await ours.close();
-    await raw.close();
+    for (const n of names) await sides[n].close();
   }
 }

@@ -30,6 +30,10 @@ describe('McpModule options', () => {
       /'principal' must be a function/,
     );
     expect(() => new ResolvedMcpOptions({ policy: { allow: [] }, agent: '' })).toThrow(/'agent'/);
+    // The policy is checked like an agent's, at boot.
+    expect(() => new ResolvedMcpOptions({ policy: { allow: ['a.b', ''] } })).toThrow(/'policy'.*non-empty string/);
+    expect(() => new ResolvedMcpOptions({ policy: { allow: ['a.b'], allowExecute: 'yes' as never } })).toThrow(/allowExecute/);
+    expect(() => new ResolvedMcpOptions({ policy: { allow: ['a.b'], budget: -1 } })).toThrow(/budget/);
     expect(() => createMcpController('/mcp/:id')).toThrow(/'path' must be a plain route/);
     expect(() => createMcpController('')).toThrow(/'path'/);
     expect(createMcpController('/api/mcp')).toEqual(expect.any(Function));

@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { GuardPolicy } from '@zmodu/guard';
+import { Guard, GuardPolicy } from '@zmodu/guard';
 import { InvalidMcpOptionsException } from './exceptions/invalid-mcp-options.exception';
 import { McpPrincipal, toPrincipal } from './mcp-principal';
 import { INVALID_OPTION_MESSAGE } from './mcp.messages';
@@ -58,6 +58,11 @@ export class ResolvedMcpOptions {
       throw new InvalidMcpOptionsException(
         INVALID_OPTION_MESSAGE('policy', "is required: { allow: ['skill.name', ...], allowExecute?: boolean, deny?, budget? }"),
       );
+    try {
+      new Guard(policy); // the same checks as an agent's policy, at boot rather than at the first session
+    } catch (err) {
+      throw new InvalidMcpOptionsException(INVALID_OPTION_MESSAGE('policy', (err as Error).message));
+    }
     this.policy = policy;
     const resolver = own('principal');
     if (resolver !== undefined && typeof resolver !== 'function')
