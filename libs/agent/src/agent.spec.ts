@@ -426,6 +426,37 @@ describe('Agent.run', () => {
     await expect(boot([trader({ runTimeoutMs: 1.5 })])).rejects.toThrow(/runTimeoutMs/);
   });
 
+  it('never starts a tool call after the run is over: the rest of the turn is cancelled, not run (deadline and caller abort)', async () => {
+    const turn = {
+      toolCalls: [
+        { name: 'market.slow', arguments: {} },
+        ...[1, 2].map(() => ({ name: 'order.submit', arguments: { symbol: 'ACME', qty: 1 } })),
+      ],
+    };
+    const names = ['market.slow', 'order.submit'];
+    const app = await boot([
+      trader({ runTimeoutMs: 80, skills: names, guard: { allow: names, allowExecute: true }, provider: new ScriptedModelProvider([turn]) }),
+      trader({ name: 'desk', skills: names, guard: { allow: names, allowExecute: true }, provider: new ScriptedModelProvider([turn]) }),
+    ]);
+    const skills = app.get(TradingSkills);
+    const timedOut = await app.get(AgentRegistry).get('trader').run('x', { tenantId: 't1', userId: 'u' });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 40);
+    const aborted = await app.get(AgentRegistry).get('desk').run('x', { tenantId: 't1', userId: 'u', signal: controller.signal });
+    for (const [r, reason] of [
+      [timedOut, 'timed_out'],
+      [aborted, 'aborted'],
+    ] as const) {
+      expect(r.stoppedReason).toBe(reason);
+      expect(r.steps[0].toolCalls.map((c) => c.outcome)).toEqual(['timeout', 'cancelled', 'cancelled']);
+      expect(JSON.parse(r.steps[0].toolCalls[1].observation)).toMatchObject({ error: 'Cancelled', reason: 'run_cancelled' });
+    }
+    expect(skills.submits).toBe(0);
+    const audit = (await app.get(AgentAuditLog).query({})).filter((e) => e.skill === 'order.submit');
+    expect(audit.map((e) => e.outcome)).toEqual(['cancelled', 'cancelled', 'cancelled', 'cancelled']);
+    await app.close();
+  });
+
   it('injects memory only with both a tenant and a user', async () => {
     const systems: string[] = [];
     const provider = new ScriptedModelProvider([(req) => (systems.push(req.system), { text: 'ok' })]);

@@ -135,6 +135,13 @@ export class SkillDispatcher {
     started: number,
     argsText: string,
   ): Promise<SkillCallResult> {
+    // The run is over (its deadline passed, or its caller left): a handler that ignores its signal must not start now.
+    if (ctx.signal?.aborted)
+      return this.finish(ctx, skill.name, skill.action, started, argsText, 'allowed', null, 'cancelled', {
+        error: 'Cancelled',
+        reason: 'run_cancelled',
+        message: 'the run was over before this call started; it did not run',
+      });
     const controller = new AbortController();
     let timer: NodeJS.Timeout | undefined;
     let onParentAbort: (() => void) | undefined;
@@ -165,8 +172,12 @@ export class SkillDispatcher {
     };
     try {
       const work = Promise.resolve().then(() => skill.handler(args, invocation));
-      // A handler that ignores its signal may still settle later: keep that from being unhandled.
-      work.catch(() => undefined);
+      // A handler that ignores its signal may still settle later: keep that from being unhandled, and say so when it
+      // finishes after its call was answered `timeout` (its effect happened after all).
+      work.then(
+        () => controller.signal.aborted && this.logger.warn(`skill '${skill.name}' (run ${ctx.runId}) finished after its call was cut off`),
+        () => undefined,
+      );
       const value = await Promise.race([work, deadline]);
       if (value === TIMED_OUT || value === CANCELLED) {
         const reason = value === TIMED_OUT ? 'deadline_exceeded' : 'cancelled';

@@ -1,7 +1,11 @@
 import { ActionClass } from '../action-class';
 
 /** How a dispatch ended. */
-export type AuditOutcome = 'ok' | 'denied' | 'forbidden' | 'invalid_arguments' | 'tenant_required' | 'timeout' | 'error';
+/**
+ * How a call ended. `timeout`: its handler was cut off (its own deadline, or the run's abort while it ran: what it did
+ * may still have happened); `cancelled`: the run was over before the handler started, so it never ran.
+ */
+export type AuditOutcome = 'ok' | 'denied' | 'forbidden' | 'invalid_arguments' | 'tenant_required' | 'timeout' | 'cancelled' | 'error';
 
 /** One audit entry per dispatch, allowed or denied. */
 export interface AuditEntry {
