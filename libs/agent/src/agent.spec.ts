@@ -457,6 +457,26 @@ describe('Agent.run', () => {
     await app.close();
   });
 
+  it('charges an estimate when the model reports no usage, so the run budget still holds', async () => {
+    const big = 'x'.repeat(4_000);
+    const silent = {
+      name: 'silent',
+      complete: async () => ({
+        text: big,
+        toolCalls: [{ id: 'c', name: 'market.quote', arguments: { symbol: 'ACME' } }],
+        usage: undefined as never,
+      }),
+    };
+    const app = await boot([trader({ provider: silent, budget: { tokensPerRun: 2_500 } })]);
+    const r = await app.get(AgentRegistry).get('trader').run('x', { tenantId: 't1', userId: 'u' });
+    expect(r.stoppedReason).toBe('budget_exhausted');
+    // 4,000 characters of answer are at least 1,000 tokens a turn: the budget runs out within three turns, not never.
+    expect(r.steps.length).toBeLessThanOrEqual(3);
+    expect(r.steps[0].usage.outputTokens).toBeGreaterThanOrEqual(1_000);
+    expect(r.steps[0].usage.inputTokens).toBeGreaterThan(0);
+    await app.close();
+  });
+
   it('injects memory only with both a tenant and a user', async () => {
     const systems: string[] = [];
     const provider = new ScriptedModelProvider([(req) => (systems.push(req.system), { text: 'ok' })]);

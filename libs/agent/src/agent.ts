@@ -22,7 +22,7 @@ import {
   MAX_RUN_TIMEOUT_MS,
 } from './agent-definition';
 import { runDeadline, RunDeadline } from './run-deadline';
-import { ChatMessage, ToolSpec } from './providers/model-provider';
+import { ChatMessage, ModelTurn, TokenUsage, ToolSpec } from './providers/model-provider';
 
 /**
  * A guarded agent: model turn, tool calls (each through the one dispatcher), observations
@@ -36,6 +36,7 @@ export class Agent {
   readonly guardStats = new GuardStats();
   private readonly logger: Logger;
   private readonly policy: GuardPolicy;
+  private estimatedUsage = false;
 
   constructor(
     readonly spec: AgentSpec,
@@ -148,13 +149,14 @@ export class Agent {
         this.logger.warn(`run ${runId}: model error: ${error}`);
         break;
       }
-      const tokens = turn.usage.inputTokens + turn.usage.outputTokens;
-      metrics.tokensIn += turn.usage.inputTokens;
-      metrics.tokensOut += turn.usage.outputTokens;
+      const usage = this.chargeableUsage(turn, system, messages, tools);
+      const tokens = usage.inputTokens + usage.outputTokens;
+      metrics.tokensIn += usage.inputTokens;
+      metrics.tokensOut += usage.outputTokens;
       metrics.steps++;
       guard.spend(tokens);
       await this.quota.chargeQuietly(quotaKey, tokens);
-      const step: AgentStep = { index, text: turn.text, toolCalls: [], usage: turn.usage };
+      const step: AgentStep = { index, text: turn.text, toolCalls: [], usage };
       steps.push(step);
       messages.push({ role: 'assistant', content: turn.text, toolCalls: turn.toolCalls });
       if (turn.refusal) {
@@ -254,6 +256,32 @@ export class Agent {
     return block ? `${base}\n\n${block}` : base;
   }
 
+  /**
+   * The tokens a turn is charged. A model server that reports no usage (a proxy, a server that ignores
+   * `stream_options.include_usage`) or zero for a request that was not empty must not make the run budget and the
+   * tenant quota blind: what it failed to report is estimated at 4 characters a token (request: system prompt,
+   * messages and tool schemas; answer: text, refusal and tool-call arguments). Logged once per agent.
+   */
+  private chargeableUsage(turn: ModelTurn, system: string, messages: readonly ChatMessage[], tools: readonly ToolSpec[]): TokenUsage {
+    const reported = turn.usage ?? { inputTokens: 0, outputTokens: 0 };
+    const valid = (n: unknown): n is number => typeof n === 'number' && Number.isFinite(n) && n > 0;
+    const answered = turn.text.length + (turn.refusal?.length ?? 0) + turn.toolCalls.length > 0;
+    if (valid(reported.inputTokens) && (valid(reported.outputTokens) || !answered)) return reported;
+    if (!this.estimatedUsage) {
+      this.estimatedUsage = true;
+      this.logger.warn(
+        `the model (${this.spec.provider.name}) reported no token usage for a turn: charging an estimate (4 characters a token)`,
+      );
+    }
+    const estimate = (n: number) => Math.ceil(n / 4);
+    const out =
+      turn.text.length + (turn.refusal?.length ?? 0) + turn.toolCalls.reduce((n, c) => n + c.name.length + jsonLength(c.arguments), 0);
+    return {
+      inputTokens: valid(reported.inputTokens) ? reported.inputTokens : estimate(system.length + jsonLength(messages) + jsonLength(tools)),
+      outputTokens: valid(reported.outputTokens) ? reported.outputTokens : estimate(out),
+    };
+  }
+
   /** 'ok', the budget that ran out, or 'unavailable' when the quota store cannot be read. */
   private async quotaState(key: QuotaKey): Promise<'ok' | QuotaBudget | 'unavailable'> {
     try {
@@ -264,6 +292,10 @@ export class Agent {
       return 'unavailable';
     }
   }
+}
+
+function jsonLength(value: unknown): number {
+  return typeof value === 'string' ? value.length : (JSON.stringify(value) ?? '').length;
 }
 
 /** Tool calls whose value says a proposal waits for a human. */
