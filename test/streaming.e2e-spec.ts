@@ -1,5 +1,5 @@
 import { request as httpRequest } from 'node:http';
-import { AddressInfo } from 'node:net';
+import { AddressInfo, Socket } from 'node:net';
 import { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { AgentAuditLog, TokenQuota } from '@zmodu/guard';
@@ -28,6 +28,7 @@ describe('the sample on an OpenAI-protocol model, streamed as Server-Sent Events
   /** The "model": quotes ACME and tries order.submit (not in the trader's allow list), then answers. */
   const play = (turnOf: ReturnType<typeof conversation>): FakeTurn => {
     if (turnOf.goal.startsWith('hang')) return { text: 'Let me think about that.', hang: true };
+    if (turnOf.goal.startsWith('flood')) return { text: `${'x'.repeat(1000)} `.repeat(20_000) };
     if (turnOf.turn === 0) {
       if (turnOf.goal.startsWith('outage')) quotaFails?.();
       return {
@@ -220,5 +221,50 @@ describe('the sample on an OpenAI-protocol model, streamed as Server-Sent Events
     while (model.cut() === cutBefore && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     expect(model.cut()).toBe(cutBefore + 1); // the model request was cut off, not left running
     expect(await app.get(AgentAuditLog).query({ runId: 'sse-gone-0001' })).toEqual([]);
+  });
+  it('streams only when the caller prefers it: q-values count, a tie goes to the stream the caller named', async () => {
+    for (const [accept, stream] of [
+      ['text/event-stream;q=0, application/json', false],
+      ['application/json;q=1, text/event-stream;q=0.1', false],
+      ['*/*', false],
+      ['application/json, text/event-stream', true],
+      ['TEXT/EVENT-STREAM', true],
+      ['text/event-stream;q=0.5, */*;q=0.4', true],
+    ] as const) {
+      const res = await post('analyst', 'What is ACME at?').set('Accept', accept).buffer(true).parse(sseBody);
+      expect({ accept, status: res.status, type: res.headers['content-type'] }).toEqual({
+        accept,
+        status: 200,
+        type: stream ? 'text/event-stream' : expect.stringMatching(/^application\/json/),
+      });
+    }
+  });
+
+  it('stops the run and cuts the stream when the client stops reading (no unbounded queue on the server)', async () => {
+    const server = app.getHttpServer();
+    if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as AddressInfo).port;
+    const accepted: Socket[] = [];
+    const onConnection = (socket: Socket) => accepted.push(socket);
+    server.on('connection', onConnection);
+    const req = httpRequest({
+      host: '127.0.0.1',
+      port,
+      method: 'POST',
+      path: '/agents/trader/runs',
+      headers: { authorization: `Bearer ${token()}`, 'content-type': 'application/json', accept: 'text/event-stream' },
+    });
+    req.on('response', (res) => res.once('data', () => res.pause())); // reads one chunk, then nothing more
+    req.on('error', () => undefined);
+    req.end(JSON.stringify({ goal: 'flood the reader' }));
+    try {
+      const deadline = Date.now() + 30_000;
+      while (!(accepted.length === 1 && accepted[0].destroyed) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      // The server let go of the connection and what it had queued for it (and aborted the run).
+      expect(accepted.map((socket) => socket.destroyed)).toEqual([true]);
+    } finally {
+      server.off('connection', onConnection);
+      req.destroy();
+    }
   });
 });

@@ -6,11 +6,28 @@ import { quotaOutageBody, refuseUnreadableQuota } from './quota-outage';
 /** Seconds between keep-alive comments while a run is quiet (a long tool call), so that proxies keep the stream open. */
 const KEEP_ALIVE_MS = 15_000;
 
-/** Whether the caller asked for Server-Sent Events (`Accept: text/event-stream`, among other types or not). */
+/** Bytes an SSE answer may have queued for a client that does not read; past it the run is stopped and the stream cut. */
+export const MAX_QUEUED_STREAM_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Whether the caller asked for Server-Sent Events: `text/event-stream` named in Accept with a q above 0, and no
+ * higher q for JSON (`application/json`, `application/*` or any type). On a tie (`application/json, text/event-stream`),
+ * the stream: the caller named it.
+ */
 export function acceptsEventStream(req: Request): boolean {
   const accept = req.headers.accept;
   if (typeof accept !== 'string') return false;
-  return accept.split(',').some((type) => type.split(';')[0].trim().toLowerCase() === 'text/event-stream');
+  let stream = 0;
+  let json = 0;
+  for (const entry of accept.split(',')) {
+    const [type, ...params] = entry.split(';').map((p) => p.trim().toLowerCase());
+    const qParam = params.find((p) => p.startsWith('q='));
+    const q = qParam === undefined ? 1 : Number(qParam.slice(2));
+    if (!Number.isFinite(q) || q < 0 || q > 1) continue;
+    if (type === 'text/event-stream') stream = Math.max(stream, q);
+    else if (type === 'application/json' || type === 'application/*' || type === '*/*') json = Math.max(json, q);
+  }
+  return stream > 0 && stream >= json;
 }
 
 /**
@@ -77,6 +94,11 @@ class RunEventStream {
     if (this.res.writableEnded || this.res.destroyed) return;
     // JSON.stringify escapes line breaks, so one event is one `data:` line.
     this.res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    // A client that stops reading must not make the server hold the whole run in memory: stop the run, cut the stream.
+    if (this.res.writableLength > MAX_QUEUED_STREAM_BYTES) {
+      this.abort.abort();
+      this.res.destroy();
+    }
   }
 
   private open(): void {

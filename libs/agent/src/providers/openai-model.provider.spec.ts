@@ -267,6 +267,36 @@ describe('OpenAIModelProvider (official SDK against a local protocol server)', (
       expect(turn.usage).toEqual({ inputTokens: 40, outputTokens: 30 });
     });
 
+    it('keeps calls apart when a server sends pieces without an index (a new id starts a call), and refuses a bad index or a nameless call', async () => {
+      const piece = (p: Record<string, unknown>) => chunk({ tool_calls: [{ type: 'function', ...p }] });
+      const s = await protocolServer([
+        (_b, _r, res) =>
+          sse(res, [
+            piece({ id: 'a', function: { name: 'market-quote', arguments: '{"symbol":' } }),
+            piece({ function: { arguments: '"ACME"}' } }),
+            piece({ id: 'b', function: { name: 'order-draft', arguments: '{}' } }),
+            chunk({}, 'tool_calls'),
+          ]),
+        (_b, _r, res) =>
+          sse(res, [piece({ index: -1, id: 'c', function: { name: 'market-quote', arguments: '{}' } }), chunk({}, 'tool_calls')]),
+        (_b, _r, res) =>
+          sse(res, [piece({ index: 2 ** 53 - 1, id: 'c', function: { name: 'x', arguments: '{}' } }), chunk({}, 'tool_calls')]),
+        (_b, _r, res) => sse(res, [piece({ function: { arguments: '{}' } }), chunk({}, 'tool_calls')]),
+        (_b, _r, res) => sse(res, [piece({ index: 0, id: 'd', function: { arguments: '{}' } }), chunk({}, 'tool_calls')]),
+      ]);
+      server = s.server;
+      const provider = new OpenAIModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries: 0 });
+      const streamed = () => provider.complete({ ...request(), onTextDelta: () => undefined });
+      expect((await streamed()).toolCalls).toEqual([
+        { id: 'a', name: 'market.quote', arguments: { symbol: 'ACME' } },
+        { id: 'b', name: 'order.draft', arguments: {} },
+      ]);
+      await expect(streamed()).rejects.toThrow(/tool-call piece with index -1/);
+      await expect(streamed()).rejects.toThrow(/tool-call piece with index 9007199254740991/);
+      await expect(streamed()).rejects.toThrow(/neither an index nor an id/);
+      await expect(streamed()).rejects.toThrow(/tool call that has no function name/);
+    });
+
     it('gathers a streamed refusal (refusal deltas) into the turn, not into the text', async () => {
       const s = await protocolServer([
         (_b, _r, res) =>

@@ -61,11 +61,12 @@ export class OpenAIModelProvider implements ModelProvider {
         }
         if (delta?.refusal) refusal += delta.refusal;
         for (const piece of delta?.tool_calls ?? []) {
-          const call = calls.get(piece.index) ?? { id: '', name: '', arguments: '' };
+          const key = pieceKey(piece, calls);
+          const call = calls.get(key) ?? { id: '', name: '', arguments: '' };
           if (piece.id) call.id = piece.id;
           if (piece.function?.name) call.name += piece.function.name;
           if (piece.function?.arguments) call.arguments += piece.function.arguments;
-          calls.set(piece.index, call);
+          calls.set(key, call);
         }
         if (choice.finish_reason) finished = true;
       }
@@ -73,7 +74,12 @@ export class OpenAIModelProvider implements ModelProvider {
       deadline.finish(finished, err);
     }
     deadline.finish(finished);
-    const toolCalls = [...calls.entries()].sort(([a], [b]) => a - b).map(([, c]) => toolCall(c.id, c.name, c.arguments));
+    const toolCalls = [...calls.entries()]
+      .sort(([a], [b]) => a - b)
+      .map(([, c], i) => {
+        if (!c.name) throw new Error('OpenAIModelProvider: the stream ended with a tool call that has no function name');
+        return toolCall(c.id || `call_${i + 1}`, c.name, c.arguments);
+      });
     return turnOf(text, refusal, toolCalls, usage);
   }
 
@@ -94,6 +100,31 @@ export class OpenAIModelProvider implements ModelProvider {
       ...(this.options.maxTokens === undefined ? {} : { max_completion_tokens: this.options.maxTokens }),
     };
   }
+}
+
+/** Tool calls one streamed turn may hold. */
+const MAX_STREAMED_TOOL_CALLS = 256;
+
+/**
+ * Which call a streamed tool-call piece continues: its `index` (0..255), or, from a server that sends none, a new
+ * call when the piece has an id and the last call otherwise. Anything else is a protocol error, never a merged call.
+ */
+function pieceKey(piece: { index?: unknown; id?: string }, calls: Map<number, unknown>): number {
+  const index = piece.index;
+  if (index !== undefined && index !== null) {
+    if (Number.isInteger(index) && (index as number) >= 0 && (index as number) < MAX_STREAMED_TOOL_CALLS) return index as number;
+    throw new Error(
+      `OpenAIModelProvider: the stream sent a tool-call piece with index ${JSON.stringify(index)} (0 to ${MAX_STREAMED_TOOL_CALLS - 1})`,
+    );
+  }
+  const last = calls.size ? Math.max(...calls.keys()) : -1;
+  if (piece.id) {
+    if (last + 1 >= MAX_STREAMED_TOOL_CALLS)
+      throw new Error(`OpenAIModelProvider: the stream sent more than ${MAX_STREAMED_TOOL_CALLS} tool calls`);
+    return last + 1;
+  }
+  if (last < 0) throw new Error('OpenAIModelProvider: the stream sent a tool-call piece with neither an index nor an id');
+  return last;
 }
 
 function toolCall(id: string, functionName: string, args: string): ToolCall {
