@@ -52,8 +52,8 @@ export function createExternalMcpServer(received: (call: ReceivedCall) => void):
   server.registerTool(
     'bad_pattern',
     {
-      description: 'A schema our validator cannot compile.',
-      inputSchema: { code: z.string().regex(new RegExp('a\\-b')) },
+      description: 'A schema our validator cannot compile: a lookahead, which the linear-time RE2 engine does not run.',
+      inputSchema: { code: z.string().regex(/^(?=a)\w+$/) },
       annotations: readOnly,
     },
     async () => text('never'),
