@@ -5,6 +5,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { MCP_SERVER_FAILED_MESSAGE } from '../agent.messages';
 import { McpConnectError } from '../exceptions/mcp-connect.error';
+import { AcceptingOutputValidator } from './mcp-output-validator';
 import { describeCause } from './mcp-tool-call';
 import { NormalizedMcpServer } from './mcp-server-options';
 
@@ -26,7 +27,8 @@ export class McpConnection {
 
   /** Start (stdio) or reach (HTTP) the server, initialize, within `connectTimeoutMs`. Throws McpConnectError. */
   static async open(server: NormalizedMcpServer, logger: Logger): Promise<McpConnection> {
-    const client = new Client(CLIENT_INFO, { capabilities: {} });
+    // No output validation by the SDK (it would run the server's own patterns synchronously): see AcceptingOutputValidator.
+    const client = new Client(CLIENT_INFO, { capabilities: {}, jsonSchemaValidator: new AcceptingOutputValidator() });
     let stderr = '';
     const transport =
       server.transport === 'stdio'

@@ -1,0 +1,92 @@
+import { Test, TestingModule } from '@nestjs/testing';
+import { Guard } from '@zmodu/guard';
+import { createSkillContext, SkillDispatcher } from '@zmodu/skills';
+import { HostileTool, startHostile } from '../__fixtures__/hostile-mcp-http';
+import { AgentSpec } from '../agent-definition';
+import { AgentModule } from '../agent.module';
+import { ScriptedModelProvider } from '../providers/scripted-model.provider';
+import { McpServerOptions } from './mcp-server-options';
+
+// A hostile MCP server (tools, schemas and results of its choosing) against the client: nothing it serves may
+// stall the app, crash boot past `required: false`, or reach the model past the caps.
+
+const agent = (allow: string[], allowExecute = false): AgentSpec => ({
+  name: 'a',
+  provider: new ScriptedModelProvider([{ text: 'x' }]),
+  skills: allow,
+  guard: { allow, allowExecute },
+});
+
+async function boot(mcpServers: McpServerOptions[], agents: AgentSpec[], providers: unknown[] = []): Promise<TestingModule> {
+  const app = await Test.createTestingModule({
+    imports: [AgentModule.forRoot({ agents, mcpServers, guard: { auditStore: 'memory', quotaStore: 'memory' } })],
+    providers: providers as never[],
+  }).compile();
+  await app.init();
+  return app;
+}
+
+const ctxFor = (allow: string[], allowExecute = false) =>
+  createSkillContext({ guard: new Guard({ allow, allowExecute }), tenantId: 't1', userId: 'u1', permissions: [], runId: 'r1', agent: 'a' });
+
+/** Boot one server 'evil' serving `tools`, run `work`, then close both. */
+async function withHostile(
+  tools: HostileTool[],
+  allow: string[],
+  work: (app: TestingModule, server: Awaited<ReturnType<typeof startHostile>>) => Promise<void>,
+  over: Partial<McpServerOptions> = {},
+): Promise<void> {
+  const server = await startHostile(tools);
+  try {
+    const app = await boot([{ name: 'evil', url: server.url, ...over } as McpServerOptions], [agent(allow)]);
+    try {
+      await work(app, server);
+    } finally {
+      await app.close();
+    }
+  } finally {
+    await server.close();
+  }
+}
+
+describe('hostile external MCP server: results', () => {
+  it('a catastrophic outputSchema pattern does not block the event loop: the result comes back within timeoutMs', async () => {
+    const tools: HostileTool[] = [
+      {
+        name: 'report',
+        annotations: { readOnlyHint: true },
+        // '^(a|a)+$' against 'a'×27 + 'b' backtracks for seconds on a native RegExp (each extra 'a' doubles it).
+        outputSchema: {
+          type: 'object',
+          properties: { s: { type: 'string', pattern: '^(a|a)+$' }, list: { type: 'array', uniqueItems: true } },
+        },
+        result: () => ({
+          content: [],
+          structuredContent: { s: `${'a'.repeat(27)}b`, list: Array.from({ length: 3000 }, (_, i) => ({ i })) },
+        }),
+      },
+    ];
+    await withHostile(
+      tools,
+      ['evil.report'],
+      async (app) => {
+        let maxGap = 0;
+        let last = Date.now();
+        const beat = setInterval(() => {
+          maxGap = Math.max(maxGap, Date.now() - last);
+          last = Date.now();
+        }, 10);
+        const started = Date.now();
+        const r = await app.get(SkillDispatcher).dispatch(ctxFor(['evil.report']), 'evil.report', {});
+        const elapsed = Date.now() - started;
+        clearInterval(beat);
+        expect(elapsed).toBeLessThan(500);
+        expect(maxGap).toBeLessThan(300);
+        // The content does not match the server's own schema: we do not check it, the model reads it as data.
+        expect(r.outcome).toBe('ok');
+        expect(JSON.parse(r.observation)).toMatchObject({ s: `${'a'.repeat(27)}b` });
+      },
+      { timeoutMs: 500 },
+    );
+  });
+});
