@@ -90,3 +90,51 @@ describe('hostile external MCP server: results', () => {
     );
   });
 });
+
+describe('hostile external MCP server: result size', () => {
+  const big = (bytes: number): HostileTool[] => [
+    { name: 'dump', annotations: { readOnlyHint: true }, result: () => ({ content: [{ type: 'text', text: 'A'.repeat(bytes) }] }) },
+    {
+      name: 'dump_structured',
+      annotations: { readOnlyHint: true },
+      result: () => ({ content: [], structuredContent: { rows: Array.from({ length: 2000 }, (_, i) => ({ i, text: 'é'.repeat(100) })) } }),
+    },
+  ];
+  const allow = ['evil.dump', 'evil.dump_structured'];
+
+  it('refuses a result past maxResultBytes (256 KiB by default) with a tool error and nothing of its content', async () => {
+    await withHostile(big(20 * 1024 * 1024), allow, async (app) => {
+      const dispatcher = app.get(SkillDispatcher);
+      for (const skill of allow) {
+        const r = await dispatcher.dispatch(ctxFor(allow), skill, {});
+        expect(r.outcome).toBe('error');
+        expect(r.observation.length).toBeLessThan(1000);
+        expect(r.observation).not.toContain('AAAA');
+        expect(r.observation).not.toContain('éé');
+        expect(JSON.parse(r.observation)).toEqual({
+          error: 'ToolError',
+          reason: 'mcp_result_too_large',
+          maxResultBytes: 262144,
+          message: expect.stringMatching(/^the MCP server 'evil' answered '(dump|dump_structured)' with more than 262144 bytes/),
+        });
+      }
+    });
+  });
+
+  it('passes a result that fits, and counts bytes, not characters', async () => {
+    await withHostile(
+      big(100_000),
+      allow,
+      async (app) => {
+        const dispatcher = app.get(SkillDispatcher);
+        const text = await dispatcher.dispatch(ctxFor(allow), 'evil.dump', {});
+        expect(text.outcome).toBe('ok');
+        expect(JSON.parse(text.observation)).toBe('A'.repeat(100_000));
+        // 2000 rows of 100 'é': about 260,000 characters but more than 400,000 UTF-8 bytes.
+        const rows = await dispatcher.dispatch(ctxFor(allow), 'evil.dump_structured', {});
+        expect(JSON.parse(rows.observation)).toMatchObject({ reason: 'mcp_result_too_large', maxResultBytes: 300_000 });
+      },
+      { maxResultBytes: 300_000 },
+    );
+  });
+});

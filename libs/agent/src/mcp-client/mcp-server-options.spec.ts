@@ -29,7 +29,14 @@ describe('validateMcpServers', () => {
       { name: 'remote', url: 'https://tools.example.com/mcp', headers: { Authorization: 'Bearer x' } },
       { name: 'local', command: 'mcp-weather', args: ['--stdio'], env: { KEY: 'v' }, cwd: '/tmp' },
     ]);
-    expect(http).toMatchObject({ transport: 'http', required: true, timeoutMs: 30_000, connectTimeoutMs: 10_000, tenantScoped: true });
+    expect(http).toMatchObject({
+      transport: 'http',
+      required: true,
+      timeoutMs: 30_000,
+      connectTimeoutMs: 10_000,
+      tenantScoped: true,
+      maxResultBytes: 262_144,
+    });
     expect(http.url?.href).toBe('https://tools.example.com/mcp');
     expect(stdio).toMatchObject({ transport: 'stdio', command: 'mcp-weather', args: ['--stdio'], env: { KEY: 'v' }, cwd: '/tmp' });
     expect(validateMcpServers(undefined)).toEqual([]);
@@ -53,6 +60,12 @@ describe('validateMcpServers', () => {
     expect(bad({ name: 'w', command: 'x', env: { A: 1 } })).toThrow(/env\.A must be a string/);
     expect(bad({ name: 'w', command: 'x', timeoutMs: 0 })).toThrow(/timeoutMs must be a whole number of ms/);
     expect(bad({ name: 'w', command: 'x', required: 'yes' })).toThrow(/required must be true or false/);
+    expect(bad({ name: 'w', command: 'x', maxResultBytes: 0 })).toThrow(
+      /maxResultBytes must be a whole number of bytes from 1 to 16777216 \(got 0\)/,
+    );
+    expect(bad({ name: 'w', command: 'x', maxResultBytes: 1.5 })).toThrow(/maxResultBytes must be a whole number of bytes/);
+    expect(bad({ name: 'w', command: 'x', maxResultBytes: 32 * 1024 * 1024 })).toThrow(/maxResultBytes must be a whole number of bytes/);
+    expect(validateMcpServers([{ name: 'w', command: 'x', maxResultBytes: 1024 }])[0].maxResultBytes).toBe(1024);
     expect(bad({ name: 'w', command: 'x', header: {} })).toThrow(/unknown option 'header'/);
     expect(() =>
       validateMcpServers([

@@ -15,6 +15,11 @@ export interface McpServerCommonOptions {
   readonly tenantScoped?: boolean;
   /** A permission code the caller must hold to call any of its tools (`ctx.permissions`). Default: none. */
   readonly requiredPermission?: string;
+  /**
+   * Largest tool result in bytes (the value the model would see, as JSON). A larger one reaches the model as the
+   * tool error `mcp_result_too_large`, with nothing of its content. Default 262144 (256 KiB), at most 16 MiB.
+   */
+  readonly maxResultBytes?: number;
 }
 
 /** A server started as a child process, spoken to over its stdin and stdout. */
@@ -45,6 +50,8 @@ export type McpServerOptions = McpStdioServerOptions | McpHttpServerOptions;
 
 export const DEFAULT_MCP_TIMEOUT_MS = 30_000;
 export const DEFAULT_MCP_CONNECT_TIMEOUT_MS = 10_000;
+export const DEFAULT_MCP_MAX_RESULT_BYTES = 256 * 1024;
+export const MAX_MCP_MAX_RESULT_BYTES = 16 * 1024 * 1024;
 export const MCP_SERVER_NAME_PATTERN = /^[a-z][a-z0-9_]{0,31}$/;
 
 /** @internal An entry after validation, defaults filled. */
@@ -62,4 +69,5 @@ export interface NormalizedMcpServer {
   readonly connectTimeoutMs: number;
   readonly tenantScoped: boolean;
   readonly requiredPermission?: string;
+  readonly maxResultBytes: number;
 }

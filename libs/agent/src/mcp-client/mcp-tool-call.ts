@@ -27,7 +27,7 @@ interface ToolResult {
  * a transport or protocol failure is one too (`mcp_unavailable`, `mcp_timeout`, `mcp_error`), never an exception
  * that ends the run. Only the dispatcher calls it, after guard, permission, schema and tenant.
  */
-export function mcpToolHandler(client: Client, server: string, tool: string, timeoutMs: number): SkillHandler {
+export function mcpToolHandler(client: Client, server: string, tool: string, timeoutMs: number, maxResultBytes: number): SkillHandler {
   return async (args, invocation) => {
     let result: ToolResult;
     try {
@@ -45,8 +45,22 @@ export function mcpToolHandler(client: Client, server: string, tool: string, tim
         undefined,
         'ToolError',
       );
-    return valueOf(result);
+    return capped(valueOf(result), server, tool, maxResultBytes);
   };
+}
+
+/**
+ * The value when its JSON fits in `maxResultBytes`; else the tool error `mcp_result_too_large`, with none of it
+ * (a truncated JSON would be a different value, and a server could use the cut to hide what follows).
+ */
+function capped(value: unknown, server: string, tool: string, maxResultBytes: number): unknown {
+  if (Buffer.byteLength(JSON.stringify(value) ?? 'null') <= maxResultBytes) return value;
+  throw new SkillError(
+    'mcp_result_too_large',
+    `the MCP server '${server}' answered '${tool}' with more than ${maxResultBytes} bytes (maxResultBytes): nothing of it is passed on; ask for less (a narrower query, a page) or do without it`,
+    { maxResultBytes },
+    'ToolError',
+  );
 }
 
 /** The value the model sees: structured content when the tool gives it, else its text (parsed when it is JSON). */

@@ -134,7 +134,7 @@ export class McpToolsLoader implements OnModuleInit, OnModuleDestroy {
         timeoutMs: server.timeoutMs,
         tenantScoped: server.tenantScoped,
         ...(server.requiredPermission !== undefined ? { requiredPermission: server.requiredPermission } : {}),
-        handler: mcpToolHandler(connection.client, server.name, tool.name, server.timeoutMs),
+        handler: mcpToolHandler(connection.client, server.name, tool.name, server.timeoutMs, server.maxResultBytes),
         source: `MCP server '${server.name}' (${describeServer(server)}), tool '${tool.name}'`,
       });
       registered.push(`${skill} (${action})`);

@@ -2,7 +2,9 @@ import { MAX_SKILL_TIMEOUT_MS } from '@zmodu/skills';
 import { InvalidMcpServerOptionsException } from '../exceptions/invalid-mcp-server-options.exception';
 import {
   DEFAULT_MCP_CONNECT_TIMEOUT_MS,
+  DEFAULT_MCP_MAX_RESULT_BYTES,
   DEFAULT_MCP_TIMEOUT_MS,
+  MAX_MCP_MAX_RESULT_BYTES,
   MCP_SERVER_NAME_PATTERN,
   McpServerOptions,
   NormalizedMcpServer,
@@ -21,6 +23,7 @@ const KEYS = new Set([
   'connectTimeoutMs',
   'tenantScoped',
   'requiredPermission',
+  'maxResultBytes',
 ]);
 
 /** Check the `mcpServers` option and fill defaults. Throws InvalidMcpServerOptionsException naming the field to fix. */
@@ -57,6 +60,7 @@ function validateMcpServer(entry: McpServerOptions, index: number): NormalizedMc
     timeoutMs: optionalTimeout(entry.timeoutMs, 'timeoutMs', fail) ?? DEFAULT_MCP_TIMEOUT_MS,
     connectTimeoutMs: optionalTimeout(entry.connectTimeoutMs, 'connectTimeoutMs', fail) ?? DEFAULT_MCP_CONNECT_TIMEOUT_MS,
     tenantScoped: optionalBoolean(entry.tenantScoped, 'tenantScoped', fail) ?? true,
+    maxResultBytes: optionalBytes(entry.maxResultBytes, 'maxResultBytes', fail) ?? DEFAULT_MCP_MAX_RESULT_BYTES,
     ...(entry.requiredPermission !== undefined ? { requiredPermission: entry.requiredPermission } : {}),
   };
   if (entry.requiredPermission !== undefined && (typeof entry.requiredPermission !== 'string' || entry.requiredPermission === ''))
@@ -126,5 +130,11 @@ function optionalBoolean(value: unknown, field: string, fail: (problem: string) 
 function optionalTimeout(value: unknown, field: string, fail: (problem: string) => never): number | undefined {
   if (value !== undefined && !(Number.isInteger(value) && (value as number) > 0 && (value as number) <= MAX_SKILL_TIMEOUT_MS))
     fail(`${field} must be a whole number of ms from 1 to ${MAX_SKILL_TIMEOUT_MS} (got ${String(value)})`);
+  return value as number | undefined;
+}
+
+function optionalBytes(value: unknown, field: string, fail: (problem: string) => never): number | undefined {
+  if (value !== undefined && !(Number.isInteger(value) && (value as number) > 0 && (value as number) <= MAX_MCP_MAX_RESULT_BYTES))
+    fail(`${field} must be a whole number of bytes from 1 to ${MAX_MCP_MAX_RESULT_BYTES} (got ${String(value)})`);
   return value as number | undefined;
 }
