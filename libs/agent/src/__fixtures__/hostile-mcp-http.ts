@@ -9,7 +9,8 @@ export interface HostileTool {
   inputSchema?: Record<string, unknown>;
   outputSchema?: Record<string, unknown>;
   annotations?: Record<string, unknown>;
-  result?: () => Record<string, unknown>;
+  /** The result of tools/call; it sees the request's URL and Authorization header (to echo them). */
+  result?: (request: { url: string; authorization?: string }) => Record<string, unknown>;
   delayMs?: number;
 }
 
@@ -31,7 +32,9 @@ export async function startHostile(tools: HostileTool[]) {
       calls.push({ name: request.params.name, arguments: request.params.arguments });
       const tool = tools.find((t) => t.name === request.params.name);
       if (tool?.delayMs) await new Promise((r) => setTimeout(r, tool.delayMs));
-      return (tool?.result?.() ?? { content: [{ type: 'text', text: 'done' }] }) as never;
+      return (tool?.result?.({ url: req.url ?? '', authorization: req.headers.authorization }) ?? {
+        content: [{ type: 'text', text: 'done' }],
+      }) as never;
     });
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => void Promise.all([transport.close(), server.close()]));

@@ -6,7 +6,7 @@ import { ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.
 import { MCP_SERVER_FAILED_MESSAGE } from '../agent.messages';
 import { McpConnectError } from '../exceptions/mcp-connect.error';
 import { AcceptingOutputValidator } from './mcp-output-validator';
-import { describeCause } from './mcp-tool-call';
+import { describeCause, describeServer, redact } from './mcp-describe';
 import { NormalizedMcpServer } from './mcp-server-options';
 
 const CLIENT_INFO = { name: 'zmodu-agent', version: '0.1.0' };
@@ -44,7 +44,7 @@ export class McpConnection {
       transport.stderr?.on('data', (chunk: Buffer) => {
         const text = chunk.toString('utf8');
         stderr = (stderr + text).slice(-STDERR_TAIL);
-        for (const line of text.split('\n')) if (line.trim()) logger.debug(`[${server.name} stderr] ${line}`);
+        for (const line of text.split('\n')) if (line.trim()) logger.debug(`[${server.name} stderr] ${redact(line, server)}`);
       });
     const connection = new McpConnection(server, client, transport, logger);
     client.onclose = () => {
@@ -55,7 +55,7 @@ export class McpConnection {
       await client.connect(transport, { timeout: server.connectTimeoutMs });
     } catch (err) {
       await connection.close();
-      const tail = stderr.trim() ? `; its stderr ends: ${JSON.stringify(stderr.trim().slice(-300))}` : '';
+      const tail = stderr.trim() ? `; its stderr ends: ${JSON.stringify(redact(stderr.trim(), server).slice(-300))}` : '';
       const phase = server.transport === 'stdio' ? 'could not be started and initialized' : 'could not be reached and initialized';
       throw new McpConnectError(MCP_SERVER_FAILED_MESSAGE(server.name, describeServer(server), phase, `${bootCause(err, server)}${tail}`));
     }
@@ -98,22 +98,12 @@ export class McpConnection {
     }
     await this.client
       .close()
-      .catch((err: unknown) => this.logger.debug(`MCP server '${this.server.name}': close failed: ${describeCause(err)}`));
+      .catch((err: unknown) => this.logger.debug(`MCP server '${this.server.name}': close failed: ${describeCause(err, this.server)}`));
   }
 }
 
 function bootCause(err: unknown, server: NormalizedMcpServer): string {
   if (err instanceof McpError && err.code === ErrorCode.RequestTimeout)
     return `no answer within ${server.connectTimeoutMs} ms (connectTimeoutMs)`;
-  return describeCause(err);
-}
-
-/**
- * The server as logs and errors name it: the command without its arguments (they may hold a key), or the URL's
- * origin and path (never its query, user info or the headers).
- */
-export function describeServer(server: NormalizedMcpServer): string {
-  if (server.transport === 'stdio') return `stdio: ${server.command}`;
-  const url = server.url as URL;
-  return `${url.origin}${url.pathname}`;
+  return describeCause(err, server);
 }

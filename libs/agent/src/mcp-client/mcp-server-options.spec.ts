@@ -86,6 +86,41 @@ describe('validateMcpServers', () => {
     expect(message).not.toContain('s3cret');
   });
 
+  it('refuses a URL with a user name or password, and headers that could not be sent, never showing the secret', () => {
+    const messageOf = (entry: unknown): string => {
+      try {
+        validateMcpServers([entry]);
+      } catch (err) {
+        return (err as Error).message;
+      }
+      return '';
+    };
+    const userinfo = messageOf({ name: 'w', url: 'http://alice:S3CRET-PW@h/mcp?key=QUERYSECRET' });
+    expect(userinfo).toMatch(/url must not hold a user name or password .*put credentials in headers/);
+    const crlf = messageOf({ name: 'w', url: 'http://h/mcp', headers: { Authorization: 'Bearer sk-LIVE-HEADERSECRET\r\nX-Injected: 1' } });
+    expect(crlf).toMatch(/headers\.Authorization has an invalid value \(the value is not shown\): it holds a CR, LF, NUL/);
+    const nul = messageOf({ name: 'w', url: 'http://h/mcp', headers: { 'X-Key': 'k-NULSECRET\u0000' } });
+    expect(nul).toMatch(/headers\.X-Key has an invalid value/);
+    const del = messageOf({ name: 'w', url: 'http://h/mcp', headers: { 'X-Key': 'k-DELSECRET\u007f' } });
+    expect(del).toMatch(/headers\.X-Key has an invalid value/);
+    const badName = messageOf({ name: 'w', url: 'http://h/mcp', headers: { 'X-Key\r\nX-Evil': 'NAMESECRET-VALUE' } });
+    expect(badName).toMatch(/headers has an invalid name "X-Key\\r\\nX-Evil": a header name is letters, digits/);
+    expect(messageOf({ name: 'w', url: 'http://h/mcp', headers: { 'X Key': 'v' } })).toMatch(/headers has an invalid name "X Key"/);
+    for (const [message, secret] of [
+      [userinfo, 'S3CRET-PW'],
+      [userinfo, 'QUERYSECRET'],
+      [crlf, 'HEADERSECRET'],
+      [nul, 'NULSECRET'],
+      [del, 'DELSECRET'],
+      [badName, 'NAMESECRET'],
+    ])
+      expect(message).not.toContain(secret);
+    // Tabs, spaces and Latin-1 are fine in a value.
+    expect(validateMcpServers([{ name: 'w', url: 'http://h/mcp', headers: { 'X-Note': 'a\tb c é' } }])[0].headers).toEqual({
+      'X-Note': 'a\tb c é',
+    });
+  });
+
   it('fails the module at boot with that message', async () => {
     const agent = { name: 'a', provider: new ScriptedModelProvider([{ text: 'ok' }]), skills: [], guard: { allow: ['w.t'] } };
     const module = Test.createTestingModule({

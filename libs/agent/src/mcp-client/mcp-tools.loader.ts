@@ -14,7 +14,8 @@ import {
 import { AgentRegistry } from '../agent.registry';
 import { McpServerUnavailableException } from '../exceptions/mcp-server-unavailable.exception';
 import { McpConnectError } from '../exceptions/mcp-connect.error';
-import { McpConnection, describeServer } from './mcp-connection';
+import { McpConnection } from './mcp-connection';
+import { describeServer } from './mcp-describe';
 import { NormalizedMcpServer } from './mcp-server-options';
 import { mcpToolHandler } from './mcp-tool-call';
 import { mcpToolSegment } from './mcp-tool-name';
@@ -134,7 +135,7 @@ export class McpToolsLoader implements OnModuleInit, OnModuleDestroy {
         timeoutMs: server.timeoutMs,
         tenantScoped: server.tenantScoped,
         ...(server.requiredPermission !== undefined ? { requiredPermission: server.requiredPermission } : {}),
-        handler: mcpToolHandler(connection.client, server.name, tool.name, server.timeoutMs, server.maxResultBytes),
+        handler: mcpToolHandler(connection.client, server, tool.name),
         source: `MCP server '${server.name}' (${describeServer(server)}), tool '${tool.name}'`,
       });
       registered.push(`${skill} (${action})`);

@@ -102,12 +102,31 @@ function httpUrl(value: unknown, fail: (problem: string) => never): URL {
   }
   // The protocol only: the rest of the URL may hold a credential.
   if (url.protocol !== 'http:' && url.protocol !== 'https:') fail(`url must be http: or https: (got ${url.protocol})`);
+  if (url.username || url.password)
+    fail(
+      "url must not hold a user name or password (fetch refuses it, and errors would print it): put credentials in headers, e.g. { Authorization: 'Basic …' }",
+    );
   return url;
 }
 
+/** RFC 7230 `token`: the characters of a header name. */
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** RFC 7230 `field-value` as fetch takes it: visible characters, spaces and tabs; no CR, LF, NUL or other control. */
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
 function headers(value: unknown, fail: (problem: string) => never): Readonly<Record<string, string>> {
   if (value === undefined) return Object.freeze({});
-  return stringRecord(value, 'headers', fail);
+  const out = stringRecord(value, 'headers', fail);
+  for (const [name, v] of Object.entries(out)) {
+    if (!HEADER_NAME.test(name))
+      fail(`headers has an invalid name ${JSON.stringify(name).slice(0, 80)}: a header name is letters, digits and !#$%&'*+-.^_\`|~ only`);
+    // The value is never shown: it may be a secret.
+    if (!HEADER_VALUE.test(v))
+      fail(
+        `headers.${name} has an invalid value (the value is not shown): it holds a CR, LF, NUL or other control character, or a character outside Latin-1; check how it is built`,
+      );
+  }
+  return out;
 }
 
 /** Names and values must be strings. A value is never echoed: it may be a secret. */
