@@ -62,7 +62,10 @@ export class McpConnection {
     return connection;
   }
 
-  /** Every tool of the server (all pages of tools/list), within `connectTimeoutMs` each. Throws McpConnectError. */
+  /**
+   * The tools of the server (the pages of tools/list, within `connectTimeoutMs` each), paging stopped once more than
+   * `maxTools` came (the caller warns and keeps the first ones). Throws McpConnectError.
+   */
   async listTools(): Promise<Tool[]> {
     const tools: Tool[] = [];
     let cursor: string | undefined;
@@ -71,7 +74,7 @@ export class McpConnection {
         const result = await this.client.listTools(cursor ? { cursor } : undefined, { timeout: this.server.connectTimeoutMs });
         tools.push(...result.tools);
         cursor = result.nextCursor;
-        if (!cursor) break;
+        if (!cursor || tools.length > this.server.maxTools) break;
       }
     } catch (err) {
       throw new McpConnectError(

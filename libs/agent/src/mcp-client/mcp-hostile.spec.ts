@@ -1,7 +1,8 @@
 import { createServer } from 'node:http';
+import { Injectable } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
 import { Guard } from '@zmodu/guard';
-import { createSkillContext, SkillDispatcher } from '@zmodu/skills';
+import { createSkillContext, Skill, SkillDispatcher, SkillRegistry } from '@zmodu/skills';
 import { HostileTool, startHostile } from '../__fixtures__/hostile-mcp-http';
 import { logsOf } from '../__fixtures__/logs-of';
 import { AgentSpec } from '../agent-definition';
@@ -194,5 +195,127 @@ describe('hostile external MCP server: the secrets of the entry', () => {
     } finally {
       await server.close();
     }
+  });
+});
+
+describe('hostile external MCP server: tool lists', () => {
+  it.each([false, true])(
+    'a tool whose inputSchema nests 1200 deep is skipped with a warning (required: %s), not a boot crash',
+    async (required) => {
+      let deep: Record<string, unknown> = { type: 'string' };
+      for (let i = 0; i < 1200; i++) deep = { type: 'object', properties: { x: deep } };
+      const tools: HostileTool[] = [
+        { name: 'deep', inputSchema: deep, annotations: { readOnlyHint: true } },
+        { name: 'fine', annotations: { readOnlyHint: true } },
+      ];
+      let registered: string[] = [];
+      const logs = await logsOf(() =>
+        withHostile(
+          tools,
+          ['evil.deep', 'evil.fine'],
+          async (app) => {
+            registered = app
+              .get(SkillRegistry)
+              .list()
+              .map((s) => s.name);
+          },
+          { required },
+        ),
+      );
+      expect(registered).toEqual(['evil.fine']);
+      expect(logs).toContainEqual(
+        expect.stringMatching(
+          /MCP server 'evil': tool 'deep' is not registered as 'evil\.deep': its inputSchema nest(s)? deeper than 64 levels/,
+        ),
+      );
+    },
+  );
+
+  @Injectable()
+  class Market {
+    @Skill({ name: 'market.quote', action: 'read', description: 'A quote.', tenantScoped: false })
+    quote() {
+      return { price: 1 };
+    }
+  }
+
+  it('a tool that maps onto a skill name already taken: skipped with a warning when the server is not required', async () => {
+    const server = await startHostile([
+      { name: 'quote', annotations: { readOnlyHint: true } },
+      { name: 'news', annotations: { readOnlyHint: true } },
+    ]);
+    try {
+      let app: TestingModule | undefined;
+      const logs = await logsOf(
+        async () =>
+          void (app = await boot(
+            [{ name: 'market', url: server.url, required: false }],
+            [agent(['market.quote', 'market.news'])],
+            [Market],
+          )),
+      );
+      const skills = app!.get(SkillRegistry);
+      expect(skills.get('market.quote')?.source).toBe('Market.quote');
+      expect(skills.get('market.news')?.source).toMatch(/^MCP server 'market'/);
+      expect(logs).toContainEqual(
+        expect.stringMatching(
+          /MCP server 'market': tool 'quote' is not registered as 'market\.quote': Market\.quote already declares that name/,
+        ),
+      );
+      const r = await app!.get(SkillDispatcher).dispatch(ctxFor(['market.quote']), 'market.quote', {});
+      expect(JSON.parse(r.observation)).toEqual({ price: 1 });
+      expect(server.calls).toEqual([]);
+      await app!.close();
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('a tool that maps onto a skill name already taken: boot fails naming both when the server is required', async () => {
+    const server = await startHostile([{ name: 'quote', annotations: { readOnlyHint: true } }]);
+    try {
+      await expect(boot([{ name: 'market', url: server.url }], [agent(['market.quote'])], [Market])).rejects.toThrow(
+        /MCP server 'market': tool 'quote' maps to the skill name 'market\.quote', which Market\.quote already declares\. Rename the server entry .*required: false/,
+      );
+    } finally {
+      await server.close();
+    }
+  });
+
+  it('30000 tools that map to one name: boot stays fast and the warning short', async () => {
+    const tools = Array.from({ length: 30_000 }, (_, i) => ({ name: i % 2 ? 'get-x' : 'get_x', annotations: { readOnlyHint: true } }));
+    const started = Date.now();
+    let registered = true;
+    const logs = await logsOf(() =>
+      withHostile(tools, ['evil.get_x'], async (app) => void (registered = app.get(SkillRegistry).has('evil.get_x')), {
+        maxTools: 100_000,
+        connectTimeoutMs: 60_000,
+      }),
+    );
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(registered).toBe(false);
+    const collide = logs.find((l) => l.includes('all map to the skill name'));
+    expect(collide).toMatch(
+      /tools 'get_x' and 'get-x' and 'get_x' and 'get-x' and 'get_x' and 29995 more all map to the skill name 'evil\.get_x'/,
+    );
+    expect(collide!.length).toBeLessThan(500);
+  });
+
+  it('past maxTools (1000 by default) the rest of the tools are ignored with a warning', async () => {
+    const tools = Array.from({ length: 1500 }, (_, i) => ({ name: `t${i}`, annotations: { readOnlyHint: true } }));
+    let registered: string[] = [];
+    const logs = await logsOf(() =>
+      withHostile(tools, ['evil.t0', 'evil.t999', 'evil.t1000'], async (app) => {
+        registered = app
+          .get(SkillRegistry)
+          .list()
+          .map((s) => s.name);
+      }),
+    );
+    expect(registered).toEqual(['evil.t0', 'evil.t999']);
+    expect(logs).toContainEqual(
+      expect.stringMatching(/MCP server 'evil' lists 1500 tools, more than maxTools \(1000\): only the first 1000 are considered/),
+    );
+    expect(logs).toContainEqual(expect.stringMatching(/MCP server 'evil' has no tool for 'evil\.t1000'/));
   });
 });

@@ -36,6 +36,7 @@ describe('validateMcpServers', () => {
       connectTimeoutMs: 10_000,
       tenantScoped: true,
       maxResultBytes: 262_144,
+      maxTools: 1000,
     });
     expect(http.url?.href).toBe('https://tools.example.com/mcp');
     expect(stdio).toMatchObject({ transport: 'stdio', command: 'mcp-weather', args: ['--stdio'], env: { KEY: 'v' }, cwd: '/tmp' });
@@ -66,6 +67,9 @@ describe('validateMcpServers', () => {
     expect(bad({ name: 'w', command: 'x', maxResultBytes: 1.5 })).toThrow(/maxResultBytes must be a whole number of bytes/);
     expect(bad({ name: 'w', command: 'x', maxResultBytes: 32 * 1024 * 1024 })).toThrow(/maxResultBytes must be a whole number of bytes/);
     expect(validateMcpServers([{ name: 'w', command: 'x', maxResultBytes: 1024 }])[0].maxResultBytes).toBe(1024);
+    expect(bad({ name: 'w', command: 'x', maxTools: 0 })).toThrow(/maxTools must be a whole number of tools from 1 to 100000 \(got 0\)/);
+    expect(bad({ name: 'w', command: 'x', maxTools: '10' })).toThrow(/maxTools must be a whole number of tools/);
+    expect(validateMcpServers([{ name: 'w', command: 'x', maxTools: 5 }])[0].maxTools).toBe(5);
     expect(bad({ name: 'w', command: 'x', header: {} })).toThrow(/unknown option 'header'/);
     expect(() =>
       validateMcpServers([

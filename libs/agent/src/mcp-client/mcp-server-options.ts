@@ -20,6 +20,8 @@ export interface McpServerCommonOptions {
    * tool error `mcp_result_too_large`, with nothing of its content. Default 262144 (256 KiB), at most 16 MiB.
    */
   readonly maxResultBytes?: number;
+  /** Most tools of the server considered at boot; past it the rest are ignored with a warning. Default 1000, at most 100000. */
+  readonly maxTools?: number;
 }
 
 /** A server started as a child process, spoken to over its stdin and stdout. */
@@ -52,6 +54,8 @@ export const DEFAULT_MCP_TIMEOUT_MS = 30_000;
 export const DEFAULT_MCP_CONNECT_TIMEOUT_MS = 10_000;
 export const DEFAULT_MCP_MAX_RESULT_BYTES = 256 * 1024;
 export const MAX_MCP_MAX_RESULT_BYTES = 16 * 1024 * 1024;
+export const DEFAULT_MCP_MAX_TOOLS = 1000;
+export const MAX_MCP_MAX_TOOLS = 100_000;
 export const MCP_SERVER_NAME_PATTERN = /^[a-z][a-z0-9_]{0,31}$/;
 
 /** @internal An entry after validation, defaults filled. */
@@ -70,4 +74,5 @@ export interface NormalizedMcpServer {
   readonly tenantScoped: boolean;
   readonly requiredPermission?: string;
   readonly maxResultBytes: number;
+  readonly maxTools: number;
 }

@@ -3,8 +3,10 @@ import { InvalidMcpServerOptionsException } from '../exceptions/invalid-mcp-serv
 import {
   DEFAULT_MCP_CONNECT_TIMEOUT_MS,
   DEFAULT_MCP_MAX_RESULT_BYTES,
+  DEFAULT_MCP_MAX_TOOLS,
   DEFAULT_MCP_TIMEOUT_MS,
   MAX_MCP_MAX_RESULT_BYTES,
+  MAX_MCP_MAX_TOOLS,
   MCP_SERVER_NAME_PATTERN,
   McpServerOptions,
   NormalizedMcpServer,
@@ -24,6 +26,7 @@ const KEYS = new Set([
   'tenantScoped',
   'requiredPermission',
   'maxResultBytes',
+  'maxTools',
 ]);
 
 /** Check the `mcpServers` option and fill defaults. Throws InvalidMcpServerOptionsException naming the field to fix. */
@@ -60,7 +63,9 @@ function validateMcpServer(entry: McpServerOptions, index: number): NormalizedMc
     timeoutMs: optionalTimeout(entry.timeoutMs, 'timeoutMs', fail) ?? DEFAULT_MCP_TIMEOUT_MS,
     connectTimeoutMs: optionalTimeout(entry.connectTimeoutMs, 'connectTimeoutMs', fail) ?? DEFAULT_MCP_CONNECT_TIMEOUT_MS,
     tenantScoped: optionalBoolean(entry.tenantScoped, 'tenantScoped', fail) ?? true,
-    maxResultBytes: optionalBytes(entry.maxResultBytes, 'maxResultBytes', fail) ?? DEFAULT_MCP_MAX_RESULT_BYTES,
+    maxResultBytes:
+      optionalCount(entry.maxResultBytes, 'maxResultBytes', 'bytes', MAX_MCP_MAX_RESULT_BYTES, fail) ?? DEFAULT_MCP_MAX_RESULT_BYTES,
+    maxTools: optionalCount(entry.maxTools, 'maxTools', 'tools', MAX_MCP_MAX_TOOLS, fail) ?? DEFAULT_MCP_MAX_TOOLS,
     ...(entry.requiredPermission !== undefined ? { requiredPermission: entry.requiredPermission } : {}),
   };
   if (entry.requiredPermission !== undefined && (typeof entry.requiredPermission !== 'string' || entry.requiredPermission === ''))
@@ -152,8 +157,8 @@ function optionalTimeout(value: unknown, field: string, fail: (problem: string) 
   return value as number | undefined;
 }
 
-function optionalBytes(value: unknown, field: string, fail: (problem: string) => never): number | undefined {
-  if (value !== undefined && !(Number.isInteger(value) && (value as number) > 0 && (value as number) <= MAX_MCP_MAX_RESULT_BYTES))
-    fail(`${field} must be a whole number of bytes from 1 to ${MAX_MCP_MAX_RESULT_BYTES} (got ${String(value)})`);
+function optionalCount(value: unknown, field: string, unit: string, max: number, fail: (problem: string) => never): number | undefined {
+  if (value !== undefined && !(Number.isInteger(value) && (value as number) > 0 && (value as number) <= max))
+    fail(`${field} must be a whole number of ${unit} from 1 to ${max} (got ${String(value)})`);
   return value as number | undefined;
 }
