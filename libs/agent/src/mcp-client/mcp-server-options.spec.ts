@@ -37,6 +37,7 @@ describe('validateMcpServers', () => {
       tenantScoped: true,
       maxResultBytes: 262_144,
       maxTools: 1000,
+      trustReadOnlyHint: true,
     });
     expect(http.url?.href).toBe('https://tools.example.com/mcp');
     expect(stdio).toMatchObject({ transport: 'stdio', command: 'mcp-weather', args: ['--stdio'], env: { KEY: 'v' }, cwd: '/tmp' });
@@ -70,6 +71,8 @@ describe('validateMcpServers', () => {
     expect(bad({ name: 'w', command: 'x', maxTools: 0 })).toThrow(/maxTools must be a whole number of tools from 1 to 100000 \(got 0\)/);
     expect(bad({ name: 'w', command: 'x', maxTools: '10' })).toThrow(/maxTools must be a whole number of tools/);
     expect(validateMcpServers([{ name: 'w', command: 'x', maxTools: 5 }])[0].maxTools).toBe(5);
+    expect(bad({ name: 'w', command: 'x', trustReadOnlyHint: 'no' })).toThrow(/trustReadOnlyHint must be true or false/);
+    expect(validateMcpServers([{ name: 'w', command: 'x', trustReadOnlyHint: false }])[0].trustReadOnlyHint).toBe(false);
     expect(bad({ name: 'w', command: 'x', header: {} })).toThrow(/unknown option 'header'/);
     expect(() =>
       validateMcpServers([

@@ -20,6 +20,12 @@ export interface McpServerCommonOptions {
    * tool error `mcp_result_too_large`, with nothing of its content. Default 262144 (256 KiB), at most 16 MiB.
    */
   readonly maxResultBytes?: number;
+  /**
+   * Whether a tool the server marks `annotations.readOnlyHint: true` (and not `destructiveHint: true`) is a `read`
+   * skill (default true). Annotations come from the server: false makes every tool of this server `execute`, so
+   * an agent with `allowExecute: false` cannot call any of them whatever the server says.
+   */
+  readonly trustReadOnlyHint?: boolean;
   /** Most tools of the server considered at boot; past it the rest are ignored with a warning. Default 1000, at most 100000. */
   readonly maxTools?: number;
 }
@@ -75,4 +81,5 @@ export interface NormalizedMcpServer {
   readonly requiredPermission?: string;
   readonly maxResultBytes: number;
   readonly maxTools: number;
+  readonly trustReadOnlyHint: boolean;
 }

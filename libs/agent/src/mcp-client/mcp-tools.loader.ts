@@ -140,7 +140,7 @@ export class McpToolsLoader implements OnModuleInit, OnModuleDestroy {
         this.logger.warn(MCP_TOOL_SKIPPED_MESSAGE(server.name, tool.name, skill, problem));
         continue;
       }
-      const action = actionOf(tool);
+      const action = actionOf(server, tool);
       try {
         this.registerTool(connection, skill, tool, action);
       } catch (err) {
@@ -188,7 +188,11 @@ export class McpToolsLoader implements OnModuleInit, OnModuleDestroy {
   }
 }
 
-/** `read` when the server marks the tool read-only; else `execute`. */
-function actionOf(tool: Tool): ActionClass {
-  return tool.annotations?.readOnlyHint === true ? 'read' : 'execute';
+/**
+ * `read` when the server marks the tool read-only and the entry trusts that hint (trustReadOnlyHint, default true);
+ * else `execute`. A tool also marked `destructiveHint: true` is `execute`: of two contradictory hints, the safer class.
+ */
+function actionOf(server: NormalizedMcpServer, tool: Tool): ActionClass {
+  const hints = tool.annotations;
+  return server.trustReadOnlyHint && hints?.readOnlyHint === true && hints.destructiveHint !== true ? 'read' : 'execute';
 }

@@ -27,6 +27,7 @@ const KEYS = new Set([
   'requiredPermission',
   'maxResultBytes',
   'maxTools',
+  'trustReadOnlyHint',
 ]);
 
 /** Check the `mcpServers` option and fill defaults. Throws InvalidMcpServerOptionsException naming the field to fix. */
@@ -65,6 +66,7 @@ function validateMcpServer(entry: McpServerOptions, index: number): NormalizedMc
     tenantScoped: optionalBoolean(entry.tenantScoped, 'tenantScoped', fail) ?? true,
     maxResultBytes:
       optionalCount(entry.maxResultBytes, 'maxResultBytes', 'bytes', MAX_MCP_MAX_RESULT_BYTES, fail) ?? DEFAULT_MCP_MAX_RESULT_BYTES,
+    trustReadOnlyHint: optionalBoolean(entry.trustReadOnlyHint, 'trustReadOnlyHint', fail) ?? true,
     maxTools: optionalCount(entry.maxTools, 'maxTools', 'tools', MAX_MCP_MAX_TOOLS, fail) ?? DEFAULT_MCP_MAX_TOOLS,
     ...(entry.requiredPermission !== undefined ? { requiredPermission: entry.requiredPermission } : {}),
   };
