@@ -225,7 +225,7 @@ describe('hostile external MCP server: tool lists', () => {
       expect(registered).toEqual(['evil.fine']);
       expect(logs).toContainEqual(
         expect.stringMatching(
-          /MCP server 'evil': tool 'deep' is not registered as 'evil\.deep': its inputSchema nest(s)? deeper than 64 levels/,
+          /MCP server 'evil': tool 'deep' is not registered as 'evil\.deep': its inputSchema nests deeper than 64 levels/,
         ),
       );
     },

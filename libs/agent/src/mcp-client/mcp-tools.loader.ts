@@ -181,7 +181,11 @@ export class McpToolsLoader implements OnModuleInit, OnModuleDestroy {
     if (tool.execution?.taskSupport === 'required')
       return 'it runs only as a task (execution.taskSupport: required), which this client does not use';
     try {
-      return schemaProblem(tool.inputSchema)?.replace(/^parameters/, 'its inputSchema') ?? null;
+      return (
+        schemaProblem(tool.inputSchema)
+          ?.replace(/^parameters nest /, 'parameters nests ')
+          .replace(/^parameters/, 'its inputSchema') ?? null
+      );
     } catch (err) {
       return `its inputSchema cannot be checked: ${(err as Error)?.message ?? String(err)}`;
     }
