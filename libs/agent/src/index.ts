@@ -44,7 +44,14 @@ export type {
   McpStdioServerOptions,
   McpHttpServerOptions,
 } from './mcp-client/mcp-server-options';
-export { DEFAULT_MCP_TIMEOUT_MS, DEFAULT_MCP_CONNECT_TIMEOUT_MS, MCP_SERVER_NAME_PATTERN } from './mcp-client/mcp-server-options';
+export {
+  DEFAULT_MCP_TIMEOUT_MS,
+  DEFAULT_MCP_CONNECT_TIMEOUT_MS,
+  DEFAULT_MCP_MAX_RESULT_BYTES,
+  DEFAULT_MCP_MAX_TOOLS,
+  MCP_SERVER_NAME_PATTERN,
+} from './mcp-client/mcp-server-options';
 export { mcpToolSegment } from './mcp-client/mcp-tool-name';
 export { InvalidMcpServerOptionsException } from './exceptions/invalid-mcp-server-options.exception';
 export { McpServerUnavailableException } from './exceptions/mcp-server-unavailable.exception';
+export { McpSkillNameTakenException } from './exceptions/mcp-skill-name-taken.exception';

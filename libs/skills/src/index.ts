@@ -5,6 +5,7 @@ export type { SkillOptions } from './skill-options';
 export { SKILL_NAME_PATTERN, SKILL_NAME_MAX_LENGTH, DEFAULT_SKILL_TIMEOUT_MS, MAX_SKILL_TIMEOUT_MS } from './skill-options';
 export { SkillsModule } from './skills.module';
 export { SkillRegistry } from './skill.registry';
+export { SkillExplorer } from './skill.explorer';
 export type { SkillSummary } from './skill.registry';
 export type { SkillHandler, SkillRegistration, RegisteredSkill } from './skill-definition';
 export { SkillDispatcher } from './skill.dispatcher';

@@ -11,6 +11,7 @@ import { SkillHandler } from './skill-definition';
 @Injectable()
 export class SkillExplorer implements OnModuleInit {
   private readonly logger = new Logger('SkillExplorer');
+  private explored = false;
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -19,6 +20,17 @@ export class SkillExplorer implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
+    this.exploreAll();
+  }
+
+  /**
+   * Register the `@Skill` methods of every provider, once: a later call does nothing. A module that registers
+   * skills of its own at boot (the MCP client) calls it first, since its onModuleInit may run before this one:
+   * then a name a provider declares is already taken when it looks.
+   */
+  exploreAll(): void {
+    if (this.explored) return;
+    this.explored = true;
     for (const wrapper of this.discovery.getProviders()) this.explore(wrapper);
   }
 

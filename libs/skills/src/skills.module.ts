@@ -11,7 +11,7 @@ import { SkillRegistry } from './skill.registry';
 @Module({
   imports: [DiscoveryModule],
   providers: [SkillRegistry, SkillExplorer, SkillDispatcher],
-  exports: [SkillRegistry, SkillDispatcher],
+  exports: [SkillRegistry, SkillDispatcher, SkillExplorer],
 })
 export class SkillsModule {
   static forRoot(options: { isGlobal?: boolean } = {}): DynamicModule {

@@ -48,12 +48,12 @@ export function createExternalMcpServer(received: (call: ReceivedCall) => void):
   // Two names that map to one skill name, 'list_stations': neither is registered.
   for (const name of ['list-stations', 'list_stations'])
     server.registerTool(name, { description: 'List the stations.', annotations: readOnly }, async () => text('[]'));
-  // A lookahead is a valid JavaScript pattern, but patterns run on RE2 (linear time), which has none: refused.
+  // '\-' is a valid JavaScript pattern but not a valid Unicode one: our validator cannot compile this schema.
   server.registerTool(
     'bad_pattern',
     {
-      description: 'A schema our validator cannot compile.',
-      inputSchema: { code: z.string().regex(new RegExp('(?=a)b')) },
+      description: 'A schema our validator cannot compile: a lookahead, which the linear-time RE2 engine does not run.',
+      inputSchema: { code: z.string().regex(/^(?=a)\w+$/) },
       annotations: readOnly,
     },
     async () => text('never'),

@@ -5,7 +5,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { MCP_SERVER_FAILED_MESSAGE } from '../agent.messages';
 import { McpConnectError } from '../exceptions/mcp-connect.error';
-import { describeCause } from './mcp-tool-call';
+import { AcceptingOutputValidator } from './mcp-output-validator';
+import { describeCause, describeServer, redact } from './mcp-describe';
 import { NormalizedMcpServer } from './mcp-server-options';
 
 const CLIENT_INFO = { name: 'zmodu-agent', version: '0.1.0' };
@@ -26,7 +27,8 @@ export class McpConnection {
 
   /** Start (stdio) or reach (HTTP) the server, initialize, within `connectTimeoutMs`. Throws McpConnectError. */
   static async open(server: NormalizedMcpServer, logger: Logger): Promise<McpConnection> {
-    const client = new Client(CLIENT_INFO, { capabilities: {} });
+    // No output validation by the SDK (it would run the server's own patterns synchronously): see AcceptingOutputValidator.
+    const client = new Client(CLIENT_INFO, { capabilities: {}, jsonSchemaValidator: new AcceptingOutputValidator() });
     let stderr = '';
     const transport =
       server.transport === 'stdio'
@@ -42,7 +44,7 @@ export class McpConnection {
       transport.stderr?.on('data', (chunk: Buffer) => {
         const text = chunk.toString('utf8');
         stderr = (stderr + text).slice(-STDERR_TAIL);
-        for (const line of text.split('\n')) if (line.trim()) logger.debug(`[${server.name} stderr] ${line}`);
+        for (const line of text.split('\n')) if (line.trim()) logger.debug(`[${server.name} stderr] ${redact(line, server)}`);
       });
     const connection = new McpConnection(server, client, transport, logger);
     client.onclose = () => {
@@ -53,14 +55,17 @@ export class McpConnection {
       await client.connect(transport, { timeout: server.connectTimeoutMs });
     } catch (err) {
       await connection.close();
-      const tail = stderr.trim() ? `; its stderr ends: ${JSON.stringify(stderr.trim().slice(-300))}` : '';
+      const tail = stderr.trim() ? `; its stderr ends: ${JSON.stringify(redact(stderr.trim(), server).slice(-300))}` : '';
       const phase = server.transport === 'stdio' ? 'could not be started and initialized' : 'could not be reached and initialized';
       throw new McpConnectError(MCP_SERVER_FAILED_MESSAGE(server.name, describeServer(server), phase, `${bootCause(err, server)}${tail}`));
     }
     return connection;
   }
 
-  /** Every tool of the server (all pages of tools/list), within `connectTimeoutMs` each. Throws McpConnectError. */
+  /**
+   * The tools of the server (the pages of tools/list, within `connectTimeoutMs` each), paging stopped once more than
+   * `maxTools` came (the caller warns and keeps the first ones). Throws McpConnectError.
+   */
   async listTools(): Promise<Tool[]> {
     const tools: Tool[] = [];
     let cursor: string | undefined;
@@ -69,7 +74,7 @@ export class McpConnection {
         const result = await this.client.listTools(cursor ? { cursor } : undefined, { timeout: this.server.connectTimeoutMs });
         tools.push(...result.tools);
         cursor = result.nextCursor;
-        if (!cursor) break;
+        if (!cursor || tools.length > this.server.maxTools) break;
       }
     } catch (err) {
       throw new McpConnectError(
@@ -96,22 +101,12 @@ export class McpConnection {
     }
     await this.client
       .close()
-      .catch((err: unknown) => this.logger.debug(`MCP server '${this.server.name}': close failed: ${describeCause(err)}`));
+      .catch((err: unknown) => this.logger.debug(`MCP server '${this.server.name}': close failed: ${describeCause(err, this.server)}`));
   }
 }
 
 function bootCause(err: unknown, server: NormalizedMcpServer): string {
   if (err instanceof McpError && err.code === ErrorCode.RequestTimeout)
     return `no answer within ${server.connectTimeoutMs} ms (connectTimeoutMs)`;
-  return describeCause(err);
-}
-
-/**
- * The server as logs and errors name it: the command without its arguments (they may hold a key), or the URL's
- * origin and path (never its query, user info or the headers).
- */
-export function describeServer(server: NormalizedMcpServer): string {
-  if (server.transport === 'stdio') return `stdio: ${server.command}`;
-  const url = server.url as URL;
-  return `${url.origin}${url.pathname}`;
+  return describeCause(err, server);
 }

@@ -29,7 +29,16 @@ describe('validateMcpServers', () => {
       { name: 'remote', url: 'https://tools.example.com/mcp', headers: { Authorization: 'Bearer x' } },
       { name: 'local', command: 'mcp-weather', args: ['--stdio'], env: { KEY: 'v' }, cwd: '/tmp' },
     ]);
-    expect(http).toMatchObject({ transport: 'http', required: true, timeoutMs: 30_000, connectTimeoutMs: 10_000, tenantScoped: true });
+    expect(http).toMatchObject({
+      transport: 'http',
+      required: true,
+      timeoutMs: 30_000,
+      connectTimeoutMs: 10_000,
+      tenantScoped: true,
+      maxResultBytes: 262_144,
+      maxTools: 1000,
+      trustReadOnlyHint: true,
+    });
     expect(http.url?.href).toBe('https://tools.example.com/mcp');
     expect(stdio).toMatchObject({ transport: 'stdio', command: 'mcp-weather', args: ['--stdio'], env: { KEY: 'v' }, cwd: '/tmp' });
     expect(validateMcpServers(undefined)).toEqual([]);
@@ -53,6 +62,17 @@ describe('validateMcpServers', () => {
     expect(bad({ name: 'w', command: 'x', env: { A: 1 } })).toThrow(/env\.A must be a string/);
     expect(bad({ name: 'w', command: 'x', timeoutMs: 0 })).toThrow(/timeoutMs must be a whole number of ms/);
     expect(bad({ name: 'w', command: 'x', required: 'yes' })).toThrow(/required must be true or false/);
+    expect(bad({ name: 'w', command: 'x', maxResultBytes: 0 })).toThrow(
+      /maxResultBytes must be a whole number of bytes from 1 to 16777216 \(got 0\)/,
+    );
+    expect(bad({ name: 'w', command: 'x', maxResultBytes: 1.5 })).toThrow(/maxResultBytes must be a whole number of bytes/);
+    expect(bad({ name: 'w', command: 'x', maxResultBytes: 32 * 1024 * 1024 })).toThrow(/maxResultBytes must be a whole number of bytes/);
+    expect(validateMcpServers([{ name: 'w', command: 'x', maxResultBytes: 1024 }])[0].maxResultBytes).toBe(1024);
+    expect(bad({ name: 'w', command: 'x', maxTools: 0 })).toThrow(/maxTools must be a whole number of tools from 1 to 100000 \(got 0\)/);
+    expect(bad({ name: 'w', command: 'x', maxTools: '10' })).toThrow(/maxTools must be a whole number of tools/);
+    expect(validateMcpServers([{ name: 'w', command: 'x', maxTools: 5 }])[0].maxTools).toBe(5);
+    expect(bad({ name: 'w', command: 'x', trustReadOnlyHint: 'no' })).toThrow(/trustReadOnlyHint must be true or false/);
+    expect(validateMcpServers([{ name: 'w', command: 'x', trustReadOnlyHint: false }])[0].trustReadOnlyHint).toBe(false);
     expect(bad({ name: 'w', command: 'x', header: {} })).toThrow(/unknown option 'header'/);
     expect(() =>
       validateMcpServers([
@@ -71,6 +91,41 @@ describe('validateMcpServers', () => {
     }
     expect(message).toMatch(/headers\.X must be a string/);
     expect(message).not.toContain('s3cret');
+  });
+
+  it('refuses a URL with a user name or password, and headers that could not be sent, never showing the secret', () => {
+    const messageOf = (entry: unknown): string => {
+      try {
+        validateMcpServers([entry]);
+      } catch (err) {
+        return (err as Error).message;
+      }
+      return '';
+    };
+    const userinfo = messageOf({ name: 'w', url: 'http://alice:S3CRET-PW@h/mcp?key=QUERYSECRET' });
+    expect(userinfo).toMatch(/url must not hold a user name or password .*put credentials in headers/);
+    const crlf = messageOf({ name: 'w', url: 'http://h/mcp', headers: { Authorization: 'Bearer sk-LIVE-HEADERSECRET\r\nX-Injected: 1' } });
+    expect(crlf).toMatch(/headers\.Authorization has an invalid value \(the value is not shown\): it holds a CR, LF, NUL/);
+    const nul = messageOf({ name: 'w', url: 'http://h/mcp', headers: { 'X-Key': 'k-NULSECRET\u0000' } });
+    expect(nul).toMatch(/headers\.X-Key has an invalid value/);
+    const del = messageOf({ name: 'w', url: 'http://h/mcp', headers: { 'X-Key': 'k-DELSECRET\u007f' } });
+    expect(del).toMatch(/headers\.X-Key has an invalid value/);
+    const badName = messageOf({ name: 'w', url: 'http://h/mcp', headers: { 'X-Key\r\nX-Evil': 'NAMESECRET-VALUE' } });
+    expect(badName).toMatch(/headers has an invalid name "X-Key\\r\\nX-Evil": a header name is letters, digits/);
+    expect(messageOf({ name: 'w', url: 'http://h/mcp', headers: { 'X Key': 'v' } })).toMatch(/headers has an invalid name "X Key"/);
+    for (const [message, secret] of [
+      [userinfo, 'S3CRET-PW'],
+      [userinfo, 'QUERYSECRET'],
+      [crlf, 'HEADERSECRET'],
+      [nul, 'NULSECRET'],
+      [del, 'DELSECRET'],
+      [badName, 'NAMESECRET'],
+    ])
+      expect(message).not.toContain(secret);
+    // Tabs, spaces and Latin-1 are fine in a value.
+    expect(validateMcpServers([{ name: 'w', url: 'http://h/mcp', headers: { 'X-Note': 'a\tb c é' } }])[0].headers).toEqual({
+      'X-Note': 'a\tb c é',
+    });
   });
 
   it('fails the module at boot with that message', async () => {

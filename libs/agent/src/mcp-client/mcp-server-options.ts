@@ -15,6 +15,19 @@ export interface McpServerCommonOptions {
   readonly tenantScoped?: boolean;
   /** A permission code the caller must hold to call any of its tools (`ctx.permissions`). Default: none. */
   readonly requiredPermission?: string;
+  /**
+   * Largest tool result in bytes (the value the model would see, as JSON). A larger one reaches the model as the
+   * tool error `mcp_result_too_large`, with nothing of its content. Default 262144 (256 KiB), at most 16 MiB.
+   */
+  readonly maxResultBytes?: number;
+  /**
+   * Whether a tool the server marks `annotations.readOnlyHint: true` (and not `destructiveHint: true`) is a `read`
+   * skill (default true). Annotations come from the server: false makes every tool of this server `execute`, so
+   * an agent with `allowExecute: false` cannot call any of them whatever the server says.
+   */
+  readonly trustReadOnlyHint?: boolean;
+  /** Most tools of the server considered at boot; past it the rest are ignored with a warning. Default 1000, at most 100000. */
+  readonly maxTools?: number;
 }
 
 /** A server started as a child process, spoken to over its stdin and stdout. */
@@ -45,6 +58,10 @@ export type McpServerOptions = McpStdioServerOptions | McpHttpServerOptions;
 
 export const DEFAULT_MCP_TIMEOUT_MS = 30_000;
 export const DEFAULT_MCP_CONNECT_TIMEOUT_MS = 10_000;
+export const DEFAULT_MCP_MAX_RESULT_BYTES = 256 * 1024;
+export const MAX_MCP_MAX_RESULT_BYTES = 16 * 1024 * 1024;
+export const DEFAULT_MCP_MAX_TOOLS = 1000;
+export const MAX_MCP_MAX_TOOLS = 100_000;
 export const MCP_SERVER_NAME_PATTERN = /^[a-z][a-z0-9_]{0,31}$/;
 
 /** @internal An entry after validation, defaults filled. */
@@ -62,4 +79,7 @@ export interface NormalizedMcpServer {
   readonly connectTimeoutMs: number;
   readonly tenantScoped: boolean;
   readonly requiredPermission?: string;
+  readonly maxResultBytes: number;
+  readonly maxTools: number;
+  readonly trustReadOnlyHint: boolean;
 }

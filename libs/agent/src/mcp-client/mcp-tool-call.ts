@@ -1,6 +1,8 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { SkillError, SkillHandler } from '@zmodu/skills';
+import { describeCause, redact } from './mcp-describe';
+import { NormalizedMcpServer } from './mcp-server-options';
 
 /** Longest error text of a tool or a transport that reaches the model. */
 const MAX_ERROR_TEXT = 2000;
@@ -25,9 +27,11 @@ interface ToolResult {
  * (it aborts at the skill's deadline or when the run is aborted) and the server's request timeout.
  * A result with `isError: true` is a SkillError the model sees (`ToolError`, `mcp_tool_error`, the tool's text);
  * a transport or protocol failure is one too (`mcp_unavailable`, `mcp_timeout`, `mcp_error`), never an exception
- * that ends the run. Only the dispatcher calls it, after guard, permission, schema and tenant.
+ * that ends the run; no error text carries the entry's URL query, header or env values (`redact`), and a result
+ * past `maxResultBytes` is refused. Only the dispatcher calls it, after guard, permission, schema and tenant.
  */
-export function mcpToolHandler(client: Client, server: string, tool: string, timeoutMs: number): SkillHandler {
+export function mcpToolHandler(client: Client, server: NormalizedMcpServer, tool: string): SkillHandler {
+  const { timeoutMs, maxResultBytes } = server;
   return async (args, invocation) => {
     let result: ToolResult;
     try {
@@ -36,17 +40,31 @@ export function mcpToolHandler(client: Client, server: string, tool: string, tim
         timeout: timeoutMs,
       })) as ToolResult;
     } catch (err) {
-      throw transportError(server, tool, err, timeoutMs);
+      throw transportError(server, tool, err);
     }
     if (result.isError === true)
       throw new SkillError(
         'mcp_tool_error',
-        clip(textOf(result.content) || `the tool '${tool}' reported an error`),
+        clip(redact(textOf(result.content), server) || `the tool '${tool}' reported an error`),
         undefined,
         'ToolError',
       );
-    return valueOf(result);
+    return capped(valueOf(result), server.name, tool, maxResultBytes);
   };
+}
+
+/**
+ * The value when its JSON fits in `maxResultBytes`; else the tool error `mcp_result_too_large`, with none of it
+ * (a truncated JSON would be a different value, and a server could use the cut to hide what follows).
+ */
+function capped(value: unknown, server: string, tool: string, maxResultBytes: number): unknown {
+  if (Buffer.byteLength(JSON.stringify(value) ?? 'null') <= maxResultBytes) return value;
+  throw new SkillError(
+    'mcp_result_too_large',
+    `the MCP server '${server}' answered '${tool}' with more than ${maxResultBytes} bytes (maxResultBytes): nothing of it is passed on; ask for less (a narrower query, a page) or do without it`,
+    { maxResultBytes },
+    'ToolError',
+  );
 }
 
 /** The value the model sees: structured content when the tool gives it, else its text (parsed when it is JSON). */
@@ -85,30 +103,29 @@ function textOf(content: readonly ContentBlock[] | undefined): string {
     .trim();
 }
 
-function transportError(server: string, tool: string, err: unknown, timeoutMs: number): SkillError {
+function transportError(server: NormalizedMcpServer, tool: string, err: unknown): SkillError {
   if (err instanceof McpError && err.code === ErrorCode.RequestTimeout)
     return new SkillError(
       'mcp_timeout',
-      `the MCP server '${server}' did not answer '${tool}' within ${timeoutMs} ms`,
+      `the MCP server '${server.name}' did not answer '${tool}' within ${server.timeoutMs} ms`,
       undefined,
       'ToolError',
     );
   if (err instanceof McpError && err.code !== ErrorCode.ConnectionClosed)
-    return new SkillError('mcp_error', clip(`the MCP server '${server}' refused '${tool}': ${err.message}`), undefined, 'ToolError');
+    return new SkillError(
+      'mcp_error',
+      clip(`the MCP server '${server.name}' refused '${tool}': ${redact(err.message, server)}`),
+      undefined,
+      'ToolError',
+    );
   return new SkillError(
     'mcp_unavailable',
-    clip(`the MCP server '${server}' could not be reached for '${tool}' (${describeCause(err)}); try again later or do without it`),
+    clip(
+      `the MCP server '${server.name}' could not be reached for '${tool}' (${describeCause(err, server)}); try again later or do without it`,
+    ),
     undefined,
     'ToolError',
   );
-}
-
-/** An error's message and, for a network failure, its code (fetch says only 'fetch failed'). */
-export function describeCause(err: unknown): string {
-  // Duck-typed: an error may come from another realm (node's fetch), where instanceof Error fails.
-  const message = typeof (err as Error)?.message === 'string' ? (err as Error).message : String(err);
-  const code = (err as { cause?: { code?: unknown } })?.cause?.code ?? (err as { code?: unknown })?.code;
-  return typeof code === 'string' && !message.includes(code) ? `${message}: ${code}` : message;
 }
 
 function clip(text: string): string {

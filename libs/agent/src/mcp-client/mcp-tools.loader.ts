@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { ActionClass } from '@zmodu/guard';
-import { JsonSchema, schemaProblem, SKILL_NAME_MAX_LENGTH, SkillRegistry } from '@zmodu/skills';
+import { JsonSchema, schemaProblem, SKILL_NAME_MAX_LENGTH, SkillExplorer, SkillRegistry } from '@zmodu/skills';
 import { AgentModuleOptions } from '../agent-module.options';
 import { AGENT_MODULE_OPTIONS } from '../agent.module-definition';
 import {
@@ -9,12 +9,15 @@ import {
   MCP_SERVER_UNUSED_MESSAGE,
   MCP_TOOL_MISSING_MESSAGE,
   MCP_TOOL_SKIPPED_MESSAGE,
+  MCP_TOOLS_CAPPED_MESSAGE,
   MCP_TOOLS_COLLIDE_MESSAGE,
 } from '../agent.messages';
 import { AgentRegistry } from '../agent.registry';
 import { McpServerUnavailableException } from '../exceptions/mcp-server-unavailable.exception';
 import { McpConnectError } from '../exceptions/mcp-connect.error';
-import { McpConnection, describeServer } from './mcp-connection';
+import { McpSkillNameTakenException } from '../exceptions/mcp-skill-name-taken.exception';
+import { McpConnection } from './mcp-connection';
+import { describeServer } from './mcp-describe';
 import { NormalizedMcpServer } from './mcp-server-options';
 import { mcpToolHandler } from './mcp-tool-call';
 import { mcpToolSegment } from './mcp-tool-name';
@@ -36,6 +39,7 @@ export class McpToolsLoader implements OnModuleInit, OnModuleDestroy {
     @Inject(AGENT_MODULE_OPTIONS) options: AgentModuleOptions,
     private readonly agents: AgentRegistry,
     private readonly skills: SkillRegistry,
+    private readonly explorer: SkillExplorer,
   ) {
     this.servers = validateMcpServers(Object.hasOwn(options ?? {}, 'mcpServers') ? options.mcpServers : undefined);
   }
@@ -59,6 +63,8 @@ export class McpToolsLoader implements OnModuleInit, OnModuleDestroy {
     });
     try {
       if (failures.length) throw new McpServerUnavailableException(failures);
+      // The app's own @Skill methods first: a tool never takes a name one of them declares.
+      if (loaded.length) this.explorer.exploreAll();
       for (const { connection, tools } of loaded) this.register(connection, tools, wanted);
     } catch (err) {
       // A boot that fails leaves no child process or session behind.
@@ -94,12 +100,20 @@ export class McpToolsLoader implements OnModuleInit, OnModuleDestroy {
     return names;
   }
 
-  private register(connection: McpConnection, tools: Tool[], wanted: Set<string>): void {
+  /**
+   * Register the listed tools of one server. A tool that cannot be used (its name, its schema, a collision) is
+   * skipped with a warning, never a boot failure; a name another skill already has fails boot for a required server.
+   */
+  private register(connection: McpConnection, listed: Tool[], wanted: Set<string>): void {
     const server = connection.server;
+    if (listed.length > server.maxTools) this.logger.warn(MCP_TOOLS_CAPPED_MESSAGE(server.name, listed.length, server.maxTools));
+    const tools = listed.slice(0, server.maxTools);
     const bySkill = new Map<string, Tool[]>();
     for (const tool of tools) {
       const skill = `${server.name}.${mcpToolSegment(tool.name)}`;
-      bySkill.set(skill, [...(bySkill.get(skill) ?? []), tool]);
+      const same = bySkill.get(skill);
+      if (same) same.push(tool);
+      else bySkill.set(skill, [tool]);
     }
     const registered: string[] = [];
     for (const [skill, same] of bySkill) {
@@ -115,35 +129,74 @@ export class McpToolsLoader implements OnModuleInit, OnModuleDestroy {
         continue;
       }
       const tool = same[0];
-      const problem =
-        skill.length > SKILL_NAME_MAX_LENGTH
-          ? `the name is longer than ${SKILL_NAME_MAX_LENGTH} characters`
-          : tool.execution?.taskSupport === 'required'
-            ? 'it runs only as a task (execution.taskSupport: required), which this client does not use'
-            : schemaProblem(tool.inputSchema)?.replace(/^parameters/, 'its inputSchema');
+      const taken = this.skills.get(skill);
+      if (taken) {
+        if (server.required) throw new McpSkillNameTakenException(server.name, tool.name, skill, taken.source);
+        this.logger.warn(MCP_TOOL_SKIPPED_MESSAGE(server.name, tool.name, skill, `${taken.source} already declares that name`));
+        continue;
+      }
+      const problem = this.problemOf(skill, tool);
       if (problem) {
         this.logger.warn(MCP_TOOL_SKIPPED_MESSAGE(server.name, tool.name, skill, problem));
         continue;
       }
-      const action: ActionClass = tool.annotations?.readOnlyHint === true ? 'read' : 'execute';
-      this.skills.register({
-        name: skill,
-        action,
-        description: tool.description?.trim() || tool.title?.trim() || `The tool '${tool.name}' of the MCP server '${server.name}'.`,
-        parameters: tool.inputSchema as JsonSchema,
-        timeoutMs: server.timeoutMs,
-        tenantScoped: server.tenantScoped,
-        ...(server.requiredPermission !== undefined ? { requiredPermission: server.requiredPermission } : {}),
-        handler: mcpToolHandler(connection.client, server.name, tool.name, server.timeoutMs),
-        source: `MCP server '${server.name}' (${describeServer(server)}), tool '${tool.name}'`,
-      });
+      const action = actionOf(server, tool);
+      try {
+        this.registerTool(connection, skill, tool, action);
+      } catch (err) {
+        // The registry's own checks (a description too long, ...): this tool only, never the boot.
+        this.logger.warn(
+          MCP_TOOL_SKIPPED_MESSAGE(server.name, tool.name, skill, `it cannot be registered: ${(err as Error)?.message ?? String(err)}`),
+        );
+        continue;
+      }
       registered.push(`${skill} (${action})`);
     }
     for (const name of wanted)
       if (name.startsWith(`${server.name}.`) && !bySkill.has(name))
         this.logger.warn(MCP_TOOL_MISSING_MESSAGE(server.name, name, [...bySkill.keys()]));
     this.logger.log(
-      `MCP server '${server.name}' (${describeServer(server)}): ${tools.length} tools, registered ${registered.length ? registered.join(', ') : 'none'}.`,
+      `MCP server '${server.name}' (${describeServer(server)}): ${listed.length} tools, registered ${registered.length ? registered.join(', ') : 'none'}.`,
     );
   }
+
+  private registerTool(connection: McpConnection, skill: string, tool: Tool, action: ActionClass): void {
+    const server = connection.server;
+    this.skills.register({
+      name: skill,
+      action,
+      description: tool.description?.trim() || tool.title?.trim() || `The tool '${tool.name}' of the MCP server '${server.name}'.`,
+      parameters: tool.inputSchema as JsonSchema,
+      timeoutMs: server.timeoutMs,
+      tenantScoped: server.tenantScoped,
+      ...(server.requiredPermission !== undefined ? { requiredPermission: server.requiredPermission } : {}),
+      handler: mcpToolHandler(connection.client, server, tool.name),
+      source: `MCP server '${server.name}' (${describeServer(server)}), tool '${tool.name}'`,
+    });
+  }
+
+  /** Why a tool cannot be a skill, or null. Never throws: a schema that breaks the check is a problem too. */
+  private problemOf(skill: string, tool: Tool): string | null {
+    if (skill.length > SKILL_NAME_MAX_LENGTH) return `the name is longer than ${SKILL_NAME_MAX_LENGTH} characters`;
+    if (tool.execution?.taskSupport === 'required')
+      return 'it runs only as a task (execution.taskSupport: required), which this client does not use';
+    try {
+      return (
+        schemaProblem(tool.inputSchema)
+          ?.replace(/^parameters nest /, 'parameters nests ')
+          .replace(/^parameters/, 'its inputSchema') ?? null
+      );
+    } catch (err) {
+      return `its inputSchema cannot be checked: ${(err as Error)?.message ?? String(err)}`;
+    }
+  }
+}
+
+/**
+ * `read` when the server marks the tool read-only and the entry trusts that hint (trustReadOnlyHint, default true);
+ * else `execute`. A tool also marked `destructiveHint: true` is `execute`: of two contradictory hints, the safer class.
+ */
+function actionOf(server: NormalizedMcpServer, tool: Tool): ActionClass {
+  const hints = tool.annotations;
+  return server.trustReadOnlyHint && hints?.readOnlyHint === true && hints.destructiveHint !== true ? 'read' : 'execute';
 }

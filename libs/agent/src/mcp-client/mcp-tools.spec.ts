@@ -1,12 +1,12 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { Logger } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
 import { AgentAuditLog } from '@zmodu/guard';
 import { SkillRegistry } from '@zmodu/skills';
 import { closedUrl, ExternalMcpHttpServer, startExternalMcpHttpServer } from '../__fixtures__/external-mcp-http';
 import { ReceivedCall } from '../__fixtures__/external-mcp-server';
+import { logsOf } from '../__fixtures__/logs-of';
 import { AgentSpec } from '../agent-definition';
 import { AgentModule } from '../agent.module';
 import { AgentRegistry } from '../agent.registry';
@@ -73,20 +73,6 @@ function alive(pid: number): boolean {
 async function until(check: () => boolean, ms = 5000): Promise<void> {
   const end = Date.now() + ms;
   while (!check() && Date.now() < end) await new Promise((r) => setTimeout(r, 25));
-}
-
-/** Every line any Nest Logger method was given while `work` ran. */
-async function logsOf(work: () => Promise<void>): Promise<string[]> {
-  const lines: string[] = [];
-  const spies = (['log', 'warn', 'error', 'debug', 'verbose'] as const).map((m) =>
-    jest.spyOn(Logger.prototype, m).mockImplementation((...args: unknown[]) => void lines.push(args.map(String).join(' '))),
-  );
-  try {
-    await work();
-  } finally {
-    for (const s of spies) s.mockRestore();
-  }
-  return lines;
 }
 
 const toolMessages = (req: ModelRequest) => req.messages.filter((m) => m.role === 'tool').map((m) => JSON.parse(m.content) as unknown);

@@ -2,7 +2,11 @@ import { MAX_SKILL_TIMEOUT_MS } from '@zmodu/skills';
 import { InvalidMcpServerOptionsException } from '../exceptions/invalid-mcp-server-options.exception';
 import {
   DEFAULT_MCP_CONNECT_TIMEOUT_MS,
+  DEFAULT_MCP_MAX_RESULT_BYTES,
+  DEFAULT_MCP_MAX_TOOLS,
   DEFAULT_MCP_TIMEOUT_MS,
+  MAX_MCP_MAX_RESULT_BYTES,
+  MAX_MCP_MAX_TOOLS,
   MCP_SERVER_NAME_PATTERN,
   McpServerOptions,
   NormalizedMcpServer,
@@ -21,6 +25,9 @@ const KEYS = new Set([
   'connectTimeoutMs',
   'tenantScoped',
   'requiredPermission',
+  'maxResultBytes',
+  'maxTools',
+  'trustReadOnlyHint',
 ]);
 
 /** Check the `mcpServers` option and fill defaults. Throws InvalidMcpServerOptionsException naming the field to fix. */
@@ -57,6 +64,10 @@ function validateMcpServer(entry: McpServerOptions, index: number): NormalizedMc
     timeoutMs: optionalTimeout(entry.timeoutMs, 'timeoutMs', fail) ?? DEFAULT_MCP_TIMEOUT_MS,
     connectTimeoutMs: optionalTimeout(entry.connectTimeoutMs, 'connectTimeoutMs', fail) ?? DEFAULT_MCP_CONNECT_TIMEOUT_MS,
     tenantScoped: optionalBoolean(entry.tenantScoped, 'tenantScoped', fail) ?? true,
+    maxResultBytes:
+      optionalCount(entry.maxResultBytes, 'maxResultBytes', 'bytes', MAX_MCP_MAX_RESULT_BYTES, fail) ?? DEFAULT_MCP_MAX_RESULT_BYTES,
+    trustReadOnlyHint: optionalBoolean(entry.trustReadOnlyHint, 'trustReadOnlyHint', fail) ?? true,
+    maxTools: optionalCount(entry.maxTools, 'maxTools', 'tools', MAX_MCP_MAX_TOOLS, fail) ?? DEFAULT_MCP_MAX_TOOLS,
     ...(entry.requiredPermission !== undefined ? { requiredPermission: entry.requiredPermission } : {}),
   };
   if (entry.requiredPermission !== undefined && (typeof entry.requiredPermission !== 'string' || entry.requiredPermission === ''))
@@ -98,12 +109,31 @@ function httpUrl(value: unknown, fail: (problem: string) => never): URL {
   }
   // The protocol only: the rest of the URL may hold a credential.
   if (url.protocol !== 'http:' && url.protocol !== 'https:') fail(`url must be http: or https: (got ${url.protocol})`);
+  if (url.username || url.password)
+    fail(
+      "url must not hold a user name or password (fetch refuses it, and errors would print it): put credentials in headers, e.g. { Authorization: 'Basic …' }",
+    );
   return url;
 }
 
+/** RFC 7230 `token`: the characters of a header name. */
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+/** RFC 7230 `field-value` as fetch takes it: visible characters, spaces and tabs; no CR, LF, NUL or other control. */
+const HEADER_VALUE = /^[\t\x20-\x7e\x80-\xff]*$/;
+
 function headers(value: unknown, fail: (problem: string) => never): Readonly<Record<string, string>> {
   if (value === undefined) return Object.freeze({});
-  return stringRecord(value, 'headers', fail);
+  const out = stringRecord(value, 'headers', fail);
+  for (const [name, v] of Object.entries(out)) {
+    if (!HEADER_NAME.test(name))
+      fail(`headers has an invalid name ${JSON.stringify(name).slice(0, 80)}: a header name is letters, digits and !#$%&'*+-.^_\`|~ only`);
+    // The value is never shown: it may be a secret.
+    if (!HEADER_VALUE.test(v))
+      fail(
+        `headers.${name} has an invalid value (the value is not shown): it holds a CR, LF, NUL or other control character, or a character outside Latin-1; check how it is built`,
+      );
+  }
+  return out;
 }
 
 /** Names and values must be strings. A value is never echoed: it may be a secret. */
@@ -126,5 +156,11 @@ function optionalBoolean(value: unknown, field: string, fail: (problem: string) 
 function optionalTimeout(value: unknown, field: string, fail: (problem: string) => never): number | undefined {
   if (value !== undefined && !(Number.isInteger(value) && (value as number) > 0 && (value as number) <= MAX_SKILL_TIMEOUT_MS))
     fail(`${field} must be a whole number of ms from 1 to ${MAX_SKILL_TIMEOUT_MS} (got ${String(value)})`);
+  return value as number | undefined;
+}
+
+function optionalCount(value: unknown, field: string, unit: string, max: number, fail: (problem: string) => never): number | undefined {
+  if (value !== undefined && !(Number.isInteger(value) && (value as number) > 0 && (value as number) <= max))
+    fail(`${field} must be a whole number of ${unit} from 1 to ${max} (got ${String(value)})`);
   return value as number | undefined;
 }
