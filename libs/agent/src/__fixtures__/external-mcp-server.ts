@@ -48,7 +48,7 @@ export function createExternalMcpServer(received: (call: ReceivedCall) => void):
   // Two names that map to one skill name, 'list_stations': neither is registered.
   for (const name of ['list-stations', 'list_stations'])
     server.registerTool(name, { description: 'List the stations.', annotations: readOnly }, async () => text('[]'));
-  // '\-' is a valid JavaScript pattern but not a valid Unicode one: our validator cannot compile this schema.
+  // A lookahead is a valid JavaScript pattern, but patterns run on RE2 (linear time), which has none: refused.
   server.registerTool(
     'bad_pattern',
     {
