@@ -24,8 +24,21 @@ export const MCP_SERVER_FAILED_MESSAGE = (server: string, where: string, phase: 
 export const MCP_SERVER_SKIPPED_MESSAGE = (failure: string) =>
   `${failure}. It is not required (required: false): booting without its tools.`;
 
+/**
+ * A tool name as an MCP server sent it, made safe for a log line: control and line-separator characters escaped
+ * (a name must not write log lines of its own), at most 128 characters.
+ */
+export const shownToolName = (name: string): string => {
+  const safe = String(name).replace(
+    // eslint-disable-next-line no-control-regex
+    /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+  return safe.length > 128 ? `${safe.slice(0, 128)}...` : safe;
+};
+
 export const MCP_TOOL_SKIPPED_MESSAGE = (server: string, tool: string, skill: string, problem: string) =>
-  `MCP server '${server}': tool '${tool}' is not registered as '${skill}': ${problem}.`;
+  `MCP server '${server}': tool '${shownToolName(tool)}' is not registered as '${skill}': ${problem}.`;
 
 /** At most this many tool names are quoted in one message; the rest are counted. */
 const MAX_NAMES_SHOWN = 5;
@@ -33,7 +46,7 @@ const MAX_NAMES_SHOWN = 5;
 export const MCP_TOOLS_COLLIDE_MESSAGE = (server: string, skill: string, tools: readonly string[]) =>
   `MCP server '${server}': tools ${tools
     .slice(0, MAX_NAMES_SHOWN)
-    .map((t) => `'${t}'`)
+    .map((t) => `'${shownToolName(t)}'`)
     .join(
       ' and ',
     )}${tools.length > MAX_NAMES_SHOWN ? ` and ${tools.length - MAX_NAMES_SHOWN} more` : ''} ${tools.length === 2 ? 'both' : 'all'} map to the skill name '${skill}': ${tools.length === 2 ? 'neither' : 'none'} is registered. Rename ${tools.length === 2 ? 'one' : 'them'} on the server.`;
@@ -42,7 +55,7 @@ export const MCP_TOOLS_CAPPED_MESSAGE = (server: string, listed: number, maxTool
   `MCP server '${server}' lists ${listed} tools, more than maxTools (${maxTools}): only the first ${maxTools} are considered, the rest are ignored. Raise maxTools on the entry if the server really has that many.`;
 
 export const MCP_SKILL_TAKEN_MESSAGE = (server: string, tool: string, skill: string, source: string) =>
-  `MCP server '${server}': tool '${tool}' maps to the skill name '${skill}', which ${source} already declares. Rename the server entry (its name is the first segment) or the skill; or set required: false on the entry to boot without that tool.`;
+  `MCP server '${server}': tool '${shownToolName(tool)}' maps to the skill name '${skill}', which ${source} already declares. Rename the server entry (its name is the first segment) or the skill; or set required: false on the entry to boot without that tool.`;
 
 export const MCP_TOOL_MISSING_MESSAGE = (server: string, skill: string, known: readonly string[]) =>
   `MCP server '${server}' has no tool for '${skill}', which an agent lists. Its tools map to: ${known.length ? known.join(', ') : '(none)'}.`;

@@ -1,5 +1,6 @@
 import { Test } from '@nestjs/testing';
 import { AgentModule } from '../agent.module';
+import { MCP_TOOL_SKIPPED_MESSAGE, shownToolName } from '../agent.messages';
 import { ScriptedModelProvider } from '../providers/scripted-model.provider';
 import { mcpToolSegment } from './mcp-tool-name';
 import { validateMcpServers } from './validate-mcp-server-options';
@@ -18,6 +19,16 @@ describe('mcpToolSegment', () => {
   ])('maps %s to %s, a valid skill-name segment', (tool, segment) => {
     expect(mcpToolSegment(tool)).toBe(segment);
     expect(`server.${mcpToolSegment(tool)}`).toMatch(/^[a-z][a-z0-9_]*\.[a-z][a-z0-9_]*$/);
+  });
+});
+
+describe('tool names in log lines', () => {
+  it('escapes control and line-separator characters and cuts long names, so a server cannot write log lines', () => {
+    const hostile = 'quote\n[Nest] 1 - LOG [Agent] all good\r\u2028\u0000';
+    const line = MCP_TOOL_SKIPPED_MESSAGE('evil', hostile, 'evil.quote', 'its inputSchema cannot be compiled');
+    for (const c of ['\n', '\r', '\u2028', '\u0000']) expect(line).not.toContain(c);
+    expect(line).toContain("tool 'quote\\u000a[Nest] 1 - LOG [Agent] all good\\u000d\\u2028\\u0000'");
+    expect(shownToolName('x'.repeat(500))).toBe(`${'x'.repeat(128)}...`);
   });
 });
 

@@ -11,6 +11,7 @@ import {
   MCP_TOOL_SKIPPED_MESSAGE,
   MCP_TOOLS_CAPPED_MESSAGE,
   MCP_TOOLS_COLLIDE_MESSAGE,
+  shownToolName,
 } from '../agent.messages';
 import { AgentRegistry } from '../agent.registry';
 import { McpServerUnavailableException } from '../exceptions/mcp-server-unavailable.exception';
@@ -171,7 +172,7 @@ export class McpToolsLoader implements OnModuleInit, OnModuleDestroy {
       tenantScoped: server.tenantScoped,
       ...(server.requiredPermission !== undefined ? { requiredPermission: server.requiredPermission } : {}),
       handler: mcpToolHandler(connection.client, server, tool.name),
-      source: `MCP server '${server.name}' (${describeServer(server)}), tool '${tool.name}'`,
+      source: `MCP server '${server.name}' (${describeServer(server)}), tool '${shownToolName(tool.name)}'`,
     });
   }
 
