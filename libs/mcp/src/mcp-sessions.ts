@@ -13,6 +13,7 @@ import {
   BODY_TOO_LARGE_MESSAGE,
   NO_PRINCIPAL_MESSAGE,
   PARSE_ERROR_MESSAGE,
+  PRINCIPAL_SESSION_CAP_MESSAGE,
   SESSION_CAP_MESSAGE,
   SESSION_ID_INVALID_MESSAGE,
   SESSION_ID_REQUIRED_MESSAGE,
@@ -53,6 +54,7 @@ export class McpSessions implements OnModuleInit, OnModuleDestroy {
   /** Guard counters of every MCP session, together. */
   readonly guardStats = new GuardStats();
   private opening = 0;
+  private readonly openingBy = new Map<string, number>();
   private sweeper?: NodeJS.Timeout;
   private destroyed = false;
 
@@ -121,6 +123,10 @@ export class McpSessions implements OnModuleInit, OnModuleDestroy {
     if (req.method !== 'POST' || !isInitializeRequest(body)) return writeJsonRpcError(res, 400, -32000, SESSION_ID_REQUIRED_MESSAGE);
     if (this.sessions.size + this.opening >= this.options.maxSessions)
       return writeJsonRpcError(res, 503, -32000, SESSION_CAP_MESSAGE(this.options.maxSessions));
+    // One caller cannot take every session of the server (and lock the other tenants out).
+    const key = principalKey(principal);
+    if (this.heldBy(key) >= this.options.maxSessionsPerPrincipal)
+      return writeJsonRpcError(res, 429, -32000, PRINCIPAL_SESSION_CAP_MESSAGE(this.options.maxSessionsPerPrincipal));
     return this.open(principal, req, res, body);
   }
 
@@ -137,8 +143,17 @@ export class McpSessions implements OnModuleInit, OnModuleDestroy {
     return null;
   }
 
+  /** Sessions the caller holds, open or being opened. */
+  private heldBy(key: string): number {
+    let held = this.openingBy.get(key) ?? 0;
+    for (const s of this.sessions.values()) if (s.key === key) held++;
+    return held;
+  }
+
   private async open(principal: McpPrincipal, req: McpRequest, res: ServerResponse, body: unknown): Promise<void> {
+    const key = principalKey(principal);
     this.opening++;
+    this.openingBy.set(key, (this.openingBy.get(key) ?? 0) + 1);
     const server = createMcpSkillServer({
       registry: this.registry,
       dispatcher: this.dispatcher,
@@ -168,6 +183,9 @@ export class McpSessions implements OnModuleInit, OnModuleDestroy {
       await this.forward(undefined, principal, req, res, body, transport);
     } finally {
       this.opening--;
+      const left = (this.openingBy.get(key) ?? 1) - 1;
+      if (left > 0) this.openingBy.set(key, left);
+      else this.openingBy.delete(key);
       // A failed initialize opened nothing: close what was made for it.
       if (!session) await server.close().catch(() => undefined);
       else if (this.destroyed) await this.close(session.id);

@@ -67,6 +67,8 @@ export class McpSkillServer {
   /** The run id of the session's audit entries. */
   readonly runId = `mcp-${randomUUID()}`;
   private calls = 0;
+  /** The tail of this session's calls: the next one starts when it settles. */
+  private queue: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly options: McpSkillServerOptions) {
     if (!(options?.registry instanceof SkillRegistry))
@@ -106,8 +108,19 @@ export class McpSkillServer {
     return tools.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
-  /** One call through the dispatcher; a refusal or failure is a tool result with `isError: true` and the observation JSON. */
-  async callTool(principal: McpPrincipal, name: string, args: unknown, signal?: AbortSignal): Promise<CallToolResult> {
+  /**
+   * One call through the dispatcher; a refusal or failure is a tool result with `isError: true` and the observation JSON.
+   * A session's calls run one at a time, in the order they came, as an agent's do: the session budget and the tenant
+   * quota are checked before a call and spent after it, so calls of one batch (or parallel POSTs) run at once would
+   * each see the budget untouched.
+   */
+  callTool(principal: McpPrincipal, name: string, args: unknown, signal?: AbortSignal): Promise<CallToolResult> {
+    const run = this.queue.then(() => this.callNow(principal, name, args, signal));
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  private async callNow(principal: McpPrincipal, name: string, args: unknown, signal?: AbortSignal): Promise<CallToolResult> {
     const ctx = createSkillContext({
       guard: this.guard,
       tenantId: principal.tenantId,

@@ -7,6 +7,8 @@ export const SESSION_ID_REQUIRED_MESSAGE =
 export const SESSION_ID_INVALID_MESSAGE = 'Bad Request: the Mcp-Session-Id header must be one visible-ASCII value.';
 export const SESSION_CAP_MESSAGE = (max: number) =>
   `Service Unavailable: the server holds its maximum of ${max} MCP sessions; close one (DELETE) or retry later.`;
+export const PRINCIPAL_SESSION_CAP_MESSAGE = (max: number) =>
+  `Too Many Requests: you hold the maximum of ${max} open MCP sessions per caller; close one (DELETE) or let one idle out.`;
 export const PARSE_ERROR_MESSAGE = 'Parse error: the body must be one JSON-RPC message or a batch (a JSON object or array).';
 export const BODY_TOO_LARGE_MESSAGE = (limit: number) =>
   `Payload Too Large: the body is over ${limit} bytes, the limit of the MCP endpoint.`;

@@ -2,7 +2,7 @@ import { UnauthorizedException } from '@nestjs/common';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { AgentAuditLog } from '@zmodu/guard';
-import { FixtureApp, startFixtureApp } from './__fixtures__/mcp-app';
+import { FIXTURE_POLICY, FixtureApp, startFixtureApp } from './__fixtures__/mcp-app';
 import { McpSessions } from './mcp-sessions';
 import { toolText as text } from './__fixtures__/tool-text';
 
@@ -267,6 +267,52 @@ describe('McpModule limits', () => {
     expect(failed.status).toBe(500);
     expect(failed.text).not.toContain('secret detail');
     expect(JSON.parse(failed.text).error.code).toBe(-32603);
+  });
+
+  it('spends a batch of calls like calls one after another: one session budget, not one per call (a session runs its calls in turn)', async () => {
+    const fixture = await startFixtureApp({ forRoot: { policy: { ...FIXTURE_POLICY, budget: 12 } } });
+    try {
+      const call = (id: number) => ({
+        jsonrpc: '2.0',
+        id,
+        method: 'tools/call',
+        params: { name: 'order.quote', arguments: { symbol: 'ACME', qty: 1 } },
+      });
+      const sequential = await connect(fixture.url, 'alice-token');
+      let allowedOneByOne = 0;
+      for (let i = 0; i < 20; i++) if (!(await sequential.client.callTool(call(i).params)).isError) allowedOneByOne++;
+      const batched = await connect(fixture.url, 'alice-token');
+      const res = await post(fixture.url, JSON.stringify(Array.from({ length: 20 }, (_, i) => call(i + 1))), {
+        Authorization: 'Bearer alice-token',
+        'mcp-session-id': batched.transport.sessionId!,
+        'mcp-protocol-version': '2025-06-18',
+      });
+      const results = res.text
+        .split('\n')
+        .filter((line) => line.startsWith('data: '))
+        .map((line) => JSON.parse(line.slice(6)) as { result?: { isError?: boolean } });
+      expect(results).toHaveLength(20);
+      expect(allowedOneByOne).toBeGreaterThan(0);
+      expect(results.filter((r) => r.result && !r.result.isError).length).toBe(allowedOneByOne);
+    } finally {
+      await Promise.all(clients.splice(0).map((c) => c.close().catch(() => undefined)));
+      await fixture.close();
+    }
+  });
+
+  it('caps the sessions one caller holds (429), so one caller cannot lock the other tenants out', async () => {
+    const fixture = await startFixtureApp({ forRoot: { maxSessionsPerPrincipal: 2 } });
+    try {
+      await connect(fixture.url, 'bob-token');
+      const second = await connect(fixture.url, 'bob-token');
+      await expect(connect(fixture.url, 'bob-token')).rejects.toThrow(/429|maximum of 2 open MCP sessions per caller/);
+      await connect(fixture.url, 'gina-token'); // another caller still gets in
+      await second.transport.terminateSession(); // closing one lets bob open another
+      await connect(fixture.url, 'bob-token');
+    } finally {
+      await Promise.all(clients.splice(0).map((c) => c.close().catch(() => undefined)));
+      await fixture.close();
+    }
   });
 
   it('closes every session when the module is destroyed', async () => {

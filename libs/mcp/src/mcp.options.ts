@@ -18,6 +18,8 @@ export interface McpModuleOptions {
   readonly principal?: McpPrincipalResolver;
   /** Open sessions at most; an initialize past it is answered 503. Default 1000. */
   readonly maxSessions?: number;
+  /** Open sessions one caller (tenant and user) may hold; an initialize past it is answered 429. Default 10. */
+  readonly maxSessionsPerPrincipal?: number;
   /** A session with no request for this long is closed (ms). Default 15 minutes. */
   readonly sessionIdleMs?: number;
   /** Largest request body, in bytes. Default 1 MiB. */
@@ -43,6 +45,7 @@ export class ResolvedMcpOptions {
   readonly policy: GuardPolicy;
   readonly principal: (req: IncomingMessage & { user?: unknown }) => Promise<McpPrincipal | null>;
   readonly maxSessions: number = 1000;
+  readonly maxSessionsPerPrincipal: number = 10;
   readonly sessionIdleMs: number = 15 * 60_000;
   readonly maxBodyBytes: number = 1024 * 1024;
   readonly maxCallsPerSession?: number;
@@ -72,6 +75,8 @@ export class ResolvedMcpOptions {
     const read: McpPrincipalResolver = resolver ?? ((req) => req.user);
     this.principal = async (req) => toPrincipal(await read(req));
     this.maxSessions = positiveInteger('maxSessions', own('maxSessions')) ?? this.maxSessions;
+    this.maxSessionsPerPrincipal =
+      positiveInteger('maxSessionsPerPrincipal', own('maxSessionsPerPrincipal')) ?? this.maxSessionsPerPrincipal;
     this.sessionIdleMs = positiveInteger('sessionIdleMs', own('sessionIdleMs')) ?? this.sessionIdleMs;
     this.maxBodyBytes = positiveInteger('maxBodyBytes', own('maxBodyBytes')) ?? this.maxBodyBytes;
     this.maxCallsPerSession = positiveInteger('maxCallsPerSession', own('maxCallsPerSession'));

@@ -110,7 +110,8 @@ export class EdgeExceptionFilter implements ExceptionFilter {
 }
 
 function isMcpRequest(req: Request | undefined): boolean {
-  const path = (req?.originalUrl ?? req?.url ?? '').split('?')[0];
+  // Express matches routes case-insensitively (/MCP reaches the endpoint too), so this does.
+  const path = (req?.originalUrl ?? req?.url ?? '').split('?')[0].toLowerCase();
   return path === SAMPLE_MCP_PATH || path === `${SAMPLE_MCP_PATH}/`;
 }
 
