@@ -22,6 +22,7 @@ import {
   MAX_RUN_TIMEOUT_MS,
 } from './agent-definition';
 import { runDeadline, RunDeadline } from './run-deadline';
+import { estimateUsage } from './providers/usage-estimate';
 import { ChatMessage, ModelTurn, TokenUsage, ToolSpec } from './providers/model-provider';
 
 /**
@@ -273,12 +274,10 @@ export class Agent {
         `the model (${this.spec.provider.name}) reported no token usage for a turn: charging an estimate (4 characters a token)`,
       );
     }
-    const estimate = (n: number) => Math.ceil(n / 4);
-    const out =
-      turn.text.length + (turn.refusal?.length ?? 0) + turn.toolCalls.reduce((n, c) => n + c.name.length + jsonLength(c.arguments), 0);
+    const estimated = estimateUsage({ system, messages, tools }, turn);
     return {
-      inputTokens: valid(reported.inputTokens) ? reported.inputTokens : estimate(system.length + jsonLength(messages) + jsonLength(tools)),
-      outputTokens: valid(reported.outputTokens) ? reported.outputTokens : estimate(out),
+      inputTokens: valid(reported.inputTokens) ? reported.inputTokens : estimated.inputTokens,
+      outputTokens: valid(reported.outputTokens) ? reported.outputTokens : estimated.outputTokens,
     };
   }
 
@@ -292,10 +291,6 @@ export class Agent {
       return 'unavailable';
     }
   }
-}
-
-function jsonLength(value: unknown): number {
-  return typeof value === 'string' ? value.length : (JSON.stringify(value) ?? '').length;
 }
 
 /** Tool calls whose value says a proposal waits for a human. */

@@ -10,6 +10,7 @@ export type { SkillSummary } from './skill.registry';
 export type { SkillHandler, SkillRegistration, RegisteredSkill } from './skill-definition';
 export { SkillDispatcher } from './skill.dispatcher';
 export type { SkillCallResult, SkillErrorBody } from './skill-result';
+export { estimateTokens } from './skill-result';
 export { createSkillContext, stagedExecution, isStagedExecution } from './skill-context';
 export type { SkillContext, SkillContextInit, SkillInvocation, StagedExecution } from './skill-context';
 export type { SkillTransaction } from './transaction';

@@ -1,4 +1,5 @@
-import { ChatMessage, ModelProvider, ModelRequest, ModelTurn, TokenUsage } from './model-provider';
+import { ModelProvider, ModelRequest, ModelTurn, TokenUsage } from './model-provider';
+import { estimateUsage } from './usage-estimate';
 
 export interface ScriptedToolCall {
   readonly name: string;
@@ -52,10 +53,7 @@ export class ScriptedModelProvider implements ModelProvider {
       name: c.name,
       arguments: c.arguments ?? {},
     }));
-    const usage = reply.usage ?? {
-      inputTokens: estimate(request.system) + request.messages.reduce((n, m) => n + estimateMessage(m), 0),
-      outputTokens: estimate(text) + toolCalls.reduce((n, c) => n + estimate(c.name) + estimate(JSON.stringify(c.arguments)), 0),
-    };
+    const usage = reply.usage ?? estimateUsage({ system: request.system, messages: request.messages }, { text, toolCalls });
     if (request.onTextDelta) await streamWords(text, request.onTextDelta, request.signal);
     return { text, toolCalls, usage, ...(reply.refusal ? { refusal: reply.refusal } : {}) };
   }
@@ -83,12 +81,4 @@ export function lastObservation(request: ModelRequest): unknown {
     }
   }
   return undefined;
-}
-
-function estimate(text: string): number {
-  return Math.ceil(text.length / 4);
-}
-
-function estimateMessage(m: ChatMessage): number {
-  return estimate(m.content) + (m.role === 'assistant' ? m.toolCalls.length * 8 : 0);
 }
