@@ -278,7 +278,8 @@ export class OutboxRelay {
 
   private async hook(life: Life, name: 'afterClaim' | 'afterDeliver', event: OutboxEvent): Promise<void> {
     this.alive(life);
-    const fn = this.options.hooks?.[name];
+    const hooks = this.options.hooks;
+    const fn = hooks && Object.hasOwn(hooks, name) ? hooks[name] : undefined;
     if (!fn) return;
     try {
       await fn(event);
