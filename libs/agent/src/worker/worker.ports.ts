@@ -1,0 +1,108 @@
+import { AgentStep, PendingApproval, StopReason } from '../agent-run';
+
+/**
+ * The ports of the AgentWorker (issue 13). The worker keeps every goal as a run record in an `AgentRunStore`
+ * (the source of truth: status, lease, result) and hands run ids to a `GoalQueue` (in-process mailbox, or
+ * pg-boss in cluster mode). A run starts only when `AgentRunStore.claim` wins the conditional write, so a run id
+ * delivered twice (a duplicate send, a retry after a lost lease) never runs twice at once.
+ */
+
+/**
+ * `queued`: stored, not started (or handed back to be retried). `running`: claimed by an instance whose lease
+ * (`leaseUntil`) is renewed while it runs. `interrupted`: stopped by a shutdown past its grace period, or its lease
+ * expired (its instance died); retried until `maxAttempts`. `succeeded`/`failed`: final.
+ */
+export type AgentRunStatus = 'queued' | 'running' | 'interrupted' | 'succeeded' | 'failed';
+
+/** Who a goal runs for. Tenant and user are required (no wildcard); permissions are the caller's, never more. */
+export interface AgentGoalScope {
+  readonly tenantId: string;
+  readonly userId: string;
+  readonly permissions: readonly string[];
+}
+
+/** Where a goal came from: a caller (`post`) or a scheduled job's tick. */
+export interface AgentRunOrigin {
+  readonly jobId?: string;
+  /** The tick of the schedule this run is for (ISO 8601, UTC). */
+  readonly jobTick?: string;
+}
+
+export interface NewAgentRun extends AgentGoalScope, AgentRunOrigin {
+  readonly id: string;
+  readonly agent: string;
+  readonly goal: string;
+  readonly maxAttempts: number;
+}
+
+export interface AgentRunRecord extends AgentGoalScope, AgentRunOrigin {
+  readonly id: string;
+  readonly agent: string;
+  readonly goal: string;
+  readonly status: AgentRunStatus;
+  readonly attempts: number;
+  readonly maxAttempts: number;
+  readonly answer: string | null;
+  readonly stoppedReason: StopReason | null;
+  readonly steps: readonly AgentStep[];
+  readonly pendingApprovals: readonly PendingApproval[];
+  readonly error: string | null;
+  readonly leaseOwner: string | null;
+  readonly leaseUntil: Date | null;
+  readonly createdAt: Date;
+  readonly startedAt: Date | null;
+  readonly finishedAt: Date | null;
+}
+
+/** How a claimed run ended, written only while the caller still holds its lease. */
+export interface AgentRunOutcome {
+  readonly status: 'succeeded' | 'failed';
+  readonly answer: string | null;
+  readonly stoppedReason: StopReason | null;
+  readonly steps: readonly AgentStep[];
+  readonly pendingApprovals: readonly PendingApproval[];
+  readonly error: string | null;
+}
+
+/**
+ * The run records. Every method is one statement or one transaction; concurrency on one run is settled by
+ * conditional writes in the database, never by a read followed by a write.
+ */
+export interface AgentRunStore {
+  /** Store new runs as `queued` (one transaction for the batch). */
+  insert(runs: readonly NewAgentRun[]): Promise<void>;
+  /** One run, for its tenant only: another tenant's id, or an empty tenant, is null. */
+  get(tenantId: string, runId: string): Promise<AgentRunRecord | null>;
+  /**
+   * queued|interrupted → running with `leaseOwner = owner`, `leaseUntil = now + leaseMs`, attempts + 1, as one
+   * conditional write. Null when the run is not claimable (running elsewhere, final, unknown, or out of attempts:
+   * then it is marked failed).
+   */
+  claim(runId: string, owner: string, leaseMs: number): Promise<AgentRunRecord | null>;
+  /** Renew the leases that `owner` still holds on these runs; returns the ids whose lease it no longer holds. */
+  heartbeat(owner: string, runIds: readonly string[], leaseMs: number): Promise<string[]>;
+  /** Write the outcome if `owner` still holds the lease; false when it lost it (then nothing is written). */
+  finish(runId: string, owner: string, outcome: AgentRunOutcome): Promise<boolean>;
+  /** running (held by owner) → interrupted, lease cleared: given back to be retried. */
+  release(runId: string, owner: string, reason: string): Promise<boolean>;
+  /**
+   * Runs to hand to a queue again: queued or interrupted ones (oldest first), and running ones whose lease expired
+   * (their instance died: marked interrupted in the same write). At most `limit`.
+   */
+  recoverable(limit: number): Promise<string[]>;
+  /** Number of runs in `queued` (the mailbox bound in cluster mode). */
+  countQueued(): Promise<number>;
+}
+
+/**
+ * Hands run ids to whoever runs them. In-process: a bounded array and `concurrency` slots. pg-boss (cluster mode):
+ * a queue on the same PostgreSQL, any instance may run any goal.
+ */
+export interface GoalQueue {
+  /** Begin delivering: `handle` is called with one run id at a time per slot, at most `concurrency` at once here. */
+  start(handle: (runId: string) => Promise<void>, concurrency: number): Promise<void>;
+  /** Hand over runs already stored as `queued`. */
+  push(runIds: readonly string[]): Promise<void>;
+  /** Stop taking new run ids; resolves when no `handle` of this queue is still running or after `graceMs`. */
+  stop(graceMs: number): Promise<void>;
+}
