@@ -14,6 +14,7 @@ const PACKAGES = [
   'libs/skills',
   'libs/data',
   'libs/outbox',
+  'libs/memory',
   'libs/pipeline',
   'libs/mcp',
   'libs/agent',

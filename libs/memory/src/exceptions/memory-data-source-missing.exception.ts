@@ -1,0 +1,9 @@
+import { DATA_SOURCE_MISSING_MESSAGE } from '../memory.messages';
+
+/** The default TypeORM store without a DataSource in the app: boot fails. */
+export class MemoryDataSourceMissingException extends Error {
+  constructor() {
+    super(DATA_SOURCE_MISSING_MESSAGE);
+    this.name = 'MemoryDataSourceMissingException';
+  }
+}

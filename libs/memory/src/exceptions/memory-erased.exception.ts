@@ -1,0 +1,12 @@
+import { MEMORY_ERASED_MESSAGE } from '../memory.messages';
+
+/** A write that started before an erase of its scope: it is refused, never lands after the erase. */
+export class MemoryErasedException extends Error {
+  constructor(
+    readonly tenantId: string,
+    readonly userId: string,
+  ) {
+    super(MEMORY_ERASED_MESSAGE(tenantId, userId));
+    this.name = 'MemoryErasedException';
+  }
+}

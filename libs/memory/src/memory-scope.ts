@@ -1,0 +1,94 @@
+import { InvalidMemoryEntryException } from './exceptions/invalid-memory-entry.exception';
+import { InvalidMemoryQueryException } from './exceptions/invalid-memory-query.exception';
+import { InvalidMemoryScopeException } from './exceptions/invalid-memory-scope.exception';
+import { MemoryListQuery, MemoryScope, MemoryWriteToken, NewMemoryEntry, RecallCaps } from './memory.types';
+
+/** Longest tenant or user id, entry content, kind and agent name a store accepts. */
+export const MAX_SCOPE_PART = 200;
+export const MAX_CONTENT_CHARS = 2_000;
+export const MAX_KIND_CHARS = 40;
+export const MAX_AGENT_CHARS = 100;
+
+function partProblem(name: string, value: unknown): string | null {
+  if (typeof value !== 'string') return `${name} is ${value === undefined ? 'missing' : `a ${typeof value}, not a string`}`;
+  if (value.trim() === '') return `${name} is empty`;
+  if (value.trim() === '0') return `${name} is '0'`;
+  if (value.length > MAX_SCOPE_PART) return `${name} is longer than ${MAX_SCOPE_PART} characters`;
+  return null;
+}
+
+function scopeProblem(scope: unknown): string | null {
+  if (!scope || typeof scope !== 'object') return 'no scope was given';
+  const s = scope as Record<string, unknown>;
+  return partProblem('tenantId', s.tenantId) ?? partProblem('userId', s.userId);
+}
+
+/** The scope as a typed key, or null when it is not a scope (reads of a null scope find nothing). */
+export function scopeOf(scope: unknown): MemoryScope | null {
+  if (scopeProblem(scope)) return null;
+  const s = scope as MemoryScope;
+  return { tenantId: s.tenantId, userId: s.userId };
+}
+
+/** The scope of a write; throws InvalidMemoryScopeException, saying what is wrong, when there is none. */
+export function requireScope(scope: unknown): MemoryScope {
+  const problem = scopeProblem(scope);
+  if (problem) throw new InvalidMemoryScopeException(problem);
+  return scopeOf(scope) as MemoryScope;
+}
+
+const KIND = /^[a-z][a-z0-9_.-]*$/;
+
+/** The entry as stored; throws InvalidMemoryEntryException on what cannot be stored. */
+export function checkEntry(entry: NewMemoryEntry): NewMemoryEntry {
+  if (!entry || typeof entry !== 'object') throw new InvalidMemoryEntryException('no entry was given');
+  const { agent, content, kind, expiresAt } = entry;
+  if (typeof content !== 'string' || content.trim() === '') throw new InvalidMemoryEntryException('content is empty');
+  if (content.length > MAX_CONTENT_CHARS) throw new InvalidMemoryEntryException(`content is longer than ${MAX_CONTENT_CHARS} characters`);
+  if (typeof kind !== 'string' || kind.length > MAX_KIND_CHARS || !KIND.test(kind))
+    throw new InvalidMemoryEntryException(`kind must be a lowercase word of at most ${MAX_KIND_CHARS} characters (e.g. 'preference')`);
+  if (typeof agent !== 'string' || agent.trim() === '' || agent.length > MAX_AGENT_CHARS)
+    throw new InvalidMemoryEntryException(`agent must be a name of 1 to ${MAX_AGENT_CHARS} characters`);
+  if (expiresAt != null && (!(expiresAt instanceof Date) || Number.isNaN(expiresAt.getTime())))
+    throw new InvalidMemoryEntryException('expiresAt must be a valid Date');
+  return { agent, content, kind, expiresAt: expiresAt ?? null };
+}
+
+function positiveInt(name: string, value: unknown, max: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > max)
+    throw new InvalidMemoryQueryException(`${name} must be an integer from 1 to ${max}, got ${String(value)}`);
+  return value;
+}
+
+/** Recall caps, checked. */
+export function checkCaps(caps: RecallCaps): RecallCaps {
+  return { maxEntries: positiveInt('maxEntries', caps?.maxEntries, 1_000), maxChars: positiveInt('maxChars', caps?.maxChars, 1_000_000) };
+}
+
+/** A list page, checked. */
+export function checkPage(q: MemoryListQuery): { limit: number; offset: number } {
+  const limit = positiveInt('limit', q?.limit, 1_000);
+  const offset = q?.offset ?? 0;
+  if (typeof offset !== 'number' || !Number.isInteger(offset) || offset < 0)
+    throw new InvalidMemoryQueryException(`offset must be a non-negative integer, got ${String(offset)}`);
+  return { limit, offset };
+}
+
+/** Keep the ranked entries that fit: at most `maxEntries`, and `maxChars` characters of content in all. */
+export function fitCaps<T extends { content: string }>(ranked: readonly T[], caps: RecallCaps): T[] {
+  const kept: T[] = [];
+  let chars = 0;
+  for (const e of ranked) {
+    if (kept.length >= caps.maxEntries) break;
+    if (chars + e.content.length > caps.maxChars) continue;
+    kept.push(e);
+    chars += e.content.length;
+  }
+  return kept;
+}
+
+/** A write token must be of the scope written. */
+export function checkToken(scope: MemoryScope, token: MemoryWriteToken): void {
+  if (!token || token.tenantId !== scope.tenantId || token.userId !== scope.userId || typeof token.epoch !== 'string')
+    throw new InvalidMemoryScopeException('the write token is not of this tenant and user (take it from beginWrite of the same scope)');
+}

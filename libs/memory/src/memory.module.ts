@@ -1,0 +1,35 @@
+import { Module } from '@nestjs/common';
+import { getDataSourceToken } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { MemoryDataSourceMissingException } from './exceptions/memory-data-source-missing.exception';
+import { MEMORY_OPTIONS, MEMORY_STORE } from './memory.constants';
+import { ConfigurableMemoryModule, MEMORY_MODULE_OPTIONS } from './memory.module-definition';
+import { MemoryModuleOptions, resolveMemoryOptions, ResolvedMemoryOptions } from './memory.options';
+import { MemoryRecall } from './memory-recall';
+import { MemorySkills } from './memory.skills';
+import { MemoryStore } from './memory.store';
+import { TypeOrmMemoryStore } from './typeorm-memory.store';
+
+/**
+ * Agent memory scoped to a tenant and a user: the MEMORY_STORE (TypeOrmMemoryStore on the app's
+ * DataSource by default), MemoryRecall (an agent's `memory`), and the memory.remember / memory.recall
+ * skills. `forRoot(options)` or `forRootAsync({ useFactory, inject })`; global unless `isGlobal: false`.
+ */
+@Module({
+  providers: [
+    { provide: MEMORY_OPTIONS, inject: [MEMORY_MODULE_OPTIONS], useFactory: (raw: MemoryModuleOptions) => resolveMemoryOptions(raw) },
+    {
+      provide: MEMORY_STORE,
+      inject: [MEMORY_OPTIONS, { token: getDataSourceToken(), optional: true }],
+      useFactory: (o: ResolvedMemoryOptions, ds?: DataSource): MemoryStore => {
+        if (o.store !== 'typeorm') return o.store;
+        if (!ds) throw new MemoryDataSourceMissingException();
+        return new TypeOrmMemoryStore(ds, o.ranker);
+      },
+    },
+    MemoryRecall,
+    MemorySkills,
+  ],
+  exports: [MEMORY_STORE, MemoryRecall],
+})
+export class MemoryModule extends ConfigurableMemoryModule {}

@@ -1,0 +1,40 @@
+import { ownOptions } from '@zmodu/guard';
+import { InvalidMemoryOptionsException } from './exceptions/invalid-memory-options.exception';
+import { MemoryStore } from './memory.store';
+import { MemoryRanker } from './memory.types';
+
+/** Entries and characters of content one recall injects, when nothing else is said. */
+export const DEFAULT_MAX_ENTRIES = 8;
+export const DEFAULT_MAX_CHARS = 2_000;
+
+/** Options of `MemoryModule.forRoot` / `forRootAsync`. Every field has a default. */
+export class MemoryModuleOptions {
+  /** 'typeorm' (default): a TypeOrmMemoryStore on the app's DataSource; or your MemoryStore (it must pass memoryStoreContract). */
+  store?: 'typeorm' | MemoryStore = 'typeorm';
+  /** How the default store ranks entries for a goal. Default full-text search (fullTextRanker). */
+  ranker?: MemoryRanker;
+  /** Entries one recall injects at most. Default 8. */
+  maxEntries?: number = DEFAULT_MAX_ENTRIES;
+  /** Characters of content one recall injects at most. Default 2000. */
+  maxChars?: number = DEFAULT_MAX_CHARS;
+  /** Register the memory.remember and memory.recall skills. Default true. */
+  skills?: boolean = true;
+}
+
+/** The options after the defaults are merged. */
+export type ResolvedMemoryOptions = Required<Omit<MemoryModuleOptions, 'ranker'>> & Pick<MemoryModuleOptions, 'ranker'>;
+
+const isCap = (n: unknown, max: number) => typeof n === 'number' && Number.isInteger(n) && n >= 1 && n <= max;
+
+/** Merge the given options over the defaults, once; throws InvalidMemoryOptionsException on what cannot work. */
+export function resolveMemoryOptions(raw: Partial<MemoryModuleOptions> | undefined): ResolvedMemoryOptions {
+  const o = Object.assign(new MemoryModuleOptions(), ownOptions(raw)) as ResolvedMemoryOptions;
+  if (!isCap(o.maxEntries, 1_000))
+    throw new InvalidMemoryOptionsException(`maxEntries must be an integer from 1 to 1000, got ${String(o.maxEntries)}`);
+  if (!isCap(o.maxChars, 1_000_000))
+    throw new InvalidMemoryOptionsException(`maxChars must be an integer from 1 to 1000000, got ${String(o.maxChars)}`);
+  const store = o.store as unknown;
+  if (store !== 'typeorm' && (!store || typeof store !== 'object' || typeof (store as MemoryStore).recall !== 'function'))
+    throw new InvalidMemoryOptionsException("store must be 'typeorm' or a MemoryStore");
+  return o;
+}

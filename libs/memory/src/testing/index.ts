@@ -1,0 +1,2 @@
+export { memoryStoreContract } from './memory-store.contract';
+export type { MemoryStoreHarness } from './memory-store.contract';
