@@ -189,9 +189,12 @@ export function memoryStoreContract(name: string, factory: () => Promise<MemoryS
     it('with many writes in flight and one erase, nothing started before the erase is left after it', async () => {
       await store.remember(BOB, note('bob stays'));
       const tokens = await Promise.all(Array.from({ length: 20 }, () => store.beginWrite(ALICE)));
-      const writes = tokens.map((t, i) => store.remember(ALICE, note(`write ${i}`), t));
+      // Half the writes are issued before the erase and half after it, all in flight at once.
+      const write = (i: number) => store.remember(ALICE, note(`write ${i}`), tokens[i]);
+      const before = Array.from({ length: 10 }, (_, i) => write(i));
       const erased = store.erase(ALICE);
-      const settled = await Promise.allSettled(writes);
+      const after = Array.from({ length: 10 }, (_, i) => write(10 + i));
+      const settled = await Promise.allSettled([...before, ...after]);
       const count = await erased;
       for (const s of settled) if (s.status === 'rejected') expect(s.reason).toBeInstanceOf(MemoryErasedException);
       expect(settled.filter((s) => s.status === 'fulfilled')).toHaveLength(count);
