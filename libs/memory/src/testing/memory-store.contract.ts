@@ -154,6 +154,11 @@ export function memoryStoreContract(name: string, factory: () => Promise<MemoryS
       await store.remember(ALICE, note('newest unrelated note'));
       const got = await store.recall(ALICE, 'dividend', { maxEntries: 2, maxChars: 2000 });
       expect(got.map((e) => e.content)).toEqual(['likes dividend stocks', 'newest unrelated note']);
+      // Any word of the goal matches; more of its words rank higher.
+      await store.remember(ALICE, note('weather and dividend income both matter'));
+      const anyWord = await store.recall(ALICE, 'plan my dividend income', { maxEntries: 2, maxChars: 2000 });
+      expect(anyWord.map((e) => e.content)).toEqual(['weather and dividend income both matter', 'likes dividend stocks']);
+      expect(await store.forget(ALICE, anyWord[0].id)).toBe(true);
       const none = await store.recall(ALICE, 'zebra', { maxEntries: 8, maxChars: 2000 });
       expect(none.map((e) => e.content)).toEqual(['newest unrelated note', 'old note about weather', 'likes dividend stocks']);
       const small = await store.recall(ALICE, 'dividend', { maxEntries: 8, maxChars: 25 });
