@@ -6,6 +6,7 @@ import { ScriptedModelProvider } from '../providers/scripted-model.provider';
 import { compileWorkerApp, GatedModel, SCOPE, spec, until } from './__fixtures__/worker-fixtures';
 import { AgentRegistry } from '../agent.registry';
 import { AgentWorker } from './agent-worker';
+import { InMemoryAgentRunStore } from './in-memory-agent-run.store';
 import { AgentRunRecord } from './worker.ports';
 
 describe('AgentWorker (in-process, memory run store)', () => {
@@ -123,6 +124,38 @@ describe('AgentWorker (in-process, memory run store)', () => {
       expect(err).toBeInstanceOf(InvalidGoalException);
       expect((err as Error).message).toContain(text);
     }
+  });
+
+  it('stops a run whose lease it lost (the heartbeat says so) without writing its outcome', async () => {
+    const store = new InMemoryAgentRunStore();
+    const model = new GatedModel();
+    const worker = await boot([spec(model)], { runStore: store, leaseMs: 200, heartbeatMs: 20 });
+    const { runId } = await worker.post('quote ACME', SCOPE);
+    await until(() => model.started === 1, 'the run to start');
+    // Another instance took it over after an expired lease: this one no longer holds it.
+    expect(await store.release(runId, worker.instanceId, 'taken over')).toBe(true);
+    expect(await store.claim(runId, 'other-instance', 60_000)).not.toBeNull();
+    await until(() => worker.stats().interrupted === 1, 'the lost lease to stop the run');
+    expect(worker.stats()).toMatchObject({ running: 0, succeeded: 0, failed: 0, handlerErrors: 0 });
+    expect(await store.get('t1', runId)).toMatchObject({ status: 'running', leaseOwner: 'other-instance', answer: null });
+  });
+
+  it('takes up, at start, runs of an instance that died (lease expired), until maxAttempts', async () => {
+    const store = new InMemoryAgentRunStore();
+    const base = { tenantId: 't1', userId: 'alice', permissions: [], agent: 'trader', goal: 'quote ACME' };
+    await store.insert([
+      { ...base, id: 'orphan', maxAttempts: 3 },
+      { ...base, id: 'spent', maxAttempts: 1 },
+    ]);
+    await store.claim('orphan', 'dead-instance', 1);
+    await store.claim('spent', 'dead-instance', 1);
+    await new Promise((r) => setTimeout(r, 10));
+    const results: AgentRunRecord[] = [];
+    await boot([spec(new ScriptedModelProvider([{ text: 'recovered' }]))], { runStore: store, onResult: (r) => void results.push(r) });
+    await until(() => results.length === 1, 'the orphaned run');
+    expect(results[0]).toMatchObject({ id: 'orphan', status: 'succeeded', attempts: 2, answer: 'recovered' });
+    await until(async () => (await store.get('t1', 'spent'))?.status === 'failed', 'the spent run to be marked failed');
+    expect((await store.get('t1', 'spent'))?.error).toMatch(/maxAttempts/);
   });
 
   it('is injectable but disabled without the worker option', async () => {
