@@ -126,6 +126,20 @@ describe('AgentWorker (in-process, memory run store)', () => {
     }
   });
 
+  it('keeps the lease of a run longer than leaseMs with its heartbeat, so no sweep takes it over', async () => {
+    const store = new InMemoryAgentRunStore();
+    const model = new GatedModel('slow but fine');
+    const worker = await boot([spec(model)], { runStore: store, leaseMs: 150, heartbeatMs: 30 });
+    const { runId } = await worker.post('quote ACME', SCOPE);
+    await until(() => model.started === 1, 'the run to start');
+    await new Promise((r) => setTimeout(r, 450));
+    expect(await store.recoverable(10)).toEqual([]);
+    model.open();
+    await until(() => worker.stats().succeeded === 1, 'the run to finish');
+    expect(await store.get('t1', runId)).toMatchObject({ status: 'succeeded', attempts: 1, answer: 'slow but fine' });
+    expect(worker.stats()).toMatchObject({ interrupted: 0, handlerErrors: 0 });
+  });
+
   it('stops a run whose lease it lost (the heartbeat says so) without writing its outcome', async () => {
     const store = new InMemoryAgentRunStore();
     const model = new GatedModel();

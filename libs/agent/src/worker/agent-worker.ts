@@ -82,7 +82,8 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
   private flushScheduled = false;
   private started = false;
   private stopped = false;
-  private timers: NodeJS.Timeout[] = [];
+  private heartbeatTimer?: NodeJS.Timeout;
+  private sweepTimer?: NodeJS.Timeout;
   private runMsTotal = 0;
   private runsTimed = 0;
   private readonly counts = { succeeded: 0, failed: 0, interrupted: 0, rejected: 0, handlerErrors: 0 };
@@ -157,10 +158,11 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
     const { options, store } = { options: this.options, store: this.store };
     this.started = true;
     await this.queue.start((runId) => this.handle(runId, options, store), options.concurrency);
-    this.timers.push(setInterval(() => void this.heartbeat(options, store), options.heartbeatMs));
+    this.heartbeatTimer = setInterval(() => void this.heartbeat(options, store), options.heartbeatMs);
     // Pick up runs of instances that died (expired leases) and runs beyond what one recovery pushed.
-    this.timers.push(setInterval(() => void this.recover(options, store), options.leaseMs));
-    for (const t of this.timers) t.unref?.();
+    this.sweepTimer = setInterval(() => void this.recover(options, store), options.leaseMs);
+    this.heartbeatTimer.unref?.();
+    this.sweepTimer.unref?.();
     await this.recover(options, store);
   }
 
@@ -169,7 +171,7 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
     if (!this.options || !this.store || this.stopped) return;
     const { options, store } = { options: this.options, store: this.store };
     this.stopped = true;
-    for (const t of this.timers.splice(0, 1)) clearInterval(t); // the recovery sweep; the heartbeat runs until the end
+    clearInterval(this.sweepTimer); // the heartbeat keeps the running leases until the end
     await this.queue.stop(options.shutdownGraceMs);
     if (this.running.size) {
       for (const goal of this.running.values()) {
@@ -180,7 +182,7 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
       // A run that ignores its abort signal: give its lease back anyway (its late finish is then refused).
       for (const runId of [...this.running.keys()]) await this.interrupt(store, runId, options);
     }
-    for (const t of this.timers.splice(0)) clearInterval(t);
+    clearInterval(this.heartbeatTimer);
   }
 
   private require(): { options: ResolvedAgentWorkerOptions; store: AgentRunStore } {
