@@ -9,6 +9,7 @@ import { runRelayBench } from './relay.bench';
 import { runGuardBench } from './guard.bench';
 import { runMcpBench } from './mcp.bench';
 import { runMemoryBench } from './memory.bench';
+import { runWorkerBench } from './worker.bench';
 import { checksum } from './measure';
 import { formatTable, Row, writeResults } from './report';
 
@@ -16,7 +17,7 @@ import { formatTable, Row, writeResults } from './report';
  * `npm run bench`: the guard's decision cost against a Set lookup and casbin, the agent
  * loop against the Vercel AI SDK (in memory, and over the OpenAI provider against a local server), MCP
  * tools/call through McpModule against the raw MCP SDK server, db.query against pg on the same final SQL, the proposal
- * pipeline against one committed INSERT, the outbox relay against pg-boss, and memory recall among
+ * pipeline against one committed INSERT, the outbox relay against pg-boss, the AgentWorker against p-queue, and memory recall among
  * 100,000 entries against a table of one user's and a point lookup, in one run.
  * Prints a table and writes bench-results.json. Missed targets are reported (MISS), never turned into a failing exit code; only a crash is.
  */
@@ -30,6 +31,7 @@ async function main(): Promise<void> {
   rows.push(...(await runAgentLoopBench(log)).rows);
   rows.push(...(await runProviderLoopBench(log)).rows);
   rows.push(...(await runMcpBench(log)).rows);
+  rows.push(...(await runWorkerBench(log)).rows);
   const server = await postgresServer(log);
   try {
     rows.push(...(await runDbQueryBench(log, server)).rows);

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 const ROOT = join(__dirname, '..');
 const FIXTURE = join(ROOT, 'test', 'fixtures', 'packaged-app');
 const PACKAGES = ['db', 'guard', 'skills', 'data', 'outbox', 'memory', 'pipeline', 'mcp', 'agent', 'admin', 'cli'];
-const WITH_TESTING = ['db', 'guard', 'outbox', 'memory', 'pipeline'];
+const WITH_TESTING = ['agent', 'db', 'guard', 'outbox', 'memory', 'pipeline'];
 
 // The children see no npm_* settings of the `npm run` that started this test (workspaces, prefix, ...).
 const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_/i.test(k)));

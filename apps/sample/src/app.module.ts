@@ -5,7 +5,7 @@ import { ThrottlerModule } from '@nestjs/throttler';
 import { JwtModule } from '@nestjs/jwt';
 import { TerminusModule } from '@nestjs/terminus';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { AgentModule } from '@zmodu/agent';
+import { AgentModule, ZMODU_AGENT_MIGRATIONS } from '@zmodu/agent';
 import { DataSkillsModule } from '@zmodu/data';
 import { ChannelSpec, NotifyModule, OutboxModule, ZMODU_OUTBOX_MIGRATIONS } from '@zmodu/outbox';
 import { AdminModule } from '@zmodu/admin';
@@ -47,6 +47,7 @@ export const SAMPLE_MIGRATIONS = [
   ...ZMODU_GUARD_MIGRATIONS,
   ...ZMODU_PIPELINE_MIGRATIONS,
   ...ZMODU_OUTBOX_MIGRATIONS,
+  ...ZMODU_AGENT_MIGRATIONS,
   SampleTrading1764461000000,
   SampleOrderCancel1764461500000,
   SampleFence1764470000000,
@@ -92,7 +93,8 @@ export class AppModule implements NestModule {
           }),
         }),
         // Each agent's scripted model, or the one real model of options.model (the same guards, skills and budgets).
-        AgentModule.forRoot({ agents: sampleAgents(options) }),
+        // Goals posted to POST /agents/:name/goals run in the background, stored in zmodu_agent_runs.
+        AgentModule.forRoot({ agents: sampleAgents(options), worker: { runStore: 'typeorm', ...options.worker } }),
         // order.submit is a staged skill: proposed with approval.submit, priced by the desk, reviewed,
         // approved by humans when large, then run by the pipeline through the dispatcher.
         PipelineModule.forRoot(ORDER_PIPELINE),

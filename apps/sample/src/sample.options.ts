@@ -1,4 +1,4 @@
-import type { AgentBudget } from '@zmodu/agent';
+import type { AgentBudget, AgentWorkerOptions } from '@zmodu/agent';
 import type { DataSourceOptions } from 'typeorm';
 import type { EdgeOptions } from './edge/edge.options';
 import type { SampleModel } from './model';
@@ -16,6 +16,8 @@ export interface SampleAppOptions {
   readonly traderBudget?: Partial<AgentBudget>;
   /** The model every agent runs on (see modelFromEnv). Default: each agent's scripted model, offline. */
   readonly model?: Pick<SampleModel, 'provider'>;
+  /** Overrides of the AgentWorker behind POST /agents/:name/goals (default: the TypeORM run store, 4 slots). */
+  readonly worker?: Partial<AgentWorkerOptions>;
 }
 
 export const SAMPLE_OPTIONS = Symbol('SAMPLE_OPTIONS');

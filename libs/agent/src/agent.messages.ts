@@ -62,3 +62,19 @@ export const MCP_TOOL_MISSING_MESSAGE = (server: string, skill: string, known: r
 
 export const MCP_SERVER_UNUSED_MESSAGE = (server: string) =>
   `MCP server '${server}': no agent lists a '${server}.<tool>' name in guard.allow or in a skills array, so it is not connected.`;
+
+export const OUT_OF_ATTEMPTS_MESSAGE = 'Gave up: no attempts left (maxAttempts).';
+export const LEASE_EXPIRED_MESSAGE = 'Interrupted: its lease expired (the instance running it stopped or stalled).';
+export const SHUTDOWN_INTERRUPTED_MESSAGE = (graceMs: number) =>
+  `Interrupted: the application shut down and the run did not finish within shutdownGraceMs (${graceMs} ms); it is retried at the next start.`;
+export const LEASE_LOST_MESSAGE = 'Stopped: this instance lost the run lease (another instance may have taken it over).';
+export const MAILBOX_FULL_MESSAGE = (size: number, retryAfterSeconds: number) =>
+  `The agent worker's mailbox is full (${size} goals waiting). Retry after ${retryAfterSeconds} s, or raise worker.mailboxSize / worker.concurrency.`;
+export const INVALID_GOAL_MESSAGE = (problem: string) => `Invalid goal: ${problem}.`;
+export const INVALID_WORKER_OPTIONS_MESSAGE = (field: string, problem: string) =>
+  `Invalid AgentModule worker option '${field}': ${problem}.`;
+export const WORKER_DISABLED_MESSAGE =
+  "The AgentWorker is not enabled: pass worker: { runStore: 'typeorm' } (or 'memory') to AgentModule.forRoot to post goals.";
+export const WORKER_MISSING_DATA_SOURCE_MESSAGE =
+  "AgentModule worker.runStore 'typeorm' (the default) needs a TypeORM DataSource: import TypeOrmModule.forRoot(...) and add ZMODU_AGENT_MIGRATIONS to its migrations, or set worker.runStore: 'memory' (runs are lost at restart).";
+export const RUN_CRASHED_MESSAGE = (cause: string) => `The run threw: ${cause}`;

@@ -55,3 +55,25 @@ export { mcpToolSegment } from './mcp-client/mcp-tool-name';
 export { InvalidMcpServerOptionsException } from './exceptions/invalid-mcp-server-options.exception';
 export { McpServerUnavailableException } from './exceptions/mcp-server-unavailable.exception';
 export { McpSkillNameTakenException } from './exceptions/mcp-skill-name-taken.exception';
+export { AgentWorker } from './worker/agent-worker';
+export type { AgentWorkerStats, PostGoalOptions } from './worker/agent-worker';
+export { AgentWorkerOptions } from './worker/agent-worker.options';
+export type { AgentResultListener } from './worker/agent-worker.options';
+export { AGENT_RUN_STORE } from './worker/agent-worker.constants';
+export type {
+  AgentGoalScope,
+  AgentRunOrigin,
+  AgentRunOutcome,
+  AgentRunRecord,
+  AgentRunStatus,
+  AgentRunStore,
+  GoalQueue,
+  NewAgentRun,
+} from './worker/worker.ports';
+export { InMemoryAgentRunStore } from './worker/in-memory-agent-run.store';
+export { TypeOrmAgentRunStore } from './worker/typeorm-agent-run.store';
+export { ZMODU_AGENT_MIGRATIONS, ZmoduAgentRuns1764560000000 } from './worker/agent-run.migration';
+export { MailboxFullException } from './exceptions/mailbox-full.exception';
+export { InvalidGoalException } from './exceptions/invalid-goal.exception';
+export { InvalidWorkerOptionsException } from './exceptions/invalid-worker-options.exception';
+export { WorkerDisabledException } from './exceptions/worker-disabled.exception';

@@ -1,6 +1,6 @@
-import { Body, Controller, Get, HttpCode, Param, Post, Req, Res } from '@nestjs/common';
+import { Body, Controller, Get, HttpCode, NotFoundException, Param, Post, Req, Res } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { Agent, AgentRegistry } from '@zmodu/agent';
+import { Agent, AgentRegistry, AgentWorker } from '@zmodu/agent';
 import { PolicyHealth } from '@zmodu/guard';
 import { PERMISSIONS } from '../auth/auth.constants';
 import { RequestContext } from '../auth/request-context';
@@ -14,6 +14,7 @@ export class AgentsController {
   constructor(
     private readonly agents: AgentRegistry,
     private readonly context: RequestContext,
+    private readonly worker: AgentWorker,
   ) {}
 
   @Get()
@@ -36,6 +37,29 @@ export class AgentsController {
     const result = await agent.run(body.goal, context);
     refuseUnreadableQuota(result, res);
     res.status(200).json(result);
+  }
+
+  /**
+   * Post a goal to the AgentWorker as the caller: 202 { runId } once it is stored; it runs in the background.
+   * A full mailbox is 429 with Retry-After (the edge's exception filter maps MailboxFullException).
+   */
+  @Post(':name/goals')
+  @HttpCode(202)
+  @RequirePermission(PERMISSIONS.agentRun)
+  async post(@Param('name') name: string, @Body() body: RunGoalDto): Promise<{ runId: string }> {
+    const agent = this.agent(name);
+    const { tenantId, userId, permissions } = this.context.caller();
+    return this.worker.post(body.goal, { agent: agent.name, tenantId, userId, permissions });
+  }
+
+  /** A run posted with POST /agents/:name/goals, of the caller's tenant only (another tenant's id is 404). */
+  @Get('runs/:id')
+  @RequirePermission(PERMISSIONS.agentRun)
+  async runRecord(@Param('id') id: string) {
+    const run = await this.worker.get(this.context.caller().tenantId, id);
+    if (!run) throw new NotFoundException({ statusCode: 404, message: `No run '${id}' in your tenant.` });
+    const { tenantId: _tenant, permissions: _permissions, leaseOwner: _owner, leaseUntil: _until, ...shown } = run;
+    return shown;
   }
 
   /** The auditPolicy report of the agent's guard policy against the registered skills. */

@@ -1,5 +1,5 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
-import { AgentNotFoundException } from '@zmodu/agent';
+import { AgentNotFoundException, InvalidGoalException, MailboxFullException } from '@zmodu/agent';
 import {
   ApprovalForbiddenException,
   InvalidProposalException,
@@ -17,6 +17,7 @@ import { isDatabaseUnavailable } from './database-unavailable';
 /** Library exceptions the edge knows, and their status codes. */
 const KNOWN: Array<[new (...args: never[]) => Error, number]> = [
   [AgentNotFoundException, HttpStatus.NOT_FOUND],
+  [InvalidGoalException, HttpStatus.BAD_REQUEST],
   [ProposalNotFoundException, HttpStatus.NOT_FOUND],
   [InvalidProposalException, HttpStatus.BAD_REQUEST],
   [ProposalConflictException, HttpStatus.CONFLICT],
@@ -66,6 +67,10 @@ export class EdgeExceptionFilter implements ExceptionFilter {
         status: exception.getStatus(),
         body: typeof body === 'string' ? { statusCode: exception.getStatus(), message: body } : body,
       };
+    }
+    if (exception instanceof MailboxFullException) {
+      const status = HttpStatus.TOO_MANY_REQUESTS;
+      return { status, body: { statusCode: status, message: exception.message }, retryAfterSeconds: exception.retryAfterSeconds };
     }
     const known = KNOWN.find(([type]) => exception instanceof type);
     if (known) {

@@ -1,0 +1,9 @@
+import { INVALID_GOAL_MESSAGE } from '../agent.messages';
+
+/** `AgentWorker.post` with a goal, scope or agent it cannot run (HTTP 400). */
+export class InvalidGoalException extends Error {
+  constructor(readonly problem: string) {
+    super(INVALID_GOAL_MESSAGE(problem));
+    this.name = 'InvalidGoalException';
+  }
+}

@@ -1,0 +1,12 @@
+import { INVALID_WORKER_OPTIONS_MESSAGE } from '../agent.messages';
+
+/** A boot error: `AgentModule.forRoot({ worker })` has a field out of range or of the wrong type. */
+export class InvalidWorkerOptionsException extends Error {
+  constructor(
+    readonly field: string,
+    problem: string,
+  ) {
+    super(INVALID_WORKER_OPTIONS_MESSAGE(field, problem));
+    this.name = 'InvalidWorkerOptionsException';
+  }
+}

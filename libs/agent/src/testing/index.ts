@@ -1,0 +1,2 @@
+export { agentRunStoreContract } from './agent-run-store.contract';
+export type { AgentRunStoreHarness } from './agent-run-store.contract';

@@ -1,0 +1,29 @@
+import type { AgentRunRecord, AgentRunStore } from './worker.ports';
+
+/** A listener of finished runs: the run record as stored (status succeeded or failed, answer, steps, error). */
+export type AgentResultListener = (result: AgentRunRecord) => void | Promise<void>;
+
+/** `AgentModule.forRoot({ worker })`: the in-process AgentWorker. Every field has a default. */
+export class AgentWorkerOptions {
+  /** Goals run at once on this instance. */
+  concurrency?: number = 4;
+  /** Goals waiting on this instance (stored, not started) before `post` answers MailboxFullException. */
+  mailboxSize?: number = 1000;
+  /** How long a claimed run is held without a heartbeat before another start may take it over. */
+  leaseMs?: number = 30_000;
+  /** How often running leases are renewed (default: a third of leaseMs). */
+  heartbeatMs?: number;
+  /** At shutdown, how long running goals may still finish before they are aborted and stored as interrupted. */
+  shutdownGraceMs?: number = 10_000;
+  /** Starts of one run (first try plus retries after an interruption) before it is marked failed. */
+  maxAttempts?: number = 3;
+  /** Longest goal accepted, in characters. */
+  maxGoalLength?: number = 8000;
+  /** Where runs are stored: the app's TypeORM DataSource (default), this process's memory, or your store. */
+  runStore?: 'typeorm' | 'memory' | AgentRunStore = 'typeorm';
+  /** Called with each finished run; errors are caught, logged and counted in `stats().handlerErrors`. */
+  onResult?: AgentResultListener;
+}
+
+/** The options with every default applied and every field checked. */
+export type ResolvedAgentWorkerOptions = Required<Omit<AgentWorkerOptions, 'onResult'>> & Pick<AgentWorkerOptions, 'onResult'>;

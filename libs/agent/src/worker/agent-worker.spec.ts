@@ -1,0 +1,196 @@
+import { TestingModule } from '@nestjs/testing';
+import { InvalidGoalException } from '../exceptions/invalid-goal.exception';
+import { MailboxFullException } from '../exceptions/mailbox-full.exception';
+import { WorkerDisabledException } from '../exceptions/worker-disabled.exception';
+import { ScriptedModelProvider } from '../providers/scripted-model.provider';
+import { compileWorkerApp, GatedModel, SCOPE, spec, until } from './__fixtures__/worker-fixtures';
+import { AgentRegistry } from '../agent.registry';
+import { AgentWorker } from './agent-worker';
+import { InMemoryAgentRunStore } from './in-memory-agent-run.store';
+import { AgentRunRecord } from './worker.ports';
+
+describe('AgentWorker (in-process, memory run store)', () => {
+  let app: TestingModule | undefined;
+  afterEach(async () => {
+    await app?.close();
+    app = undefined;
+  });
+
+  async function boot(...args: Parameters<typeof compileWorkerApp>): Promise<AgentWorker> {
+    app = await compileWorkerApp(...args);
+    await app.init();
+    return app.get(AgentWorker);
+  }
+
+  it('bounds the mailbox: past mailboxSize waiting goals post throws MailboxFullException at once, then all posted goals run', async () => {
+    const model = new GatedModel('quoted');
+    const results: AgentRunRecord[] = [];
+    const worker = await boot([spec(model)], { runStore: 'memory', concurrency: 1, mailboxSize: 2, onResult: (r) => void results.push(r) });
+    const first = await worker.post('quote ACME', SCOPE);
+    await until(() => model.started === 1, 'the first run to hold the slot');
+    await worker.post('quote GLOBEX', SCOPE);
+    await worker.post('quote INITECH', SCOPE);
+    expect(worker.stats()).toMatchObject({ queued: 2, running: 1 });
+    const refused = await worker.post('one too many', SCOPE).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(MailboxFullException);
+    expect((refused as MailboxFullException).retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    expect((refused as MailboxFullException).message).toMatch(/mailboxSize/);
+    expect(worker.stats().rejected).toBe(1);
+    expect(await worker.get('t1', first.runId)).toMatchObject({ status: 'running', attempts: 1 });
+
+    model.open();
+    await until(() => results.length === 3, 'three results');
+    expect(results.map((r) => r.goal)).toEqual(['quote ACME', 'quote GLOBEX', 'quote INITECH']);
+    expect(results.every((r) => r.status === 'succeeded' && r.answer === 'quoted')).toBe(true);
+    expect(worker.stats()).toEqual({ queued: 0, running: 0, succeeded: 3, failed: 0, interrupted: 0, rejected: 1, handlerErrors: 0 });
+    expect(await worker.get('t1', first.runId)).toMatchObject({ status: 'succeeded', answer: 'quoted', tenantId: 't1', userId: 'alice' });
+  });
+
+  it('reports a failing model, a throwing skill and a throwing run as results, never as handler errors', async () => {
+    const results = new Map<string, AgentRunRecord>();
+    const failing = {
+      name: 'failing',
+      complete: async () => {
+        throw new Error('model endpoint returned 500');
+      },
+    };
+    const throwingSkill = new ScriptedModelProvider([
+      { toolCalls: [{ name: 'market.broken', arguments: {} }] },
+      { text: 'The feed is down.' },
+    ]);
+    const crashing = new ScriptedModelProvider([{ text: 'unused' }]);
+    const worker = await boot(
+      [spec(failing, { name: 'failing' }), spec(throwingSkill, { name: 'skill' }), spec(crashing, { name: 'crashing' })],
+      { runStore: 'memory', onResult: (r) => void results.set(r.agent, r) },
+    );
+    // Agent.run itself throwing (a fault of the runtime, not of the model): still a failed result.
+    const registry = app!.get(AgentRegistry);
+    registry.get('crashing').run = async () => {
+      throw new Error('runtime fault');
+    };
+    for (const agent of ['failing', 'skill', 'crashing']) await worker.post('quote ACME', { ...SCOPE, agent });
+    await until(() => results.size === 3, 'three results');
+
+    expect(results.get('failing')).toMatchObject({ status: 'failed', stoppedReason: 'model_error' });
+    expect(results.get('failing')?.error).toMatch(/500/);
+    expect(results.get('skill')).toMatchObject({ status: 'succeeded', answer: 'The feed is down.' });
+    expect(results.get('skill')?.steps[0].toolCalls[0].observation).toMatch(/error/i);
+    expect(results.get('crashing')).toMatchObject({ status: 'failed', stoppedReason: null, error: 'The run threw: runtime fault' });
+    expect(worker.stats()).toMatchObject({ succeeded: 1, failed: 2, handlerErrors: 0, running: 0 });
+  });
+
+  it('delivers results to onResult listeners until they unsubscribe; a throwing listener is counted, not fatal', async () => {
+    const fromOptions: string[] = [];
+    const worker = await boot([spec(new ScriptedModelProvider([{ text: 'ok' }]))], {
+      runStore: 'memory',
+      onResult: () => {
+        throw new Error('listener bug');
+      },
+    });
+    const seen: string[] = [];
+    const off = worker.onResult((r) => void seen.push(r.id));
+    worker.onResult((r) => void fromOptions.push(r.id));
+    const a = await worker.post('first', SCOPE);
+    await until(() => seen.length === 1, 'the first result');
+    off();
+    const b = await worker.post('second', SCOPE);
+    await until(() => fromOptions.length === 2, 'the second result');
+    expect(seen).toEqual([a.runId]);
+    expect(fromOptions).toEqual([a.runId, b.runId]);
+    expect(worker.stats()).toMatchObject({ succeeded: 2, handlerErrors: 2 });
+    expect(() => worker.onResult('nope' as never)).toThrow(TypeError);
+  });
+
+  it('keeps runs to their tenant and refuses goals it cannot run', async () => {
+    const worker = await boot([spec(new ScriptedModelProvider([{ text: 'ok' }])), spec(new GatedModel(), { name: 'other' })], {
+      runStore: 'memory',
+      maxGoalLength: 20,
+    });
+    const { runId } = await worker.post('quote ACME', { ...SCOPE, agent: 'trader' });
+    await until(async () => (await worker.get('t1', runId))?.status === 'succeeded', 'the run');
+    expect(await worker.get('t2', runId)).toBeNull();
+    expect(await worker.get('', runId)).toBeNull();
+
+    const refusals: [string, Promise<unknown>][] = [
+      ['tenantId', worker.post('x', { ...SCOPE, agent: 'trader', tenantId: '' })],
+      ['userId', worker.post('x', { ...SCOPE, agent: 'trader', userId: ' ' })],
+      ['empty', worker.post('  ', { ...SCOPE, agent: 'trader' })],
+      ['maxGoalLength', worker.post('x'.repeat(21), { ...SCOPE, agent: 'trader' })],
+      ["no agent named 'ghost'", worker.post('x', { ...SCOPE, agent: 'ghost' })],
+      ['name the agent', worker.post('x', SCOPE)],
+    ];
+    for (const [text, post] of refusals) {
+      const err = await post.catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(InvalidGoalException);
+      expect((err as Error).message).toContain(text);
+    }
+  });
+
+  it('keeps the lease of a run longer than leaseMs with its heartbeat, so no sweep takes it over', async () => {
+    const store = new InMemoryAgentRunStore();
+    const model = new GatedModel('slow but fine');
+    const worker = await boot([spec(model)], { runStore: store, leaseMs: 150, heartbeatMs: 30 });
+    const { runId } = await worker.post('quote ACME', SCOPE);
+    await until(() => model.started === 1, 'the run to start');
+    await new Promise((r) => setTimeout(r, 450));
+    expect(await store.recoverable(10)).toEqual([]);
+    model.open();
+    await until(() => worker.stats().succeeded === 1, 'the run to finish');
+    expect(await store.get('t1', runId)).toMatchObject({ status: 'succeeded', attempts: 1, answer: 'slow but fine' });
+    expect(worker.stats()).toMatchObject({ interrupted: 0, handlerErrors: 0 });
+  });
+
+  it('stops a run whose lease it lost (the heartbeat says so) without writing its outcome', async () => {
+    const store = new InMemoryAgentRunStore();
+    const model = new GatedModel();
+    const worker = await boot([spec(model)], { runStore: store, leaseMs: 200, heartbeatMs: 20 });
+    const { runId } = await worker.post('quote ACME', SCOPE);
+    await until(() => model.started === 1, 'the run to start');
+    // Another instance took it over after an expired lease: this one no longer holds it.
+    expect(await store.release(runId, worker.instanceId, 'taken over')).toBe(true);
+    expect(await store.claim(runId, 'other-instance', 60_000)).not.toBeNull();
+    await until(() => worker.stats().interrupted === 1, 'the lost lease to stop the run');
+    expect(worker.stats()).toMatchObject({ running: 0, succeeded: 0, failed: 0, handlerErrors: 0 });
+    expect(await store.get('t1', runId)).toMatchObject({ status: 'running', leaseOwner: 'other-instance', answer: null });
+  });
+
+  it('takes up, at start, runs of an instance that died (lease expired), until maxAttempts', async () => {
+    const store = new InMemoryAgentRunStore();
+    const base = { tenantId: 't1', userId: 'alice', permissions: [], agent: 'trader', goal: 'quote ACME' };
+    await store.insert([
+      { ...base, id: 'orphan', maxAttempts: 3 },
+      { ...base, id: 'spent', maxAttempts: 1 },
+    ]);
+    await store.claim('orphan', 'dead-instance', 1);
+    await store.claim('spent', 'dead-instance', 1);
+    await new Promise((r) => setTimeout(r, 10));
+    const results: AgentRunRecord[] = [];
+    await boot([spec(new ScriptedModelProvider([{ text: 'recovered' }]))], { runStore: store, onResult: (r) => void results.push(r) });
+    await until(() => results.length === 1, 'the orphaned run');
+    expect(results[0]).toMatchObject({ id: 'orphan', status: 'succeeded', attempts: 2, answer: 'recovered' });
+    await until(async () => (await store.get('t1', 'spent'))?.status === 'failed', 'the spent run to be marked failed');
+    expect((await store.get('t1', 'spent'))?.error).toMatch(/maxAttempts/);
+  });
+
+  it('is injectable but disabled without the worker option', async () => {
+    const worker = await boot([spec(new GatedModel())], undefined);
+    expect(worker.enabled).toBe(false);
+    await expect(worker.post('x', SCOPE)).rejects.toBeInstanceOf(WorkerDisabledException);
+    await expect(worker.get('t1', 'r')).rejects.toThrow(/worker:/);
+  });
+
+  it.each([
+    [{ concurrency: 0 }, 'worker.concurrency'],
+    [{ mailboxSize: 1.5 }, 'worker.mailboxSize'],
+    [{ leaseMs: 1000, heartbeatMs: 1000 }, 'worker.heartbeatMs'],
+    [{ maxAttempts: '3' }, 'worker.maxAttempts'],
+    [{ runStore: 'redis' }, 'worker.runStore'],
+    [{ runStore: 'memory', onResult: 'log' }, 'worker.onResult'],
+  ])('fails the boot on bad worker options: %j names %s', async (worker, field) => {
+    await expect(compileWorkerApp([spec(new GatedModel())], { runStore: 'memory', ...worker } as never)).rejects.toThrow(field);
+  });
+
+  it("fails the boot with 'typeorm' and no DataSource, saying what to do", async () => {
+    await expect(compileWorkerApp([spec(new GatedModel())], {})).rejects.toThrow(/TypeOrmModule.forRoot.*ZMODU_AGENT_MIGRATIONS/);
+  });
+});

@@ -1,0 +1,358 @@
+import { randomUUID } from 'node:crypto';
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { AgentRunResult, StopReason } from '../agent-run';
+import { AgentModuleOptions } from '../agent-module.options';
+import { AGENT_MODULE_OPTIONS } from '../agent.module-definition';
+import { LEASE_LOST_MESSAGE, RUN_CRASHED_MESSAGE, SHUTDOWN_INTERRUPTED_MESSAGE } from '../agent.messages';
+import { AgentRegistry } from '../agent.registry';
+import { InvalidGoalException } from '../exceptions/invalid-goal.exception';
+import { MailboxFullException } from '../exceptions/mailbox-full.exception';
+import { WorkerDisabledException } from '../exceptions/worker-disabled.exception';
+import { AGENT_RUN_STORE } from './agent-worker.constants';
+import { AgentResultListener, ResolvedAgentWorkerOptions } from './agent-worker.options';
+import { InProcessGoalQueue } from './in-process-goal-queue';
+import { resolveWorkerOptions } from './resolve-worker-options';
+import { AgentRunOutcome, AgentRunRecord, AgentRunStore, NewAgentRun } from './worker.ports';
+
+/** Who posts a goal, and to which agent (optional when the application defines exactly one). */
+export interface PostGoalOptions {
+  readonly agent?: string;
+  readonly tenantId: string;
+  readonly userId: string;
+  readonly permissions: readonly string[];
+}
+
+/** What the worker did since it started on this instance. */
+export interface AgentWorkerStats {
+  /** Goals posted here and not started yet (being stored, or waiting for a slot). */
+  readonly queued: number;
+  readonly running: number;
+  readonly succeeded: number;
+  readonly failed: number;
+  /** Runs stopped by a shutdown past its grace period, or whose lease this instance lost: retried later. */
+  readonly interrupted: number;
+  /** Posts refused with MailboxFullException. */
+  readonly rejected: number;
+  /** Failures of onResult listeners or of the worker's own bookkeeping (store writes); never a model or tool error. */
+  readonly handlerErrors: number;
+}
+
+/** Stop reasons that make a run `failed` even when the result carries no error text. */
+const FAILED_REASONS: ReadonlySet<StopReason> = new Set([
+  'model_error',
+  'aborted',
+  'timed_out',
+  'quota_unavailable',
+  'malformed_tool_calls',
+]);
+/** After the grace period, how long aborted runs get to return before their leases are released regardless. */
+const ABORT_WAIT_MS = 2000;
+
+interface RunningGoal {
+  readonly controller: AbortController;
+  stop?: 'shutdown' | 'lease_lost';
+}
+
+interface PendingPost {
+  readonly run: NewAgentRun;
+  readonly resolve: () => void;
+  readonly reject: (err: unknown) => void;
+}
+
+const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+
+/**
+ * Runs goals in the background on this instance. `post` stores a goal as a queued run (durable before it resolves)
+ * and hands it to `concurrency` slots; each run is claimed in the run store under a lease renewed by a heartbeat,
+ * so a goal runs once even when delivered twice. Model, tool and run failures end as failed results, never as
+ * crashes. At shutdown, queued goals stay queued and running ones get `shutdownGraceMs`, then are stored as
+ * interrupted; both run at the next start.
+ */
+@Injectable()
+export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  /** This instance's lease owner name. */
+  readonly instanceId = `worker-${randomUUID()}`;
+  private readonly logger = new Logger('AgentWorker');
+  private readonly options: ResolvedAgentWorkerOptions | null;
+  private readonly queue = new InProcessGoalQueue();
+  private readonly listeners = new Set<AgentResultListener>();
+  private readonly running = new Map<string, RunningGoal>();
+  private pending: PendingPost[] = [];
+  private storing = 0;
+  private flushScheduled = false;
+  private started = false;
+  private stopped = false;
+  private heartbeatTimer?: NodeJS.Timeout;
+  private sweepTimer?: NodeJS.Timeout;
+  private runMsTotal = 0;
+  private runsTimed = 0;
+  private readonly counts = { succeeded: 0, failed: 0, interrupted: 0, rejected: 0, handlerErrors: 0 };
+
+  constructor(
+    @Inject(AGENT_MODULE_OPTIONS) raw: AgentModuleOptions,
+    private readonly registry: AgentRegistry,
+    @Inject(AGENT_RUN_STORE) private readonly store: AgentRunStore | null,
+  ) {
+    this.options = resolveWorkerOptions(raw?.worker);
+    if (this.options?.onResult) this.listeners.add(this.options.onResult);
+  }
+
+  /** Whether AgentModule was given a `worker` option (otherwise post and get throw WorkerDisabledException). */
+  get enabled(): boolean {
+    return this.options !== null;
+  }
+
+  /** Store a goal as a queued run and hand it to a slot. Never waits for the run; throws MailboxFullException when full. */
+  async post(goal: string, scope: PostGoalOptions): Promise<{ runId: string }> {
+    const { options, store } = this.require();
+    const agent = this.agentFor(scope?.agent);
+    if (typeof scope.tenantId !== 'string' || !scope.tenantId.trim()) throw new InvalidGoalException('tenantId is required');
+    if (typeof scope.userId !== 'string' || !scope.userId.trim()) throw new InvalidGoalException('userId is required');
+    if (!Array.isArray(scope.permissions) || scope.permissions.some((p) => typeof p !== 'string'))
+      throw new InvalidGoalException('permissions must be an array of strings');
+    if (typeof goal !== 'string' || !goal.trim()) throw new InvalidGoalException('the goal is empty');
+    if (goal.length > options.maxGoalLength)
+      throw new InvalidGoalException(`the goal has ${goal.length} characters, more than maxGoalLength (${options.maxGoalLength})`);
+    const waiting = this.waiting();
+    if (waiting >= options.mailboxSize) {
+      this.counts.rejected++;
+      throw new MailboxFullException(options.mailboxSize, this.retryAfterSeconds(waiting, options));
+    }
+    const run: NewAgentRun = {
+      id: randomUUID(),
+      agent,
+      goal,
+      tenantId: scope.tenantId,
+      userId: scope.userId,
+      permissions: [...scope.permissions],
+      maxAttempts: options.maxAttempts,
+    };
+    await new Promise<void>((resolve, reject) => {
+      this.pending.push({ run, resolve, reject });
+      this.scheduleFlush(store);
+    });
+    return { runId: run.id };
+  }
+
+  /** A run of this tenant (null for another tenant's id, an unknown id, or an empty tenant). */
+  async get(tenantId: string, runId: string): Promise<AgentRunRecord | null> {
+    const { store } = this.require();
+    if (typeof tenantId !== 'string' || !tenantId || typeof runId !== 'string' || !runId) return null;
+    return store.get(tenantId, runId);
+  }
+
+  /** Listen to finished runs; returns the unsubscribe. A listener that throws is logged and counted, nothing more. */
+  onResult(listener: AgentResultListener): () => void {
+    if (typeof listener !== 'function') throw new TypeError('onResult needs a function (result) => void');
+    this.listeners.add(listener);
+    return () => void this.listeners.delete(listener);
+  }
+
+  stats(): AgentWorkerStats {
+    return { queued: this.waiting(), running: this.running.size, ...this.counts };
+  }
+
+  /** Start the slots and hand them the runs left queued or interrupted (by a shutdown, or a dead instance). */
+  async onApplicationBootstrap(): Promise<void> {
+    if (!this.options || !this.store || this.started) return;
+    const { options, store } = { options: this.options, store: this.store };
+    this.started = true;
+    await this.queue.start((runId) => this.handle(runId, options, store), options.concurrency);
+    this.heartbeatTimer = setInterval(() => void this.heartbeat(options, store), options.heartbeatMs);
+    // Pick up runs of instances that died (expired leases) and runs beyond what one recovery pushed.
+    this.sweepTimer = setInterval(() => void this.recover(options, store), options.leaseMs);
+    this.heartbeatTimer.unref?.();
+    this.sweepTimer.unref?.();
+    await this.recover(options, store);
+  }
+
+  /** Stop taking goals; running ones get shutdownGraceMs, then are aborted and stored as interrupted. */
+  async beforeApplicationShutdown(): Promise<void> {
+    if (!this.options || !this.store || this.stopped) return;
+    const { options, store } = { options: this.options, store: this.store };
+    this.stopped = true;
+    clearInterval(this.sweepTimer); // the heartbeat keeps the running leases until the end
+    await this.queue.stop(options.shutdownGraceMs);
+    if (this.running.size) {
+      for (const goal of this.running.values()) {
+        goal.stop = 'shutdown';
+        goal.controller.abort(new Error(SHUTDOWN_INTERRUPTED_MESSAGE(options.shutdownGraceMs)));
+      }
+      await this.queue.stop(ABORT_WAIT_MS);
+      // A run that ignores its abort signal: give its lease back anyway (its late finish is then refused).
+      for (const runId of [...this.running.keys()]) await this.interrupt(store, runId, options);
+    }
+    clearInterval(this.heartbeatTimer);
+  }
+
+  private require(): { options: ResolvedAgentWorkerOptions; store: AgentRunStore } {
+    if (!this.options || !this.store) throw new WorkerDisabledException();
+    return { options: this.options, store: this.store };
+  }
+
+  private agentFor(name: string | undefined): string {
+    if (name === undefined) {
+      const agents = this.registry.list();
+      if (agents.length !== 1)
+        throw new InvalidGoalException(
+          `name the agent: this application defines ${agents.length} agents (${agents.map((a) => a.name).join(', ')})`,
+        );
+      return agents[0].name;
+    }
+    if (typeof name !== 'string' || !this.registry.has(name)) {
+      const known = this.registry.list().map((a) => a.name);
+      throw new InvalidGoalException(`no agent named '${String(name)}' (agents: ${known.join(', ') || 'none'})`);
+    }
+    return name;
+  }
+
+  private waiting(): number {
+    return this.pending.length + this.storing + this.queue.size;
+  }
+
+  private retryAfterSeconds(waiting: number, options: ResolvedAgentWorkerOptions): number {
+    const avgMs = this.runsTimed ? this.runMsTotal / this.runsTimed : 1000;
+    return Math.min(3600, Math.max(1, Math.ceil(((waiting / options.concurrency) * avgMs) / 1000)));
+  }
+
+  private scheduleFlush(store: AgentRunStore): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => void this.flush(store));
+  }
+
+  /** One INSERT for every post since the last flush; then the runs go to the slots. */
+  private async flush(store: AgentRunStore): Promise<void> {
+    this.flushScheduled = false;
+    const batch = this.pending;
+    this.pending = [];
+    if (!batch.length) return;
+    this.storing += batch.length;
+    try {
+      await store.insert(batch.map((p) => p.run));
+    } catch (err) {
+      for (const p of batch) p.reject(err);
+      return;
+    } finally {
+      this.storing -= batch.length;
+    }
+    // The slots take them before the posts resolve, so the mailbox count never misses them.
+    if (!this.stopped) await this.queue.push(batch.map((p) => p.run.id));
+    for (const p of batch) p.resolve();
+  }
+
+  private async recover(options: ResolvedAgentWorkerOptions, store: AgentRunStore): Promise<void> {
+    const room = options.mailboxSize - this.queue.size;
+    if (this.stopped || room <= 0) return;
+    try {
+      await this.queue.push(await store.recoverable(room));
+    } catch (err) {
+      this.bookkeepingError('recovering queued runs', err);
+    }
+  }
+
+  private async heartbeat(options: ResolvedAgentWorkerOptions, store: AgentRunStore): Promise<void> {
+    if (!this.running.size) return;
+    try {
+      for (const runId of await store.heartbeat(this.instanceId, [...this.running.keys()], options.leaseMs)) {
+        const goal = this.running.get(runId);
+        if (!goal || goal.stop) continue;
+        goal.stop = 'lease_lost';
+        goal.controller.abort(new Error(LEASE_LOST_MESSAGE));
+      }
+    } catch (err) {
+      this.bookkeepingError('renewing leases', err);
+    }
+  }
+
+  private async handle(runId: string, options: ResolvedAgentWorkerOptions, store: AgentRunStore): Promise<void> {
+    let claimed: AgentRunRecord | null;
+    try {
+      claimed = await store.claim(runId, this.instanceId, options.leaseMs);
+    } catch (err) {
+      this.bookkeepingError(`claiming run ${runId}`, err);
+      return;
+    }
+    if (!claimed) return;
+    const goal: RunningGoal = { controller: new AbortController() };
+    this.running.set(runId, goal);
+    const started = Date.now();
+    let result: AgentRunResult | undefined;
+    let crash: string | undefined;
+    try {
+      result = await this.registry.get(claimed.agent).run(claimed.goal, {
+        tenantId: claimed.tenantId,
+        userId: claimed.userId,
+        permissions: claimed.permissions,
+        runId,
+        signal: goal.controller.signal,
+      });
+    } catch (err) {
+      crash = RUN_CRASHED_MESSAGE(errorText(err));
+    }
+    try {
+      if (!this.running.has(runId)) return; // released at shutdown already
+      if (goal.stop === 'shutdown') return await this.interrupt(store, runId, options);
+      const outcome = toOutcome(result, crash);
+      if (goal.stop === 'lease_lost' || !(await store.finish(runId, this.instanceId, outcome))) {
+        this.counts.interrupted++;
+        this.logger.warn(`Run ${runId}: ${LEASE_LOST_MESSAGE}`);
+        return;
+      }
+      this.runMsTotal += Date.now() - started;
+      this.runsTimed++;
+      this.counts[outcome.status]++;
+      await this.deliver({ ...claimed, ...outcome, leaseOwner: null, leaseUntil: null, finishedAt: new Date() });
+    } catch (err) {
+      this.bookkeepingError(`storing the outcome of run ${runId}`, err);
+    } finally {
+      this.running.delete(runId);
+    }
+  }
+
+  private async interrupt(store: AgentRunStore, runId: string, options: ResolvedAgentWorkerOptions): Promise<void> {
+    this.running.delete(runId);
+    try {
+      if (await store.release(runId, this.instanceId, SHUTDOWN_INTERRUPTED_MESSAGE(options.shutdownGraceMs))) this.counts.interrupted++;
+    } catch (err) {
+      this.bookkeepingError(`releasing run ${runId}`, err);
+    }
+  }
+
+  private async deliver(record: AgentRunRecord): Promise<void> {
+    for (const listener of [...this.listeners]) {
+      try {
+        await listener(record);
+      } catch (err) {
+        this.counts.handlerErrors++;
+        this.logger.error(`An onResult listener failed on run ${record.id}: ${errorText(err)}`);
+      }
+    }
+  }
+
+  private bookkeepingError(what: string, err: unknown): void {
+    this.counts.handlerErrors++;
+    this.logger.error(`AgentWorker failed ${what}: ${errorText(err)}`);
+  }
+}
+
+function toOutcome(result: AgentRunResult | undefined, crash: string | undefined): AgentRunOutcome {
+  if (!result)
+    return {
+      status: 'failed',
+      answer: null,
+      stoppedReason: null,
+      steps: [],
+      pendingApprovals: [],
+      error: crash ?? 'The run returned no result.',
+    };
+  const failed = result.error !== undefined || FAILED_REASONS.has(result.stoppedReason);
+  return {
+    status: failed ? 'failed' : 'succeeded',
+    answer: result.answer,
+    stoppedReason: result.stoppedReason,
+    steps: result.steps,
+    pendingApprovals: result.pendingApprovals,
+    error: result.error ?? (failed ? `The run stopped: ${result.stoppedReason}.` : null),
+  };
+}

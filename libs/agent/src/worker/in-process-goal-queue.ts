@@ -1,0 +1,70 @@
+import { GoalQueue } from './worker.ports';
+
+/** The in-process GoalQueue: run ids wait in an array; `concurrency` slots take them in order. */
+export class InProcessGoalQueue implements GoalQueue {
+  private readonly waiting: string[] = [];
+  /** Ids waiting or being handled: an id pushed twice is handled once. */
+  private readonly known = new Set<string>();
+  private readonly active = new Set<Promise<void>>();
+  private handle?: (runId: string) => Promise<void>;
+  private concurrency = 1;
+  private accepting = false;
+
+  async start(handle: (runId: string) => Promise<void>, concurrency: number): Promise<void> {
+    this.handle = handle;
+    this.concurrency = concurrency;
+    this.accepting = true;
+    this.pump();
+  }
+
+  async push(runIds: readonly string[]): Promise<void> {
+    if (!this.accepting) return;
+    for (const id of runIds) {
+      if (this.known.has(id)) continue;
+      this.known.add(id);
+      this.waiting.push(id);
+    }
+    this.pump();
+  }
+
+  /** Goals waiting for a slot. */
+  get size(): number {
+    return this.waiting.length;
+  }
+
+  /** Goals being handled now. */
+  get running(): number {
+    return this.active.size;
+  }
+
+  async stop(graceMs: number): Promise<void> {
+    this.accepting = false;
+    for (const id of this.waiting.splice(0)) this.known.delete(id);
+    if (!this.active.size) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.allSettled([...this.active]),
+      new Promise<void>((r) => {
+        timer = setTimeout(r, graceMs);
+        timer.unref?.();
+      }),
+    ]);
+    clearTimeout(timer);
+  }
+
+  private pump(): void {
+    while (this.accepting && this.handle && this.active.size < this.concurrency && this.waiting.length) {
+      const id = this.waiting.shift() as string;
+      const handle = this.handle;
+      const job: Promise<void> = Promise.resolve()
+        .then(() => handle(id))
+        .catch(() => undefined)
+        .finally(() => {
+          this.active.delete(job);
+          this.known.delete(id);
+          this.pump();
+        });
+      this.active.add(job);
+    }
+  }
+}

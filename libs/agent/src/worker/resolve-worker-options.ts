@@ -1,0 +1,55 @@
+import { ownOptions } from '@zmodu/guard';
+import { InvalidWorkerOptionsException } from '../exceptions/invalid-worker-options.exception';
+import { AgentWorkerOptions, ResolvedAgentWorkerOptions } from './agent-worker.options';
+import { AgentRunStore } from './worker.ports';
+
+const STORE_METHODS: readonly (keyof AgentRunStore)[] = [
+  'insert',
+  'get',
+  'claim',
+  'heartbeat',
+  'finish',
+  'release',
+  'recoverable',
+  'countQueued',
+];
+
+function int(options: Record<string, unknown>, field: string, min: number, max: number): number {
+  const value = options[field];
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max)
+    throw new InvalidWorkerOptionsException(`worker.${field}`, `expected an integer from ${min} to ${max}, got ${String(value)}`);
+  return value;
+}
+
+/** The worker options with defaults merged once and every field checked (a boot error names the field); null when off. */
+export function resolveWorkerOptions(raw: AgentWorkerOptions | undefined | null): ResolvedAgentWorkerOptions | null {
+  if (raw === undefined || raw === null) return null;
+  if (typeof raw !== 'object' || Array.isArray(raw))
+    throw new InvalidWorkerOptionsException('worker', "expected an object such as { concurrency: 4, runStore: 'typeorm' }");
+  const merged = Object.assign(new AgentWorkerOptions(), ownOptions(raw)) as Record<string, unknown>;
+  const leaseMs = int(merged, 'leaseMs', 100, 3_600_000);
+  if (merged.heartbeatMs === undefined) merged.heartbeatMs = Math.max(10, Math.floor(leaseMs / 3));
+  const runStore = merged.runStore;
+  const isStore =
+    runStore !== null &&
+    typeof runStore === 'object' &&
+    STORE_METHODS.every((m) => typeof (runStore as Record<string, unknown>)[m] === 'function');
+  if (runStore !== 'typeorm' && runStore !== 'memory' && !isStore)
+    throw new InvalidWorkerOptionsException(
+      'worker.runStore',
+      `expected 'typeorm', 'memory' or an AgentRunStore (${STORE_METHODS.join(', ')})`,
+    );
+  if (merged.onResult !== undefined && typeof merged.onResult !== 'function')
+    throw new InvalidWorkerOptionsException('worker.onResult', 'expected a function (result) => void');
+  return {
+    concurrency: int(merged, 'concurrency', 1, 1000),
+    mailboxSize: int(merged, 'mailboxSize', 1, 1_000_000),
+    leaseMs,
+    heartbeatMs: int(merged, 'heartbeatMs', 10, leaseMs - 1),
+    shutdownGraceMs: int(merged, 'shutdownGraceMs', 0, 600_000),
+    maxAttempts: int(merged, 'maxAttempts', 1, 100),
+    maxGoalLength: int(merged, 'maxGoalLength', 1, 1_000_000),
+    runStore: runStore as ResolvedAgentWorkerOptions['runStore'],
+    onResult: merged.onResult as AgentWorkerOptions['onResult'],
+  };
+}
