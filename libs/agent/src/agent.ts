@@ -24,6 +24,7 @@ import {
 import { runDeadline, RunDeadline } from './run-deadline';
 import { estimateUsage } from './providers/usage-estimate';
 import { ChatMessage, ModelTurn, TokenUsage, ToolSpec } from './providers/model-provider';
+import { safeText } from './error-text';
 
 /**
  * A guarded agent: model turn, tool calls (each through the one dispatcher), observations
@@ -145,7 +146,7 @@ export class Agent {
         });
       } catch (err) {
         stoppedReason = 'model_error';
-        error = (err as Error)?.message ?? String(err);
+        error = safeText(err);
         if (signal.aborted) [stoppedReason, error] = deadline.stop();
         this.logger.warn(`run ${runId}: model error: ${error}`);
         break;
@@ -233,7 +234,9 @@ export class Agent {
     const failed = (err: unknown) => {
       if (logged) return;
       logged = true;
-      this.logger.warn(`run ${runId}: the run's event listener failed (the run goes on; further failures are not logged): ${String(err)}`);
+      this.logger.warn(
+        `run ${runId}: the run's event listener failed (the run goes on; further failures are not logged): ${safeText(err)}`,
+      );
     };
     return (event) => {
       try {
@@ -253,8 +256,15 @@ export class Agent {
     const base = this.spec.systemPrompt ?? '';
     // Memory only with both a tenant and a user: no wildcard scope, ever.
     if (!this.spec.memory || !tenantId || !userId) return base;
-    const block = await this.spec.memory.recallBlock({ tenantId, userId }, goal);
-    return block ? `${base}\n\n${block}` : base;
+    // Memory is context, not a gate: a recall that fails (its store is down) is logged and the run goes on without it.
+    let block: string;
+    try {
+      block = await this.spec.memory.recallBlock({ tenantId, userId }, goal);
+    } catch (err) {
+      this.logger.warn(`agent ${this.name}: memory recall failed, the run goes on without memory: ${safeText(err)}`);
+      return base;
+    }
+    return typeof block === 'string' && block ? `${base}\n\n${block}` : base;
   }
 
   /**
@@ -287,7 +297,7 @@ export class Agent {
       const status = await this.quota.check(key);
       return status.allowed ? 'ok' : (status.exhausted ?? 'tenant');
     } catch (err) {
-      this.logger.error(`token quota check failed, stopping the run (quota_unavailable): ${String(err)}`);
+      this.logger.error(`token quota check failed, stopping the run (quota_unavailable): ${safeText(err)}`);
       return 'unavailable';
     }
   }

@@ -9,11 +9,18 @@ export const MAX_CONTENT_CHARS = 2_000;
 export const MAX_KIND_CHARS = 40;
 export const MAX_AGENT_CHARS = 100;
 
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f]/;
+// Content may hold newlines and tabs, never NUL (PostgreSQL text cannot) or other control characters.
+// eslint-disable-next-line no-control-regex
+const CONTENT_CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
+
 function partProblem(name: string, value: unknown): string | null {
   if (typeof value !== 'string') return `${name} is ${value === undefined ? 'missing' : `a ${typeof value}, not a string`}`;
   if (value.trim() === '') return `${name} is empty`;
   if (value.trim() === '0') return `${name} is '0'`;
   if (value.length > MAX_SCOPE_PART) return `${name} is longer than ${MAX_SCOPE_PART} characters`;
+  if (CONTROL.test(value)) return `${name} holds a NUL or control character`;
   return null;
 }
 
@@ -45,6 +52,8 @@ export function checkEntry(entry: NewMemoryEntry): NewMemoryEntry {
   const { agent, content, kind, expiresAt } = entry;
   if (typeof content !== 'string' || content.trim() === '') throw new InvalidMemoryEntryException('content is empty');
   if (content.length > MAX_CONTENT_CHARS) throw new InvalidMemoryEntryException(`content is longer than ${MAX_CONTENT_CHARS} characters`);
+  if (CONTENT_CONTROL.test(content))
+    throw new InvalidMemoryEntryException('content holds a NUL or control character: send plain text (newlines and tabs are fine)');
   if (typeof kind !== 'string' || kind.length > MAX_KIND_CHARS || !KIND.test(kind))
     throw new InvalidMemoryEntryException(`kind must be a lowercase word of at most ${MAX_KIND_CHARS} characters (e.g. 'preference')`);
   if (typeof agent !== 'string' || agent.trim() === '' || agent.length > MAX_AGENT_CHARS)

@@ -13,6 +13,7 @@ import { AgentResultListener, ResolvedAgentWorkerOptions } from './agent-worker.
 import { InProcessGoalQueue } from './in-process-goal-queue';
 import { resolveWorkerOptions } from './resolve-worker-options';
 import { AgentRunOutcome, AgentRunRecord, AgentRunStore, NewAgentRun } from './worker.ports';
+import { safeText } from '../error-text';
 
 /** Who posts a goal, and to which agent (optional when the application defines exactly one). */
 export interface PostGoalOptions {
@@ -59,7 +60,25 @@ interface PendingPost {
   readonly reject: (err: unknown) => void;
 }
 
-const errorText = (err: unknown): string => (err instanceof Error ? err.message : String(err));
+const errorText = safeText;
+
+/** Longest tenant, user, permission code or run id, and most permission codes, a post or a lookup takes. */
+const MAX_SCOPE_PART = 200;
+const MAX_PERMISSIONS = 500;
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f]/;
+// A goal may hold newlines and tabs, never NUL (PostgreSQL text cannot) or other control characters.
+// eslint-disable-next-line no-control-regex
+const GOAL_CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
+
+/** Why a tenant or user id is not one: missing, empty, '0' (no wildcard, ever), too long, or with control characters. */
+function scopePartProblem(name: string, value: unknown): string | null {
+  if (typeof value !== 'string' || !value.trim()) return `${name} is required`;
+  if (value.trim() === '0') return `${name} '0' is not an id (there is no wildcard tenant or user)`;
+  if (value.length > MAX_SCOPE_PART) return `${name} is longer than ${MAX_SCOPE_PART} characters`;
+  if (CONTROL.test(value)) return `${name} holds a control character`;
+  return null;
+}
 
 /**
  * Runs goals in the background on this instance. `post` stores a goal as a queued run (durable before it resolves)
@@ -105,12 +124,26 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
   /** Store a goal as a queued run and hand it to a slot. Never waits for the run; throws MailboxFullException when full. */
   async post(goal: string, scope: PostGoalOptions): Promise<{ runId: string }> {
     const { options, store } = this.require();
-    const agent = this.agentFor(scope?.agent);
-    if (typeof scope.tenantId !== 'string' || !scope.tenantId.trim()) throw new InvalidGoalException('tenantId is required');
-    if (typeof scope.userId !== 'string' || !scope.userId.trim()) throw new InvalidGoalException('userId is required');
-    if (!Array.isArray(scope.permissions) || scope.permissions.some((p) => typeof p !== 'string'))
-      throw new InvalidGoalException('permissions must be an array of strings');
+    if (!scope || typeof scope !== 'object')
+      throw new InvalidGoalException('post needs a scope: post(goal, { tenantId, userId, permissions })');
+    const agent = this.agentFor(scope.agent);
+    const tenantProblem = scopePartProblem('tenantId', scope.tenantId);
+    if (tenantProblem) throw new InvalidGoalException(tenantProblem);
+    const userProblem = scopePartProblem('userId', scope.userId);
+    if (userProblem) throw new InvalidGoalException(userProblem);
+    if (
+      !Array.isArray(scope.permissions) ||
+      scope.permissions.length > MAX_PERMISSIONS ||
+      scope.permissions.some((p) => typeof p !== 'string' || p.length > MAX_SCOPE_PART || CONTROL.test(p))
+    )
+      throw new InvalidGoalException(
+        `permissions must be an array of at most ${MAX_PERMISSIONS} codes of at most ${MAX_SCOPE_PART} characters, without control characters`,
+      );
     if (typeof goal !== 'string' || !goal.trim()) throw new InvalidGoalException('the goal is empty');
+    if (GOAL_CONTROL.test(goal) || /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(goal))
+      throw new InvalidGoalException(
+        'the goal holds a NUL, a control character or a lone surrogate: send plain text (newlines and tabs are fine)',
+      );
     if (goal.length > options.maxGoalLength)
       throw new InvalidGoalException(`the goal has ${goal.length} characters, more than maxGoalLength (${options.maxGoalLength})`);
     const waiting = this.waiting();
@@ -137,7 +170,14 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
   /** A run of this tenant (null for another tenant's id, an unknown id, or an empty tenant). */
   async get(tenantId: string, runId: string): Promise<AgentRunRecord | null> {
     const { store } = this.require();
-    if (typeof tenantId !== 'string' || !tenantId || typeof runId !== 'string' || !runId) return null;
+    if (
+      scopePartProblem('tenantId', tenantId) ||
+      typeof runId !== 'string' ||
+      !runId ||
+      runId.length > MAX_SCOPE_PART ||
+      CONTROL.test(runId)
+    )
+      return null;
     return store.get(tenantId, runId);
   }
 
@@ -221,24 +261,38 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
     setImmediate(() => void this.flush(store));
   }
 
-  /** One INSERT for every post since the last flush; then the runs go to the slots. */
+  /**
+   * One INSERT for every post since the last flush; then the runs go to the slots. When the batch INSERT fails,
+   * each post is stored on its own, so one bad row (or one caller's) never fails the others' posts.
+   */
   private async flush(store: AgentRunStore): Promise<void> {
     this.flushScheduled = false;
     const batch = this.pending;
     this.pending = [];
     if (!batch.length) return;
     this.storing += batch.length;
+    let stored = batch;
     try {
       await store.insert(batch.map((p) => p.run));
     } catch (err) {
-      for (const p of batch) p.reject(err);
-      return;
+      stored = [];
+      if (batch.length === 1) batch[0].reject(err);
+      else
+        for (const p of batch) {
+          try {
+            await store.insert([p.run]);
+            stored.push(p);
+          } catch (one) {
+            p.reject(one);
+          }
+        }
     } finally {
       this.storing -= batch.length;
     }
+    if (!stored.length) return;
     // The slots take them before the posts resolve, so the mailbox count never misses them.
-    if (!this.stopped) await this.queue.push(batch.map((p) => p.run.id));
-    for (const p of batch) p.resolve();
+    if (!this.stopped) await this.queue.push(stored.map((p) => p.run.id));
+    for (const p of stored) p.resolve();
   }
 
   private async recover(options: ResolvedAgentWorkerOptions, store: AgentRunStore): Promise<void> {
