@@ -77,3 +77,7 @@ export { MailboxFullException } from './exceptions/mailbox-full.exception';
 export { InvalidGoalException } from './exceptions/invalid-goal.exception';
 export { InvalidWorkerOptionsException } from './exceptions/invalid-worker-options.exception';
 export { WorkerDisabledException } from './exceptions/worker-disabled.exception';
+export type { AgentJobOrigin, AgentJobRecord, AgentJobStore, MissedTickPolicy, NewAgentJob } from './jobs/agent-job.ports';
+export { InMemoryAgentJobStore } from './jobs/in-memory-agent-job.store';
+export { TypeOrmAgentJobStore } from './jobs/typeorm-agent-job.store';
+export { ZmoduAgentJobs1764570000000 } from './jobs/agent-job.migration';
