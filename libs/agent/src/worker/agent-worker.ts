@@ -12,10 +12,10 @@ import { AGENT_RUN_STORE } from './agent-worker.constants';
 import { AgentResultListener, ResolvedAgentWorkerOptions } from './agent-worker.options';
 import { InProcessGoalQueue } from './in-process-goal-queue';
 import { resolveWorkerOptions } from './resolve-worker-options';
-import { AgentRunOutcome, AgentRunRecord, AgentRunStore, NewAgentRun } from './worker.ports';
+import { AgentRunOrigin, AgentRunOutcome, AgentRunRecord, AgentRunStore, NewAgentRun } from './worker.ports';
 
 /** Who posts a goal, and to which agent (optional when the application defines exactly one). */
-export interface PostGoalOptions {
+export interface PostGoalOptions extends AgentRunOrigin {
   readonly agent?: string;
   readonly tenantId: string;
   readonly userId: string;
@@ -125,6 +125,7 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
       userId: scope.userId,
       permissions: [...scope.permissions],
       maxAttempts: options.maxAttempts,
+      ...(scope.jobId !== undefined ? { jobId: scope.jobId, jobTick: scope.jobTick } : {}),
     };
     await new Promise<void>((resolve, reject) => {
       this.pending.push({ run, resolve, reject });
