@@ -84,3 +84,5 @@ export { ZmoduAgentJobs1764570000000 } from './jobs/agent-job.migration';
 export { AgentJobScheduler, DEFAULT_JOB_SYNC_MS } from './jobs/agent-job-scheduler';
 export type { AgentJobPoster } from './jobs/agent-job-scheduler';
 export { cronProblem } from './jobs/agent-job-cron';
+export { AgentJobSkills } from './jobs/agent-job-skills';
+export type { AgentJobSkillsOptions, SchedulableTask } from './jobs/agent-job-skills';
