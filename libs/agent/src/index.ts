@@ -86,3 +86,5 @@ export type { AgentJobPoster } from './jobs/agent-job-scheduler';
 export { cronProblem } from './jobs/agent-job-cron';
 export { AgentJobSkills } from './jobs/agent-job-skills';
 export type { AgentJobSkillsOptions, SchedulableTask } from './jobs/agent-job-skills';
+export { AGENT_JOB_METADATA, AgentJob, agentJobProblem, staticAgentJob } from './jobs/agent-job.decorator';
+export type { AgentJobDefinition } from './jobs/agent-job.decorator';
