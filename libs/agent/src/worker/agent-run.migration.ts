@@ -1,4 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
+import { ZmoduAgentJobs1764570000000 } from '../jobs/agent-job.migration';
 
 /** The run records of the AgentWorker (`TypeOrmAgentRunStore`). */
 export class ZmoduAgentRuns1764560000000 implements MigrationInterface {
@@ -41,4 +42,5 @@ export class ZmoduAgentRuns1764560000000 implements MigrationInterface {
   }
 }
 
-export const ZMODU_AGENT_MIGRATIONS = [ZmoduAgentRuns1764560000000];
+/** Every migration of @zmodu/agent: the AgentWorker's runs and the scheduled jobs. */
+export const ZMODU_AGENT_MIGRATIONS = [ZmoduAgentRuns1764560000000, ZmoduAgentJobs1764570000000];

@@ -12,11 +12,11 @@ import { AGENT_RUN_STORE } from './agent-worker.constants';
 import { AgentResultListener, ResolvedAgentWorkerOptions } from './agent-worker.options';
 import { InProcessGoalQueue } from './in-process-goal-queue';
 import { resolveWorkerOptions } from './resolve-worker-options';
-import { AgentRunOutcome, AgentRunRecord, AgentRunStore, NewAgentRun } from './worker.ports';
+import { AgentRunOrigin, AgentRunOutcome, AgentRunRecord, AgentRunStore, NewAgentRun } from './worker.ports';
 import { safeText } from '../error-text';
 
 /** Who posts a goal, and to which agent (optional when the application defines exactly one). */
-export interface PostGoalOptions {
+export interface PostGoalOptions extends AgentRunOrigin {
   readonly agent?: string;
   readonly tenantId: string;
   readonly userId: string;
@@ -139,6 +139,14 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
       throw new InvalidGoalException(
         `permissions must be an array of at most ${MAX_PERMISSIONS} codes of at most ${MAX_SCOPE_PART} characters, without control characters`,
       );
+    for (const [name, value] of [
+      ['jobId', scope.jobId],
+      ['jobTick', scope.jobTick],
+    ] as const)
+      if (value !== undefined && (typeof value !== 'string' || !value || value.length > MAX_SCOPE_PART || CONTROL.test(value)))
+        throw new InvalidGoalException(
+          `${name}, when given, must be a string of 1 to ${MAX_SCOPE_PART} characters without control characters`,
+        );
     if (typeof goal !== 'string' || !goal.trim()) throw new InvalidGoalException('the goal is empty');
     if (GOAL_CONTROL.test(goal) || /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(goal))
       throw new InvalidGoalException(
@@ -159,6 +167,7 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
       userId: scope.userId,
       permissions: [...scope.permissions],
       maxAttempts: options.maxAttempts,
+      ...(scope.jobId !== undefined ? { jobId: scope.jobId, jobTick: scope.jobTick } : {}),
     };
     await new Promise<void>((resolve, reject) => {
       this.pending.push({ run, resolve, reject });

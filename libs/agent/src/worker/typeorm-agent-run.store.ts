@@ -3,6 +3,13 @@ import { StopReason } from '../agent-run';
 import { LEASE_EXPIRED_MESSAGE, OUT_OF_ATTEMPTS_MESSAGE } from '../agent.messages';
 import { AgentRunOutcome, AgentRunRecord, AgentRunStatus, AgentRunStore, NewAgentRun } from './worker.ports';
 
+/** Rows of a query; TypeORM's postgres driver answers UPDATE ... RETURNING as [rows, affected]. */
+export async function queryRows(dataSource: DataSource, sql: string, params: unknown[]): Promise<Record<string, unknown>[]> {
+  const result: unknown = await dataSource.query(sql, params);
+  if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') return result[0];
+  return result as Record<string, unknown>[];
+}
+
 const COLUMNS =
   'id, tenant_id, user_id, permissions, agent, goal, job_id, job_tick, status, attempts, max_attempts, answer, stopped_reason, steps, pending_approvals, error, lease_owner, lease_until, created_at, started_at, finished_at';
 /** Seconds from a millisecond parameter, for `now() + ...`. */
@@ -18,11 +25,8 @@ const INSERT_CHUNK = 500;
 export class TypeOrmAgentRunStore implements AgentRunStore {
   constructor(private readonly dataSource: DataSource) {}
 
-  private async rows(sql: string, params: unknown[]): Promise<Record<string, unknown>[]> {
-    const result: unknown = await this.dataSource.query(sql, params);
-    // TypeORM's postgres driver answers UPDATE ... RETURNING as [rows, affected].
-    if (Array.isArray(result) && result.length === 2 && Array.isArray(result[0]) && typeof result[1] === 'number') return result[0];
-    return result as Record<string, unknown>[];
+  private rows(sql: string, params: unknown[]): Promise<Record<string, unknown>[]> {
+    return queryRows(this.dataSource, sql, params);
   }
 
   async insert(runs: readonly NewAgentRun[]): Promise<void> {

@@ -1,0 +1,121 @@
+import { Logger } from '@nestjs/common';
+import type { PostGoalOptions } from '../worker/agent-worker';
+import { AgentJobRecord, AgentJobStore } from './agent-job.ports';
+import { latestTickBetween, nextTick } from './agent-job-cron';
+
+/** Who runs a tick's goal: the AgentWorker (its `post`). */
+export interface AgentJobPoster {
+  post(goal: string, scope: PostGoalOptions): Promise<{ runId: string }>;
+}
+
+/** setTimeout's limit (about 24.8 days): a later tick is re-armed when this one fires. */
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+/** Default interval of the sync that picks up jobs created or cancelled on another instance. */
+export const DEFAULT_JOB_SYNC_MS = 30_000;
+
+interface Armed {
+  readonly key: string;
+  timer: NodeJS.Timeout;
+}
+
+/**
+ * Runs the jobs of an AgentJobStore on this instance. Every tick is claimed in the store first (one INSERT on
+ * (job, tick)), so when several instances share a database each tick posts its goal once. At start, a job whose
+ * ticks were missed (no instance was running) follows its policy: `skip`, or `catch_up` = one run for the latest
+ * missed tick. Every `syncMs` the store is read again: jobs created or cancelled on another instance are picked up.
+ */
+export class AgentJobScheduler {
+  private readonly logger = new Logger('AgentJobScheduler');
+  private readonly armed = new Map<string, Armed>();
+  private syncTimer: NodeJS.Timeout | null = null;
+  private stopped = true;
+
+  constructor(
+    private readonly store: AgentJobStore,
+    private readonly poster: AgentJobPoster,
+    private readonly syncMs: number = DEFAULT_JOB_SYNC_MS,
+  ) {}
+
+  /** Load the jobs, run missed ticks per policy, arm the timers and the periodic sync. */
+  async start(): Promise<void> {
+    this.stopped = false;
+    const now = new Date();
+    for (const job of await this.store.active()) {
+      if (job.missed === 'catch_up') {
+        const tick = latestTickBetween(job.cron, job.timeZone, job.lastTickAt ?? job.createdAt, now);
+        if (tick) await this.fire(job, tick);
+      }
+      this.arm(job);
+    }
+    this.syncTimer = setInterval(
+      () => void this.sync().catch((e: Error) => this.logger.error(`job sync failed: ${e.message}`)),
+      this.syncMs,
+    );
+    this.syncTimer.unref?.();
+  }
+
+  /** Read the store again: arm new or changed jobs, disarm cancelled ones. */
+  async sync(): Promise<void> {
+    if (this.stopped) return;
+    const jobs = await this.store.active();
+    const ids = new Set(jobs.map((j) => j.id));
+    for (const [id, a] of this.armed) {
+      if (!ids.has(id)) {
+        clearTimeout(a.timer);
+        this.armed.delete(id);
+      }
+    }
+    for (const job of jobs) if (this.armed.get(job.id)?.key !== keyOf(job)) this.arm(job);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.syncTimer) clearInterval(this.syncTimer);
+    this.syncTimer = null;
+    for (const a of this.armed.values()) clearTimeout(a.timer);
+    this.armed.clear();
+  }
+
+  /** The ids of the jobs armed on this instance. */
+  jobIds(): string[] {
+    return [...this.armed.keys()];
+  }
+
+  private arm(job: AgentJobRecord): void {
+    const old = this.armed.get(job.id);
+    if (old) clearTimeout(old.timer);
+    if (this.stopped) return;
+    const tick = nextTick(job.cron, job.timeZone, new Date());
+    const delay = Math.min(Math.max(tick.getTime() - Date.now(), 0), MAX_TIMEOUT_MS);
+    const timer = setTimeout(() => {
+      const due = tick.getTime() <= Date.now();
+      void (due ? this.fire(job, tick) : Promise.resolve()).finally(() => {
+        if (this.armed.get(job.id)?.timer === timer) this.arm(job);
+      });
+    }, delay);
+    timer.unref?.();
+    this.armed.set(job.id, { key: keyOf(job), timer });
+  }
+
+  /** Claim (job, tick); the winner posts the goal with the job's scope. Errors are logged, never thrown. */
+  async fire(job: AgentJobRecord, tick: Date): Promise<boolean> {
+    try {
+      if (!(await this.store.claimTick(job.id, tick))) return false;
+      const { runId } = await this.poster.post(job.goal, {
+        ...(job.agent ? { agent: job.agent } : {}),
+        tenantId: job.tenantId,
+        userId: job.userId,
+        permissions: job.permissions,
+        jobId: job.id,
+        jobTick: tick.toISOString(),
+      });
+      await this.store.setTickRun(job.id, tick, runId);
+      return true;
+    } catch (e) {
+      this.logger.error(`job ${job.id} tick ${tick.toISOString()} could not post its goal: ${(e as Error).message}`);
+      return false;
+    }
+  }
+}
+
+const keyOf = (j: AgentJobRecord) => JSON.stringify([j.cron, j.timeZone, j.goal, j.agent, j.tenantId, j.userId, j.permissions]);

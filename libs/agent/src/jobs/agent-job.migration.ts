@@ -1,0 +1,36 @@
+import { MigrationInterface, QueryRunner } from 'typeorm';
+
+/** The scheduled jobs and their tick claims (`TypeOrmAgentJobStore`). */
+export class ZmoduAgentJobs1764570000000 implements MigrationInterface {
+  name = 'ZmoduAgentJobs1764570000000';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`CREATE TABLE IF NOT EXISTS zmodu_agent_jobs (
+      id text PRIMARY KEY,
+      tenant_id text NOT NULL CHECK (tenant_id <> ''),
+      user_id text NOT NULL CHECK (user_id <> ''),
+      permissions jsonb NOT NULL DEFAULT '[]',
+      agent text,
+      goal text NOT NULL,
+      cron text NOT NULL,
+      time_zone text NOT NULL,
+      missed text NOT NULL CHECK (missed IN ('skip', 'catch_up')),
+      origin text NOT NULL CHECK (origin IN ('static', 'dynamic')),
+      created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+      cancelled_at timestamptz,
+      last_tick_at timestamptz
+    )`);
+    await q.query(`CREATE INDEX IF NOT EXISTS zmodu_agent_jobs_tenant_idx ON zmodu_agent_jobs (tenant_id) WHERE cancelled_at IS NULL`);
+    await q.query(`CREATE TABLE IF NOT EXISTS zmodu_agent_job_ticks (
+      job_id text NOT NULL,
+      tick timestamptz NOT NULL,
+      run_id text,
+      PRIMARY KEY (job_id, tick)
+    )`);
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`DROP TABLE IF EXISTS zmodu_agent_job_ticks`);
+    await q.query(`DROP TABLE IF EXISTS zmodu_agent_jobs`);
+  }
+}

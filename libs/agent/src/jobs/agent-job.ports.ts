@@ -1,0 +1,50 @@
+/** Scheduled agent jobs (issue 13): the job records and the per-tick claims. */
+
+/** What happens to ticks missed while no instance was running: nothing, or one run for the latest missed tick. */
+export type MissedTickPolicy = 'skip' | 'catch_up';
+/** `static`: declared with @AgentJob (upserted at boot). `dynamic`: created at run time (the `schedule_job` skill). */
+export type AgentJobOrigin = 'static' | 'dynamic';
+
+export interface NewAgentJob {
+  readonly id: string;
+  readonly tenantId: string;
+  readonly userId: string;
+  /** The permissions of the user who created the job: its runs never get more. */
+  readonly permissions: readonly string[];
+  readonly agent: string | null;
+  readonly goal: string;
+  readonly cron: string;
+  readonly timeZone: string;
+  readonly missed: MissedTickPolicy;
+  readonly origin: AgentJobOrigin;
+}
+
+export interface AgentJobRecord extends NewAgentJob {
+  readonly createdAt: Date;
+  readonly cancelledAt: Date | null;
+  /** The latest tick claimed for this job (by any instance), null before the first. */
+  readonly lastTickAt: Date | null;
+}
+
+/**
+ * The job records and their tick claims. `claimTick` is one conditional INSERT on (job, tick): a tick runs once
+ * even when several instances on one database fire it.
+ */
+export interface AgentJobStore {
+  /** Insert a job, or (same id) replace its definition keeping created_at, last tick and cancellation. */
+  upsert(job: NewAgentJob): Promise<void>;
+  /** One job of this tenant (null for another tenant's id or an unknown one). */
+  get(tenantId: string, jobId: string): Promise<AgentJobRecord | null>;
+  /** The tenant's jobs that are not cancelled, oldest first. */
+  list(tenantId: string): Promise<AgentJobRecord[]>;
+  /** Every job that is not cancelled (what the scheduler runs). */
+  active(): Promise<AgentJobRecord[]>;
+  /** Number of jobs of the tenant that are not cancelled (the per-tenant cap). */
+  count(tenantId: string): Promise<number>;
+  /** Cancel a job of this tenant; false when the tenant has no such active job. */
+  cancel(tenantId: string, jobId: string): Promise<boolean>;
+  /** Claim (job, tick): true for exactly one caller; also moves last_tick_at forward. */
+  claimTick(jobId: string, tick: Date): Promise<boolean>;
+  /** Record the run started for a claimed tick. */
+  setTickRun(jobId: string, tick: Date, runId: string): Promise<void>;
+}

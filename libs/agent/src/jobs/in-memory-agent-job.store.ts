@@ -1,0 +1,56 @@
+import { AgentJobRecord, AgentJobStore, NewAgentJob } from './agent-job.ports';
+
+/** AgentJobStore in memory (one process, tests and single-instance apps without a database). */
+export class InMemoryAgentJobStore implements AgentJobStore {
+  private readonly jobs = new Map<string, AgentJobRecord>();
+  private readonly ticks = new Map<string, string | null>();
+
+  async upsert(job: NewAgentJob): Promise<void> {
+    const old = this.jobs.get(job.id);
+    this.jobs.set(job.id, {
+      ...job,
+      permissions: [...job.permissions],
+      createdAt: old?.createdAt ?? new Date(),
+      cancelledAt: old?.cancelledAt ?? null,
+      lastTickAt: old?.lastTickAt ?? null,
+    });
+  }
+
+  async get(tenantId: string, jobId: string): Promise<AgentJobRecord | null> {
+    const job = this.jobs.get(jobId);
+    return job && tenantId && job.tenantId === tenantId ? job : null;
+  }
+
+  async list(tenantId: string): Promise<AgentJobRecord[]> {
+    return (await this.active()).filter((j) => tenantId && j.tenantId === tenantId);
+  }
+
+  async active(): Promise<AgentJobRecord[]> {
+    return [...this.jobs.values()].filter((j) => !j.cancelledAt);
+  }
+
+  async count(tenantId: string): Promise<number> {
+    return (await this.list(tenantId)).length;
+  }
+
+  async cancel(tenantId: string, jobId: string): Promise<boolean> {
+    const job = await this.get(tenantId, jobId);
+    if (!job || job.cancelledAt) return false;
+    this.jobs.set(jobId, { ...job, cancelledAt: new Date() });
+    return true;
+  }
+
+  async claimTick(jobId: string, tick: Date): Promise<boolean> {
+    const key = `${jobId}\u0000${tick.toISOString()}`;
+    if (this.ticks.has(key)) return false;
+    this.ticks.set(key, null);
+    const job = this.jobs.get(jobId);
+    if (job && (!job.lastTickAt || job.lastTickAt < tick)) this.jobs.set(jobId, { ...job, lastTickAt: tick });
+    return true;
+  }
+
+  async setTickRun(jobId: string, tick: Date, runId: string): Promise<void> {
+    const key = `${jobId}\u0000${tick.toISOString()}`;
+    if (this.ticks.has(key)) this.ticks.set(key, runId);
+  }
+}

@@ -1,0 +1,106 @@
+import { DataSource } from 'typeorm';
+import { queryRows } from '../worker/typeorm-agent-run.store';
+import { AgentJobRecord, AgentJobStore, MissedTickPolicy, AgentJobOrigin, NewAgentJob } from './agent-job.ports';
+
+const COLUMNS = 'id, tenant_id, user_id, permissions, agent, goal, cron, time_zone, missed, origin, created_at, cancelled_at, last_tick_at';
+
+const toDate = (v: unknown): Date | null => (v == null ? null : v instanceof Date ? v : new Date(String(v)));
+
+function toJob(r: Record<string, unknown>): AgentJobRecord {
+  const permissions = typeof r.permissions === 'string' ? (JSON.parse(r.permissions) as string[]) : (r.permissions as string[]);
+  return {
+    id: String(r.id),
+    tenantId: String(r.tenant_id),
+    userId: String(r.user_id),
+    permissions,
+    agent: r.agent == null ? null : String(r.agent),
+    goal: String(r.goal),
+    cron: String(r.cron),
+    timeZone: String(r.time_zone),
+    missed: r.missed as MissedTickPolicy,
+    origin: r.origin as AgentJobOrigin,
+    createdAt: toDate(r.created_at)!,
+    cancelledAt: toDate(r.cancelled_at),
+    lastTickAt: toDate(r.last_tick_at),
+  };
+}
+
+/**
+ * Scheduled jobs on PostgreSQL (or PGlite) through TypeORM: the tables of ZMODU_AGENT_MIGRATIONS. A tick is claimed
+ * by `INSERT ... ON CONFLICT DO NOTHING` on (job_id, tick), so two instances firing one tick run it once.
+ */
+export class TypeOrmAgentJobStore implements AgentJobStore {
+  constructor(private readonly dataSource: DataSource) {}
+
+  private rows(sql: string, params: unknown[]): Promise<Record<string, unknown>[]> {
+    return queryRows(this.dataSource, sql, params);
+  }
+
+  async upsert(j: NewAgentJob): Promise<void> {
+    await this.dataSource.query(
+      `INSERT INTO zmodu_agent_jobs (id, tenant_id, user_id, permissions, agent, goal, cron, time_zone, missed, origin)
+       VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7, $8, $9, $10)
+       ON CONFLICT (id) DO UPDATE SET tenant_id = EXCLUDED.tenant_id, user_id = EXCLUDED.user_id,
+         permissions = EXCLUDED.permissions, agent = EXCLUDED.agent, goal = EXCLUDED.goal, cron = EXCLUDED.cron,
+         time_zone = EXCLUDED.time_zone, missed = EXCLUDED.missed, origin = EXCLUDED.origin`,
+      [j.id, j.tenantId, j.userId, JSON.stringify(j.permissions), j.agent, j.goal, j.cron, j.timeZone, j.missed, j.origin],
+    );
+  }
+
+  async get(tenantId: string, jobId: string): Promise<AgentJobRecord | null> {
+    if (!tenantId || !jobId) return null;
+    const rows = await this.rows(`SELECT ${COLUMNS} FROM zmodu_agent_jobs WHERE tenant_id = $1 AND id = $2`, [tenantId, jobId]);
+    return rows.length ? toJob(rows[0]) : null;
+  }
+
+  async list(tenantId: string): Promise<AgentJobRecord[]> {
+    if (!tenantId) return [];
+    const rows = await this.rows(
+      `SELECT ${COLUMNS} FROM zmodu_agent_jobs WHERE tenant_id = $1 AND cancelled_at IS NULL ORDER BY created_at, id`,
+      [tenantId],
+    );
+    return rows.map(toJob);
+  }
+
+  async active(): Promise<AgentJobRecord[]> {
+    const rows = await this.rows(`SELECT ${COLUMNS} FROM zmodu_agent_jobs WHERE cancelled_at IS NULL ORDER BY created_at, id`, []);
+    return rows.map(toJob);
+  }
+
+  async count(tenantId: string): Promise<number> {
+    const rows = await this.rows(`SELECT count(*)::int AS n FROM zmodu_agent_jobs WHERE tenant_id = $1 AND cancelled_at IS NULL`, [
+      tenantId,
+    ]);
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  async cancel(tenantId: string, jobId: string): Promise<boolean> {
+    if (!tenantId || !jobId) return false;
+    const rows = await this.rows(
+      `UPDATE zmodu_agent_jobs SET cancelled_at = clock_timestamp() WHERE tenant_id = $1 AND id = $2 AND cancelled_at IS NULL RETURNING id`,
+      [tenantId, jobId],
+    );
+    return rows.length === 1;
+  }
+
+  async claimTick(jobId: string, tick: Date): Promise<boolean> {
+    const rows = await this.rows(
+      `INSERT INTO zmodu_agent_job_ticks (job_id, tick) VALUES ($1, $2) ON CONFLICT (job_id, tick) DO NOTHING RETURNING job_id`,
+      [jobId, tick.toISOString()],
+    );
+    if (rows.length !== 1) return false;
+    await this.dataSource.query(
+      `UPDATE zmodu_agent_jobs SET last_tick_at = $2 WHERE id = $1 AND (last_tick_at IS NULL OR last_tick_at < $2)`,
+      [jobId, tick.toISOString()],
+    );
+    return true;
+  }
+
+  async setTickRun(jobId: string, tick: Date, runId: string): Promise<void> {
+    await this.dataSource.query(`UPDATE zmodu_agent_job_ticks SET run_id = $3 WHERE job_id = $1 AND tick = $2`, [
+      jobId,
+      tick.toISOString(),
+      runId,
+    ]);
+  }
+}

@@ -1,0 +1,96 @@
+import { randomUUID } from 'node:crypto';
+import type { AgentJobStore, NewAgentJob } from '../jobs/agent-job.ports';
+
+/** What a job store factory gives the contract. */
+export interface AgentJobStoreHarness {
+  store: AgentJobStore;
+  close?: () => Promise<void>;
+}
+
+/**
+ * The shared cases every AgentJobStore must pass, in a describe() named `name`. The factory returns a fresh, empty
+ * store. Includes many concurrent claimers of one tick (exactly one wins): run it on your production database.
+ */
+export function agentJobStoreContract(name: string, factory: () => Promise<AgentJobStoreHarness>): void {
+  describe(name, () => {
+    let h: AgentJobStoreHarness;
+    let store: AgentJobStore;
+    beforeEach(async () => {
+      h = await factory();
+      store = h.store;
+    });
+    afterEach(async () => {
+      await h.close?.();
+    });
+
+    const job = (over: Partial<NewAgentJob> = {}): NewAgentJob => ({
+      id: randomUUID(),
+      tenantId: 't1',
+      userId: 'u1',
+      permissions: ['read'],
+      agent: 'helper',
+      goal: 'summarize the day',
+      cron: '0 9 * * *',
+      timeZone: 'UTC',
+      missed: 'skip',
+      origin: 'dynamic',
+      ...over,
+    });
+
+    it('stores a job and reads it back for its tenant only', async () => {
+      const j = job();
+      await store.upsert(j);
+      const got = await store.get('t1', j.id);
+      expect(got).toMatchObject({ ...j, cancelledAt: null, lastTickAt: null });
+      expect(got?.createdAt).toBeInstanceOf(Date);
+      expect(await store.get('t2', j.id)).toBeNull();
+      expect(await store.get('', j.id)).toBeNull();
+      expect(await store.get('t1', 'unknown')).toBeNull();
+    });
+
+    it('upsert replaces the definition of the same id and keeps one row', async () => {
+      const j = job({ origin: 'static' });
+      await store.upsert(j);
+      await store.upsert({ ...j, goal: 'new goal', cron: '*/5 * * * *' });
+      expect(await store.active()).toHaveLength(1);
+      expect(await store.get('t1', j.id)).toMatchObject({ goal: 'new goal', cron: '*/5 * * * *' });
+    });
+
+    it('lists and counts the tenant jobs only; cancel is scoped by tenant', async () => {
+      const a = job();
+      const b = job({ tenantId: 't2' });
+      await store.upsert(a);
+      await store.upsert(b);
+      expect((await store.list('t1')).map((j) => j.id)).toEqual([a.id]);
+      expect(await store.count('t1')).toBe(1);
+      expect(await store.list('')).toEqual([]);
+      expect(await store.cancel('t1', b.id)).toBe(false);
+      expect(await store.get('t2', b.id)).toMatchObject({ cancelledAt: null });
+      expect(await store.cancel('t1', a.id)).toBe(true);
+      expect(await store.cancel('t1', a.id)).toBe(false);
+      expect(await store.list('t1')).toEqual([]);
+      expect(await store.count('t1')).toBe(0);
+      expect((await store.active()).map((j) => j.id)).toEqual([b.id]);
+    });
+
+    it('a tick is claimed once and moves last_tick_at forward only', async () => {
+      const j = job();
+      await store.upsert(j);
+      const t1 = new Date('2026-01-01T09:00:00.000Z');
+      const t0 = new Date('2025-12-31T09:00:00.000Z');
+      expect(await store.claimTick(j.id, t1)).toBe(true);
+      expect(await store.claimTick(j.id, t1)).toBe(false);
+      expect(await store.claimTick(j.id, t0)).toBe(true);
+      expect((await store.get('t1', j.id))?.lastTickAt?.toISOString()).toBe(t1.toISOString());
+      await store.setTickRun(j.id, t1, 'run-1');
+    });
+
+    it('many concurrent claimers of one tick: exactly one wins', async () => {
+      const j = job();
+      await store.upsert(j);
+      const tick = new Date('2026-01-01T10:00:00.000Z');
+      const wins = await Promise.all(Array.from({ length: 40 }, () => store.claimTick(j.id, new Date(tick))));
+      expect(wins.filter(Boolean)).toHaveLength(1);
+    });
+  });
+}
