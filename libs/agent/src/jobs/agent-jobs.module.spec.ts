@@ -81,6 +81,14 @@ describe('AgentModule.forRoot({ jobs })', () => {
       jobTick: '2026-03-02T09:00:00.000Z',
     });
     expect(await store.get('t1', 'static:morning-quote')).toMatchObject({ lastTickAt: new Date('2026-03-02T09:00:00.000Z') });
+
+    // Closed: the scheduler stopped (at module destroy, before the worker's shutdown); the next minute posts nothing.
+    const runner = app.get(AgentJobsRunner);
+    await app.close();
+    app = undefined;
+    expect(runner.jobIds()).toEqual([]);
+    await jest.advanceTimersByTimeAsync(60_000);
+    expect(results).toHaveLength(1);
   });
 
   it('registers the four job skills; schedule_job through SkillDispatcher creates a job listed for its tenant only', async () => {
