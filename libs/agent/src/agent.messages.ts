@@ -85,3 +85,7 @@ export const JOBS_MISSING_DATA_SOURCE_MESSAGE =
   "jobs.store 'typeorm' (the default) needs a TypeORM DataSource: import TypeOrmModule.forRoot(...) and add ZMODU_AGENT_MIGRATIONS to its migrations, or set jobs.store: 'memory' (jobs are lost at restart)";
 export const DUPLICATE_STATIC_JOB_MESSAGE = (name: string, owners: readonly string[]) =>
   `@AgentJob "${name}" is declared twice (${owners.join(' and ')}): static job names must be unique (the job id is static:<name>)`;
+export const JOB_AGENT_MESSAGE = (agent: string, known: readonly string[]) =>
+  agent === '(none)'
+    ? `name its agent: this application defines ${known.length} agents (${known.join(', ') || 'none'})`
+    : `no agent named '${agent}' (agents: ${known.join(', ') || 'none'})`;

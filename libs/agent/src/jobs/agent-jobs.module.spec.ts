@@ -32,6 +32,7 @@ class ReportJobs {
 @Injectable()
 class ClashingJobs {}
 
+const trader = () => spec(new ScriptedModelProvider([{ text: 'done' }]));
 const TASKS = [{ name: 'digest', agent: 'trader', goal: 'send the digest', description: 'The daily digest' }];
 
 function compile(options: Partial<AgentModuleOptions>, providers: (new () => object)[] = []): Promise<TestingModule> {
@@ -93,7 +94,7 @@ describe('AgentModule.forRoot({ jobs })', () => {
 
   it('registers the four job skills; schedule_job through SkillDispatcher creates a job listed for its tenant only', async () => {
     app = await compile({
-      agents: [],
+      agents: [trader()],
       worker: { runStore: 'memory' },
       jobs: { store: 'memory', schedulableTasks: TASKS, maxJobsPerTenant: 1 },
     });
@@ -149,10 +150,25 @@ describe('AgentModule.forRoot({ jobs })', () => {
   });
 
   it('fails boot when two providers declare @AgentJob with one name', async () => {
-    const module = await compile({ worker: { runStore: 'memory' }, jobs: { store: 'memory' } }, [ReportJobs, ClashingJobs]);
+    const module = await compile({ agents: [trader()], worker: { runStore: 'memory' }, jobs: { store: 'memory' } }, [
+      ReportJobs,
+      ClashingJobs,
+    ]);
     await expect(module.init()).rejects.toThrow(/@AgentJob "morning-quote" is declared twice \(ReportJobs\.quote and ClashingJobs\)/);
     // Init failed at module init: the worker and the scheduler never started (Nest's close would rethrow the init error).
     expect(module.get(AgentJobsRunner).jobIds()).toEqual([]);
+  });
+
+  it('fails boot when a schedulable task or an @AgentJob names an agent the application does not define', async () => {
+    const agents = [trader()];
+    const badTask = await compile({
+      agents,
+      worker: { runStore: 'memory' },
+      jobs: { store: 'memory', schedulableTasks: [{ name: 'digest', agent: 'reporter', goal: 'send the digest' }] },
+    });
+    await expect(badTask.init()).rejects.toThrow(/'jobs\.schedulableTasks\[0\]\.agent'.*no agent named 'reporter' \(agents: trader\)/);
+    const badJob = await compile({ worker: { runStore: 'memory' }, jobs: { store: 'memory' } }, [ReportJobs]);
+    await expect(badJob.init()).rejects.toThrow(/@AgentJob "morning-quote" on ReportJobs\.quote: no agent named 'trader' \(agents: none\)/);
   });
 
   it('without jobs, registers no job skill', async () => {

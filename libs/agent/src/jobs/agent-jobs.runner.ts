@@ -3,7 +3,9 @@ import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
 import { SkillExplorer, SkillRegistry } from '@zmodu/skills';
 import { AgentModuleOptions } from '../agent-module.options';
 import { AGENT_MODULE_OPTIONS } from '../agent.module-definition';
-import { DUPLICATE_STATIC_JOB_MESSAGE } from '../agent.messages';
+import { DUPLICATE_STATIC_JOB_MESSAGE, JOB_AGENT_MESSAGE } from '../agent.messages';
+import { AgentRegistry } from '../agent.registry';
+import { InvalidJobsOptionsException } from '../exceptions/invalid-jobs-options.exception';
 import { AgentWorker } from '../worker/agent-worker';
 import { AgentJobStore } from './agent-job.ports';
 import { AGENT_JOB_METADATA, AgentJobDefinition, staticAgentJob } from './agent-job.decorator';
@@ -31,6 +33,7 @@ export class AgentJobsRunner implements OnModuleInit, OnApplicationBootstrap, On
     @Inject(AGENT_MODULE_OPTIONS) raw: AgentModuleOptions,
     @Inject(AGENT_JOB_STORE) private readonly store: AgentJobStore | null,
     private readonly worker: AgentWorker,
+    private readonly agents: AgentRegistry,
     private readonly skills: SkillRegistry,
     private readonly explorer: SkillExplorer,
     private readonly discovery: DiscoveryService,
@@ -46,6 +49,21 @@ export class AgentJobsRunner implements OnModuleInit, OnApplicationBootstrap, On
     this.explorer.exploreAll();
     new AgentJobSkills(this.store, this.options).register(this.skills);
     this.discover();
+    // A job naming no agent, or an unknown one, would fail at every tick: refuse it at boot.
+    this.options.schedulableTasks.forEach((task, i) => {
+      const problem = this.agentProblem(task.agent);
+      if (problem) throw new InvalidJobsOptionsException(`jobs.schedulableTasks[${i}].agent`, `task '${task.name}': ${problem}`);
+    });
+    for (const { definition, owner } of this.definitions.values()) {
+      const problem = this.agentProblem(definition.agent);
+      if (problem) throw new TypeError(`@AgentJob "${definition.name}" on ${owner}: ${problem}`);
+    }
+  }
+
+  private agentProblem(agent: string | undefined): string | null {
+    const known = this.agents.list().map((a) => a.name);
+    if (agent === undefined) return known.length === 1 ? null : JOB_AGENT_MESSAGE('(none)', known);
+    return this.agents.has(agent) ? null : JOB_AGENT_MESSAGE(agent, known);
   }
 
   async onApplicationBootstrap(): Promise<void> {
