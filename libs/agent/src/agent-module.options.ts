@@ -1,5 +1,6 @@
 import { AgentSpec } from './agent-definition';
 import { McpServerOptions } from './mcp-client/mcp-server-options';
+import { AgentJobsOptions } from './jobs/agent-jobs.options';
 import { AgentWorkerOptions } from './worker/agent-worker.options';
 
 export class AgentModuleOptions {
@@ -18,4 +19,9 @@ export class AgentModuleOptions {
    * `post` and `get` throw WorkerDisabledException.
    */
   worker?: AgentWorkerOptions;
+  /**
+   * Scheduled agent jobs (needs `worker`): `@AgentJob` declarations found at boot, the scheduler (started after the
+   * worker, stopped before it) and the skills list_schedulable_tasks, schedule_job, list_jobs and cancel_job.
+   */
+  jobs?: AgentJobsOptions;
 }

@@ -78,3 +78,14 @@ export const WORKER_DISABLED_MESSAGE =
 export const WORKER_MISSING_DATA_SOURCE_MESSAGE =
   "AgentModule worker.runStore 'typeorm' (the default) needs a TypeORM DataSource: import TypeOrmModule.forRoot(...) and add ZMODU_AGENT_MIGRATIONS to its migrations, or set worker.runStore: 'memory' (runs are lost at restart).";
 export const RUN_CRASHED_MESSAGE = (cause: string) => `The run threw: ${cause}`;
+export const INVALID_JOBS_OPTIONS_MESSAGE = (field: string, problem: string) => `Invalid AgentModule jobs option '${field}': ${problem}.`;
+export const JOBS_NEED_WORKER_MESSAGE =
+  "scheduled jobs post their goals to the AgentWorker: add worker: { runStore: 'typeorm' } (or 'memory') to AgentModule.forRoot, or remove jobs";
+export const JOBS_MISSING_DATA_SOURCE_MESSAGE =
+  "jobs.store 'typeorm' (the default) needs a TypeORM DataSource: import TypeOrmModule.forRoot(...) and add ZMODU_AGENT_MIGRATIONS to its migrations, or set jobs.store: 'memory' (jobs are lost at restart)";
+export const DUPLICATE_STATIC_JOB_MESSAGE = (name: string, owners: readonly string[]) =>
+  `@AgentJob "${name}" is declared twice (${owners.join(' and ')}): static job names must be unique (the job id is static:<name>)`;
+export const JOB_AGENT_MESSAGE = (agent: string, known: readonly string[]) =>
+  agent === '(none)'
+    ? `name its agent: this application defines ${known.length} agents (${known.join(', ') || 'none'})`
+    : `no agent named '${agent}' (agents: ${known.join(', ') || 'none'})`;

@@ -1,7 +1,10 @@
 import { Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
 import { AgentRegistry } from './agent.registry';
 import { ConfigurableAgentModule } from './agent.module-definition';
 import { McpToolsLoader } from './mcp-client/mcp-tools.loader';
+import { AgentJobsRunner } from './jobs/agent-jobs.runner';
+import { AGENT_JOB_STORE, agentJobStoreProvider } from './jobs/agent-job-store.provider';
 import { AgentWorker } from './worker/agent-worker';
 import { agentRunStoreProvider } from './worker/agent-run-store.provider';
 
@@ -16,10 +19,13 @@ import { agentRunStoreProvider } from './worker/agent-run-store.provider';
  *   mcpServers: [{ name: 'weather', command: 'npx', args: ['-y', 'some-weather-mcp-server'] }],
  *   // Goals posted with AgentWorker.post run in the background, stored in zmodu_agent_runs.
  *   worker: { concurrency: 4, runStore: 'typeorm' },
+ *   // @AgentJob declarations and jobs scheduled with the schedule_job skill post their goals to the worker.
+ *   jobs: { store: 'typeorm', schedulableTasks: [{ name: 'daily_report', agent: 'trader', goal: 'Send the daily report' }] },
  * })
  */
 @Module({
-  providers: [AgentRegistry, McpToolsLoader, agentRunStoreProvider, AgentWorker],
-  exports: [AgentRegistry, AgentWorker],
+  imports: [DiscoveryModule],
+  providers: [AgentRegistry, McpToolsLoader, agentRunStoreProvider, AgentWorker, agentJobStoreProvider, AgentJobsRunner],
+  exports: [AgentRegistry, AgentWorker, AgentJobsRunner, AGENT_JOB_STORE],
 })
 export class AgentModule extends ConfigurableAgentModule {}

@@ -88,3 +88,7 @@ export { AgentJobSkills } from './jobs/agent-job-skills';
 export type { AgentJobSkillsOptions, SchedulableTask } from './jobs/agent-job-skills';
 export { AGENT_JOB_METADATA, AgentJob, agentJobProblem, staticAgentJob } from './jobs/agent-job.decorator';
 export type { AgentJobDefinition } from './jobs/agent-job.decorator';
+export { AgentJobsOptions } from './jobs/agent-jobs.options';
+export { AgentJobsRunner } from './jobs/agent-jobs.runner';
+export { AGENT_JOB_STORE } from './jobs/agent-job-store.provider';
+export { InvalidJobsOptionsException } from './exceptions/invalid-jobs-options.exception';

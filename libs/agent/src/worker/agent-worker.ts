@@ -99,7 +99,7 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
   private pending: PendingPost[] = [];
   private storing = 0;
   private flushScheduled = false;
-  private started = false;
+  private startup?: Promise<void>;
   private stopped = false;
   private heartbeatTimer?: NodeJS.Timeout;
   private sweepTimer?: NodeJS.Timeout;
@@ -202,10 +202,13 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
   }
 
   /** Start the slots and hand them the runs left queued or interrupted (by a shutdown, or a dead instance). */
-  async onApplicationBootstrap(): Promise<void> {
-    if (!this.options || !this.store || this.started) return;
-    const { options, store } = { options: this.options, store: this.store };
-    this.started = true;
+  onApplicationBootstrap(): Promise<void> {
+    if (!this.options || !this.store) return Promise.resolve();
+    // One start, shared: the job scheduler awaits it too, so its first post finds the slots started.
+    return (this.startup ??= this.start(this.options, this.store));
+  }
+
+  private async start(options: ResolvedAgentWorkerOptions, store: AgentRunStore): Promise<void> {
     await this.queue.start((runId) => this.handle(runId, options, store), options.concurrency);
     this.heartbeatTimer = setInterval(() => void this.heartbeat(options, store), options.heartbeatMs);
     // Pick up runs of instances that died (expired leases) and runs beyond what one recovery pushed.

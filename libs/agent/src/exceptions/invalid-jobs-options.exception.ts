@@ -1,0 +1,12 @@
+import { INVALID_JOBS_OPTIONS_MESSAGE } from '../agent.messages';
+
+/** A boot error: `AgentModule.forRoot({ jobs })` has a field of the wrong type or out of range, or lacks `worker`. */
+export class InvalidJobsOptionsException extends Error {
+  constructor(
+    readonly field: string,
+    problem: string,
+  ) {
+    super(INVALID_JOBS_OPTIONS_MESSAGE(field, problem));
+    this.name = 'InvalidJobsOptionsException';
+  }
+}

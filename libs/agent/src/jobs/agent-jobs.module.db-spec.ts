@@ -1,0 +1,79 @@
+import { Injectable } from '@nestjs/common';
+import { Test, TestingModule } from '@nestjs/testing';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { Guard } from '@zmodu/guard';
+import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
+import { createSkillContext, SkillDispatcher } from '@zmodu/skills';
+import { DataSource } from 'typeorm';
+import { AgentModule } from '../agent.module';
+import { ScriptedModelProvider } from '../providers/scripted-model.provider';
+import { spec } from '../worker/__fixtures__/worker-fixtures';
+import { ZMODU_AGENT_MIGRATIONS } from '../worker/agent-run.migration';
+import { AgentJob } from './agent-job.decorator';
+import { AgentJobsRunner } from './agent-jobs.runner';
+
+@AgentJob({
+  name: 'nightly',
+  cron: '0 2 * * *',
+  timeZone: 'Europe/Paris',
+  goal: 'quote ACME',
+  tenantId: 't1',
+  userId: 'ops',
+  permissions: ['market:read'],
+})
+@Injectable()
+class NightlyJobs {}
+
+describe("AgentModule.forRoot({ jobs: { store: 'typeorm' } }) on the app's DataSource", () => {
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  const boot = async (): Promise<TestingModule> => {
+    const app = await Test.createTestingModule({
+      imports: [
+        TypeOrmModule.forRoot(await db.options({ migrations: ZMODU_AGENT_MIGRATIONS, migrationsRun: true })),
+        AgentModule.forRoot({
+          agents: [spec(new ScriptedModelProvider([{ text: 'done' }]))],
+          worker: { runStore: 'typeorm' },
+          jobs: { schedulableTasks: [{ name: 'digest', goal: 'send the digest' }] },
+          guard: { auditStore: 'memory', quotaStore: 'memory' },
+        }),
+      ],
+      providers: [NightlyJobs],
+    }).compile();
+    return app.init();
+  };
+  const ctx = (tenantId: string, userId: string) =>
+    createSkillContext({
+      guard: new Guard({ allow: ['schedule_job', 'list_jobs'], allowExecute: true }),
+      tenantId,
+      userId,
+      permissions: [],
+    });
+
+  it('stores the static job once across restarts and keeps a job scheduled through schedule_job, for its tenant only', async () => {
+    const first = await boot();
+    const scheduled = await first.get(SkillDispatcher).dispatch(ctx('t1', 'alice'), 'schedule_job', { task: 'digest', cron: '30 7 * * *' });
+    expect(scheduled.ok).toBe(true);
+    const { jobId } = scheduled.value as { jobId: string };
+    await first.close();
+
+    const second = await boot();
+    try {
+      const dispatcher = second.get(SkillDispatcher);
+      const listed = (await dispatcher.dispatch(ctx('t1', 'bob'), 'list_jobs', {})).value as { id: string }[];
+      expect(listed.map((j) => j.id).sort()).toEqual([jobId, 'static:nightly'].sort());
+      expect((await dispatcher.dispatch(ctx('t2', 'carol'), 'list_jobs', {})).value).toEqual([]);
+      expect(second.get(AgentJobsRunner).jobIds().sort()).toEqual([jobId, 'static:nightly'].sort());
+      const rows = await second.get(DataSource).query("SELECT id, origin FROM zmodu_agent_jobs WHERE origin = 'static'");
+      expect(rows).toEqual([{ id: 'static:nightly', origin: 'static' }]);
+    } finally {
+      await second.close();
+    }
+  }, 60_000);
+});

@@ -1,0 +1,23 @@
+import type { AgentJobStore } from './agent-job.ports';
+import { DEFAULT_JOB_SYNC_MS } from './agent-job-scheduler';
+import type { SchedulableTask } from './agent-job-skills';
+
+/** `AgentModule.forRoot({ jobs })`: scheduled agent jobs (needs the `worker` option). Every field has a default. */
+export class AgentJobsOptions {
+  /** Where jobs and their tick claims are stored: the app's TypeORM DataSource (default), this process's memory, or yours. */
+  store?: 'typeorm' | 'memory' | AgentJobStore = 'typeorm';
+  /** How often the store is read again, to pick up jobs created or cancelled on another instance (ms). */
+  syncMs?: number = DEFAULT_JOB_SYNC_MS;
+  /** The goals the `schedule_job` skill may schedule, by name; the model never writes a goal. */
+  schedulableTasks?: SchedulableTask[] = [];
+  /** Active jobs a tenant may hold (the `schedule_job` cap). */
+  maxJobsPerTenant?: number = 20;
+}
+
+/** The options with every default applied and every field checked. */
+export interface ResolvedAgentJobsOptions {
+  readonly store: 'typeorm' | 'memory' | AgentJobStore;
+  readonly syncMs: number;
+  readonly schedulableTasks: readonly SchedulableTask[];
+  readonly maxJobsPerTenant: number;
+}

@@ -1,0 +1,119 @@
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
+import { SkillExplorer, SkillRegistry } from '@zmodu/skills';
+import { AgentModuleOptions } from '../agent-module.options';
+import { AGENT_MODULE_OPTIONS } from '../agent.module-definition';
+import { DUPLICATE_STATIC_JOB_MESSAGE, JOB_AGENT_MESSAGE } from '../agent.messages';
+import { AgentRegistry } from '../agent.registry';
+import { InvalidJobsOptionsException } from '../exceptions/invalid-jobs-options.exception';
+import { AgentWorker } from '../worker/agent-worker';
+import { AgentJobStore } from './agent-job.ports';
+import { AGENT_JOB_METADATA, AgentJobDefinition, staticAgentJob } from './agent-job.decorator';
+import { AgentJobScheduler } from './agent-job-scheduler';
+import { AgentJobSkills } from './agent-job-skills';
+import { AGENT_JOB_STORE } from './agent-job-store.provider';
+import { ResolvedAgentJobsOptions } from './agent-jobs.options';
+import { resolveJobsOptions } from './resolve-jobs-options';
+
+/**
+ * Wires scheduled jobs to the module lifecycle when AgentModule has a `jobs` option. At module init it registers the
+ * four job skills (so agents and MCP see them; every call goes through SkillDispatcher) and finds the `@AgentJob`
+ * declarations on providers' classes and methods. At bootstrap, once the AgentWorker has started, it upserts the
+ * static jobs and starts the scheduler with the worker's `post`. At module destroy, which comes before the worker's
+ * shutdown, it stops the scheduler.
+ */
+@Injectable()
+export class AgentJobsRunner implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger('AgentJobs');
+  private readonly options: ResolvedAgentJobsOptions | null;
+  private readonly definitions = new Map<string, { definition: AgentJobDefinition; owner: string }>();
+  private scheduler: AgentJobScheduler | null = null;
+
+  constructor(
+    @Inject(AGENT_MODULE_OPTIONS) raw: AgentModuleOptions,
+    @Inject(AGENT_JOB_STORE) private readonly store: AgentJobStore | null,
+    private readonly worker: AgentWorker,
+    private readonly agents: AgentRegistry,
+    private readonly skills: SkillRegistry,
+    private readonly explorer: SkillExplorer,
+    private readonly discovery: DiscoveryService,
+    private readonly scanner: MetadataScanner,
+    private readonly reflector: Reflector,
+  ) {
+    this.options = resolveJobsOptions(raw);
+  }
+
+  async onModuleInit(): Promise<void> {
+    if (!this.options || !this.store) return;
+    // The app's own @Skill methods first: a name one of them declares is reported as taken, whoever boots first.
+    this.explorer.exploreAll();
+    new AgentJobSkills(this.store, this.options).register(this.skills);
+    this.discover();
+    // A job naming no agent, or an unknown one, would fail at every tick: refuse it at boot.
+    this.options.schedulableTasks.forEach((task, i) => {
+      const problem = this.agentProblem(task.agent);
+      if (problem) throw new InvalidJobsOptionsException(`jobs.schedulableTasks[${i}].agent`, `task '${task.name}': ${problem}`);
+    });
+    for (const { definition, owner } of this.definitions.values()) {
+      const problem = this.agentProblem(definition.agent);
+      if (problem) throw new TypeError(`@AgentJob "${definition.name}" on ${owner}: ${problem}`);
+    }
+  }
+
+  private agentProblem(agent: string | undefined): string | null {
+    const known = this.agents.list().map((a) => a.name);
+    if (agent === undefined) return known.length === 1 ? null : JOB_AGENT_MESSAGE('(none)', known);
+    return this.agents.has(agent) ? null : JOB_AGENT_MESSAGE(agent, known);
+  }
+
+  async onApplicationBootstrap(): Promise<void> {
+    if (!this.options || !this.store || this.scheduler) return;
+    await this.worker.onApplicationBootstrap();
+    for (const { definition } of this.definitions.values()) await this.store.upsert(staticAgentJob(definition));
+    const scheduler = new AgentJobScheduler(this.store, this.worker, this.options.syncMs);
+    this.scheduler = scheduler;
+    await scheduler.start();
+    this.logger.log(`scheduler started: ${scheduler.jobIds().length} job(s), ${this.definitions.size} declared with @AgentJob`);
+  }
+
+  onModuleDestroy(): void {
+    this.scheduler?.stop();
+  }
+
+  /** Read the job store now, as the periodic sync does every `syncMs` (jobs created or cancelled elsewhere). */
+  async sync(): Promise<void> {
+    await this.scheduler?.sync();
+  }
+
+  /** The ids of the jobs the scheduler runs on this instance (empty before bootstrap or without `jobs`). */
+  jobIds(): string[] {
+    return this.scheduler?.jobIds() ?? [];
+  }
+
+  private discover(): void {
+    for (const wrapper of this.discovery.getProviders()) {
+      const metatype = wrapper.metatype;
+      if (typeof metatype !== 'function' || !wrapper.instance || typeof wrapper.instance !== 'object') continue;
+      const name = wrapper.name ? String(wrapper.name) : metatype.name;
+      this.add(this.reflector.get<AgentJobDefinition | undefined>(AGENT_JOB_METADATA, metatype), name);
+      const prototype = Object.getPrototypeOf(wrapper.instance) as object | null;
+      if (!prototype) continue;
+      for (const method of this.scanner.getAllMethodNames(prototype)) {
+        const fn = (prototype as Record<string, unknown>)[method];
+        if (typeof fn === 'function')
+          this.add(this.reflector.get<AgentJobDefinition | undefined>(AGENT_JOB_METADATA, fn), `${name}.${method}`);
+      }
+    }
+  }
+
+  private add(definition: AgentJobDefinition | undefined, owner: string): void {
+    if (!definition) return;
+    const seen = this.definitions.get(definition.name);
+    if (seen) {
+      // The same class provided twice (two tokens) declares one job, not a clash.
+      if (seen.definition === definition) return;
+      throw new TypeError(DUPLICATE_STATIC_JOB_MESSAGE(definition.name, [seen.owner, owner]));
+    }
+    this.definitions.set(definition.name, { definition, owner });
+  }
+}

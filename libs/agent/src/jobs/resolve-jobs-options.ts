@@ -1,0 +1,50 @@
+import { ownOptions } from '@zmodu/guard';
+import { AgentModuleOptions } from '../agent-module.options';
+import { JOBS_NEED_WORKER_MESSAGE } from '../agent.messages';
+import { InvalidJobsOptionsException } from '../exceptions/invalid-jobs-options.exception';
+import { AgentJobStore } from './agent-job.ports';
+import { AgentJobSkills } from './agent-job-skills';
+import { AgentJobsOptions, ResolvedAgentJobsOptions } from './agent-jobs.options';
+
+const STORE_METHODS: readonly (keyof AgentJobStore)[] = ['upsert', 'get', 'list', 'active', 'count', 'cancel', 'claimTick', 'setTickRun'];
+/** The sync reads every active job: not more often than once a second, at least once a day. */
+const MIN_SYNC_MS = 1000;
+const MAX_SYNC_MS = 86_400_000;
+
+/** The jobs options with defaults merged once and every field checked (a boot error names the field); null when off. */
+export function resolveJobsOptions(raw: AgentModuleOptions | undefined | null): ResolvedAgentJobsOptions | null {
+  const jobs = raw && Object.hasOwn(raw, 'jobs') ? raw.jobs : undefined;
+  if (jobs === undefined || jobs === null) return null;
+  if (typeof jobs !== 'object' || Array.isArray(jobs))
+    throw new InvalidJobsOptionsException('jobs', "expected an object such as { store: 'typeorm', schedulableTasks: [...] }");
+  if (raw?.worker === undefined || raw.worker === null) throw new InvalidJobsOptionsException('jobs', JOBS_NEED_WORKER_MESSAGE);
+  const merged = Object.assign(new AgentJobsOptions(), ownOptions(jobs)) as Record<string, unknown>;
+  const store = merged.store;
+  const isStore =
+    store !== null && typeof store === 'object' && STORE_METHODS.every((m) => typeof (store as Record<string, unknown>)[m] === 'function');
+  if (store !== 'typeorm' && store !== 'memory' && !isStore)
+    throw new InvalidJobsOptionsException('jobs.store', `expected 'typeorm', 'memory' or an AgentJobStore (${STORE_METHODS.join(', ')})`);
+  const syncMs = merged.syncMs;
+  if (typeof syncMs !== 'number' || !Number.isInteger(syncMs) || syncMs < MIN_SYNC_MS || syncMs > MAX_SYNC_MS)
+    throw new InvalidJobsOptionsException(
+      'jobs.syncMs',
+      `expected an integer from ${MIN_SYNC_MS} to ${MAX_SYNC_MS} (milliseconds), got ${String(syncMs)}`,
+    );
+  if (!Array.isArray(merged.schedulableTasks))
+    throw new InvalidJobsOptionsException('jobs.schedulableTasks', 'expected an array of { name, goal, agent?, description? }');
+  const resolved: ResolvedAgentJobsOptions = {
+    store: store as ResolvedAgentJobsOptions['store'],
+    syncMs,
+    schedulableTasks: [...(merged.schedulableTasks as ResolvedAgentJobsOptions['schedulableTasks'])],
+    maxJobsPerTenant: merged.maxJobsPerTenant as number,
+  };
+  try {
+    // The skills check the tasks (names, goals, duplicates) and the cap; their TypeError names the field.
+    new AgentJobSkills(null as unknown as AgentJobStore, resolved);
+  } catch (e) {
+    const message = (e as Error).message;
+    const field = message.startsWith('jobs.maxJobsPerTenant') ? 'jobs.maxJobsPerTenant' : 'jobs.schedulableTasks';
+    throw new InvalidJobsOptionsException(field, message.replace(/^jobs\.\w+:? ?/, ''));
+  }
+  return resolved;
+}
