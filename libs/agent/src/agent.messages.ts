@@ -77,6 +77,8 @@ export const WORKER_DISABLED_MESSAGE =
   "The AgentWorker is not enabled: pass worker: { runStore: 'typeorm' } (or 'memory') to AgentModule.forRoot to post goals.";
 export const WORKER_MISSING_DATA_SOURCE_MESSAGE =
   "AgentModule worker.runStore 'typeorm' (the default) needs a TypeORM DataSource: import TypeOrmModule.forRoot(...) and add ZMODU_AGENT_MIGRATIONS to its migrations, or set worker.runStore: 'memory' (runs are lost at restart).";
+export const QUEUE_NEEDS_POSTGRES_MESSAGE =
+  "queue.driver 'pg-boss' (cluster mode) needs a PostgreSQL server that every instance reaches: the app's TypeORM DataSource is not one (PGlite lives inside one process). Set queue.connectionString to postgres://..., or use the default in-process queue";
 export const RUN_CRASHED_MESSAGE = (cause: string) => `The run threw: ${cause}`;
 export const INVALID_JOBS_OPTIONS_MESSAGE = (field: string, problem: string) => `Invalid AgentModule jobs option '${field}': ${problem}.`;
 export const JOBS_NEED_WORKER_MESSAGE =

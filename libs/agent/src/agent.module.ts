@@ -7,6 +7,7 @@ import { AgentJobsRunner } from './jobs/agent-jobs.runner';
 import { AGENT_JOB_STORE, agentJobStoreProvider } from './jobs/agent-job-store.provider';
 import { AgentWorker } from './worker/agent-worker';
 import { agentRunStoreProvider } from './worker/agent-run-store.provider';
+import { goalQueueProvider } from './worker/goal-queue.provider';
 
 /**
  * Guarded agents for a Nest application.
@@ -19,13 +20,15 @@ import { agentRunStoreProvider } from './worker/agent-run-store.provider';
  *   mcpServers: [{ name: 'weather', command: 'npx', args: ['-y', 'some-weather-mcp-server'] }],
  *   // Goals posted with AgentWorker.post run in the background, stored in zmodu_agent_runs.
  *   worker: { concurrency: 4, runStore: 'typeorm' },
+ *   // Several instances on one PostgreSQL: the goals wait in a pg-boss queue; any instance runs any goal.
+ *   queue: { driver: 'pg-boss' },
  *   // @AgentJob declarations and jobs scheduled with the schedule_job skill post their goals to the worker.
  *   jobs: { store: 'typeorm', schedulableTasks: [{ name: 'daily_report', agent: 'trader', goal: 'Send the daily report' }] },
  * })
  */
 @Module({
   imports: [DiscoveryModule],
-  providers: [AgentRegistry, McpToolsLoader, agentRunStoreProvider, AgentWorker, agentJobStoreProvider, AgentJobsRunner],
+  providers: [AgentRegistry, McpToolsLoader, agentRunStoreProvider, goalQueueProvider, AgentWorker, agentJobStoreProvider, AgentJobsRunner],
   exports: [AgentRegistry, AgentWorker, AgentJobsRunner, AGENT_JOB_STORE],
 })
 export class AgentModule extends ConfigurableAgentModule {}

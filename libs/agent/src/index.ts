@@ -59,7 +59,11 @@ export { AgentWorker } from './worker/agent-worker';
 export type { AgentWorkerStats, PostGoalOptions } from './worker/agent-worker';
 export { AgentWorkerOptions } from './worker/agent-worker.options';
 export type { AgentResultListener } from './worker/agent-worker.options';
-export { AGENT_RUN_STORE } from './worker/agent-worker.constants';
+export { AGENT_GOAL_QUEUE, AGENT_RUN_STORE } from './worker/agent-worker.constants';
+export { AgentQueueOptions } from './worker/agent-queue.options';
+export { InProcessGoalQueue } from './worker/in-process-goal-queue';
+export { PgBossGoalQueue } from './worker/pg-boss-goal-queue';
+export type { PgBossConnection, PgBossGoalQueueOptions } from './worker/pg-boss-goal-queue';
 export type {
   AgentGoalScope,
   AgentRunOrigin,

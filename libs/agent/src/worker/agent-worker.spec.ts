@@ -46,6 +46,23 @@ describe('AgentWorker (in-process, memory run store)', () => {
     expect(await worker.get('t1', first.runId)).toMatchObject({ status: 'succeeded', answer: 'quoted', tenantId: 't1', userId: 'alice' });
   });
 
+  it('counts goals posted before the start in the mailbox bound, and runs them at the start', async () => {
+    const results: AgentRunRecord[] = [];
+    app = await compileWorkerApp([spec(new ScriptedModelProvider([{ text: 'ok' }]))], {
+      runStore: 'memory',
+      mailboxSize: 2,
+      onResult: (r) => void results.push(r),
+    });
+    const worker = app.get(AgentWorker); // not started yet (no init)
+    await worker.post('quote ACME', SCOPE);
+    await worker.post('quote GLOBEX', SCOPE);
+    expect(worker.stats().queued).toBe(2);
+    await expect(worker.post('one too many', SCOPE)).rejects.toBeInstanceOf(MailboxFullException);
+    await app.init();
+    await until(() => results.length === 2, 'the two goals posted before the start');
+    expect(worker.stats()).toMatchObject({ queued: 0, succeeded: 2, rejected: 1 });
+  });
+
   it('reports a failing model, a throwing skill and a throwing run as results, never as handler errors', async () => {
     const results = new Map<string, AgentRunRecord>();
     const failing = {

@@ -8,11 +8,10 @@ import { AgentRegistry } from '../agent.registry';
 import { InvalidGoalException } from '../exceptions/invalid-goal.exception';
 import { MailboxFullException } from '../exceptions/mailbox-full.exception';
 import { WorkerDisabledException } from '../exceptions/worker-disabled.exception';
-import { AGENT_RUN_STORE } from './agent-worker.constants';
+import { AGENT_GOAL_QUEUE, AGENT_RUN_STORE } from './agent-worker.constants';
 import { AgentResultListener, ResolvedAgentWorkerOptions } from './agent-worker.options';
-import { InProcessGoalQueue } from './in-process-goal-queue';
 import { resolveWorkerOptions } from './resolve-worker-options';
-import { AgentRunOrigin, AgentRunOutcome, AgentRunRecord, AgentRunStore, NewAgentRun } from './worker.ports';
+import { AgentRunOrigin, AgentRunOutcome, AgentRunRecord, AgentRunStore, GoalQueue, NewAgentRun } from './worker.ports';
 import { safeText } from '../error-text';
 
 /** Who posts a goal, and to which agent (optional when the application defines exactly one). */
@@ -48,6 +47,10 @@ const FAILED_REASONS: ReadonlySet<StopReason> = new Set([
 ]);
 /** After the grace period, how long aborted runs get to return before their leases are released regardless. */
 const ABORT_WAIT_MS = 2000;
+/** Cluster mode: how often the count of queued runs (the shared mailbox) is read again. */
+const SHARED_COUNT_MS = 1000;
+/** Cluster mode: runs a recovery sweep hands back at most. */
+const SHARED_RECOVER_LIMIT = 500;
 
 interface RunningGoal {
   readonly controller: AbortController;
@@ -59,8 +62,6 @@ interface PendingPost {
   readonly resolve: () => void;
   readonly reject: (err: unknown) => void;
 }
-
-const errorText = safeText;
 
 /** Longest tenant, user, permission code or run id, and most permission codes, a post or a lookup takes. */
 const MAX_SCOPE_PART = 200;
@@ -93,11 +94,18 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
   readonly instanceId = `worker-${randomUUID()}`;
   private readonly logger = new Logger('AgentWorker');
   private readonly options: ResolvedAgentWorkerOptions | null;
-  private readonly queue = new InProcessGoalQueue();
   private readonly listeners = new Set<AgentResultListener>();
   private readonly running = new Map<string, RunningGoal>();
   private pending: PendingPost[] = [];
   private storing = 0;
+  /** Slots started (runs stored before are handed over by the start's recovery). */
+  private started = false;
+  /** Runs stored before the slots started (they are recovered at the start). */
+  private storedBeforeStart = 0;
+  /** Cluster mode: queued runs in the store at the last count, and posts stored here since. */
+  private sharedQueued = 0;
+  private sharedPostedSince = 0;
+  private countTimer?: NodeJS.Timeout;
   private flushScheduled = false;
   private startup?: Promise<void>;
   private stopped = false;
@@ -111,6 +119,7 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
     @Inject(AGENT_MODULE_OPTIONS) raw: AgentModuleOptions,
     private readonly registry: AgentRegistry,
     @Inject(AGENT_RUN_STORE) private readonly store: AgentRunStore | null,
+    @Inject(AGENT_GOAL_QUEUE) private readonly goalQueue: GoalQueue | null,
   ) {
     this.options = resolveWorkerOptions(raw?.worker);
     if (this.options?.onResult) this.listeners.add(this.options.onResult);
@@ -203,13 +212,20 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
 
   /** Start the slots and hand them the runs left queued or interrupted (by a shutdown, or a dead instance). */
   onApplicationBootstrap(): Promise<void> {
-    if (!this.options || !this.store) return Promise.resolve();
+    if (!this.options || !this.store || !this.goalQueue) return Promise.resolve();
     // One start, shared: the job scheduler awaits it too, so its first post finds the slots started.
-    return (this.startup ??= this.start(this.options, this.store));
+    return (this.startup ??= this.start(this.options, this.store, this.goalQueue));
   }
 
-  private async start(options: ResolvedAgentWorkerOptions, store: AgentRunStore): Promise<void> {
-    await this.queue.start((runId) => this.handle(runId, options, store), options.concurrency);
+  private async start(options: ResolvedAgentWorkerOptions, store: AgentRunStore, queue: GoalQueue): Promise<void> {
+    await queue.start((runId) => this.handle(runId, options, store), options.concurrency);
+    this.started = true;
+    this.storedBeforeStart = 0; // the recovery below hands them to the queue
+    if (queue.shared) {
+      await this.countShared(store);
+      this.countTimer = setInterval(() => void this.countShared(store), SHARED_COUNT_MS);
+      this.countTimer.unref?.();
+    }
     this.heartbeatTimer = setInterval(() => void this.heartbeat(options, store), options.heartbeatMs);
     // Pick up runs of instances that died (expired leases) and runs beyond what one recovery pushed.
     this.sweepTimer = setInterval(() => void this.recover(options, store), options.leaseMs);
@@ -221,25 +237,38 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
   /** Stop taking goals; running ones get shutdownGraceMs, then are aborted and stored as interrupted. */
   async beforeApplicationShutdown(): Promise<void> {
     if (!this.options || !this.store || this.stopped) return;
-    const { options, store } = { options: this.options, store: this.store };
+    const { options, store, queue } = this.require();
     this.stopped = true;
     clearInterval(this.sweepTimer); // the heartbeat keeps the running leases until the end
-    await this.queue.stop(options.shutdownGraceMs);
+    clearInterval(this.countTimer);
+    await queue.stop(options.shutdownGraceMs);
+    const released: string[] = [];
     if (this.running.size) {
       for (const goal of this.running.values()) {
         goal.stop = 'shutdown';
         goal.controller.abort(new Error(SHUTDOWN_INTERRUPTED_MESSAGE(options.shutdownGraceMs)));
       }
-      await this.queue.stop(ABORT_WAIT_MS);
+      await queue.stop(ABORT_WAIT_MS);
       // A run that ignores its abort signal: give its lease back anyway (its late finish is then refused).
-      for (const runId of [...this.running.keys()]) await this.interrupt(store, runId, options);
+      for (const runId of [...this.running.keys()]) if (await this.interrupt(store, runId, options)) released.push(runId);
     }
     clearInterval(this.heartbeatTimer);
+    try {
+      // Cluster mode: the runs given back go to the shared queue now, for another instance to take at once.
+      if (queue.shared && released.length) await queue.push(released);
+    } catch (err) {
+      this.bookkeepingError('handing interrupted runs back to the shared queue', err);
+    }
+    try {
+      await queue.close?.();
+    } catch (err) {
+      this.bookkeepingError('closing the goal queue', err);
+    }
   }
 
-  private require(): { options: ResolvedAgentWorkerOptions; store: AgentRunStore } {
-    if (!this.options || !this.store) throw new WorkerDisabledException();
-    return { options: this.options, store: this.store };
+  private require(): { options: ResolvedAgentWorkerOptions; store: AgentRunStore; queue: GoalQueue } {
+    if (!this.options || !this.store || !this.goalQueue) throw new WorkerDisabledException();
+    return { options: this.options, store: this.store, queue: this.goalQueue };
   }
 
   private agentFor(name: string | undefined): string {
@@ -258,8 +287,23 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
     return name;
   }
 
+  /** Goals waiting: posted here and not stored yet, plus the queue's (this instance's, or the cluster's stored count). */
   private waiting(): number {
-    return this.pending.length + this.storing + this.queue.size;
+    const local = this.pending.length + this.storing + this.storedBeforeStart;
+    const queue = this.goalQueue;
+    if (queue?.shared) return local + this.sharedQueued + this.sharedPostedSince;
+    return local + (queue?.size ?? 0);
+  }
+
+  /** Cluster mode: read the number of queued runs of every instance (the shared mailbox). */
+  private async countShared(store: AgentRunStore): Promise<void> {
+    try {
+      const posted = this.sharedPostedSince;
+      this.sharedQueued = await store.countQueued();
+      this.sharedPostedSince -= posted;
+    } catch (err) {
+      this.logger.warn(`AgentWorker could not count the queued runs (the mailbox bound uses the last count): ${safeText(err)}`);
+    }
   }
 
   private retryAfterSeconds(waiting: number, options: ResolvedAgentWorkerOptions): number {
@@ -302,16 +346,28 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
       this.storing -= batch.length;
     }
     if (!stored.length) return;
-    // The slots take them before the posts resolve, so the mailbox count never misses them.
-    if (!this.stopped) await this.queue.push(stored.map((p) => p.run.id));
+    const queue = this.goalQueue as GoalQueue;
+    // The slots take them before the posts resolve, so the mailbox count never misses them. Before the start (or
+    // after the stop) they stay queued in the store: the next start's recovery (any instance's, in cluster mode)
+    // hands them over.
+    if (!this.started) this.storedBeforeStart += stored.length;
+    else if (queue.shared) this.sharedPostedSince += stored.length;
+    if (this.started && !this.stopped)
+      try {
+        await queue.push(stored.map((p) => p.run.id));
+      } catch (err) {
+        // Stored, so not lost: the next recovery sweep hands them over.
+        this.bookkeepingError('handing stored runs to the queue (the next sweep retries)', err);
+      }
     for (const p of stored) p.resolve();
   }
 
   private async recover(options: ResolvedAgentWorkerOptions, store: AgentRunStore): Promise<void> {
-    const room = options.mailboxSize - this.queue.size;
+    const queue = this.goalQueue as GoalQueue;
+    const room = queue.shared ? Math.min(options.mailboxSize, SHARED_RECOVER_LIMIT) : options.mailboxSize - (queue.size ?? 0);
     if (this.stopped || room <= 0) return;
     try {
-      await this.queue.push(await store.recoverable(room));
+      await queue.push(await store.recoverable(room));
     } catch (err) {
       this.bookkeepingError('recovering queued runs', err);
     }
@@ -354,11 +410,14 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
         signal: goal.controller.signal,
       });
     } catch (err) {
-      crash = RUN_CRASHED_MESSAGE(errorText(err));
+      crash = RUN_CRASHED_MESSAGE(safeText(err));
     }
     try {
       if (!this.running.has(runId)) return; // released at shutdown already
-      if (goal.stop === 'shutdown') return await this.interrupt(store, runId, options);
+      if (goal.stop === 'shutdown') {
+        await this.interrupt(store, runId, options);
+        return;
+      }
       const outcome = toOutcome(result, crash);
       if (goal.stop === 'lease_lost' || !(await store.finish(runId, this.instanceId, outcome))) {
         this.counts.interrupted++;
@@ -376,13 +435,18 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
     }
   }
 
-  private async interrupt(store: AgentRunStore, runId: string, options: ResolvedAgentWorkerOptions): Promise<void> {
+  /** Give a run's lease back (stored as interrupted, retried later); true when this instance still held it. */
+  private async interrupt(store: AgentRunStore, runId: string, options: ResolvedAgentWorkerOptions): Promise<boolean> {
     this.running.delete(runId);
     try {
-      if (await store.release(runId, this.instanceId, SHUTDOWN_INTERRUPTED_MESSAGE(options.shutdownGraceMs))) this.counts.interrupted++;
+      if (await store.release(runId, this.instanceId, SHUTDOWN_INTERRUPTED_MESSAGE(options.shutdownGraceMs))) {
+        this.counts.interrupted++;
+        return true;
+      }
     } catch (err) {
       this.bookkeepingError(`releasing run ${runId}`, err);
     }
+    return false;
   }
 
   private async deliver(record: AgentRunRecord): Promise<void> {
@@ -391,14 +455,14 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
         await listener(record);
       } catch (err) {
         this.counts.handlerErrors++;
-        this.logger.error(`An onResult listener failed on run ${record.id}: ${errorText(err)}`);
+        this.logger.error(`An onResult listener failed on run ${record.id}: ${safeText(err)}`);
       }
     }
   }
 
   private bookkeepingError(what: string, err: unknown): void {
     this.counts.handlerErrors++;
-    this.logger.error(`AgentWorker failed ${what}: ${errorText(err)}`);
+    this.logger.error(`AgentWorker failed ${what}: ${safeText(err)}`);
   }
 }
 

@@ -1,4 +1,4 @@
-import { GoalQueue } from './worker.ports';
+import { GoalQueue, settledWithin } from './worker.ports';
 
 /** The in-process GoalQueue: run ids wait in an array; `concurrency` slots take them in order. */
 export class InProcessGoalQueue implements GoalQueue {
@@ -40,16 +40,7 @@ export class InProcessGoalQueue implements GoalQueue {
   async stop(graceMs: number): Promise<void> {
     this.accepting = false;
     for (const id of this.waiting.splice(0)) this.known.delete(id);
-    if (!this.active.size) return;
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      Promise.allSettled([...this.active]),
-      new Promise<void>((r) => {
-        timer = setTimeout(r, graceMs);
-        timer.unref?.();
-      }),
-    ]);
-    clearTimeout(timer);
+    await settledWithin(this.active, graceMs);
   }
 
   private pump(): void {

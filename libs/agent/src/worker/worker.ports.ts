@@ -96,13 +96,38 @@ export interface AgentRunStore {
 
 /**
  * Hands run ids to whoever runs them. In-process: a bounded array and `concurrency` slots. pg-boss (cluster mode):
- * a queue on the same PostgreSQL, any instance may run any goal.
+ * a queue on the same PostgreSQL, any instance may run any goal. A queue may deliver a run id more than once (a
+ * duplicate send, a re-push by a recovery sweep): the worker runs a run only when it wins `AgentRunStore.claim`.
  */
 export interface GoalQueue {
+  /**
+   * True when other instances share this queue (cluster mode): the mailbox bound then counts the run store's queued
+   * runs (`countQueued`), and the recovery sweep re-pushes runs whatever this instance holds.
+   */
+  readonly shared?: boolean;
+  /** Run ids waiting for a slot on this instance (an in-process queue); undefined for a shared queue. */
+  readonly size?: number;
   /** Begin delivering: `handle` is called with one run id at a time per slot, at most `concurrency` at once here. */
   start(handle: (runId: string) => Promise<void>, concurrency: number): Promise<void>;
-  /** Hand over runs already stored as `queued`. */
+  /** Hand over runs already stored as `queued` (or `interrupted`). */
   push(runIds: readonly string[]): Promise<void>;
   /** Stop taking new run ids; resolves when no `handle` of this queue is still running or after `graceMs`. */
   stop(graceMs: number): Promise<void>;
+  /** Release connections; called once at the end of the worker's shutdown (after it gave its runs back). */
+  close?(): Promise<void>;
+}
+
+/** Resolves when every promise has settled, or after `ms`, whichever comes first (a queue's stop with a grace). */
+export async function settledWithin(promises: Iterable<Promise<unknown>>, ms: number): Promise<void> {
+  const pending = [...promises];
+  if (!pending.length) return;
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    Promise.allSettled(pending),
+    new Promise<void>((r) => {
+      timer = setTimeout(r, ms);
+      timer.unref?.();
+    }),
+  ]);
+  clearTimeout(timer);
 }

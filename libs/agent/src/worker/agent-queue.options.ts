@@ -1,0 +1,40 @@
+import type { GoalQueue } from './worker.ports';
+
+/**
+ * `AgentModule.forRoot({ queue })`: where posted goals wait. `'in-process'` (the default) keeps the mailbox in this
+ * process: goals run on the instance that stored them (or on the next start of any instance, from the run store).
+ * `'pg-boss'` is cluster mode: the mailbox is a pg-boss queue on your PostgreSQL, so a goal posted on one instance
+ * may run on any, and the goals of an instance that died are taken over by the others within the lease bound.
+ */
+export class AgentQueueOptions {
+  driver?: 'in-process' | 'pg-boss' | GoalQueue = 'in-process';
+  /**
+   * The PostgreSQL of pg-boss (`postgres://user:pass@host:5432/db`). Default: the server of the app's TypeORM
+   * DataSource. Use the same database as the run store: the runs' leases and the queue then fail over together.
+   */
+  connectionString?: string;
+  /** The schema of pg-boss's tables, created at the first start. */
+  schema?: string = 'zmodu_boss';
+  /** The pg-boss queue of the goals (one per application sharing the database). */
+  name?: string = 'zmodu_agent_goals';
+  /**
+   * How often an idle slot asks for goals when no notification came (pg-boss's minimum is 0.5 s). Goals posted on
+   * any instance also wake every instance's idle slots at once through LISTEN/NOTIFY; polling is the fallback.
+   */
+  pollingIntervalSeconds?: number = 1;
+  /** Wake the idle slots of every instance with a PostgreSQL NOTIFY when goals are posted (one more connection). */
+  notify?: boolean = true;
+  /** Connections of pg-boss's pool on this instance (default: the worker's concurrency + 2). */
+  poolSize?: number;
+}
+
+/** The queue options with defaults applied and every field checked. */
+export interface ResolvedAgentQueueOptions {
+  readonly driver: 'in-process' | 'pg-boss' | GoalQueue;
+  readonly connectionString?: string;
+  readonly schema: string;
+  readonly name: string;
+  readonly pollingIntervalSeconds: number;
+  readonly notify: boolean;
+  readonly poolSize?: number;
+}

@@ -1,0 +1,45 @@
+import { Provider } from '@nestjs/common';
+import { getDataSourceToken } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { AgentModuleOptions } from '../agent-module.options';
+import { AGENT_MODULE_OPTIONS } from '../agent.module-definition';
+import { QUEUE_NEEDS_POSTGRES_MESSAGE } from '../agent.messages';
+import { InvalidWorkerOptionsException } from '../exceptions/invalid-worker-options.exception';
+import { AGENT_GOAL_QUEUE } from './agent-worker.constants';
+import { InProcessGoalQueue } from './in-process-goal-queue';
+import { PgBossConnection, PgBossGoalQueue } from './pg-boss-goal-queue';
+import { resolveQueueOptions } from './resolve-queue-options';
+import { resolveWorkerOptions } from './resolve-worker-options';
+import { GoalQueue } from './worker.ports';
+
+/** The PostgreSQL server of a TypeORM DataSource, for pg-boss; null for PGlite or another database. */
+export function serverConnection(dataSource: DataSource | undefined): PgBossConnection | null {
+  const o = dataSource?.options as (Record<string, unknown> & { type?: string }) | undefined;
+  if (!o || o.type !== 'postgres' || o.driver !== undefined) return null;
+  if (typeof o.url === 'string' && o.url) return { connectionString: o.url, ...(o.ssl !== undefined ? { ssl: o.ssl } : {}) };
+  if (typeof o.host !== 'string' && o.host !== undefined) return null;
+  return {
+    ...(o.host !== undefined ? { host: o.host as string } : {}),
+    ...(typeof o.port === 'number' ? { port: o.port } : {}),
+    ...(typeof o.database === 'string' ? { database: o.database } : {}),
+    ...(typeof o.username === 'string' ? { user: o.username } : {}),
+    ...(typeof o.password === 'string' ? { password: o.password } : {}),
+    ...(o.ssl !== undefined ? { ssl: o.ssl } : {}),
+  };
+}
+
+/** The worker's goal queue: in-process (default), pg-boss on the app's PostgreSQL (cluster mode), or yours. */
+export const goalQueueProvider: Provider = {
+  provide: AGENT_GOAL_QUEUE,
+  inject: [AGENT_MODULE_OPTIONS, { token: getDataSourceToken(), optional: true }],
+  useFactory: (raw: AgentModuleOptions, dataSource?: DataSource): GoalQueue | null => {
+    const worker = resolveWorkerOptions(raw?.worker);
+    const queue = resolveQueueOptions(raw && Object.hasOwn(raw, 'queue') ? raw.queue : undefined, worker !== null);
+    if (!worker) return null;
+    if (queue.driver === 'in-process') return new InProcessGoalQueue();
+    if (queue.driver !== 'pg-boss') return queue.driver;
+    const connection = queue.connectionString ? { connectionString: queue.connectionString } : serverConnection(dataSource);
+    if (!connection) throw new InvalidWorkerOptionsException('queue.connectionString', QUEUE_NEEDS_POSTGRES_MESSAGE);
+    return new PgBossGoalQueue({ connection, ...queue });
+  },
+};
