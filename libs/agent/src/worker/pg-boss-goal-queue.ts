@@ -70,7 +70,8 @@ export class PgBossGoalQueue implements GoalQueue {
     });
     this.accepting = true;
     for (let i = 0; i < concurrency; i++) {
-      const id = await boss.work<{ runId?: unknown }>(
+      let workerId = '';
+      workerId = await boss.work<{ runId?: unknown }>(
         options.name,
         { batchSize: 1, pollingIntervalSeconds: options.pollingIntervalSeconds },
         async (jobs) => {
@@ -85,9 +86,12 @@ export class PgBossGoalQueue implements GoalQueue {
               this.active.delete(run);
             }
           }
+          // A slot that just had a goal asks again at once (pg-boss would otherwise wait a polling interval);
+          // an empty fetch does not get here, so an idle slot polls at the interval.
+          if (this.accepting) boss.notifyWorker(workerId);
         },
       );
-      this.workerIds.push(id);
+      this.workerIds.push(workerId);
     }
     if (options.notify) await this.listen();
   }
