@@ -1,11 +1,7 @@
-import { INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
 import type { ModelProvider, ModelRequest, ModelTurn } from '@zmodu/agent';
-import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
 import request from 'supertest';
-import { AppModule } from '../apps/sample/src/app.module';
 import { mintToken } from '../apps/sample/src/auth/dev-token';
-import { SampleAppOptions } from '../apps/sample/src/sample.options';
+import { sampleAppsOnTestDatabase } from './support/sample-apps';
 
 const SECRET = 'test-secret-that-is-long-enough-for-hs256-0123456789';
 const token = (tenant = 'acme', user = 'alice') => `Bearer ${mintToken(SECRET, { tenant, user })}`;
@@ -29,30 +25,7 @@ async function until(check: () => Promise<boolean> | boolean, what: string, time
 }
 
 describe('sample app: the AgentWorker over HTTP (POST /agents/:name/goals, GET /agents/runs/:id)', () => {
-  let db: TestDatabase;
-  const apps: INestApplication[] = [];
-
-  async function boot(over: Partial<SampleAppOptions> = {}): Promise<INestApplication> {
-    const moduleRef = await Test.createTestingModule({
-      imports: [AppModule.register({ dataSource: () => db.options(), jwtSecret: SECRET, ...over })],
-    }).compile();
-    const app = moduleRef.createNestApplication({ logger: ['error'] });
-    apps.push(app);
-    await app.init();
-    return app;
-  }
-
-  beforeAll(async () => {
-    db = await createTestDatabase();
-  });
-
-  afterEach(async () => {
-    for (const app of apps.splice(0)) await app.close();
-  });
-
-  afterAll(async () => {
-    await db?.drop();
-  });
+  const { boot, forget } = sampleAppsOnTestDatabase(SECRET);
 
   it('accepts a goal with 202 { runId }, runs it in the background for the caller, and shows the run to its tenant only', async () => {
     const app = await boot();
@@ -102,7 +75,7 @@ describe('sample app: the AgentWorker over HTTP (POST /agents/:name/goals, GET /
     expect(Number(refused.headers['retry-after'])).toBeGreaterThanOrEqual(1);
     expect(refused.body.message).toMatch(/mailbox is full/);
     await app.close();
-    apps.splice(0);
+    forget();
 
     const next = await boot({ seed: false, model: { provider: new HoldingModel() }, worker: { concurrency: 2, shutdownGraceMs: 50 } });
     const get = async (id: string) => (await request(next.getHttpServer()).get(`/agents/runs/${id}`).set('Authorization', token())).body;

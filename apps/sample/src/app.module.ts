@@ -11,18 +11,23 @@ import { ChannelSpec, NotifyModule, OutboxModule, ZMODU_OUTBOX_MIGRATIONS } from
 import { AdminModule } from '@zmodu/admin';
 import { McpModule } from '@zmodu/mcp';
 import { ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
+import { MemoryModule, MemoryRecall, ZMODU_MEMORY_MIGRATIONS } from '@zmodu/memory';
 import { PipelineModule, ZMODU_PIPELINE_ENTITIES, ZMODU_PIPELINE_MIGRATIONS } from '@zmodu/pipeline';
 import type { Request } from 'express';
 import { ClsModule } from 'nestjs-cls';
-import { analystAgent, deskAgent, opsAgent, traderAgent } from './agents';
+import { analystAgent, deskAgent, opsAgent, schedulerAgent, traderAgent } from './agents';
 import { ORDER_PIPELINE } from './trading/order-pipeline';
 import { AgentsController } from './agents/agents.controller';
 import { PERMISSIONS } from './auth/auth.constants';
 import { JwtAuthGuard } from './auth/jwt-auth.guard';
+import { LibrarySkillPermissions } from './auth/library-skill-permissions';
 import { PermissionsGuard } from './auth/permissions.guard';
 import { RequestContext } from './auth/request-context';
 import { RequestIdInterceptor } from './auth/request-id.interceptor';
 import { HealthController } from './health.controller';
+import { DeskJobs, SAMPLE_SCHEDULABLE_TASKS } from './jobs/desk-jobs';
+import { JobsController } from './jobs/jobs.controller';
+import { MemoryController } from './memory/memory.controller';
 import { SAMPLE_MCP_PATH, SAMPLE_MCP_POLICY } from './mcp.policy';
 import { BodyLimitsMiddleware } from './edge/body-limits.middleware';
 import { CallerThrottlerGuard } from './edge/caller-throttler.guard';
@@ -48,6 +53,7 @@ export const SAMPLE_MIGRATIONS = [
   ...ZMODU_PIPELINE_MIGRATIONS,
   ...ZMODU_OUTBOX_MIGRATIONS,
   ...ZMODU_AGENT_MIGRATIONS,
+  ...ZMODU_MEMORY_MIGRATIONS,
   SampleTrading1764461000000,
   SampleOrderCancel1764461500000,
   SampleFence1764470000000,
@@ -92,9 +98,19 @@ export class AppModule implements NestModule {
             migrationsRun: true,
           }),
         }),
+        // Tenant and user memory (zmodu_memory): the trader's prompt gets the caller's notes, memory.remember/recall.
+        MemoryModule.forRoot({ store: 'typeorm' }),
         // Each agent's scripted model, or the one real model of options.model (the same guards, skills and budgets).
         // Goals posted to POST /agents/:name/goals run in the background, stored in zmodu_agent_runs.
-        AgentModule.forRoot({ agents: sampleAgents(options), worker: { runStore: 'typeorm', ...options.worker } }),
+        // Scheduled jobs (zmodu_agent_jobs): DeskJobs' @AgentJob, and the tasks the scheduler agent may schedule.
+        AgentModule.forRootAsync({
+          inject: [MemoryRecall],
+          useFactory: (memory: MemoryRecall) => ({
+            agents: sampleAgents(options, memory),
+            worker: { runStore: 'typeorm', ...options.worker },
+            jobs: { store: 'typeorm', schedulableTasks: SAMPLE_SCHEDULABLE_TASKS },
+          }),
+        }),
         // order.submit is a staged skill: proposed with approval.submit, priced by the desk, reviewed,
         // approved by humans when large, then run by the pipeline through the dispatcher.
         PipelineModule.forRoot(ORDER_PIPELINE),
@@ -115,12 +131,15 @@ export class AppModule implements NestModule {
         // caller is req.user as JwtAuthGuard sets it; a session belongs to the tenant and user that opened it.
         McpModule.forRoot({ path: SAMPLE_MCP_PATH, policy: SAMPLE_MCP_POLICY }),
       ],
-      controllers: [AgentsController, HealthController],
+      controllers: [AgentsController, HealthController, MemoryController, JobsController],
       providers: [
         { provide: SAMPLE_OPTIONS, useValue: options },
         { provide: EDGE_OPTIONS, useValue: edge },
         TradingSkills,
         TradingSeed,
+        DeskJobs,
+        // memory.remember and the job skills get the sample's permission codes (memory:write, job:read, job:schedule).
+        LibrarySkillPermissions,
         RequestContext,
         // Guards run in this order: who is calling, how often, what may they do.
         { provide: APP_GUARD, useClass: JwtAuthGuard },
@@ -138,9 +157,9 @@ export class AppModule implements NestModule {
   }
 }
 
-function sampleAgents(options: SampleAppOptions) {
+function sampleAgents(options: SampleAppOptions, memory: MemoryRecall) {
   const real = options.model?.provider;
-  return [traderAgent(options.traderBudget, real), analystAgent(real), deskAgent(real), opsAgent(real)];
+  return [traderAgent(options.traderBudget, real, memory), analystAgent(real), deskAgent(real), opsAgent(real), schedulerAgent(real)];
 }
 
 /** desk-log (an in-process sink) always; ops (a signed webhook) when ZMODU_OPS_WEBHOOK_URL and ZMODU_OPS_WEBHOOK_SECRET are set. */

@@ -2,3 +2,4 @@ export { analystAgent } from './analyst.agent';
 export { deskAgent } from './desk.agent';
 export { opsAgent } from './ops.agent';
 export { scriptedTrader, TRADER_BUDGET, traderAgent } from './trader.agent';
+export { schedulerAgent } from './scheduler.agent';

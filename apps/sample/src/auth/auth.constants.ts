@@ -16,6 +16,12 @@ export const PERMISSIONS = {
   approvalDecide: 'approval:decide',
   commandExecute: 'command:execute',
   adminOutbox: 'admin:outbox',
+  /** memory.remember: store a note about the caller (their own memory, in their tenant). */
+  memoryWrite: 'memory:write',
+  /** list_schedulable_tasks and list_jobs: read the tenant's scheduled jobs. */
+  jobRead: 'job:read',
+  /** schedule_job and cancel_job: create or cancel a scheduled job of the tenant (it runs with the creator's permissions). */
+  jobSchedule: 'job:schedule',
 } as const;
 
 export const ALL_PERMISSIONS: string[] = Object.values(PERMISSIONS);

@@ -1,0 +1,22 @@
+import { Controller, Get, Inject } from '@nestjs/common';
+import { AGENT_JOB_STORE, AgentJobStore } from '@zmodu/agent';
+import { PERMISSIONS } from '../auth/auth.constants';
+import { RequestContext } from '../auth/request-context';
+import { RequirePermission } from '../auth/require-permission.decorator';
+
+/** The scheduled jobs of the caller's tenant: the static ones (@AgentJob) and those scheduled with schedule_job. */
+@Controller('jobs')
+export class JobsController {
+  constructor(
+    @Inject(AGENT_JOB_STORE) private readonly store: AgentJobStore,
+    private readonly context: RequestContext,
+  ) {}
+
+  /** Each job as stored (the user it runs as, the permissions its runs get, its last tick), without the tenant. */
+  @Get()
+  @RequirePermission(PERMISSIONS.jobRead)
+  async list() {
+    const jobs = await this.store.list(this.context.caller().tenantId);
+    return jobs.map(({ tenantId: _tenant, cancelledAt: _cancelled, ...job }) => job);
+  }
+}

@@ -1,0 +1,32 @@
+import { Controller, Delete, Get, HttpCode } from '@nestjs/common';
+import { InjectMemoryStore, MemoryStore } from '@zmodu/memory';
+import { PERMISSIONS } from '../auth/auth.constants';
+import { RequestContext } from '../auth/request-context';
+import { RequirePermission } from '../auth/require-permission.decorator';
+
+/** The caller's own memory: what the agents remembered about them, and the right to have it all forgotten. */
+@Controller('memory')
+export class MemoryController {
+  constructor(
+    @InjectMemoryStore() private readonly store: MemoryStore,
+    private readonly context: RequestContext,
+  ) {}
+
+  /** The caller's notes (their tenant, their user), newest first. */
+  @Get()
+  @RequirePermission(PERMISSIONS.agentRun)
+  async list() {
+    const { tenantId, userId } = this.context.caller();
+    const entries = await this.store.list({ tenantId, userId }, { limit: 100 });
+    return entries.map((e) => ({ id: e.id, agent: e.agent, kind: e.kind, note: e.content, remembered: e.createdAt.toISOString() }));
+  }
+
+  /** Erase all of the caller's notes (a write of theirs that started before cannot land after). */
+  @Delete()
+  @HttpCode(200)
+  @RequirePermission(PERMISSIONS.agentRun)
+  async erase(): Promise<{ erased: number }> {
+    const { tenantId, userId } = this.context.caller();
+    return { erased: await this.store.erase({ tenantId, userId }) };
+  }
+}

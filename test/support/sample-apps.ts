@@ -1,0 +1,42 @@
+import { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
+import { AppModule } from '../../apps/sample/src/app.module';
+import { SampleAppOptions } from '../../apps/sample/src/sample.options';
+
+/**
+ * For a describe block: one throwaway database (created before all, dropped after all) and sample apps on it,
+ * booted with `boot(options)` and closed after each test (an app a test closed itself is taken out with `forget`).
+ */
+export function sampleAppsOnTestDatabase(jwtSecret: string) {
+  let db: TestDatabase | undefined;
+  const apps: INestApplication[] = [];
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterEach(async () => {
+    for (const app of apps.splice(0)) await app.close();
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  return {
+    async boot(over: Partial<SampleAppOptions> = {}): Promise<INestApplication> {
+      const database = db;
+      if (!database) throw new Error('boot() runs inside a test, after beforeAll created the database.');
+      const moduleRef = await Test.createTestingModule({
+        imports: [AppModule.register({ dataSource: () => database.options(), jwtSecret, ...over })],
+      }).compile();
+      const app = moduleRef.createNestApplication({ logger: ['error'] });
+      apps.push(app);
+      await app.init();
+      return app;
+    },
+    /** The apps booted so far are closed already (by the test): not closed again after it. */
+    forget(): void {
+      apps.splice(0);
+    },
+  };
+}
