@@ -122,6 +122,21 @@ describe('AgentJobScheduler (fake timers)', () => {
     expect(poster.posts).toHaveLength(1);
   });
 
+  it('the sync upserts again a static job it declares that another instance retired (a rolling deploy)', async () => {
+    jest.setSystemTime(new Date('2026-01-01T08:00:00Z'));
+    const store = new InMemoryAgentJobStore();
+    const declared = job({ id: 'static:report', origin: 'static', cron: '*/2 * * * *' });
+    await store.upsert(declared);
+    const s = new AgentJobScheduler(store, new RecordingPoster(), 10_000, [declared]);
+    await s.start();
+    expect(s.jobIds()).toEqual(['static:report']);
+    expect(await store.retireStatic([])).toEqual(['static:report']); // an instance with older code booted
+    await jest.advanceTimersByTimeAsync(10_000);
+    expect((await store.active()).map((j) => j.id)).toEqual(['static:report']);
+    expect(s.jobIds()).toEqual(['static:report']);
+    s.stop();
+  });
+
   it('a post that fails is logged, the job keeps its schedule', async () => {
     jest.setSystemTime(new Date('2026-01-01T08:59:59Z'));
     const store = new InMemoryAgentJobStore();

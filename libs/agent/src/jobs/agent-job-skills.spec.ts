@@ -35,6 +35,24 @@ describe('AgentJobSkills', () => {
     });
   });
 
+  it('cancel_job refuses a static job (declared in code), which stays active', async () => {
+    await store.upsert({
+      id: 'static:nightly',
+      tenantId: 't1',
+      userId: 'ops',
+      permissions: [],
+      agent: null,
+      goal: 'nightly',
+      cron: '0 2 * * *',
+      timeZone: 'UTC',
+      missed: 'skip',
+      origin: 'static',
+    });
+    await expect(skills.cancelJob({ jobId: 'static:nightly' }, alice)).rejects.toMatchObject({ reason: 'static_job' });
+    await expect(skills.cancelJob({ jobId: 'static:nightly' }, bob)).rejects.toMatchObject({ reason: 'not_found' });
+    expect((await store.active()).map((j) => j.id)).toEqual(['static:nightly']);
+  });
+
   it('list_jobs and cancel_job are scoped by tenant: another tenant id is not found', async () => {
     const { jobId } = await skills.scheduleJob({ task: 'daily_report', cron: '0 9 * * *' }, alice);
     expect((await skills.listJobs(alice)).map((j) => j.id)).toEqual([jobId]);

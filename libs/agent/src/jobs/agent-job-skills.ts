@@ -99,6 +99,12 @@ export class AgentJobSkills {
 
   async cancelJob(args: { jobId: string }, ctx: Caller) {
     const { tenantId } = this.caller(ctx);
+    const job = typeof args.jobId === 'string' ? await this.store.get(tenantId, args.jobId) : null;
+    if (job?.origin === 'static')
+      throw new SkillError(
+        'static_job',
+        `Job '${job.id}' is declared in the application's code (@AgentJob); it cannot be cancelled here. Ask its developers to remove the declaration.`,
+      );
     if (typeof args.jobId !== 'string' || !(await this.store.cancel(tenantId, args.jobId)))
       throw new SkillError('not_found', `No job '${String(args.jobId)}' of this tenant.`);
     return { cancelled: true };

@@ -31,8 +31,13 @@ export interface AgentJobRecord extends NewAgentJob {
  * even when several instances on one database fire it.
  */
 export interface AgentJobStore {
-  /** Insert a job, or (same id) replace its definition keeping created_at, last tick and cancellation. */
+  /**
+   * Insert a job, or (same id) replace its definition keeping created_at and the last tick. A dynamic job keeps its
+   * cancellation; a static job is active again (only retirement cancels one: its declaration is back).
+   */
   upsert(job: NewAgentJob): Promise<void>;
+  /** Cancel the static jobs whose ids are not in `keepIds` (their @AgentJob is gone); returns the ids cancelled. */
+  retireStatic(keepIds: readonly string[]): Promise<string[]>;
   /** One job of this tenant (null for another tenant's id or an unknown one). */
   get(tenantId: string, jobId: string): Promise<AgentJobRecord | null>;
   /** The tenant's jobs that are not cancelled, oldest first. */

@@ -24,6 +24,18 @@ import { AgentJobsRunner } from './agent-jobs.runner';
 @Injectable()
 class NightlyJobs {}
 
+@AgentJob({
+  name: 'weekly',
+  cron: '0 6 * * 1',
+  timeZone: 'UTC',
+  goal: 'quote GLOBEX',
+  tenantId: 't1',
+  userId: 'ops',
+  permissions: ['market:read'],
+})
+@Injectable()
+class WeeklyJobs {}
+
 describe("AgentModule.forRoot({ jobs: { store: 'typeorm' } }) on the app's DataSource", () => {
   let db: TestDatabase;
   beforeAll(async () => {
@@ -33,7 +45,7 @@ describe("AgentModule.forRoot({ jobs: { store: 'typeorm' } }) on the app's DataS
     await db?.drop();
   });
 
-  const boot = async (): Promise<TestingModule> => {
+  const boot = async (jobProviders: (new () => object)[] = [NightlyJobs]): Promise<TestingModule> => {
     const app = await Test.createTestingModule({
       imports: [
         TypeOrmModule.forRoot(await db.options({ migrations: ZMODU_AGENT_MIGRATIONS, migrationsRun: true })),
@@ -44,7 +56,7 @@ describe("AgentModule.forRoot({ jobs: { store: 'typeorm' } }) on the app's DataS
           guard: { auditStore: 'memory', quotaStore: 'memory' },
         }),
       ],
-      providers: [NightlyJobs],
+      providers: jobProviders,
     }).compile();
     return app.init();
   };
@@ -76,4 +88,40 @@ describe("AgentModule.forRoot({ jobs: { store: 'typeorm' } }) on the app's DataS
       await second.close();
     }
   }, 60_000);
+
+  it('retires a static job whose @AgentJob is gone, refuses cancel_job on a static job, and revives it when declared again', async () => {
+    const both = await boot([NightlyJobs, WeeklyJobs]);
+    const refused = await both.get(SkillDispatcher).dispatch(
+      createSkillContext({
+        guard: new Guard({ allow: ['cancel_job'], allowExecute: true }),
+        tenantId: 't1',
+        userId: 'alice',
+        permissions: [],
+      }),
+      'cancel_job',
+      { jobId: 'static:weekly' },
+    );
+    expect(refused).toMatchObject({ ok: false });
+    expect(JSON.stringify(refused)).toMatch(/static_job/);
+    await both.close();
+    const active = async (app: TestingModule) =>
+      (await app.get(DataSource).query("SELECT id FROM zmodu_agent_jobs WHERE origin = 'static' AND cancelled_at IS NULL ORDER BY id")).map(
+        (r: { id: string }) => r.id,
+      );
+
+    const nightlyOnly = await boot([NightlyJobs]);
+    try {
+      expect(await active(nightlyOnly)).toEqual(['static:nightly']);
+      expect(nightlyOnly.get(AgentJobsRunner).jobIds()).not.toContain('static:weekly');
+    } finally {
+      await nightlyOnly.close();
+    }
+    const again = await boot([NightlyJobs, WeeklyJobs]);
+    try {
+      expect(await active(again)).toEqual(['static:nightly', 'static:weekly']);
+      expect(again.get(AgentJobsRunner).jobIds()).toContain('static:weekly');
+    } finally {
+      await again.close();
+    }
+  }, 90_000);
 });

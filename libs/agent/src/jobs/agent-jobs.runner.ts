@@ -69,8 +69,12 @@ export class AgentJobsRunner implements OnModuleInit, OnApplicationBootstrap, On
   async onApplicationBootstrap(): Promise<void> {
     if (!this.options || !this.store || this.scheduler) return;
     await this.worker.onApplicationBootstrap();
-    for (const { definition } of this.definitions.values()) await this.store.upsert(staticAgentJob(definition));
-    const scheduler = new AgentJobScheduler(this.store, this.worker, this.options.syncMs);
+    const declared = [...this.definitions.values()].map(({ definition }) => staticAgentJob(definition));
+    for (const job of declared) await this.store.upsert(job);
+    // A static job whose @AgentJob is gone stops on every instance (it is active again if the declaration returns).
+    const retired = await this.store.retireStatic(declared.map((j) => j.id));
+    if (retired.length) this.logger.log(`retired ${retired.length} static job(s) no longer declared: ${retired.join(', ')}`);
+    const scheduler = new AgentJobScheduler(this.store, this.worker, this.options.syncMs, declared);
     this.scheduler = scheduler;
     await scheduler.start();
     this.logger.log(`scheduler started: ${scheduler.jobIds().length} job(s), ${this.definitions.size} declared with @AgentJob`);

@@ -11,9 +11,20 @@ export class InMemoryAgentJobStore implements AgentJobStore {
       ...job,
       permissions: [...job.permissions],
       createdAt: old?.createdAt ?? new Date(),
-      cancelledAt: old?.cancelledAt ?? null,
+      cancelledAt: job.origin === 'static' ? null : (old?.cancelledAt ?? null),
       lastTickAt: old?.lastTickAt ?? null,
     });
+  }
+
+  async retireStatic(keepIds: readonly string[]): Promise<string[]> {
+    const keep = new Set(keepIds);
+    const retired: string[] = [];
+    for (const job of this.jobs.values())
+      if (job.origin === 'static' && !job.cancelledAt && !keep.has(job.id)) {
+        this.jobs.set(job.id, { ...job, cancelledAt: new Date() });
+        retired.push(job.id);
+      }
+    return retired;
   }
 
   async get(tenantId: string, jobId: string): Promise<AgentJobRecord | null> {

@@ -6,7 +6,17 @@ import { AgentJobStore } from './agent-job.ports';
 import { AgentJobSkills } from './agent-job-skills';
 import { AgentJobsOptions, ResolvedAgentJobsOptions } from './agent-jobs.options';
 
-const STORE_METHODS: readonly (keyof AgentJobStore)[] = ['upsert', 'get', 'list', 'active', 'count', 'cancel', 'claimTick', 'setTickRun'];
+const STORE_METHODS: readonly (keyof AgentJobStore)[] = [
+  'upsert',
+  'retireStatic',
+  'get',
+  'list',
+  'active',
+  'count',
+  'cancel',
+  'claimTick',
+  'setTickRun',
+];
 /** The sync reads every active job: not more often than once a second, at least once a day. */
 const MIN_SYNC_MS = 1000;
 const MAX_SYNC_MS = 86_400_000;

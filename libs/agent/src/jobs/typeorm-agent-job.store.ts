@@ -42,9 +42,19 @@ export class TypeOrmAgentJobStore implements AgentJobStore {
        VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7, $8, $9, $10)
        ON CONFLICT (id) DO UPDATE SET tenant_id = EXCLUDED.tenant_id, user_id = EXCLUDED.user_id,
          permissions = EXCLUDED.permissions, agent = EXCLUDED.agent, goal = EXCLUDED.goal, cron = EXCLUDED.cron,
-         time_zone = EXCLUDED.time_zone, missed = EXCLUDED.missed, origin = EXCLUDED.origin`,
+         time_zone = EXCLUDED.time_zone, missed = EXCLUDED.missed, origin = EXCLUDED.origin,
+         cancelled_at = CASE WHEN EXCLUDED.origin = 'static' THEN NULL ELSE zmodu_agent_jobs.cancelled_at END`,
       [j.id, j.tenantId, j.userId, JSON.stringify(j.permissions), j.agent, j.goal, j.cron, j.timeZone, j.missed, j.origin],
     );
+  }
+
+  async retireStatic(keepIds: readonly string[]): Promise<string[]> {
+    const rows = await this.rows(
+      `UPDATE zmodu_agent_jobs SET cancelled_at = clock_timestamp()
+       WHERE origin = 'static' AND cancelled_at IS NULL AND NOT (id = ANY($1::text[])) RETURNING id`,
+      [[...keepIds]],
+    );
+    return rows.map((r) => String(r.id));
   }
 
   async get(tenantId: string, jobId: string): Promise<AgentJobRecord | null> {

@@ -85,6 +85,24 @@ export function agentJobStoreContract(name: string, factory: () => Promise<Agent
       await store.setTickRun(j.id, t1, 'run-1');
     });
 
+    it('retires static jobs no longer declared; an upsert of a static job revives it, a dynamic one stays cancelled', async () => {
+      const kept = job({ id: 'static:kept', origin: 'static' });
+      const gone = job({ id: 'static:gone', origin: 'static', tenantId: 't2' });
+      const dynamic = job();
+      for (const j of [kept, gone, dynamic]) await store.upsert(j);
+      expect(await store.retireStatic([kept.id])).toEqual([gone.id]);
+      expect(await store.retireStatic([kept.id])).toEqual([]);
+      expect((await store.active()).map((j) => j.id).sort()).toEqual([dynamic.id, kept.id].sort());
+      expect(await store.get('t2', gone.id)).toMatchObject({ cancelledAt: expect.any(Date) });
+      await store.upsert(gone); // the declaration is back (a rollback, a newer instance)
+      expect(await store.get('t2', gone.id)).toMatchObject({ cancelledAt: null });
+      expect(await store.cancel('t1', dynamic.id)).toBe(true);
+      await store.upsert(dynamic);
+      expect(await store.get('t1', dynamic.id)).toMatchObject({ cancelledAt: expect.any(Date) });
+      expect(await store.retireStatic([])).toEqual(expect.arrayContaining([kept.id, gone.id]));
+      expect(await store.active()).toEqual([]);
+    });
+
     it('many concurrent claimers of one tick: exactly one wins', async () => {
       const j = job();
       await store.upsert(j);
