@@ -167,14 +167,18 @@ export function agentRunStoreContract(name: string, factory: () => Promise<Agent
       expect(await store.recoverable(0)).toEqual([]);
     });
 
-    it('a run out of attempts is marked failed at its next claim', async () => {
+    it('a run out of attempts is marked failed at its next claim, returned (status failed) to exactly one claimer', async () => {
       const a = run({ maxAttempts: 2 });
       await store.insert([a]);
       for (const owner of ['w1', 'w2']) {
         expect(await store.claim(a.id, owner, 5000)).not.toBeNull();
         await store.release(a.id, owner, 'shutdown');
       }
-      expect(await store.claim(a.id, 'w3', 5000)).toBeNull();
+      const claims = await Promise.all(['w3', 'w4', 'w5', 'w6'].map((owner) => store.claim(a.id, owner, 5000)));
+      const reported = claims.filter((c) => c !== null);
+      expect(reported).toHaveLength(1);
+      expect(reported[0]).toMatchObject({ id: a.id, status: 'failed', attempts: 2, leaseOwner: null });
+      expect(await store.claim(a.id, 'w7', 5000)).toBeNull();
       const got = await store.get('t1', a.id);
       expect(got).toMatchObject({ status: 'failed', attempts: 2 });
       expect(got?.error).toMatch(/maxAttempts/);

@@ -182,11 +182,18 @@ describe('AgentWorker (in-process, memory run store)', () => {
     await store.claim('spent', 'dead-instance', 1);
     await new Promise((r) => setTimeout(r, 10));
     const results: AgentRunRecord[] = [];
-    await boot([spec(new ScriptedModelProvider([{ text: 'recovered' }]))], { runStore: store, onResult: (r) => void results.push(r) });
-    await until(() => results.length === 1, 'the orphaned run');
-    expect(results[0]).toMatchObject({ id: 'orphan', status: 'succeeded', attempts: 2, answer: 'recovered' });
-    await until(async () => (await store.get('t1', 'spent'))?.status === 'failed', 'the spent run to be marked failed');
-    expect((await store.get('t1', 'spent'))?.error).toMatch(/maxAttempts/);
+    const worker = await boot([spec(new ScriptedModelProvider([{ text: 'recovered' }]))], {
+      runStore: store,
+      onResult: (r) => void results.push(r),
+    });
+    await until(() => results.length === 2, 'the orphaned run and the spent one');
+    const byId = new Map(results.map((r) => [r.id, r]));
+    expect(byId.get('orphan')).toMatchObject({ status: 'succeeded', attempts: 2, answer: 'recovered' });
+    // The spent run is reported as a failed result too (onResult and stats), not only stored as failed.
+    expect(byId.get('spent')).toMatchObject({ status: 'failed', attempts: 1 });
+    expect(byId.get('spent')?.error).toMatch(/maxAttempts/);
+    expect((await store.get('t1', 'spent'))?.status).toBe('failed');
+    expect(worker.stats()).toMatchObject({ succeeded: 1, failed: 1, handlerErrors: 0 });
   });
 
   it('is injectable but disabled without the worker option', async () => {

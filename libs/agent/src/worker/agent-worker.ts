@@ -396,6 +396,12 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
       return;
     }
     if (!claimed) return;
+    if (claimed.status === 'failed') {
+      // Out of attempts (interrupted too often): stored as failed by this claim, reported like any result.
+      this.counts.failed++;
+      await this.deliver(claimed);
+      return;
+    }
     const goal: RunningGoal = { controller: new AbortController() };
     this.running.set(runId, goal);
     const started = Date.now();

@@ -51,7 +51,7 @@ export class InMemoryAgentRunStore implements AgentRunStore {
         error: OUT_OF_ATTEMPTS_MESSAGE + (run.error ? ` Last: ${run.error}` : ''),
         finishedAt: new Date(),
       });
-      return null;
+      return copy(run);
     }
     Object.assign(run, {
       status: 'running',

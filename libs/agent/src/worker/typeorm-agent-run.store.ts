@@ -72,12 +72,12 @@ export class TypeOrmAgentRunStore implements AgentRunStore {
       [runId, owner, leaseMs],
     );
     if (rows.length) return toRecord(rows[0]);
-    await this.rows(
+    const failed = await this.rows(
       `UPDATE zmodu_agent_runs SET status = 'failed', error = $2 || coalesce(' Last: ' || error, ''), finished_at = now()
-       WHERE id = $1 AND status IN ('queued', 'interrupted') AND attempts >= max_attempts RETURNING id`,
+       WHERE id = $1 AND status IN ('queued', 'interrupted') AND attempts >= max_attempts RETURNING ${COLUMNS}`,
       [runId, OUT_OF_ATTEMPTS_MESSAGE],
     );
-    return null;
+    return failed.length ? toRecord(failed[0]) : null;
   }
 
   async heartbeat(owner: string, runIds: readonly string[], leaseMs: number): Promise<string[]> {

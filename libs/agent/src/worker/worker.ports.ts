@@ -75,8 +75,9 @@ export interface AgentRunStore {
   get(tenantId: string, runId: string): Promise<AgentRunRecord | null>;
   /**
    * queued|interrupted → running with `leaseOwner = owner`, `leaseUntil = now + leaseMs`, attempts + 1, as one
-   * conditional write. Null when the run is not claimable (running elsewhere, final, unknown, or out of attempts:
-   * then it is marked failed).
+   * conditional write. Null when the run is not claimable (running elsewhere, final, unknown). A run out of attempts
+   * is marked failed in the same conditional way and returned with status `failed` to the one caller that did so
+   * (it reports the result); it is not to be run.
    */
   claim(runId: string, owner: string, leaseMs: number): Promise<AgentRunRecord | null>;
   /** Renew the leases that `owner` still holds on these runs; returns the ids whose lease it no longer holds. */
