@@ -36,3 +36,4 @@ export { GUARD_MODULE_OPTIONS } from './guard.module-definition';
 export { GuardModule } from './guard.module';
 export { ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from './guard.entities';
 export { ownOptions, ownValue } from './own-value';
+export { isScopeId, MAX_SCOPE_ID_LENGTH, scopeIdProblem } from './scope-id';

@@ -1,33 +1,23 @@
+import { MAX_SCOPE_ID_LENGTH, scopeIdProblem } from '@zmodu/guard';
 import { InvalidMemoryEntryException } from './exceptions/invalid-memory-entry.exception';
 import { InvalidMemoryQueryException } from './exceptions/invalid-memory-query.exception';
 import { InvalidMemoryScopeException } from './exceptions/invalid-memory-scope.exception';
 import { MemoryListQuery, MemoryScope, MemoryWriteToken, NewMemoryEntry, RecallCaps } from './memory.types';
 
 /** Longest tenant or user id, entry content, kind and agent name a store accepts. */
-export const MAX_SCOPE_PART = 200;
+export const MAX_SCOPE_PART = MAX_SCOPE_ID_LENGTH;
 export const MAX_CONTENT_CHARS = 2_000;
 export const MAX_KIND_CHARS = 40;
 export const MAX_AGENT_CHARS = 100;
 
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f]/;
 // Content may hold newlines and tabs, never NUL (PostgreSQL text cannot) or other control characters.
 // eslint-disable-next-line no-control-regex
 const CONTENT_CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
 
-function partProblem(name: string, value: unknown): string | null {
-  if (typeof value !== 'string') return `${name} is ${value === undefined ? 'missing' : `a ${typeof value}, not a string`}`;
-  if (value.trim() === '') return `${name} is empty`;
-  if (value.trim() === '0') return `${name} is '0'`;
-  if (value.length > MAX_SCOPE_PART) return `${name} is longer than ${MAX_SCOPE_PART} characters`;
-  if (CONTROL.test(value)) return `${name} holds a NUL or control character`;
-  return null;
-}
-
 function scopeProblem(scope: unknown): string | null {
   if (!scope || typeof scope !== 'object') return 'no scope was given';
   const s = scope as Record<string, unknown>;
-  return partProblem('tenantId', s.tenantId) ?? partProblem('userId', s.userId);
+  return scopeIdProblem('tenantId', s.tenantId) ?? scopeIdProblem('userId', s.userId);
 }
 
 /** The scope as a typed key, or null when it is not a scope (reads of a null scope find nothing). */

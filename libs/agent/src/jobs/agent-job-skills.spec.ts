@@ -86,6 +86,9 @@ describe('AgentJobSkills', () => {
     [{ userId: 'u', permissions: [] }, 'tenant_required'],
     [{ tenantId: 't1', permissions: [] }, 'user_required'],
     [{ tenantId: '', userId: 'u', permissions: [] }, 'tenant_required'],
+    [{ tenantId: '0', userId: 'u', permissions: [] }, 'tenant_required'],
+    [{ tenantId: 't1', userId: '0', permissions: [] }, 'user_required'],
+    [{ tenantId: 't1\u0000', userId: 'u', permissions: [] }, 'tenant_required'],
   ])('every skill refuses a caller without tenant or user (%j)', async (ctx, code) => {
     expect(() => skills.listSchedulableTasks(ctx)).toThrow(SkillError);
     await expect(skills.scheduleJob({ task: 'daily_report', cron: '0 9 * * *' }, ctx)).rejects.toMatchObject({ reason: code });

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { scopeIdProblem } from '@zmodu/guard';
 import { SkillError, SkillRegistry } from '@zmodu/skills';
 import type { SkillContext } from '@zmodu/skills';
 import { AgentJobRecord, AgentJobStore, MissedTickPolicy } from './agent-job.ports';
@@ -55,9 +56,13 @@ export class AgentJobSkills {
   }
 
   private caller(ctx: Caller): { tenantId: string; userId: string } {
-    if (!ctx.tenantId) throw new SkillError('tenant_required', 'Scheduled jobs need a tenant in the caller context.');
-    if (!ctx.userId) throw new SkillError('user_required', 'Scheduled jobs need a user in the caller context.');
-    return { tenantId: ctx.tenantId, userId: ctx.userId };
+    // The worker's rule for tenant and user ids (no '0', no control character): a job it would refuse at every tick
+    // is refused here, when it is scheduled.
+    const tenant = scopeIdProblem('tenantId', ctx.tenantId);
+    if (tenant) throw new SkillError('tenant_required', `Scheduled jobs need a tenant in the caller context (${tenant}).`);
+    const user = scopeIdProblem('userId', ctx.userId);
+    if (user) throw new SkillError('user_required', `Scheduled jobs need a user in the caller context (${user}).`);
+    return { tenantId: ctx.tenantId as string, userId: ctx.userId as string };
   }
 
   listSchedulableTasks(ctx: Caller) {

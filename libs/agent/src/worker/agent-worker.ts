@@ -13,6 +13,7 @@ import { AgentResultListener, ResolvedAgentWorkerOptions } from './agent-worker.
 import { resolveWorkerOptions } from './resolve-worker-options';
 import { AgentRunOrigin, AgentRunOutcome, AgentRunRecord, AgentRunStore, GoalQueue, NewAgentRun } from './worker.ports';
 import { safeText } from '../error-text';
+import { scopeIdProblem } from '@zmodu/guard';
 
 /** Who posts a goal, and to which agent (optional when the application defines exactly one). */
 export interface PostGoalOptions extends AgentRunOrigin {
@@ -72,15 +73,6 @@ const CONTROL = /[\u0000-\u001f\u007f]/;
 // eslint-disable-next-line no-control-regex
 const GOAL_CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
 
-/** Why a tenant or user id is not one: missing, empty, '0' (no wildcard, ever), too long, or with control characters. */
-function scopePartProblem(name: string, value: unknown): string | null {
-  if (typeof value !== 'string' || !value.trim()) return `${name} is required`;
-  if (value.trim() === '0') return `${name} '0' is not an id (there is no wildcard tenant or user)`;
-  if (value.length > MAX_SCOPE_PART) return `${name} is longer than ${MAX_SCOPE_PART} characters`;
-  if (CONTROL.test(value)) return `${name} holds a control character`;
-  return null;
-}
-
 /**
  * Runs goals in the background on this instance. `post` stores a goal as a queued run (durable before it resolves)
  * and hands it to `concurrency` slots; each run is claimed in the run store under a lease renewed by a heartbeat,
@@ -136,9 +128,9 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
     if (!scope || typeof scope !== 'object')
       throw new InvalidGoalException('post needs a scope: post(goal, { tenantId, userId, permissions })');
     const agent = this.agentFor(scope.agent);
-    const tenantProblem = scopePartProblem('tenantId', scope.tenantId);
+    const tenantProblem = scopeIdProblem('tenantId', scope.tenantId);
     if (tenantProblem) throw new InvalidGoalException(tenantProblem);
-    const userProblem = scopePartProblem('userId', scope.userId);
+    const userProblem = scopeIdProblem('userId', scope.userId);
     if (userProblem) throw new InvalidGoalException(userProblem);
     if (
       !Array.isArray(scope.permissions) ||
@@ -188,13 +180,7 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
   /** A run of this tenant (null for another tenant's id, an unknown id, or an empty tenant). */
   async get(tenantId: string, runId: string): Promise<AgentRunRecord | null> {
     const { store } = this.require();
-    if (
-      scopePartProblem('tenantId', tenantId) ||
-      typeof runId !== 'string' ||
-      !runId ||
-      runId.length > MAX_SCOPE_PART ||
-      CONTROL.test(runId)
-    )
+    if (scopeIdProblem('tenantId', tenantId) || typeof runId !== 'string' || !runId || runId.length > MAX_SCOPE_PART || CONTROL.test(runId))
       return null;
     return store.get(tenantId, runId);
   }

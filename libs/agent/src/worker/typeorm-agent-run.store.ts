@@ -1,3 +1,4 @@
+import { isScopeId } from '@zmodu/guard';
 import { DataSource } from 'typeorm';
 import { StopReason } from '../agent-run';
 import { LEASE_EXPIRED_MESSAGE, OUT_OF_ATTEMPTS_MESSAGE } from '../agent.messages';
@@ -59,7 +60,7 @@ export class TypeOrmAgentRunStore implements AgentRunStore {
   }
 
   async get(tenantId: string, runId: string): Promise<AgentRunRecord | null> {
-    if (!lookupKey(tenantId) || !lookupKey(runId)) return null;
+    if (!isScopeId(tenantId) || !isScopeId(runId)) return null;
     const rows = await this.rows(`SELECT ${COLUMNS} FROM zmodu_agent_runs WHERE id = $1 AND tenant_id = $2`, [runId, tenantId]);
     return rows.length ? toRecord(rows[0]) : null;
   }
@@ -156,10 +157,4 @@ function toRecord(r: Record<string, unknown>): AgentRunRecord {
     startedAt: date(r.started_at),
     finishedAt: date(r.finished_at),
   };
-}
-
-/** A tenant or run id a lookup may send to the database: a non-empty string of at most 200 characters, no NUL or control character. */
-function lookupKey(value: unknown): value is string {
-  // eslint-disable-next-line no-control-regex
-  return typeof value === 'string' && value.length > 0 && value.length <= 200 && !/[\u0000-\u001f\u007f]/.test(value);
 }
