@@ -137,20 +137,42 @@ describe('AgentJobScheduler (fake timers)', () => {
     s.stop();
   });
 
-  it('a post that fails is logged, the job keeps its schedule', async () => {
+  it('a post that fails is logged, the job keeps its schedule, and a sync posts the refused tick again', async () => {
     jest.setSystemTime(new Date('2026-01-01T08:59:59Z'));
     const store = new InMemoryAgentJobStore();
-    await store.upsert(job({ cron: '* * * * *' }));
-    let calls = 0;
+    await store.upsert(job({ cron: '*/5 * * * *' }));
+    const ticks: string[] = [];
     const poster: AgentJobPoster = {
-      post: async () => {
-        if (++calls === 1) throw new Error('mailbox full');
+      post: async (_goal, scope) => {
+        ticks.push(scope.jobTick as string);
+        if (ticks.length === 1) throw new Error('mailbox full');
         return { runId: 'r' };
       },
     };
-    await scheduler(store, poster).start();
-    await jest.advanceTimersByTimeAsync(61_000);
-    expect(calls).toBe(2);
+    await scheduler(store, poster, 10_000).start();
+    await jest.advanceTimersByTimeAsync(1_000);
+    expect(ticks).toEqual(['2026-01-01T09:00:00.000Z']); // refused
+    await jest.advanceTimersByTimeAsync(20_000); // a sync after syncMs claims it again and posts it
+    expect(ticks).toEqual(['2026-01-01T09:00:00.000Z', '2026-01-01T09:00:00.000Z']);
+    await jest.advanceTimersByTimeAsync(5 * 60_000);
+    expect(ticks).toEqual(['2026-01-01T09:00:00.000Z', '2026-01-01T09:00:00.000Z', '2026-01-01T09:05:00.000Z']);
+  });
+
+  it('a tick claimed by an instance that died before posting is posted by a sync of another, once', async () => {
+    jest.setSystemTime(new Date('2026-01-01T09:00:00Z'));
+    const store = new InMemoryAgentJobStore();
+    await store.upsert(job({ cron: '0 9 * * *' }));
+    expect(await store.claimTick('job-1', new Date('2026-01-01T09:00:00Z'))).toBe(true); // ...and the process died
+    const a = new RecordingPoster();
+    const b = new RecordingPoster();
+    await scheduler(store, a, 10_000).start();
+    await scheduler(store, b, 10_000).start();
+    expect([...a.posts, ...b.posts]).toEqual([]);
+    await jest.advanceTimersByTimeAsync(30_000);
+    const posts = [...a.posts, ...b.posts];
+    expect(posts.map((p) => p.scope.jobTick)).toEqual(['2026-01-01T09:00:00.000Z']);
+    await jest.advanceTimersByTimeAsync(60_000); // recorded (setTickRun): never again
+    expect([...a.posts, ...b.posts]).toHaveLength(1);
   });
 });
 

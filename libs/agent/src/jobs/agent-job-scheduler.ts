@@ -10,6 +10,8 @@ export interface AgentJobPoster {
 
 /** setTimeout's limit (about 24.8 days): a later tick is re-armed when this one fires. */
 const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+/** Unposted ticks one sync claims again at most. */
+const RECLAIM_LIMIT = 100;
 /** Default interval of the sync that picks up jobs created or cancelled on another instance. */
 export const DEFAULT_JOB_SYNC_MS = 30_000;
 
@@ -76,6 +78,8 @@ export class AgentJobScheduler {
       }
     }
     for (const job of jobs) if (this.armed.get(job.id)?.key !== keyOf(job)) this.arm(job);
+    // Ticks claimed by an instance that died before posting (or whose post was refused): post them now, once.
+    for (const { job, tick } of await this.store.reclaimUnposted(this.syncMs, RECLAIM_LIMIT)) await this.post(job, tick);
   }
 
   stop(): void {
@@ -111,6 +115,16 @@ export class AgentJobScheduler {
   async fire(job: AgentJobRecord, tick: Date): Promise<boolean> {
     try {
       if (!(await this.store.claimTick(job.id, tick))) return false;
+    } catch (e) {
+      this.logger.error(`job ${job.id} tick ${tick.toISOString()} could not be claimed: ${(e as Error).message}`);
+      return false;
+    }
+    return this.post(job, tick);
+  }
+
+  /** Post a claimed tick's goal with the job's scope and record its run. Errors are logged (a sync retries), never thrown. */
+  private async post(job: AgentJobRecord, tick: Date): Promise<boolean> {
+    try {
       const { runId } = await this.poster.post(job.goal, {
         ...(job.agent ? { agent: job.agent } : {}),
         tenantId: job.tenantId,

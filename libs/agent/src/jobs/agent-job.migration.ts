@@ -34,3 +34,20 @@ export class ZmoduAgentJobs1764570000000 implements MigrationInterface {
     await q.query(`DROP TABLE IF EXISTS zmodu_agent_jobs`);
   }
 }
+
+/** When a tick was claimed: a tick claimed but never posted (its instance died) is claimed again by a sync. */
+export class ZmoduAgentJobTickClaims1764580000000 implements MigrationInterface {
+  name = 'ZmoduAgentJobTickClaims1764580000000';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`ALTER TABLE zmodu_agent_job_ticks ADD COLUMN IF NOT EXISTS claimed_at timestamptz NOT NULL DEFAULT clock_timestamp()`);
+    await q.query(
+      `CREATE INDEX IF NOT EXISTS zmodu_agent_job_ticks_unposted_idx ON zmodu_agent_job_ticks (claimed_at) WHERE run_id IS NULL`,
+    );
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`DROP INDEX IF EXISTS zmodu_agent_job_ticks_unposted_idx`);
+    await q.query(`ALTER TABLE zmodu_agent_job_ticks DROP COLUMN IF EXISTS claimed_at`);
+  }
+}

@@ -52,4 +52,10 @@ export interface AgentJobStore {
   claimTick(jobId: string, tick: Date): Promise<boolean>;
   /** Record the run started for a claimed tick. */
   setTickRun(jobId: string, tick: Date, runId: string): Promise<void>;
+  /**
+   * Ticks claimed more than `olderThanMs` ago whose goal was never posted (their instance died between the claim and
+   * the post, or the post was refused), of active jobs, for ticks of the last day, with no run stored for them:
+   * claimed again (claim time renewed, one conditional write, so one caller gets each) to be posted now. At most `limit`.
+   */
+  reclaimUnposted(olderThanMs: number, limit: number): Promise<{ job: AgentJobRecord; tick: Date }[]>;
 }

@@ -3,7 +3,7 @@ import { AgentJobRecord, AgentJobStore, NewAgentJob } from './agent-job.ports';
 /** AgentJobStore in memory (one process, tests and single-instance apps without a database). */
 export class InMemoryAgentJobStore implements AgentJobStore {
   private readonly jobs = new Map<string, AgentJobRecord>();
-  private readonly ticks = new Map<string, string | null>();
+  private readonly ticks = new Map<string, { jobId: string; tick: Date; runId: string | null; claimedAt: number }>();
 
   async upsert(job: NewAgentJob): Promise<void> {
     const old = this.jobs.get(job.id);
@@ -54,7 +54,7 @@ export class InMemoryAgentJobStore implements AgentJobStore {
   async claimTick(jobId: string, tick: Date): Promise<boolean> {
     const key = `${jobId}\u0000${tick.toISOString()}`;
     if (this.ticks.has(key)) return false;
-    this.ticks.set(key, null);
+    this.ticks.set(key, { jobId, tick, runId: null, claimedAt: Date.now() });
     const job = this.jobs.get(jobId);
     if (job && (!job.lastTickAt || job.lastTickAt < tick)) this.jobs.set(jobId, { ...job, lastTickAt: tick });
     return true;
@@ -62,6 +62,21 @@ export class InMemoryAgentJobStore implements AgentJobStore {
 
   async setTickRun(jobId: string, tick: Date, runId: string): Promise<void> {
     const key = `${jobId}\u0000${tick.toISOString()}`;
-    if (this.ticks.has(key)) this.ticks.set(key, runId);
+    const claim = this.ticks.get(key);
+    if (claim) claim.runId = runId;
+  }
+
+  async reclaimUnposted(olderThanMs: number, limit: number): Promise<{ job: AgentJobRecord; tick: Date }[]> {
+    const now = Date.now();
+    const out: { job: AgentJobRecord; tick: Date }[] = [];
+    for (const claim of [...this.ticks.values()].sort((a, b) => a.tick.getTime() - b.tick.getTime())) {
+      if (out.length >= limit) break;
+      const job = this.jobs.get(claim.jobId);
+      if (!job || job.cancelledAt || claim.runId !== null) continue;
+      if (claim.claimedAt >= now - olderThanMs || claim.tick.getTime() <= now - 86_400_000) continue;
+      claim.claimedAt = now;
+      out.push({ job, tick: claim.tick });
+    }
+    return out;
   }
 }

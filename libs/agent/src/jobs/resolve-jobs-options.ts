@@ -16,6 +16,7 @@ const STORE_METHODS: readonly (keyof AgentJobStore)[] = [
   'cancel',
   'claimTick',
   'setTickRun',
+  'reclaimUnposted',
 ];
 /** The sync reads every active job: not more often than once a second, at least once a day. */
 const MIN_SYNC_MS = 1000;

@@ -106,6 +106,39 @@ export class TypeOrmAgentJobStore implements AgentJobStore {
     return true;
   }
 
+  async reclaimUnposted(olderThanMs: number, limit: number): Promise<{ job: AgentJobRecord; tick: Date }[]> {
+    if (limit <= 0) return [];
+    // A run stored for the tick (its post landed, only setTickRun was lost) means it was posted: not claimed again.
+    const claimed = await this.rows(
+      `UPDATE zmodu_agent_job_ticks t SET claimed_at = clock_timestamp()
+       FROM (
+         SELECT k.job_id, k.tick FROM zmodu_agent_job_ticks k
+         JOIN zmodu_agent_jobs j ON j.id = k.job_id AND j.cancelled_at IS NULL
+         WHERE k.run_id IS NULL
+           AND k.claimed_at < clock_timestamp() - make_interval(secs => $1::double precision / 1000)
+           AND k.tick > clock_timestamp() - interval '1 day'
+           AND NOT EXISTS (
+             SELECT 1 FROM zmodu_agent_runs r
+             WHERE r.job_id = k.job_id AND r.job_tick = to_char(k.tick AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))
+         ORDER BY k.tick LIMIT $2
+         FOR UPDATE OF k SKIP LOCKED
+       ) s
+       WHERE t.job_id = s.job_id AND t.tick = s.tick
+       RETURNING t.job_id, t.tick`,
+      [olderThanMs, limit],
+    );
+    if (!claimed.length) return [];
+    const jobs = new Map(
+      (await this.rows(`SELECT ${COLUMNS} FROM zmodu_agent_jobs WHERE id = ANY($1::text[])`, [claimed.map((r) => String(r.job_id))])).map(
+        (r) => [String(r.id), toJob(r)],
+      ),
+    );
+    return claimed.flatMap((r) => {
+      const job = jobs.get(String(r.job_id));
+      return job ? [{ job, tick: toDate(r.tick) as Date }] : [];
+    });
+  }
+
   async setTickRun(jobId: string, tick: Date, runId: string): Promise<void> {
     await this.dataSource.query(`UPDATE zmodu_agent_job_ticks SET run_id = $3 WHERE job_id = $1 AND tick = $2`, [
       jobId,

@@ -103,6 +103,36 @@ export function agentJobStoreContract(name: string, factory: () => Promise<Agent
       expect(await store.active()).toEqual([]);
     });
 
+    it('claims again a tick claimed but never posted, once per caller window, until its run is recorded', async () => {
+      const j = job();
+      await store.upsert(j);
+      const tick = new Date(Math.floor(Date.now() / 60_000) * 60_000 - 60_000); // ticks are whole minutes
+      expect(await store.claimTick(j.id, tick)).toBe(true);
+      expect(await store.reclaimUnposted(3_600_000, 10)).toEqual([]); // claimed just now: its poster may still post
+      await new Promise((r) => setTimeout(r, 1100));
+      // Eight at once, each claiming ticks older than 1 s: the first claims it again (its claim time renewed), the
+      // others find it claimed just now.
+      const concurrent = await Promise.all(Array.from({ length: 8 }, () => store.reclaimUnposted(1000, 10)));
+      const won = concurrent.flat();
+      expect(won).toHaveLength(1);
+      expect(won[0].job).toMatchObject({ id: j.id, tenantId: 't1', goal: j.goal });
+      expect(won[0].tick.toISOString()).toBe(tick.toISOString());
+      await new Promise((r) => setTimeout(r, 20));
+      await store.setTickRun(j.id, tick, 'run-1');
+      expect(await store.reclaimUnposted(0, 10)).toEqual([]);
+      const other = job();
+      await store.upsert(other);
+      expect(await store.claimTick(other.id, tick)).toBe(true);
+      expect(await store.cancel('t1', other.id)).toBe(true);
+      await new Promise((r) => setTimeout(r, 20));
+      expect(await store.reclaimUnposted(0, 10)).toEqual([]); // a cancelled job's ticks are not posted
+      const old = job();
+      await store.upsert(old);
+      expect(await store.claimTick(old.id, new Date(Date.now() - 2 * 86_400_000))).toBe(true);
+      await new Promise((r) => setTimeout(r, 20));
+      expect(await store.reclaimUnposted(0, 10)).toEqual([]); // older than a day: given up
+    });
+
     it('many concurrent claimers of one tick: exactly one wins', async () => {
       const j = job();
       await store.upsert(j);
