@@ -20,12 +20,11 @@ import { ORDER_PIPELINE } from './trading/order-pipeline';
 import { AgentsController } from './agents/agents.controller';
 import { PERMISSIONS } from './auth/auth.constants';
 import { JwtAuthGuard } from './auth/jwt-auth.guard';
-import { LibrarySkillPermissions } from './auth/library-skill-permissions';
 import { PermissionsGuard } from './auth/permissions.guard';
 import { RequestContext } from './auth/request-context';
 import { RequestIdInterceptor } from './auth/request-id.interceptor';
 import { HealthController } from './health.controller';
-import { DeskJobs, SAMPLE_SCHEDULABLE_TASKS } from './jobs/desk-jobs';
+import { DeskJobs, SAMPLE_JOB_PERMISSIONS, SAMPLE_SCHEDULABLE_TASKS } from './jobs/desk-jobs';
 import { JobsController } from './jobs/jobs.controller';
 import { MemoryController } from './memory/memory.controller';
 import { SAMPLE_MCP_PATH, SAMPLE_MCP_POLICY } from './mcp.policy';
@@ -99,7 +98,9 @@ export class AppModule implements NestModule {
           }),
         }),
         // Tenant and user memory (zmodu_memory): the trader's prompt gets the caller's notes, memory.remember/recall.
-        MemoryModule.forRoot({ store: 'typeorm' }),
+        // memory.remember needs memory:write; memory.recall needs none: it reads only the caller's own notes, which a run
+        // of an agent with `memory` already puts in its prompt.
+        MemoryModule.forRoot({ store: 'typeorm', permissions: { remember: PERMISSIONS.memoryWrite } }),
         // Each agent's scripted model, or the one real model of options.model (the same guards, skills and budgets).
         // Goals posted to POST /agents/:name/goals run in the background, stored in zmodu_agent_runs.
         // Scheduled jobs (zmodu_agent_jobs): DeskJobs' @AgentJob, and the tasks the scheduler agent may schedule.
@@ -108,7 +109,7 @@ export class AppModule implements NestModule {
           useFactory: (memory: MemoryRecall) => ({
             agents: sampleAgents(options, memory),
             worker: { runStore: 'typeorm', ...options.worker },
-            jobs: { store: 'typeorm', schedulableTasks: SAMPLE_SCHEDULABLE_TASKS },
+            jobs: { store: 'typeorm', schedulableTasks: SAMPLE_SCHEDULABLE_TASKS, permissions: SAMPLE_JOB_PERMISSIONS },
           }),
         }),
         // order.submit is a staged skill: proposed with approval.submit, priced by the desk, reviewed,
@@ -138,8 +139,6 @@ export class AppModule implements NestModule {
         TradingSkills,
         TradingSeed,
         DeskJobs,
-        // memory.remember and the job skills get the sample's permission codes (memory:write, job:read, job:schedule).
-        LibrarySkillPermissions,
         RequestContext,
         // Guards run in this order: who is calling, how often, what may they do.
         { provide: APP_GUARD, useClass: JwtAuthGuard },

@@ -88,8 +88,8 @@ export { ZmoduAgentJobs1764570000000, ZmoduAgentJobTickClaims1764580000000 } fro
 export { AgentJobScheduler, DEFAULT_JOB_SYNC_MS } from './jobs/agent-job-scheduler';
 export type { AgentJobPoster } from './jobs/agent-job-scheduler';
 export { cronProblem } from './jobs/agent-job-cron';
-export { AgentJobSkills } from './jobs/agent-job-skills';
-export type { AgentJobSkillsOptions, SchedulableTask } from './jobs/agent-job-skills';
+export { AGENT_JOB_SKILL_NAMES, AgentJobSkills } from './jobs/agent-job-skills';
+export type { AgentJobSkillPermissions, AgentJobSkillsOptions, SchedulableTask } from './jobs/agent-job-skills';
 export { AGENT_JOB_METADATA, AgentJob, agentJobProblem, staticAgentJob } from './jobs/agent-job.decorator';
 export type { AgentJobDefinition } from './jobs/agent-job.decorator';
 export { AgentJobsOptions } from './jobs/agent-jobs.options';

@@ -1,7 +1,8 @@
 // The public API of @zmodu/memory. Anything not named here is internal.
 export { MemoryModule } from './memory.module';
 export type { MemoryModuleAsyncOptions } from './memory.module-definition';
-export { DEFAULT_MAX_CHARS, DEFAULT_MAX_ENTRIES, MemoryModuleOptions } from './memory.options';
+export { DEFAULT_MAX_CHARS, DEFAULT_MAX_ENTRIES, MEMORY_SKILL_KEYS, MemoryModuleOptions } from './memory.options';
+export type { MemorySkillPermissions } from './memory.options';
 export { InjectMemoryStore, MEMORY_STORE } from './memory.constants';
 export type { MemoryStore } from './memory.store';
 export type {

@@ -1,4 +1,5 @@
 import { ownOptions } from '@zmodu/guard';
+import { resolveSkillPermissions, SkillPermissions } from '@zmodu/skills';
 import { InvalidMemoryOptionsException } from './exceptions/invalid-memory-options.exception';
 import { MemoryStore } from './memory.store';
 import { MemoryRanker } from './memory.types';
@@ -6,6 +7,11 @@ import { MemoryRanker } from './memory.types';
 /** Entries and characters of content one recall injects, when nothing else is said. */
 export const DEFAULT_MAX_ENTRIES = 8;
 export const DEFAULT_MAX_CHARS = 2_000;
+
+/** The keys of `MemoryModuleOptions.permissions`: `remember` is memory.remember, `recall` is memory.recall. */
+export const MEMORY_SKILL_KEYS = ['remember', 'recall'] as const;
+/** The permission code memory.remember and memory.recall require, e.g. `{ remember: 'memory:write' }`; a key left out: none. */
+export type MemorySkillPermissions = SkillPermissions<(typeof MEMORY_SKILL_KEYS)[number]>;
 
 /** Options of `MemoryModule.forRoot` / `forRootAsync`. Every field has a default. */
 export class MemoryModuleOptions {
@@ -19,6 +25,11 @@ export class MemoryModuleOptions {
   maxChars?: number = DEFAULT_MAX_CHARS;
   /** Register the memory.remember and memory.recall skills. Default true. */
   skills?: boolean = true;
+  /**
+   * The permission code each skill requires of its caller, e.g. `{ remember: 'memory:write', recall: 'memory:read' }`:
+   * without it the dispatcher refuses the call (PermissionDenied). Default `{}`: neither requires one.
+   */
+  permissions?: MemorySkillPermissions = {};
 }
 
 /** The options after the defaults are merged. */
@@ -36,5 +47,8 @@ export function resolveMemoryOptions(raw: Partial<MemoryModuleOptions> | undefin
   const store = o.store as unknown;
   if (store !== 'typeorm' && (!store || typeof store !== 'object' || typeof (store as MemoryStore).recall !== 'function'))
     throw new InvalidMemoryOptionsException("store must be 'typeorm' or a MemoryStore");
+  o.permissions = resolveSkillPermissions(o.permissions, MEMORY_SKILL_KEYS, 'permissions', (field, problem) => {
+    throw new InvalidMemoryOptionsException(`${field}: ${problem}`);
+  });
   return o;
 }

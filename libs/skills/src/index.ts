@@ -24,3 +24,5 @@ export { InvalidSkillDefinitionException } from './exceptions/invalid-skill-defi
 export { DuplicateSkillException } from './exceptions/duplicate-skill.exception';
 export { UnknownSkillException } from './exceptions/unknown-skill.exception';
 export { InvalidSkillContextException } from './exceptions/invalid-context.exception';
+export { MAX_PERMISSION_CODE_LENGTH, permissionCodeProblem, resolveSkillPermissions } from './skill-permissions';
+export type { SkillPermissions } from './skill-permissions';

@@ -13,3 +13,10 @@ export const MISSING_GUARD_MESSAGE =
   'SkillDispatcher.dispatch needs a SkillContext with a guard: build it with createSkillContext({ guard: new Guard({ allow: [...], allowExecute: false }), ... }).';
 
 export const INVALID_CONTEXT_MESSAGE = (what: string) => `Invalid SkillContext: ${what}.`;
+
+export const PERMISSIONS_NOT_OBJECT_PROBLEM = (example: string) =>
+  `expected an object such as ${example}, or nothing (no permission required)`;
+export const UNKNOWN_PERMISSION_KEY_PROBLEM = (keys: readonly string[]) =>
+  `no such skill here: the keys are ${keys.join(', ')} (leave a key out to require no permission)`;
+export const INVALID_PERMISSION_CODE_PROBLEM = (got: string, max: number) =>
+  `expected a permission code: a non-blank string of at most ${max} characters, without control characters or surrounding spaces, such as 'memory:write' (got ${got})`;

@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { AgentJob, SchedulableTask } from '@zmodu/agent';
+import { AgentJob, AgentJobSkillPermissions, SchedulableTask } from '@zmodu/agent';
 import { PERMISSIONS } from '../auth/auth.constants';
 
 /** The goal of the desk's morning summary: the read-only analyst quotes and counts the desk's orders. */
@@ -23,6 +23,17 @@ export const SAMPLE_SCHEDULABLE_TASKS: SchedulableTask[] = [
     description: "How many of the desk's orders are still open.",
   },
 ];
+
+/**
+ * The permission code each job skill asks of its caller (`jobs.permissions`): job:read to list the tasks and the
+ * tenant's jobs, job:schedule to create or cancel one (a job runs with the permissions of the user who created it).
+ */
+export const SAMPLE_JOB_PERMISSIONS: AgentJobSkillPermissions = {
+  list_schedulable_tasks: PERMISSIONS.jobRead,
+  list_jobs: PERMISSIONS.jobRead,
+  schedule_job: PERMISSIONS.jobSchedule,
+  cancel_job: PERMISSIONS.jobSchedule,
+};
 
 /** The read-only permissions the desk's static job runs with: it quotes and queries, nothing else. */
 export const DESK_JOB_PERMISSIONS = [PERMISSIONS.marketRead];

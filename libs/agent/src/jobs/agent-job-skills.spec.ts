@@ -100,5 +100,11 @@ describe('AgentJobSkills', () => {
     expect(() => new AgentJobSkills(store, { schedulableTasks: [...tasks, ...tasks] })).toThrow('used twice');
     expect(() => new AgentJobSkills(store, { schedulableTasks: [{ name: 'x', goal: '' }] })).toThrow('non-empty name and goal');
     expect(() => new AgentJobSkills(store, { schedulableTasks: tasks, maxJobsPerTenant: 0 })).toThrow('maxJobsPerTenant');
+    expect(() => new AgentJobSkills(store, { schedulableTasks: tasks, permissions: { list_jobs: '' } })).toThrow(
+      /^jobs\.permissions\.list_jobs: expected a permission code/,
+    );
+    expect(() => new AgentJobSkills(store, { schedulableTasks: tasks, permissions: { jobs: 'x' } as never })).toThrow(
+      /^jobs\.permissions\.jobs: no such skill/,
+    );
   });
 });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { scopeIdProblem } from '@zmodu/guard';
-import { SkillError, SkillRegistry } from '@zmodu/skills';
-import type { SkillContext } from '@zmodu/skills';
+import { resolveSkillPermissions, SkillError, SkillRegistry } from '@zmodu/skills';
+import type { SkillContext, SkillPermissions } from '@zmodu/skills';
 import { AgentJobRecord, AgentJobStore, MissedTickPolicy } from './agent-job.ports';
 import { cronProblem } from './agent-job-cron';
 
@@ -13,10 +13,17 @@ export interface SchedulableTask {
   readonly description?: string;
 }
 
+/** The names of the job skills, the keys of `jobs.permissions`. */
+export const AGENT_JOB_SKILL_NAMES = ['list_schedulable_tasks', 'schedule_job', 'list_jobs', 'cancel_job'] as const;
+/** The permission code each job skill requires, e.g. `{ schedule_job: 'job:schedule' }`; a skill left out requires none. */
+export type AgentJobSkillPermissions = SkillPermissions<(typeof AGENT_JOB_SKILL_NAMES)[number]>;
+
 export interface AgentJobSkillsOptions {
   readonly schedulableTasks: readonly SchedulableTask[];
   /** Active jobs a tenant may hold (default 20). */
   readonly maxJobsPerTenant?: number;
+  /** The permission code each skill requires (checked: see resolveSkillPermissions); default none. */
+  readonly permissions?: AgentJobSkillPermissions;
 }
 
 type Caller = Pick<SkillContext, 'tenantId' | 'userId' | 'permissions'>;
@@ -39,11 +46,15 @@ const view = (j: AgentJobRecord) => ({
 export class AgentJobSkills {
   private readonly tasks = new Map<string, SchedulableTask>();
   private readonly maxJobsPerTenant: number;
+  private readonly permissions: AgentJobSkillPermissions;
 
   constructor(
     private readonly store: AgentJobStore,
     options: AgentJobSkillsOptions,
   ) {
+    this.permissions = resolveSkillPermissions(options.permissions, AGENT_JOB_SKILL_NAMES, 'jobs.permissions', (field, problem) => {
+      throw new TypeError(`${field}: ${problem}`);
+    });
     for (const t of options.schedulableTasks ?? []) {
       if (!t || typeof t.name !== 'string' || !t.name.trim() || typeof t.goal !== 'string' || !t.goal.trim())
         throw new TypeError('jobs.schedulableTasks: each task needs a non-empty name and goal');
@@ -120,6 +131,7 @@ export class AgentJobSkills {
     const source = 'AgentModule';
     registry.register({
       name: 'list_schedulable_tasks',
+      requiredPermission: this.permissions.list_schedulable_tasks,
       action: 'read',
       source,
       description: 'List the tasks this application allows to be scheduled (name, agent, description).',
@@ -128,6 +140,7 @@ export class AgentJobSkills {
     });
     registry.register({
       name: 'schedule_job',
+      requiredPermission: this.permissions.schedule_job,
       action: 'execute',
       source,
       description:
@@ -148,6 +161,7 @@ export class AgentJobSkills {
     });
     registry.register({
       name: 'list_jobs',
+      requiredPermission: this.permissions.list_jobs,
       action: 'read',
       source,
       description: "List this tenant's scheduled jobs.",
@@ -156,6 +170,7 @@ export class AgentJobSkills {
     });
     registry.register({
       name: 'cancel_job',
+      requiredPermission: this.permissions.cancel_job,
       action: 'execute',
       source,
       description: "Cancel one of this tenant's scheduled jobs by id.",

@@ -129,6 +129,58 @@ describe('AgentModule.forRoot({ jobs })', () => {
     expect(app.get(AgentJobsRunner).jobIds()).toEqual([jobId]);
   });
 
+  it('jobs.permissions: each job skill requires its code; a caller without it is refused and no job is stored', async () => {
+    const permissions = {
+      list_schedulable_tasks: 'job:read',
+      schedule_job: 'job:schedule',
+      list_jobs: 'job:read',
+      cancel_job: 'job:schedule',
+    };
+    app = await compile({
+      agents: [trader()],
+      worker: { runStore: 'memory' },
+      jobs: { store: 'memory', schedulableTasks: TASKS, permissions },
+    });
+    await app.init();
+    const registry = app.get(SkillRegistry);
+    for (const [name, code] of Object.entries(permissions)) expect(registry.get(name)?.requiredPermission).toBe(code);
+    const dispatcher = app.get(SkillDispatcher);
+    const store = app.get<AgentJobStore>(AGENT_JOB_STORE);
+    const as = (codes: string[]) =>
+      createSkillContext({
+        guard: new Guard({ allow: Object.keys(permissions), allowExecute: true }),
+        tenantId: 't1',
+        userId: 'alice',
+        permissions: codes,
+      });
+    const denied = (permission: string) => ({ error: 'PermissionDenied', reason: 'missing_permission', permission });
+
+    const refused = await dispatcher.dispatch(as(['job:read']), 'schedule_job', { task: 'digest', cron: '0 8 * * *' });
+    expect(refused).toMatchObject({ ok: false, cause: 'missing_permission', outcome: 'forbidden' });
+    expect(refused.error).toEqual(denied('job:schedule'));
+    expect(await store.list('t1')).toEqual([]);
+    expect((await dispatcher.dispatch(as([]), 'list_jobs', {})).error).toEqual(denied('job:read'));
+    expect((await dispatcher.dispatch(as([]), 'list_schedulable_tasks', {})).error).toEqual(denied('job:read'));
+
+    const scheduled = await dispatcher.dispatch(as(['job:schedule']), 'schedule_job', { task: 'digest', cron: '0 8 * * *' });
+    expect(scheduled).toMatchObject({ ok: true, decision: 'allowed' });
+    const { jobId } = scheduled.value as { jobId: string };
+    expect((await dispatcher.dispatch(as(['job:read']), 'list_jobs', {})).value).toEqual([expect.objectContaining({ id: jobId })]);
+    expect((await dispatcher.dispatch(as(['job:read']), 'cancel_job', { jobId })).error).toEqual(denied('job:schedule'));
+    expect(await store.get('t1', jobId)).toMatchObject({ id: jobId });
+    expect((await dispatcher.dispatch(as(['job:schedule']), 'cancel_job', { jobId })).value).toEqual({ cancelled: true });
+  });
+
+  it('jobs.permissions reads own keys only; a skill left out requires nothing', async () => {
+    const permissions = Object.assign(Object.create({ list_jobs: 'job:read' }) as object, { schedule_job: 'job:schedule' });
+    app = await compile({ agents: [trader()], worker: { runStore: 'memory' }, jobs: { store: 'memory', permissions } });
+    await app.init();
+    const registry = app.get(SkillRegistry);
+    expect(registry.get('schedule_job')?.requiredPermission).toBe('job:schedule');
+    for (const name of ['list_schedulable_tasks', 'list_jobs', 'cancel_job'])
+      expect(registry.get(name)?.requiredPermission).toBeUndefined();
+  });
+
   it('fails boot on bad jobs options, naming the field', async () => {
     const cases: [Partial<AgentModuleOptions>, RegExp][] = [
       [{ jobs: { store: 'memory' } }, /'jobs'.*worker: \{ runStore/],
@@ -141,6 +193,34 @@ describe('AgentModule.forRoot({ jobs })', () => {
       ],
       [{ worker: { runStore: 'memory' }, jobs: { store: 'memory', schedulableTasks: 'digest' as never } }, /'jobs\.schedulableTasks'/],
       [{ worker: { runStore: 'memory' }, jobs: {} }, /'jobs\.store'.*TypeOrmModule/],
+      [
+        { worker: { runStore: 'memory' }, jobs: { store: 'memory', permissions: { schedule_job: '' } } },
+        /'jobs\.permissions\.schedule_job': expected a permission code/,
+      ],
+      [
+        { worker: { runStore: 'memory' }, jobs: { store: 'memory', permissions: { list_jobs: 7 as never } } },
+        /'jobs\.permissions\.list_jobs': expected a permission code.*got number/,
+      ],
+      [
+        { worker: { runStore: 'memory' }, jobs: { store: 'memory', permissions: { cancel_job: 'job:\tschedule' } } },
+        /'jobs\.permissions\.cancel_job': .*without control characters/,
+      ],
+      [
+        { worker: { runStore: 'memory' }, jobs: { store: 'memory', permissions: { delete_job: 'job:schedule' } as never } },
+        /'jobs\.permissions\.delete_job': no such skill here: the keys are list_schedulable_tasks, schedule_job, list_jobs, cancel_job/,
+      ],
+      [
+        { worker: { runStore: 'memory' }, jobs: { store: 'memory', permissions: { constructor: 'job:read' } as never } },
+        /'jobs\.permissions\.constructor': no such skill/,
+      ],
+      [
+        { worker: { runStore: 'memory' }, jobs: { store: 'memory', permissions: JSON.parse('{"__proto__":"job:read"}') as never } },
+        /'jobs\.permissions\.__proto__': no such skill/,
+      ],
+      [
+        { worker: { runStore: 'memory' }, jobs: { store: 'memory', permissions: 'job:read' as never } },
+        /'jobs\.permissions': expected an object/,
+      ],
     ];
     for (const [options, message] of cases) {
       const err = await compile(options).catch((e: unknown) => e);

@@ -1,6 +1,6 @@
 import type { AgentJobStore } from './agent-job.ports';
 import { DEFAULT_JOB_SYNC_MS } from './agent-job-scheduler';
-import type { SchedulableTask } from './agent-job-skills';
+import type { AgentJobSkillPermissions, SchedulableTask } from './agent-job-skills';
 
 /** `AgentModule.forRoot({ jobs })`: scheduled agent jobs (needs the `worker` option). Every field has a default. */
 export class AgentJobsOptions {
@@ -12,6 +12,12 @@ export class AgentJobsOptions {
   schedulableTasks?: SchedulableTask[] = [];
   /** Active jobs a tenant may hold (the `schedule_job` cap). */
   maxJobsPerTenant?: number = 20;
+  /**
+   * The permission code each job skill requires of its caller, e.g. `{ list_jobs: 'job:read', schedule_job: 'job:schedule' }`
+   * (keys: list_schedulable_tasks, schedule_job, list_jobs, cancel_job): without it the dispatcher refuses the call
+   * (PermissionDenied). Default `{}`: none requires one.
+   */
+  permissions?: AgentJobSkillPermissions = {};
 }
 
 /** The options with every default applied and every field checked. */
@@ -20,4 +26,5 @@ export interface ResolvedAgentJobsOptions {
   readonly syncMs: number;
   readonly schedulableTasks: readonly SchedulableTask[];
   readonly maxJobsPerTenant: number;
+  readonly permissions: AgentJobSkillPermissions;
 }

@@ -1,9 +1,10 @@
 import { ownOptions } from '@zmodu/guard';
+import { resolveSkillPermissions } from '@zmodu/skills';
 import { AgentModuleOptions } from '../agent-module.options';
 import { JOBS_NEED_WORKER_MESSAGE } from '../agent.messages';
 import { InvalidJobsOptionsException } from '../exceptions/invalid-jobs-options.exception';
 import { AgentJobStore } from './agent-job.ports';
-import { AgentJobSkills } from './agent-job-skills';
+import { AGENT_JOB_SKILL_NAMES, AgentJobSkills } from './agent-job-skills';
 import { AgentJobsOptions, ResolvedAgentJobsOptions } from './agent-jobs.options';
 
 const STORE_METHODS: readonly (keyof AgentJobStore)[] = [
@@ -48,6 +49,9 @@ export function resolveJobsOptions(raw: AgentModuleOptions | undefined | null): 
     syncMs,
     schedulableTasks: [...(merged.schedulableTasks as ResolvedAgentJobsOptions['schedulableTasks'])],
     maxJobsPerTenant: merged.maxJobsPerTenant as number,
+    permissions: resolveSkillPermissions(merged.permissions, AGENT_JOB_SKILL_NAMES, 'jobs.permissions', (field, problem) => {
+      throw new InvalidJobsOptionsException(field, problem);
+    }),
   };
   try {
     // The skills check the tasks (names, goals, duplicates) and the cap; their TypeError names the field.
