@@ -12,7 +12,14 @@ import { DataSource } from 'typeorm';
 import { AppModule } from '../apps/sample/src/app.module';
 import { mintToken } from '../apps/sample/src/auth/dev-token';
 import { traderAgent, TRADER_BUDGET } from '../apps/sample/src/agents/trader.agent';
-import { ConfigError, DEV_JWT_SECRET, jwtSecretFromEnv, optionsFromEnv, traderBudgetFromEnv } from '../apps/sample/src/config';
+import {
+  ConfigError,
+  DEV_JWT_SECRET,
+  jwtSecretFromEnv,
+  optionsFromEnv,
+  queueFromEnv,
+  traderBudgetFromEnv,
+} from '../apps/sample/src/config';
 import { deeperThan } from '../apps/sample/src/edge/body-limits.middleware';
 import { isDatabaseUnavailable } from '../apps/sample/src/edge/database-unavailable';
 import { EdgeExceptionFilter } from '../apps/sample/src/edge/edge-exception.filter';
@@ -204,6 +211,15 @@ describe('the HTTP edge of the sample app', () => {
       });
       expect(opts.edge).toEqual({ rateLimit: 7, rateWindowMs: 1000, maxTokenLifetimeSeconds: 3600 });
       expect(() => optionsFromEnv({ ZMODU_JWT_SECRET: SECRET, ZMODU_RATE_LIMIT: '0' })).toThrow(/ZMODU_RATE_LIMIT/);
+    });
+
+    it('reads cluster mode (ZMODU_QUEUE) from the environment; pg-boss needs a PostgreSQL server', () => {
+      expect(queueFromEnv({})).toEqual({});
+      expect(queueFromEnv({ ZMODU_QUEUE: 'in-process' })).toEqual({});
+      expect(queueFromEnv({ ZMODU_QUEUE: 'pg-boss', DATABASE_URL: 'postgres://db/app' })).toEqual({ queue: { driver: 'pg-boss' } });
+      expect(() => queueFromEnv({ ZMODU_QUEUE: 'pg-boss' })).toThrow(/needs DATABASE_URL/);
+      expect(() => queueFromEnv({ ZMODU_QUEUE: 'redis' })).toThrow(/ZMODU_QUEUE must be 'in-process'/);
+      expect(() => optionsFromEnv({ ZMODU_JWT_SECRET: SECRET, ZMODU_QUEUE: 'pg-boss' })).toThrow(ConfigError);
     });
 
     it("reads the trader's fair-use budget from the environment and refuses nonsense", () => {

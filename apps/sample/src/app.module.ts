@@ -109,6 +109,7 @@ export class AppModule implements NestModule {
           useFactory: (memory: MemoryRecall) => ({
             agents: sampleAgents(options, memory),
             worker: { runStore: 'typeorm', ...options.worker },
+            ...(options.queue ? { queue: options.queue } : {}),
             jobs: { store: 'typeorm', schedulableTasks: SAMPLE_SCHEDULABLE_TASKS, permissions: SAMPLE_JOB_PERMISSIONS },
           }),
         }),

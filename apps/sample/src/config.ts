@@ -24,7 +24,24 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): SampleAppO
     edge: edgeFromEnv(env),
     traderBudget: traderBudgetFromEnv(env),
     model: modelFromEnv(env),
+    ...queueFromEnv(env),
   };
+}
+
+/**
+ * Cluster mode from the environment: ZMODU_QUEUE=pg-boss puts the goals of POST /agents/:name/goals in a pg-boss
+ * queue on the PostgreSQL of DATABASE_URL, so several instances of the sample share them ('in-process', the default,
+ * keeps them in this process).
+ */
+export function queueFromEnv(env: NodeJS.ProcessEnv = process.env): Pick<SampleAppOptions, 'queue'> {
+  const driver = env.ZMODU_QUEUE;
+  if (driver === undefined || driver === '' || driver === 'in-process') return {};
+  if (driver !== 'pg-boss') throw new ConfigError(`ZMODU_QUEUE must be 'in-process' (the default) or 'pg-boss' (got "${driver}").`);
+  if (!env.DATABASE_URL)
+    throw new ConfigError(
+      'ZMODU_QUEUE=pg-boss (several instances sharing the goals) needs DATABASE_URL: a PostgreSQL server every instance reaches (the embedded PGlite lives in one process).',
+    );
+  return { queue: { driver: 'pg-boss' } };
 }
 
 /** The development switch: `ZMODU_DEV=1` allows the public development secret (local development, the demo, tests). */

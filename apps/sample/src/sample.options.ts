@@ -1,4 +1,4 @@
-import type { AgentBudget, AgentWorkerOptions } from '@zmodu/agent';
+import type { AgentBudget, AgentQueueOptions, AgentWorkerOptions } from '@zmodu/agent';
 import type { DataSourceOptions } from 'typeorm';
 import type { EdgeOptions } from './edge/edge.options';
 import type { SampleModel } from './model';
@@ -18,6 +18,8 @@ export interface SampleAppOptions {
   readonly model?: Pick<SampleModel, 'provider'>;
   /** Overrides of the AgentWorker behind POST /agents/:name/goals (default: the TypeORM run store, 4 slots). */
   readonly worker?: Partial<AgentWorkerOptions>;
+  /** Where posted goals wait (default in-process); `{ driver: 'pg-boss' }` for several instances on one PostgreSQL. */
+  readonly queue?: AgentQueueOptions;
 }
 
 export const SAMPLE_OPTIONS = Symbol('SAMPLE_OPTIONS');
