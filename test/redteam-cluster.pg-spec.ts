@@ -1,7 +1,31 @@
 import { spawn } from 'node:child_process';
 import { DataSource } from 'typeorm';
-import { ZMODU_AGENT_MIGRATIONS } from '@zmodu/agent';
+import { Test, TestingModule } from '@nestjs/testing';
+import {
+  AGENT_GOAL_QUEUE,
+  AgentModule,
+  AgentWorker,
+  GoalQueue,
+  PgBossGoalQueue,
+  ModelProvider,
+  ModelRequest,
+  ModelTurn,
+  TypeOrmAgentRunStore,
+  ZMODU_AGENT_MIGRATIONS,
+} from '@zmodu/agent';
 import { openTestDataSource, TestDatabase } from '@zmodu/db/testing';
+
+/** Counts the turns of each goal, on every instance of this process. */
+class CountingModel implements ModelProvider {
+  readonly name = 'counting';
+  constructor(private readonly turns: Map<string, number>) {}
+  async complete(request: ModelRequest): Promise<ModelTurn> {
+    const goal = request.messages.find((m) => m.role === 'user')?.content ?? '';
+    this.turns.set(goal, (this.turns.get(goal) ?? 0) + 1);
+    await new Promise((r) => setTimeout(r, 20));
+    return { text: 'done', toolCalls: [], usage: { inputTokens: 1, outputTokens: 1 } };
+  }
+}
 
 /** Red team of cluster mode (queue driver pg-boss) on a real PostgreSQL (ZMODU_TEST_DATABASE_URL). */
 describe('red team cluster mode (pg-boss)', () => {
@@ -68,4 +92,150 @@ describe('red team cluster mode (pg-boss)', () => {
     },
     90_000,
   );
+
+  it('RT-C7 a goal fetched by an instance that is stopping is left for another instance, not dropped until a sweep', async () => {
+    const options = {
+      connection: { connectionString: db.location.url },
+      schema: 'rt_boss',
+      name: 'rt_goals',
+      pollingIntervalSeconds: 0.5,
+      notify: true,
+    };
+    const handledA: string[] = [];
+    const handledB: string[] = [];
+    const a = new PgBossGoalQueue(options);
+    const b = new PgBossGoalQueue(options);
+    await a.start(async (runId) => void handledA.push(runId), 1);
+    // Hold a's next fetch in flight, so that its stop begins while the fetch is on the wire.
+    const bossDb = a.instance!.getDb() as { executeSql: (sql: string, values?: unknown[]) => Promise<unknown> };
+    const executeSql = bossDb.executeSql.bind(bossDb);
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let fetchHeld = false;
+    bossDb.executeSql = async (sql, values) => {
+      if (sql.includes('SKIP LOCKED') && !fetchHeld) {
+        fetchHeld = true;
+        await gate;
+      }
+      return executeSql(sql, values);
+    };
+    const end = Date.now() + 5000;
+    while (!fetchHeld && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+    expect(fetchHeld).toBe(true);
+    await a.push(['run-while-stopping']);
+    const stopping = a.stop(1000);
+    release();
+    await stopping;
+    await new Promise((r) => setTimeout(r, 500));
+    await a.close();
+    expect(handledA).toEqual([]);
+    try {
+      await b.start(async (runId) => void handledB.push(runId), 1);
+      const until = Date.now() + 3000;
+      while (!handledB.length && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+      expect(handledB).toEqual(['run-while-stopping']);
+    } finally {
+      await b.stop(100);
+      await b.close();
+    }
+  }, 30_000);
+
+  /** An instance of a clustered app in this process: its own AgentWorker and pg-boss queue, the shared database. */
+  async function instance(turns: Map<string, number>, leaseMs = 1000): Promise<TestingModule> {
+    const app = await Test.createTestingModule({
+      imports: [
+        AgentModule.forRoot({
+          agents: [{ name: 'clock', provider: new CountingModel(turns), skills: [], guard: { allow: [], allowExecute: false } }],
+          guard: { auditStore: 'memory', quotaStore: 'memory' },
+          worker: { concurrency: 3, leaseMs, shutdownGraceMs: 200, runStore: new TypeOrmAgentRunStore(dataSource) },
+          queue: { driver: 'pg-boss', connectionString: db.location.url, schema: 'rt_boss2', pollingIntervalSeconds: 0.5 },
+        }),
+      ],
+    }).compile();
+    await app.init();
+    return app;
+  }
+
+  const settled = async (ids: string[]) =>
+    dataSource.query<{ id: string; status: string; attempts: number }[]>(
+      `SELECT id, status, attempts FROM zmodu_agent_runs WHERE id = ANY($1::text[]) AND status IN ('succeeded', 'failed')`,
+      [ids],
+    );
+
+  it('RT-C8 duplicate deliveries (sweeps of two instances, repeated sends) never run a goal twice', async () => {
+    const turns = new Map<string, number>();
+    const [a, b] = await Promise.all([instance(turns), instance(turns)]);
+    try {
+      const posted = await Promise.all(
+        Array.from({ length: 30 }, (_, i) => a.get(AgentWorker).post(`dup goal ${i}`, { tenantId: 't1', userId: 'u', permissions: [] })),
+      );
+      const ids = posted.map((p) => p.runId);
+      // Every instance's goal queue sends every run again, several times, while they run.
+      const queues = [a, b].map((app) => app.get<GoalQueue>(AGENT_GOAL_QUEUE));
+      for (let round = 0; round < 5; round++) await Promise.all(queues.map((q) => q.push(ids)));
+      const end = Date.now() + 15_000;
+      while ((await settled(ids)).length < ids.length && Date.now() < end) await new Promise((r) => setTimeout(r, 100));
+      const rows = await settled(ids);
+      expect(rows).toHaveLength(30);
+      expect(rows.every((r) => r.status === 'succeeded' && Number(r.attempts) === 1)).toBe(true);
+      expect([...turns.entries()].filter(([goal]) => goal.startsWith('dup goal')).map(([, n]) => n)).toEqual(Array(30).fill(1));
+      // Read on the other instance: the tenant's run, and nothing for another tenant.
+      expect(await b.get(AgentWorker).get('t1', ids[0])).toMatchObject({ id: ids[0], status: 'succeeded', tenantId: 't1' });
+      expect(await b.get(AgentWorker).get('t2', ids[0])).toBeNull();
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  }, 60_000);
+
+  it('RT-C9 a run stored without its queue message (the instance died in between) runs within the lease bound', async () => {
+    const turns = new Map<string, number>();
+    const leaseMs = 1000;
+    const [a, b] = await Promise.all([instance(turns, leaseMs), instance(turns, leaseMs)]);
+    try {
+      await dataSource.query(
+        `INSERT INTO zmodu_agent_runs (id, tenant_id, user_id, agent, goal, max_attempts) VALUES ('orphan-run', 't1', 'u', 'clock', 'orphan goal', 3)`,
+      );
+      const stored = Date.now();
+      while (!(await settled(['orphan-run'])).length && Date.now() - stored < 10_000) await new Promise((r) => setTimeout(r, 50));
+      expect(await settled(['orphan-run'])).toEqual([{ id: 'orphan-run', status: 'succeeded', attempts: 1 }]);
+      expect(Date.now() - stored).toBeLessThan(leaseMs + 1500);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  }, 60_000);
+
+  it('RT-C11 wake-ups survive a lost LISTEN connection (a restart of the server, a proxy timeout): it is opened again', async () => {
+    const options = {
+      connection: { connectionString: db.location.url },
+      schema: 'rt_boss3',
+      name: 'rt_goals3',
+      pollingIntervalSeconds: 60, // only a NOTIFY wakes the idle slot within this test
+      notify: true,
+    };
+    const handled: string[] = [];
+    const a = new PgBossGoalQueue(options);
+    const b = new PgBossGoalQueue(options);
+    const waitFor = async (runId: string) => {
+      const end = Date.now() + 4000;
+      while (!handled.includes(runId) && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+      return handled.includes(runId);
+    };
+    try {
+      await a.start(async (runId) => void handled.push(runId), 1);
+      await b.start(async () => undefined, 0); // posts only
+      await new Promise((r) => setTimeout(r, 500)); // a's slot has polled once and sleeps
+      await b.push(['before-loss']);
+      expect(await waitFor('before-loss')).toBe(true);
+      const killed = await dataSource.query<unknown[]>(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN "rt_goals3_posted"'`,
+      );
+      expect(killed).toHaveLength(2); // a's and b's
+      await new Promise((r) => setTimeout(r, 2500));
+      await b.push(['after-loss']);
+      expect(await waitFor('after-loss')).toBe(true);
+    } finally {
+      await Promise.all([a.stop(100), b.stop(100)]);
+      await Promise.all([a.close(), b.close()]);
+    }
+  }, 30_000);
 });

@@ -378,9 +378,10 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
 
   private async heartbeat(options: ResolvedAgentWorkerOptions, store: AgentRunStore): Promise<void> {
     if (!this.running.size) return;
-    // Fencing: a run whose lease may have expired (renewals failing or hanging) may already run on another instance.
+    // Fencing: a run whose lease would expire before the next renewal (renewals failing or hanging) is stopped now,
+    // before another instance's sweep may hand it over and run it a second time.
     const now = Date.now();
-    for (const [runId, goal] of this.running) if (now - goal.renewedAt >= options.leaseMs) this.leaseLost(runId);
+    for (const [runId, goal] of this.running) if (now - goal.renewedAt >= options.leaseMs - options.heartbeatMs) this.leaseLost(runId);
     const runIds = [...this.running.keys()];
     if (!runIds.length) return;
     try {
