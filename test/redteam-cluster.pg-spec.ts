@@ -6,6 +6,7 @@ import {
   AgentModule,
   AgentWorker,
   GoalQueue,
+  MailboxFullException,
   PgBossGoalQueue,
   ModelProvider,
   ModelRequest,
@@ -15,6 +16,10 @@ import {
 } from '@zmodu/agent';
 import { openTestDataSource, TestDatabase } from '@zmodu/db/testing';
 
+/** Goals starting with 'hold' wait for `held.release()` (or their abort). */
+const held = { release: () => undefined as void, promise: Promise.resolve() };
+const holdAgain = () => (held.promise = new Promise<void>((r) => (held.release = r)));
+
 /** Counts the turns of each goal, on every instance of this process. */
 class CountingModel implements ModelProvider {
   readonly name = 'counting';
@@ -22,7 +27,7 @@ class CountingModel implements ModelProvider {
   async complete(request: ModelRequest): Promise<ModelTurn> {
     const goal = request.messages.find((m) => m.role === 'user')?.content ?? '';
     this.turns.set(goal, (this.turns.get(goal) ?? 0) + 1);
-    await new Promise((r) => setTimeout(r, 20));
+    await (goal.startsWith('hold') ? held.promise : new Promise((r) => setTimeout(r, 20)));
     return { text: 'done', toolCalls: [], usage: { inputTokens: 1, outputTokens: 1 } };
   }
 }
@@ -141,13 +146,17 @@ describe('red team cluster mode (pg-boss)', () => {
   }, 30_000);
 
   /** An instance of a clustered app in this process: its own AgentWorker and pg-boss queue, the shared database. */
-  async function instance(turns: Map<string, number>, leaseMs = 1000): Promise<TestingModule> {
+  async function instance(
+    turns: Map<string, number>,
+    leaseMs = 1000,
+    over: { concurrency?: number; mailboxSize?: number } = {},
+  ): Promise<TestingModule> {
     const app = await Test.createTestingModule({
       imports: [
         AgentModule.forRoot({
           agents: [{ name: 'clock', provider: new CountingModel(turns), skills: [], guard: { allow: [], allowExecute: false } }],
           guard: { auditStore: 'memory', quotaStore: 'memory' },
-          worker: { concurrency: 3, leaseMs, shutdownGraceMs: 200, runStore: new TypeOrmAgentRunStore(dataSource) },
+          worker: { concurrency: 3, leaseMs, shutdownGraceMs: 200, runStore: new TypeOrmAgentRunStore(dataSource), ...over },
           queue: { driver: 'pg-boss', connectionString: db.location.url, schema: 'rt_boss2', pollingIntervalSeconds: 0.5 },
         }),
       ],
@@ -238,4 +247,28 @@ describe('red team cluster mode (pg-boss)', () => {
       await Promise.all([a.close(), b.close()]);
     }
   }, 30_000);
+
+  it('RT-C12 the mailbox bound counts the goals queued on every instance, and MailboxFull says when to retry', async () => {
+    holdAgain();
+    const turns = new Map<string, number>();
+    const [a, b] = await Promise.all([1, 2].map(() => instance(turns, 2000, { concurrency: 1, mailboxSize: 3 })));
+    const scope = { tenantId: 't1', userId: 'u', permissions: [] };
+    try {
+      await a.get(AgentWorker).post('hold 1', scope);
+      await a.get(AgentWorker).post('hold 2', scope);
+      const end = Date.now() + 5000;
+      while ((turns.get('hold 1') ?? 0) + (turns.get('hold 2') ?? 0) < 2 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+      for (const i of [3, 4, 5]) await b.get(AgentWorker).post(`hold ${i}`, scope); // both slots busy: these wait
+      await new Promise((r) => setTimeout(r, 1300)); // a reads the shared count again (every second)
+      const refused = await a
+        .get(AgentWorker)
+        .post('one too many', scope)
+        .catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(MailboxFullException);
+      expect((refused as MailboxFullException).retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    } finally {
+      held.release();
+      await Promise.all([a.close(), b.close()]);
+    }
+  }, 60_000);
 });

@@ -404,6 +404,9 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
   }
 
   private async handle(runId: string, options: ResolvedAgentWorkerOptions, store: AgentRunStore): Promise<void> {
+    // A copy of this run still winds down here (its lease was lost, its abort not yet honoured): never a second one
+    // beside it. The run stays queued or interrupted in the store, and a later sweep hands it over again.
+    if (this.running.has(runId)) return;
     let claimed: AgentRunRecord | null;
     const claimSent = Date.now();
     try {
@@ -430,7 +433,7 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
       crash = RUN_CRASHED_MESSAGE(safeText(err));
     }
     try {
-      if (!this.running.has(runId)) return; // released at shutdown already
+      if (this.running.get(runId) !== goal) return; // released at shutdown already
       if (goal.stop === 'shutdown') {
         await this.interrupt(store, runId, options);
         return;
@@ -448,7 +451,7 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
     } catch (err) {
       this.bookkeepingError(`storing the outcome of run ${runId}`, err);
     } finally {
-      this.running.delete(runId);
+      if (this.running.get(runId) === goal) this.running.delete(runId);
     }
   }
 

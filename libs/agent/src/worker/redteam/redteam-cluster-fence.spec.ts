@@ -1,7 +1,10 @@
-import { TestingModule } from '@nestjs/testing';
-import { compileWorkerApp, GatedModel, SCOPE, spec, until } from '../__fixtures__/worker-fixtures';
+import { Test, TestingModule } from '@nestjs/testing';
+import { AgentModule } from '../../agent.module';
+import { compileWorkerApp, GatedModel, SCOPE, spec, until, WorkerSkills } from '../__fixtures__/worker-fixtures';
+import { GoalQueue, settledWithin } from '../worker.ports';
 import { AgentWorker } from '../agent-worker';
 import { InMemoryAgentRunStore } from '../in-memory-agent-run.store';
+import { ModelProvider, ModelTurn } from '../../providers/model-provider';
 
 /** A run store whose lease renewals fail (the instance lost its database; the others still see it). */
 class PartitionedStore extends InMemoryAgentRunStore {
@@ -46,5 +49,72 @@ describe('red team cluster: an instance that cannot renew its leases', () => {
     store.partitioned = false;
     model.open();
     await until(async () => (await store.get('t1', runId))?.status === 'succeeded', 'the retried run', 3000);
+  });
+});
+
+/** A shared queue as pg-boss is one: every push is a new delivery, whatever this instance is running. */
+class SharedQueue implements GoalQueue {
+  readonly shared = true;
+  private handle?: (runId: string) => Promise<void>;
+  private readonly active = new Set<Promise<void>>();
+  async start(handle: (runId: string) => Promise<void>): Promise<void> {
+    this.handle = handle;
+  }
+  async push(runIds: readonly string[]): Promise<void> {
+    const handle = this.handle;
+    if (!handle) return;
+    for (const id of runIds) {
+      const job = handle(id).finally(() => this.active.delete(job));
+      this.active.add(job);
+    }
+  }
+  async stop(graceMs: number): Promise<void> {
+    this.handle = undefined;
+    await settledWithin(this.active, graceMs);
+  }
+}
+
+describe('red team cluster: a run handed back while its first copy still winds down on the same instance', () => {
+  let app: TestingModule | undefined;
+  afterEach(async () => {
+    await app?.close();
+    app = undefined;
+  });
+
+  it('RT-C13 never runs a second copy beside it, and the run still ends with one outcome', async () => {
+    const store = new PartitionedStore();
+    let calls = 0;
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const model: ModelProvider = {
+      name: 'deaf',
+      async complete(): Promise<ModelTurn> {
+        calls++;
+        await gate; // a call that ignores the abort signal
+        return { text: `copy ${calls}`, toolCalls: [], usage: { inputTokens: 1, outputTokens: 1 } };
+      },
+    };
+    app = await Test.createTestingModule({
+      imports: [
+        AgentModule.forRoot({
+          agents: [spec(model)],
+          worker: { runStore: store, concurrency: 2, leaseMs: 200, heartbeatMs: 50, shutdownGraceMs: 0 },
+          queue: { driver: new SharedQueue() },
+          guard: { auditStore: 'memory', quotaStore: 'memory' },
+        }),
+      ],
+      providers: [WorkerSkills],
+    }).compile();
+    await app.init();
+    const { runId } = await app.get(AgentWorker).post('quote ACME', SCOPE);
+    await until(() => calls === 1, 'the run to start');
+    store.partitioned = true; // its lease expires; this instance's own sweep hands the run back
+    await new Promise((r) => setTimeout(r, 800));
+    expect(calls).toBe(1);
+    store.partitioned = false;
+    open();
+    await until(async () => ['succeeded', 'failed'].includes((await store.get('t1', runId))?.status ?? ''), 'the run to end', 3000);
+    await until(() => app!.get(AgentWorker).stats().running === 0, 'no run left', 1000);
+    expect(calls).toBeLessThanOrEqual(2);
   });
 });
