@@ -150,6 +150,7 @@ describe('red team cluster mode (pg-boss)', () => {
     turns: Map<string, number>,
     leaseMs = 1000,
     over: { concurrency?: number; mailboxSize?: number } = {},
+    init = true,
   ): Promise<TestingModule> {
     const app = await Test.createTestingModule({
       imports: [
@@ -161,7 +162,7 @@ describe('red team cluster mode (pg-boss)', () => {
         }),
       ],
     }).compile();
-    await app.init();
+    if (init) await app.init();
     return app;
   }
 
@@ -271,4 +272,23 @@ describe('red team cluster mode (pg-boss)', () => {
       await Promise.all([a.close(), b.close()]);
     }
   }, 60_000);
+
+  it('RT-C14 an app closed while it still boots (SIGTERM during start) leaves no pg-boss running: no slot, no connection', async () => {
+    const turns = new Map<string, number>();
+    const app = await instance(turns, 1000, {}, false);
+    const booting = app.init();
+    await new Promise((r) => setTimeout(r, 30)); // pg-boss is starting
+    await app.close();
+    await booting; // Nest's close waits for the boot, then shuts the worker down
+    await new Promise((r) => setTimeout(r, 1000));
+    const open = await dataSource.query<{ n: number }[]>(
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'zmodu-agent-worker'`,
+    );
+    await dataSource.query(
+      `INSERT INTO zmodu_agent_runs (id, tenant_id, user_id, agent, goal, max_attempts) VALUES ('after-close', 't1', 'u', 'clock', 'after close', 3)`,
+    );
+    await new Promise((r) => setTimeout(r, 1500));
+    expect({ open, turns: turns.get('after close') ?? 0 }).toEqual({ open: [{ n: 0 }], turns: 0 });
+    await dataSource.query(`DELETE FROM zmodu_agent_runs WHERE id = 'after-close'`);
+  }, 30_000);
 });
