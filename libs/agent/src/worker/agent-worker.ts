@@ -56,6 +56,8 @@ const SHARED_RECOVER_LIMIT = 500;
 interface RunningGoal {
   readonly controller: AbortController;
   stop?: 'shutdown' | 'lease_lost';
+  /** When the last claim or renewal that succeeded was sent: the lease holds until leaseMs after it, at most. */
+  renewedAt: number;
 }
 
 interface PendingPost {
@@ -88,6 +90,8 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
   private readonly options: ResolvedAgentWorkerOptions | null;
   private readonly listeners = new Set<AgentResultListener>();
   private readonly running = new Map<string, RunningGoal>();
+  /** Runs this instance gave back at shutdown (whether they returned on their abort or not). */
+  private readonly givenBack: string[] = [];
   private pending: PendingPost[] = [];
   private storing = 0;
   /** Slots started (runs stored before are handed over by the start's recovery). */
@@ -228,7 +232,6 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
     clearInterval(this.sweepTimer); // the heartbeat keeps the running leases until the end
     clearInterval(this.countTimer);
     await queue.stop(options.shutdownGraceMs);
-    const released: string[] = [];
     if (this.running.size) {
       for (const goal of this.running.values()) {
         goal.stop = 'shutdown';
@@ -236,12 +239,12 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
       }
       await queue.stop(ABORT_WAIT_MS);
       // A run that ignores its abort signal: give its lease back anyway (its late finish is then refused).
-      for (const runId of [...this.running.keys()]) if (await this.interrupt(store, runId, options)) released.push(runId);
+      for (const runId of [...this.running.keys()]) await this.interrupt(store, runId, options);
     }
     clearInterval(this.heartbeatTimer);
     try {
       // Cluster mode: the runs given back go to the shared queue now, for another instance to take at once.
-      if (queue.shared && released.length) await queue.push(released);
+      if (queue.shared && this.givenBack.length) await queue.push(this.givenBack);
     } catch (err) {
       this.bookkeepingError('handing interrupted runs back to the shared queue', err);
     }
@@ -361,20 +364,37 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
 
   private async heartbeat(options: ResolvedAgentWorkerOptions, store: AgentRunStore): Promise<void> {
     if (!this.running.size) return;
+    // Fencing: a run whose lease would expire before the next renewal (renewals failing or hanging) is stopped now,
+    // before another instance's sweep may hand it over and run it a second time.
+    const now = Date.now();
+    for (const [runId, goal] of this.running) if (now - goal.renewedAt >= options.leaseMs - options.heartbeatMs) this.leaseLost(runId);
+    const runIds = [...this.running.keys()];
+    if (!runIds.length) return;
     try {
-      for (const runId of await store.heartbeat(this.instanceId, [...this.running.keys()], options.leaseMs)) {
+      const lost = new Set(await store.heartbeat(this.instanceId, runIds, options.leaseMs));
+      for (const runId of runIds) {
         const goal = this.running.get(runId);
-        if (!goal || goal.stop) continue;
-        goal.stop = 'lease_lost';
-        goal.controller.abort(new Error(LEASE_LOST_MESSAGE));
+        if (lost.has(runId)) this.leaseLost(runId);
+        else if (goal) goal.renewedAt = Math.max(goal.renewedAt, now);
       }
     } catch (err) {
       this.bookkeepingError('renewing leases', err);
     }
   }
 
+  private leaseLost(runId: string): void {
+    const goal = this.running.get(runId);
+    if (!goal || goal.stop) return;
+    goal.stop = 'lease_lost';
+    goal.controller.abort(new Error(LEASE_LOST_MESSAGE));
+  }
+
   private async handle(runId: string, options: ResolvedAgentWorkerOptions, store: AgentRunStore): Promise<void> {
+    // A copy of this run still winds down here (its lease was lost, its abort not yet honoured): never a second one
+    // beside it. The run stays queued or interrupted in the store, and a later sweep hands it over again.
+    if (this.running.has(runId)) return;
     let claimed: AgentRunRecord | null;
+    const claimSent = Date.now();
     try {
       claimed = await store.claim(runId, this.instanceId, options.leaseMs);
     } catch (err) {
@@ -388,7 +408,7 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
       await this.deliver(claimed);
       return;
     }
-    const goal: RunningGoal = { controller: new AbortController() };
+    const goal: RunningGoal = { controller: new AbortController(), renewedAt: claimSent };
     this.running.set(runId, goal);
     const started = Date.now();
     let result: AgentRunResult | undefined;
@@ -405,7 +425,7 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
       crash = RUN_CRASHED_MESSAGE(safeText(err));
     }
     try {
-      if (!this.running.has(runId)) return; // released at shutdown already
+      if (this.running.get(runId) !== goal) return; // released at shutdown already
       if (goal.stop === 'shutdown') {
         await this.interrupt(store, runId, options);
         return;
@@ -423,22 +443,21 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
     } catch (err) {
       this.bookkeepingError(`storing the outcome of run ${runId}`, err);
     } finally {
-      this.running.delete(runId);
+      if (this.running.get(runId) === goal) this.running.delete(runId);
     }
   }
 
-  /** Give a run's lease back (stored as interrupted, retried later); true when this instance still held it. */
-  private async interrupt(store: AgentRunStore, runId: string, options: ResolvedAgentWorkerOptions): Promise<boolean> {
+  /** Give a run's lease back at shutdown (stored as interrupted, retried later; in cluster mode, pushed for another instance). */
+  private async interrupt(store: AgentRunStore, runId: string, options: ResolvedAgentWorkerOptions): Promise<void> {
     this.running.delete(runId);
     try {
       if (await store.release(runId, this.instanceId, SHUTDOWN_INTERRUPTED_MESSAGE(options.shutdownGraceMs))) {
         this.counts.interrupted++;
-        return true;
+        this.givenBack.push(runId);
       }
     } catch (err) {
       this.bookkeepingError(`releasing run ${runId}`, err);
     }
-    return false;
   }
 
   private async deliver(record: AgentRunRecord): Promise<void> {

@@ -14,8 +14,11 @@ import { GoalQueue } from './worker.ports';
 
 /** The PostgreSQL server of a TypeORM DataSource, for pg-boss; null for PGlite or another database. */
 export function serverConnection(dataSource: DataSource | undefined): PgBossConnection | null {
-  const o = dataSource?.options as (Record<string, unknown> & { type?: string }) | undefined;
-  if (!o || o.type !== 'postgres' || o.driver !== undefined) return null;
+  const options = dataSource?.options as (Record<string, unknown> & { type?: string }) | undefined;
+  if (!options || options.type !== 'postgres' || options.driver !== undefined) return null;
+  // With read replicas, TypeORM writes (and so stores the runs) on the primary: the queue goes there too.
+  const master = (options.replication as { master?: unknown } | undefined)?.master;
+  const o = master !== null && typeof master === 'object' ? (master as Record<string, unknown>) : options;
   if (typeof o.url === 'string' && o.url) return { connectionString: o.url, ...(o.ssl !== undefined ? { ssl: o.ssl } : {}) };
   if (typeof o.host !== 'string' && o.host !== undefined) return null;
   return {

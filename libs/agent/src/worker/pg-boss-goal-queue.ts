@@ -21,6 +21,9 @@ export interface PgBossGoalQueueOptions {
 
 /** Longest a pg-boss job stays `active` (its maximum is under 24 h): the run store's lease decides, not this. */
 const JOB_EXPIRE_SECONDS = 23 * 3600;
+/** Wait before opening a lost LISTEN connection again (doubled after each failed attempt, up to the maximum). */
+const LISTEN_RETRY_MS = 1000;
+const LISTEN_RETRY_MAX_MS = 30_000;
 /** Rows per pg-boss insert. */
 const INSERT_CHUNK = 500;
 
@@ -40,6 +43,8 @@ export class PgBossGoalQueue implements GoalQueue {
   private readonly workerIds: string[] = [];
   private readonly active = new Set<Promise<void>>();
   private accepting = false;
+  private relisten?: NodeJS.Timeout;
+  private listenFailures = 0;
 
   constructor(private readonly options: PgBossGoalQueueOptions) {}
 
@@ -77,7 +82,14 @@ export class PgBossGoalQueue implements GoalQueue {
         async (jobs) => {
           for (const job of jobs) {
             const runId = job.data?.runId;
-            if (typeof runId !== 'string' || !this.accepting) continue;
+            if (typeof runId !== 'string') continue;
+            if (!this.accepting) {
+              // Fetched while this instance stops: this job completes, so queue the run again for another instance.
+              await this.push([runId]).catch((err: unknown) =>
+                this.logger.warn(`Run ${runId} waits for a recovery sweep (could not queue it again): ${safeText(err)}`),
+              );
+              continue;
+            }
             const run = handle(runId).catch(() => undefined);
             this.active.add(run);
             try {
@@ -130,6 +142,8 @@ export class PgBossGoalQueue implements GoalQueue {
     this.boss = null;
     this.listener = null;
     this.accepting = false;
+    clearTimeout(this.relisten);
+    this.relisten = undefined;
     await listener?.end().catch(() => undefined);
     // Not graceful: the run store holds every run's state; the worker already gave its runs back.
     await boss?.stop({ graceful: false, close: true, wait: true });
@@ -145,21 +159,42 @@ export class PgBossGoalQueue implements GoalQueue {
     for (const id of this.workerIds) this.boss.notifyWorker(id);
   }
 
-  /** LISTEN for other instances' pushes; a lost connection only means waiting for the next poll. */
+  /** LISTEN for other instances' pushes; a lost connection is opened again (meanwhile the slots poll). */
   private async listen(): Promise<void> {
     const client = new Client(this.options.connection as ClientConfig);
     client.on('error', (err) => {
       this.logger.warn(`LISTEN connection lost (slots poll every ${this.options.pollingIntervalSeconds} s): ${safeText(err)}`);
-      if (this.listener === client) this.listener = null;
+      this.listenAgain(client);
     });
+    client.on('end', () => this.listenAgain(client));
     client.on('notification', () => this.wake());
     try {
       await client.connect();
       await client.query(`LISTEN "${this.channel}"`);
-      this.listener = client;
     } catch (err) {
       this.logger.warn(`LISTEN failed (slots poll every ${this.options.pollingIntervalSeconds} s): ${safeText(err)}`);
       await client.end().catch(() => undefined);
+      this.listenFailures++;
+      return this.listenAgain(null);
     }
+    if (!this.accepting) return void (await client.end().catch(() => undefined)); // stopped meanwhile
+    this.listener = client;
+    this.listenFailures = 0;
+    this.wake(); // goals posted while no connection listened
+  }
+
+  /** After the LISTEN connection `lost` ended (null: it never opened), open another unless the queue stopped. */
+  private listenAgain(lost: Client | null): void {
+    if (lost && this.listener !== lost) return; // already replaced, or closing
+    this.listener = null;
+    if (!this.accepting || this.relisten) return;
+    this.relisten = setTimeout(
+      () => {
+        this.relisten = undefined;
+        if (this.accepting && !this.listener) void this.listen();
+      },
+      Math.min(LISTEN_RETRY_MS * 2 ** this.listenFailures, LISTEN_RETRY_MAX_MS),
+    );
+    this.relisten.unref?.();
   }
 }

@@ -1,0 +1,120 @@
+import { Test, TestingModule } from '@nestjs/testing';
+import { AgentModule } from '../../agent.module';
+import { compileWorkerApp, GatedModel, SCOPE, spec, until, WorkerSkills } from '../__fixtures__/worker-fixtures';
+import { GoalQueue, settledWithin } from '../worker.ports';
+import { AgentWorker } from '../agent-worker';
+import { InMemoryAgentRunStore } from '../in-memory-agent-run.store';
+import { ModelProvider, ModelTurn } from '../../providers/model-provider';
+
+/** A run store whose lease renewals fail (the instance lost its database; the others still see it). */
+class PartitionedStore extends InMemoryAgentRunStore {
+  partitioned = false;
+  override async heartbeat(owner: string, runIds: readonly string[], leaseMs: number): Promise<string[]> {
+    if (this.partitioned) throw new Error('connection terminated unexpectedly');
+    return super.heartbeat(owner, runIds, leaseMs);
+  }
+}
+
+describe('red team cluster: an instance that cannot renew its leases', () => {
+  let app: TestingModule | undefined;
+  afterEach(async () => {
+    await app?.close();
+    app = undefined;
+  });
+
+  it('RT-C1 stops its run before its lease expires (then another instance may hand it over and run it again)', async () => {
+    const store = new PartitionedStore();
+    const model = new GatedModel();
+    let abortedAt = 0;
+    const original = model.complete.bind(model);
+    model.complete = (request) => {
+      request.signal.addEventListener('abort', () => (abortedAt ||= Date.now()), { once: true });
+      return original(request);
+    };
+    app = await compileWorkerApp([spec(model)], { runStore: store, leaseMs: 300, heartbeatMs: 50, shutdownGraceMs: 0 });
+    await app.init();
+    const { runId } = await app.get(AgentWorker).post('quote ACME', SCOPE);
+    await until(() => model.started === 1, 'the run to start');
+    store.partitioned = true;
+    const partitionedAt = Date.now();
+    // Seen from the database, the lease expires 300 ms after the last renewal: another instance's sweep hands the
+    // run back and runs it again. This instance must not keep running it past that point.
+    await new Promise((r) => setTimeout(r, 600));
+    expect(abortedAt).toBeGreaterThan(0);
+    // The last renewal was at most one heartbeat (50 ms) before the partition: the lease ends 250-300 ms after it.
+    expect(abortedAt - partitionedAt).toBeLessThan(300);
+    await until(() => app!.get(AgentWorker).stats().interrupted >= 1, 'the fenced run to return', 2000);
+    expect(app.get(AgentWorker).stats()).toMatchObject({ succeeded: 0, failed: 0 });
+    // Nothing was written for it: once the database is back, the run is retried (here by this instance's own sweep).
+    store.partitioned = false;
+    model.open();
+    await until(async () => (await store.get('t1', runId))?.status === 'succeeded', 'the retried run', 3000);
+  });
+});
+
+/** A shared queue as pg-boss is one: every push is a new delivery, whatever this instance is running. */
+class SharedQueue implements GoalQueue {
+  readonly shared = true;
+  private handle?: (runId: string) => Promise<void>;
+  private readonly active = new Set<Promise<void>>();
+  async start(handle: (runId: string) => Promise<void>): Promise<void> {
+    this.handle = handle;
+  }
+  async push(runIds: readonly string[]): Promise<void> {
+    const handle = this.handle;
+    if (!handle) return;
+    for (const id of runIds) {
+      const job = handle(id).finally(() => this.active.delete(job));
+      this.active.add(job);
+    }
+  }
+  async stop(graceMs: number): Promise<void> {
+    this.handle = undefined;
+    await settledWithin(this.active, graceMs);
+  }
+}
+
+describe('red team cluster: a run handed back while its first copy still winds down on the same instance', () => {
+  let app: TestingModule | undefined;
+  afterEach(async () => {
+    await app?.close();
+    app = undefined;
+  });
+
+  it('RT-C13 never runs a second copy beside it, and the run still ends with one outcome', async () => {
+    const store = new PartitionedStore();
+    let calls = 0;
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    const model: ModelProvider = {
+      name: 'deaf',
+      async complete(): Promise<ModelTurn> {
+        calls++;
+        await gate; // a call that ignores the abort signal
+        return { text: `copy ${calls}`, toolCalls: [], usage: { inputTokens: 1, outputTokens: 1 } };
+      },
+    };
+    app = await Test.createTestingModule({
+      imports: [
+        AgentModule.forRoot({
+          agents: [spec(model)],
+          worker: { runStore: store, concurrency: 2, leaseMs: 200, heartbeatMs: 50, shutdownGraceMs: 0 },
+          queue: { driver: new SharedQueue() },
+          guard: { auditStore: 'memory', quotaStore: 'memory' },
+        }),
+      ],
+      providers: [WorkerSkills],
+    }).compile();
+    await app.init();
+    const { runId } = await app.get(AgentWorker).post('quote ACME', SCOPE);
+    await until(() => calls === 1, 'the run to start');
+    store.partitioned = true; // its lease expires; this instance's own sweep hands the run back
+    await new Promise((r) => setTimeout(r, 800));
+    expect(calls).toBe(1);
+    store.partitioned = false;
+    open();
+    await until(async () => ['succeeded', 'failed'].includes((await store.get('t1', runId))?.status ?? ''), 'the run to end', 3000);
+    await until(() => app!.get(AgentWorker).stats().running === 0, 'no run left', 1000);
+    expect(calls).toBeLessThanOrEqual(2);
+  });
+});
