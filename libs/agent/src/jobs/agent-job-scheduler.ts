@@ -54,6 +54,7 @@ export class AgentJobScheduler {
       }
       this.arm(job);
     }
+    await this.postUnposted();
     this.syncTimer = setInterval(
       () => void this.sync().catch((e: Error) => this.logger.error(`job sync failed: ${e.message}`)),
       this.syncMs,
@@ -78,7 +79,11 @@ export class AgentJobScheduler {
       }
     }
     for (const job of jobs) if (this.armed.get(job.id)?.key !== keyOf(job)) this.arm(job);
-    // Ticks claimed by an instance that died before posting (or whose post was refused): post them now, once.
+    await this.postUnposted();
+  }
+
+  /** Ticks claimed by an instance that died before posting (or whose post was refused): post them now, once. */
+  private async postUnposted(): Promise<void> {
     for (const { job, tick } of await this.store.reclaimUnposted(this.syncMs, RECLAIM_LIMIT)) await this.post(job, tick);
   }
 

@@ -85,6 +85,8 @@ export function agentRunStoreContract(name: string, factory: () => Promise<Agent
       const stored = await store.get('t1', a.id);
       expect(stored?.leaseOwner).toBe(winners[0]?.leaseOwner);
       expect(await store.countQueued()).toBe(0);
+      expect(await store.release(a.id, String(stored?.leaseOwner), 'shutdown')).toBe(true);
+      expect(await store.countQueued()).toBe(1); // interrupted: waiting to start again
     });
 
     it('claim of an unknown or finished run is null', async () => {

@@ -104,7 +104,7 @@ export class InMemoryAgentRunStore implements AgentRunStore {
 
   async countQueued(): Promise<number> {
     let n = 0;
-    for (const run of this.runs.values()) if (run.status === 'queued') n++;
+    for (const run of this.runs.values()) if (run.status === 'queued' || run.status === 'interrupted') n++;
     return n;
   }
 

@@ -126,7 +126,7 @@ export class TypeOrmAgentRunStore implements AgentRunStore {
   }
 
   async countQueued(): Promise<number> {
-    const [{ n }] = await this.rows(`SELECT count(*) AS n FROM zmodu_agent_runs WHERE status = 'queued'`, []);
+    const [{ n }] = await this.rows(`SELECT count(*) AS n FROM zmodu_agent_runs WHERE status IN ('queued', 'interrupted')`, []);
     return Number(n);
   }
 }

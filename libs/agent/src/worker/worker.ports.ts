@@ -91,7 +91,7 @@ export interface AgentRunStore {
    * (their instance died: marked interrupted in the same write). At most `limit`.
    */
   recoverable(limit: number): Promise<string[]>;
-  /** Number of runs in `queued` (the mailbox bound in cluster mode). */
+  /** Number of runs waiting to start: `queued` or `interrupted` (the mailbox bound in cluster mode). */
   countQueued(): Promise<number>;
 }
 
