@@ -169,12 +169,25 @@ export function agentRunStoreContract(name: string, factory: () => Promise<Agent
       expect(await store.recoverable(0)).toEqual([]);
     });
 
+    it('a graceful release gives the start back: maxAttempts + 1 (a deploy is not the run failing)', async () => {
+      const a = run({ maxAttempts: 1 });
+      await store.insert([a]);
+      for (const owner of ['w1', 'w2', 'w3']) {
+        expect(await store.claim(a.id, owner, 5000)).toMatchObject({ status: 'running' });
+        expect(await store.release(a.id, owner, 'shutdown')).toBe(true);
+      }
+      expect(await store.get('t1', a.id)).toMatchObject({ status: 'interrupted', attempts: 3, maxAttempts: 4 });
+      expect(await store.claim(a.id, 'w4', 5000)).toMatchObject({ status: 'running', attempts: 4 });
+    });
+
     it('a run out of attempts is marked failed at its next claim, returned (status failed) to exactly one claimer', async () => {
       const a = run({ maxAttempts: 2 });
       await store.insert([a]);
       for (const owner of ['w1', 'w2']) {
-        expect(await store.claim(a.id, owner, 5000)).not.toBeNull();
-        await store.release(a.id, owner, 'shutdown');
+        // Its instance dies: the lease expires and a sweep marks it interrupted (a crash uses the start).
+        expect(await store.claim(a.id, owner, 1)).not.toBeNull();
+        await new Promise((r) => setTimeout(r, 10));
+        expect(await store.recoverable(10)).toContain(a.id);
       }
       const claims = await Promise.all(['w3', 'w4', 'w5', 'w6'].map((owner) => store.claim(a.id, owner, 5000)));
       const reported = claims.filter((c) => c !== null);

@@ -15,7 +15,10 @@ export class AgentWorkerOptions {
   heartbeatMs?: number;
   /** At shutdown, how long running goals may still finish before they are aborted and stored as interrupted. */
   shutdownGraceMs?: number = 10_000;
-  /** Starts of one run (first try plus retries after an interruption) before it is marked failed. */
+  /**
+   * Starts of one run (first try plus retries after its instance died) before it is marked failed. A run given back at
+   * a graceful shutdown gets its start back (its maxAttempts grows by one, up to 100).
+   */
   maxAttempts?: number = 3;
   /** Longest goal accepted, in characters. */
   maxGoalLength?: number = 8000;

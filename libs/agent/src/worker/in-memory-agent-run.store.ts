@@ -1,5 +1,5 @@
 import { LEASE_EXPIRED_MESSAGE, OUT_OF_ATTEMPTS_MESSAGE } from '../agent.messages';
-import { AgentRunOutcome, AgentRunRecord, AgentRunStore, NewAgentRun } from './worker.ports';
+import { AgentRunOutcome, AgentRunRecord, AgentRunStore, MAX_RUN_ATTEMPTS, NewAgentRun } from './worker.ports';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
@@ -89,7 +89,13 @@ export class InMemoryAgentRunStore implements AgentRunStore {
   async release(runId: string, owner: string, reason: string): Promise<boolean> {
     const run = this.held(runId, owner);
     if (!run) return false;
-    Object.assign(run, { status: 'interrupted', leaseOwner: null, leaseUntil: null, error: reason });
+    Object.assign(run, {
+      status: 'interrupted',
+      leaseOwner: null,
+      leaseUntil: null,
+      error: reason,
+      maxAttempts: Math.min(run.maxAttempts + 1, MAX_RUN_ATTEMPTS),
+    });
     return true;
   }
 

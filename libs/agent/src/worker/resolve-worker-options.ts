@@ -1,7 +1,7 @@
 import { ownOptions } from '@zmodu/guard';
 import { InvalidWorkerOptionsException } from '../exceptions/invalid-worker-options.exception';
 import { AgentWorkerOptions, ResolvedAgentWorkerOptions } from './agent-worker.options';
-import { AgentRunStore } from './worker.ports';
+import { AgentRunStore, MAX_RUN_ATTEMPTS } from './worker.ports';
 
 const STORE_METHODS: readonly (keyof AgentRunStore)[] = [
   'insert',
@@ -47,7 +47,7 @@ export function resolveWorkerOptions(raw: AgentWorkerOptions | undefined | null)
     leaseMs,
     heartbeatMs: int(merged, 'heartbeatMs', 10, leaseMs - 1),
     shutdownGraceMs: int(merged, 'shutdownGraceMs', 0, 600_000),
-    maxAttempts: int(merged, 'maxAttempts', 1, 100),
+    maxAttempts: int(merged, 'maxAttempts', 1, MAX_RUN_ATTEMPTS),
     maxGoalLength: int(merged, 'maxGoalLength', 1, 1_000_000),
     runStore: runStore as ResolvedAgentWorkerOptions['runStore'],
     onResult: merged.onResult as AgentWorkerOptions['onResult'],

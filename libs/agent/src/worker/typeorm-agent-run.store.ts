@@ -2,7 +2,7 @@ import { isScopeId } from '@zmodu/guard';
 import { DataSource } from 'typeorm';
 import { StopReason } from '../agent-run';
 import { LEASE_EXPIRED_MESSAGE, OUT_OF_ATTEMPTS_MESSAGE } from '../agent.messages';
-import { AgentRunOutcome, AgentRunRecord, AgentRunStatus, AgentRunStore, NewAgentRun } from './worker.ports';
+import { AgentRunOutcome, AgentRunRecord, AgentRunStatus, AgentRunStore, MAX_RUN_ATTEMPTS, NewAgentRun } from './worker.ports';
 
 /** Rows of a query; TypeORM's postgres driver answers UPDATE ... RETURNING as [rows, affected]. */
 export async function queryRows(dataSource: DataSource, sql: string, params: unknown[]): Promise<Record<string, unknown>[]> {
@@ -104,9 +104,10 @@ export class TypeOrmAgentRunStore implements AgentRunStore {
 
   async release(runId: string, owner: string, reason: string): Promise<boolean> {
     const rows = await this.rows(
-      `UPDATE zmodu_agent_runs SET status = 'interrupted', lease_owner = NULL, lease_until = NULL, error = $3
+      `UPDATE zmodu_agent_runs SET status = 'interrupted', lease_owner = NULL, lease_until = NULL, error = $3,
+         max_attempts = LEAST(max_attempts + 1, $4)
        WHERE id = $1 AND lease_owner = $2 AND status = 'running' RETURNING id`,
-      [runId, owner, reason],
+      [runId, owner, reason, MAX_RUN_ATTEMPTS],
     );
     return rows.length === 1;
   }

@@ -68,6 +68,9 @@ export interface AgentRunOutcome {
  * The run records. Every method is one statement or one transaction; concurrency on one run is settled by
  * conditional writes in the database, never by a read followed by a write.
  */
+/** The highest `maxAttempts` of a run (the option's maximum; a graceful interruption raises a run's up to it). */
+export const MAX_RUN_ATTEMPTS = 100;
+
 export interface AgentRunStore {
   /** Store new runs as `queued` (one transaction for the batch). */
   insert(runs: readonly NewAgentRun[]): Promise<void>;
@@ -84,7 +87,11 @@ export interface AgentRunStore {
   heartbeat(owner: string, runIds: readonly string[], leaseMs: number): Promise<string[]>;
   /** Write the outcome if `owner` still holds the lease; false when it lost it (then nothing is written). */
   finish(runId: string, owner: string, outcome: AgentRunOutcome): Promise<boolean>;
-  /** running (held by owner) → interrupted, lease cleared: given back to be retried. */
+  /**
+   * running (held by owner) → interrupted, lease cleared: given back to be retried (a graceful shutdown). The start is
+   * given back too (`maxAttempts` + 1, at most MAX_RUN_ATTEMPTS): an interruption by a deploy is not the run's failure,
+   * so rolling restarts never exhaust a run's attempts. A crash (the lease expires) still uses one.
+   */
   release(runId: string, owner: string, reason: string): Promise<boolean>;
   /**
    * Runs to hand to a queue again: queued or interrupted ones (oldest first), and running ones whose lease expired
