@@ -38,7 +38,10 @@ export interface AgentJobStore {
   upsert(job: NewAgentJob): Promise<void>;
   /** Cancel the static jobs whose ids are not in `keepIds` (their @AgentJob is gone); returns the ids cancelled. */
   retireStatic(keepIds: readonly string[]): Promise<string[]>;
-  /** One job of this tenant (null for another tenant's id or an unknown one). */
+  /**
+   * One job of this tenant (null for another tenant's id or an unknown one). Here and in list, count and cancel, a
+   * tenant id that is not one under scopeIdProblem's rule ('0', blank, control characters) finds nothing.
+   */
   get(tenantId: string, jobId: string): Promise<AgentJobRecord | null>;
   /** The tenant's jobs that are not cancelled, oldest first. */
   list(tenantId: string): Promise<AgentJobRecord[]>;
