@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
+import { openTestDataSource } from '@zmodu/db/testing';
 import { InvalidGoalException } from '../../exceptions/invalid-goal.exception';
 import { ZMODU_AGENT_MIGRATIONS } from '../../worker/agent-run.migration';
 import { AgentJobStore, NewAgentJob } from '../agent-job.ports';
@@ -22,18 +22,13 @@ const job = (over: Partial<NewAgentJob> = {}): NewAgentJob => ({
 });
 
 describe('red team: job stores (issue 13)', () => {
-  let db: TestDatabase;
   let ds: DataSource;
+  let close: () => Promise<void>;
   beforeAll(async () => {
-    db = await createTestDatabase();
-    ds = new DataSource(await db.options({ migrations: ZMODU_AGENT_MIGRATIONS }));
-    await ds.initialize();
+    ({ ds, close } = await openTestDataSource({ migrations: ZMODU_AGENT_MIGRATIONS }));
     await ds.runMigrations();
   });
-  afterAll(async () => {
-    await ds?.destroy();
-    await db?.drop();
-  });
+  afterAll(() => close?.());
   beforeEach(async () => {
     await ds.query('DELETE FROM zmodu_agent_job_ticks');
     await ds.query('DELETE FROM zmodu_agent_jobs');
