@@ -87,11 +87,11 @@ describe('MemoryModule', () => {
       await plain.close();
     });
 
-    it('reads own keys only: a code on the prototype is not taken', async () => {
+    it('reads own keys only: a code on the prototype fails boot (never dropped silently, leaving the skill open)', async () => {
       const inherited = Object.create({ remember: 'memory:write' }) as { remember?: string };
-      const app = await boot(MemoryModule.forRoot({ store: new InMemoryMemoryStore(), permissions: inherited }));
-      expect(app.get(SkillRegistry).get('memory.remember')?.requiredPermission).toBeUndefined();
-      await app.close();
+      await expect(boot(MemoryModule.forRoot({ store: new InMemoryMemoryStore(), permissions: inherited }))).rejects.toThrow(
+        /permissions\.remember: is inherited/,
+      );
     });
 
     it('a bad code or an unknown key fails boot, naming the field (forRoot and forRootAsync)', async () => {

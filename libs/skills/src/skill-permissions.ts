@@ -1,4 +1,9 @@
-import { INVALID_PERMISSION_CODE_PROBLEM, PERMISSIONS_NOT_OBJECT_PROBLEM, UNKNOWN_PERMISSION_KEY_PROBLEM } from './skill.messages';
+import {
+  INHERITED_PERMISSION_KEY_PROBLEM,
+  INVALID_PERMISSION_CODE_PROBLEM,
+  PERMISSIONS_NOT_OBJECT_PROBLEM,
+  UNKNOWN_PERMISSION_KEY_PROBLEM,
+} from './skill.messages';
 
 /** The permission code each of a module's skills requires, by key; a key left out requires none (the default). */
 export type SkillPermissions<K extends string> = { readonly [P in K]?: string };
@@ -21,7 +26,7 @@ export function permissionCodeProblem(code: unknown): string | null {
 
 /**
  * A module's `permissions` option checked once, at boot: an object whose own keys are among `keys`, each a permission
- * code (or undefined: none). Inherited keys are never read; an unknown key (`__proto__`, `constructor`, a typo) or a
+ * code (or undefined: none). Inherited keys are never read (one of `keys` found only on the prototype fails); an unknown key (`__proto__`, `constructor`, a typo) or a
  * bad code calls `fail` with the field (`jobs.permissions.schedule_job`) and the problem. Returns a frozen
  * prototype-less record of the codes given; nothing given gives `{}`.
  */
@@ -35,6 +40,10 @@ export function resolveSkillPermissions<K extends string>(
   if (raw === undefined || raw === null) return Object.freeze(out) as SkillPermissions<K>;
   if (typeof raw !== 'object' || Array.isArray(raw)) fail(field, PERMISSIONS_NOT_OBJECT_PROBLEM(`{ ${keys[0]}: '…' }`));
   const known = new Set<string>(keys);
+  // A code the app meant to require but put on a prototype (a class getter, Object.create(defaults)) must not be
+  // dropped silently: that would open the skill to every caller.
+  for (const key of keys)
+    if (key in (raw as object) && !Object.hasOwn(raw as object, key)) fail(`${field}.${key}`, INHERITED_PERMISSION_KEY_PROBLEM);
   for (const key of Reflect.ownKeys(raw as object)) {
     const name = typeof key === 'string' ? key : String(key);
     const keyField = PLAIN_KEY.test(name) ? `${field}.${name}` : `${field}[${JSON.stringify(name)}]`;

@@ -16,6 +16,8 @@ export const INVALID_CONTEXT_MESSAGE = (what: string) => `Invalid SkillContext: 
 
 export const PERMISSIONS_NOT_OBJECT_PROBLEM = (example: string) =>
   `expected an object such as ${example}, or nothing (no permission required)`;
+export const INHERITED_PERMISSION_KEY_PROBLEM =
+  'is inherited (a class getter or a prototype), and only own properties are read: it would require no permission. Set it on the object itself';
 export const UNKNOWN_PERMISSION_KEY_PROBLEM = (keys: readonly string[]) =>
   `no such skill here: the keys are ${keys.join(', ')} (leave a key out to require no permission)`;
 export const INVALID_PERMISSION_CODE_PROBLEM = (got: string, max: number) =>

@@ -1,7 +1,15 @@
 import { Logger } from '@nestjs/common';
+import { InvalidGoalException } from '../exceptions/invalid-goal.exception';
 import type { PostGoalOptions } from '../worker/agent-worker';
 import { AgentJobRecord, AgentJobStore, NewAgentJob } from './agent-job.ports';
 import { latestTickBetween, nextTick } from './agent-job-cron';
+
+/**
+ * The run id recorded for a tick whose goal the worker refused for good (InvalidGoalException: an agent removed since,
+ * a tenant or user id it does not take, a goal too long): a sync does not post it again (it would be refused again,
+ * every sync, for a day, ahead of other jobs' ticks).
+ */
+export const REFUSED_TICK_RUN_ID = 'refused';
 
 /** Who runs a tick's goal: the AgentWorker (its `post`). */
 export interface AgentJobPoster {
@@ -127,7 +135,10 @@ export class AgentJobScheduler {
     return this.post(job, tick);
   }
 
-  /** Post a claimed tick's goal with the job's scope and record its run. Errors are logged (a sync retries), never thrown. */
+  /**
+   * Post a claimed tick's goal with the job's scope and record its run. Errors are logged, never thrown: a sync retries
+   * the post, unless the worker refused the goal for good (recorded as REFUSED_TICK_RUN_ID).
+   */
   private async post(job: AgentJobRecord, tick: Date): Promise<boolean> {
     try {
       const { runId } = await this.poster.post(job.goal, {
@@ -141,7 +152,15 @@ export class AgentJobScheduler {
       await this.store.setTickRun(job.id, tick, runId);
       return true;
     } catch (e) {
-      this.logger.error(`job ${job.id} tick ${tick.toISOString()} could not post its goal: ${(e as Error).message}`);
+      const refused = e instanceof InvalidGoalException;
+      this.logger.error(
+        `job ${job.id} tick ${tick.toISOString()} could not post its goal: ${(e as Error).message}` +
+          (refused ? ' (refused by the worker: this tick is not posted again)' : ''),
+      );
+      if (refused)
+        await this.store.setTickRun(job.id, tick, REFUSED_TICK_RUN_ID).catch((err: Error) => {
+          this.logger.error(`job ${job.id} tick ${tick.toISOString()} could not be recorded as refused: ${err.message}`);
+        });
       return false;
     }
   }

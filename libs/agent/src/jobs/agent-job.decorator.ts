@@ -1,4 +1,5 @@
 import { SetMetadata } from '@nestjs/common';
+import { scopeIdProblem } from '@zmodu/guard';
 import { MissedTickPolicy, NewAgentJob } from './agent-job.ports';
 import { cronProblem } from './agent-job-cron';
 
@@ -26,8 +27,11 @@ export function agentJobProblem(d: AgentJobDefinition): string | null {
   const cron = cronProblem(d.cron, d.timeZone);
   if (cron) return where + cron;
   if (typeof d.goal !== 'string' || !d.goal.trim()) return `${where}goal is required`;
-  if (typeof d.tenantId !== 'string' || !d.tenantId.trim()) return `${where}tenantId is required: the tenant the job runs for`;
-  if (typeof d.userId !== 'string' || !d.userId.trim()) return `${where}userId is required: the user the job runs as`;
+  // The worker's rule for tenant and user ids: a job it would refuse at every tick fails at import.
+  const tenant = scopeIdProblem('tenantId', d.tenantId);
+  if (tenant) return `${where}tenantId is required: the tenant the job runs for (${tenant})`;
+  const user = scopeIdProblem('userId', d.userId);
+  if (user) return `${where}userId is required: the user the job runs as (${user})`;
   if (!Array.isArray(d.permissions) || d.permissions.some((p) => typeof p !== 'string'))
     return `${where}permissions must be an array of strings (the job runs with these, never more)`;
   if (d.missed !== undefined && d.missed !== 'skip' && d.missed !== 'catch_up') return `${where}missed must be 'skip' or 'catch_up'`;

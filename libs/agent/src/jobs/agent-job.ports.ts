@@ -38,7 +38,10 @@ export interface AgentJobStore {
   upsert(job: NewAgentJob): Promise<void>;
   /** Cancel the static jobs whose ids are not in `keepIds` (their @AgentJob is gone); returns the ids cancelled. */
   retireStatic(keepIds: readonly string[]): Promise<string[]>;
-  /** One job of this tenant (null for another tenant's id or an unknown one). */
+  /**
+   * One job of this tenant (null for another tenant's id or an unknown one). Here and in list, count and cancel, a
+   * tenant id that is not one under scopeIdProblem's rule ('0', blank, control characters) finds nothing.
+   */
   get(tenantId: string, jobId: string): Promise<AgentJobRecord | null>;
   /** The tenant's jobs that are not cancelled, oldest first. */
   list(tenantId: string): Promise<AgentJobRecord[]>;
@@ -50,11 +53,11 @@ export interface AgentJobStore {
   cancel(tenantId: string, jobId: string): Promise<boolean>;
   /** Claim (job, tick): true for exactly one caller; also moves last_tick_at forward. */
   claimTick(jobId: string, tick: Date): Promise<boolean>;
-  /** Record the run started for a claimed tick. */
+  /** Record the run started for a claimed tick (or REFUSED_TICK_RUN_ID: the worker refused its goal for good). */
   setTickRun(jobId: string, tick: Date, runId: string): Promise<void>;
   /**
    * Ticks claimed more than `olderThanMs` ago whose goal was never posted (their instance died between the claim and
-   * the post, or the post was refused), of active jobs, for ticks of the last day, with no run stored for them:
+   * the post, or the post was refused for a while, e.g. by a full mailbox), of active jobs, for ticks of the last day, with no run stored for them:
    * claimed again (claim time renewed, one conditional write, so one caller gets each) to be posted now. At most `limit`.
    */
   reclaimUnposted(olderThanMs: number, limit: number): Promise<{ job: AgentJobRecord; tick: Date }[]>;

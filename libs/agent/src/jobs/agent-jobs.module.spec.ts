@@ -171,9 +171,18 @@ describe('AgentModule.forRoot({ jobs })', () => {
     expect((await dispatcher.dispatch(as(['job:schedule']), 'cancel_job', { jobId })).value).toEqual({ cancelled: true });
   });
 
-  it('jobs.permissions reads own keys only; a skill left out requires nothing', async () => {
-    const permissions = Object.assign(Object.create({ list_jobs: 'job:read' }) as object, { schedule_job: 'job:schedule' });
-    app = await compile({ agents: [trader()], worker: { runStore: 'memory' }, jobs: { store: 'memory', permissions } });
+  it('jobs.permissions reads own keys only (an inherited code fails boot); a skill left out requires nothing', async () => {
+    const inherited = Object.assign(Object.create({ list_jobs: 'job:read' }) as object, { schedule_job: 'job:schedule' });
+    await expect(
+      compile({ agents: [trader()], worker: { runStore: 'memory' }, jobs: { store: 'memory', permissions: inherited } }).then((a) =>
+        a.init(),
+      ),
+    ).rejects.toThrow(/'jobs\.permissions\.list_jobs': is inherited/);
+    app = await compile({
+      agents: [trader()],
+      worker: { runStore: 'memory' },
+      jobs: { store: 'memory', permissions: { schedule_job: 'job:schedule' } },
+    });
     await app.init();
     const registry = app.get(SkillRegistry);
     expect(registry.get('schedule_job')?.requiredPermission).toBe('job:schedule');

@@ -1,3 +1,4 @@
+import { isScopeId } from '@zmodu/guard';
 import { AgentJobRecord, AgentJobStore, NewAgentJob } from './agent-job.ports';
 
 /** AgentJobStore in memory (one process, tests and single-instance apps without a database). */
@@ -29,11 +30,11 @@ export class InMemoryAgentJobStore implements AgentJobStore {
 
   async get(tenantId: string, jobId: string): Promise<AgentJobRecord | null> {
     const job = this.jobs.get(jobId);
-    return job && tenantId && job.tenantId === tenantId ? job : null;
+    return job && isScopeId(tenantId) && job.tenantId === tenantId ? job : null;
   }
 
   async list(tenantId: string): Promise<AgentJobRecord[]> {
-    return (await this.active()).filter((j) => tenantId && j.tenantId === tenantId);
+    return isScopeId(tenantId) ? (await this.active()).filter((j) => j.tenantId === tenantId) : [];
   }
 
   async active(): Promise<AgentJobRecord[]> {

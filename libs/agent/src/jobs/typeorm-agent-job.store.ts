@@ -1,3 +1,4 @@
+import { isScopeId } from '@zmodu/guard';
 import { DataSource } from 'typeorm';
 import { queryRows } from '../worker/typeorm-agent-run.store';
 import { AgentJobRecord, AgentJobStore, MissedTickPolicy, AgentJobOrigin, NewAgentJob } from './agent-job.ports';
@@ -58,13 +59,13 @@ export class TypeOrmAgentJobStore implements AgentJobStore {
   }
 
   async get(tenantId: string, jobId: string): Promise<AgentJobRecord | null> {
-    if (!tenantId || !jobId) return null;
+    if (!isScopeId(tenantId) || !jobId) return null;
     const rows = await this.rows(`SELECT ${COLUMNS} FROM zmodu_agent_jobs WHERE tenant_id = $1 AND id = $2`, [tenantId, jobId]);
     return rows.length ? toJob(rows[0]) : null;
   }
 
   async list(tenantId: string): Promise<AgentJobRecord[]> {
-    if (!tenantId) return [];
+    if (!isScopeId(tenantId)) return [];
     const rows = await this.rows(
       `SELECT ${COLUMNS} FROM zmodu_agent_jobs WHERE tenant_id = $1 AND cancelled_at IS NULL ORDER BY created_at, id`,
       [tenantId],
@@ -78,6 +79,7 @@ export class TypeOrmAgentJobStore implements AgentJobStore {
   }
 
   async count(tenantId: string): Promise<number> {
+    if (!isScopeId(tenantId)) return 0;
     const rows = await this.rows(`SELECT count(*)::int AS n FROM zmodu_agent_jobs WHERE tenant_id = $1 AND cancelled_at IS NULL`, [
       tenantId,
     ]);
@@ -85,7 +87,7 @@ export class TypeOrmAgentJobStore implements AgentJobStore {
   }
 
   async cancel(tenantId: string, jobId: string): Promise<boolean> {
-    if (!tenantId || !jobId) return false;
+    if (!isScopeId(tenantId) || !jobId) return false;
     const rows = await this.rows(
       `UPDATE zmodu_agent_jobs SET cancelled_at = clock_timestamp() WHERE tenant_id = $1 AND id = $2 AND cancelled_at IS NULL RETURNING id`,
       [tenantId, jobId],

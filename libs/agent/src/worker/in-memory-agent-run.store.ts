@@ -1,3 +1,4 @@
+import { isScopeId } from '@zmodu/guard';
 import { LEASE_EXPIRED_MESSAGE, OUT_OF_ATTEMPTS_MESSAGE } from '../agent.messages';
 import { AgentRunOutcome, AgentRunRecord, AgentRunStore, MAX_RUN_ATTEMPTS, NewAgentRun } from './worker.ports';
 
@@ -39,7 +40,7 @@ export class InMemoryAgentRunStore implements AgentRunStore {
 
   async get(tenantId: string, runId: string): Promise<AgentRunRecord | null> {
     const run = this.runs.get(runId);
-    return run && tenantId && run.tenantId === tenantId ? copy(run) : null;
+    return run && isScopeId(tenantId) && run.tenantId === tenantId ? copy(run) : null;
   }
 
   async claim(runId: string, owner: string, leaseMs: number): Promise<AgentRunRecord | null> {
