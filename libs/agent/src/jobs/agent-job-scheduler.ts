@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { InvalidGoalException } from '../exceptions/invalid-goal.exception';
 import type { PostGoalOptions } from '../worker/agent-worker';
-import { AgentJobRecord, AgentJobStore, NewAgentJob } from './agent-job.ports';
+import { AgentJobRecord, AgentJobStore } from './agent-job.ports';
 import { latestTickBetween, nextTick } from './agent-job-cron';
 
 /**
@@ -44,11 +44,6 @@ export class AgentJobScheduler {
     private readonly store: AgentJobStore,
     private readonly poster: AgentJobPoster,
     private readonly syncMs: number = DEFAULT_JOB_SYNC_MS,
-    /**
-     * The static jobs this instance declares: one retired by an instance running older code (a rolling deploy) is
-     * upserted again at the next sync, so the declaration of the newest code wins.
-     */
-    private readonly declared: readonly NewAgentJob[] = [],
   ) {}
 
   /** Load the jobs, run missed ticks per policy, arm the timers and the periodic sync. */
@@ -73,12 +68,7 @@ export class AgentJobScheduler {
   /** Read the store again: arm new or changed jobs, disarm cancelled ones. */
   async sync(): Promise<void> {
     if (this.stopped) return;
-    let jobs = await this.store.active();
-    const missing = this.declared.filter((d) => !jobs.some((j) => j.id === d.id));
-    if (missing.length) {
-      for (const job of missing) await this.store.upsert(job);
-      jobs = await this.store.active();
-    }
+    const jobs = await this.store.active();
     const ids = new Set(jobs.map((j) => j.id));
     for (const [id, a] of this.armed) {
       if (!ids.has(id)) {

@@ -123,5 +123,12 @@ describe("AgentModule.forRoot({ jobs: { store: 'typeorm' } }) on the app's DataS
     } finally {
       await again.close();
     }
+    // An instance of the application that declares no @AgentJob (an API-only role) retires nothing.
+    const apiOnly = await boot([]);
+    try {
+      expect(await active(apiOnly)).toEqual(['static:nightly', 'static:weekly']);
+    } finally {
+      await apiOnly.close();
+    }
   }, 90_000);
 });

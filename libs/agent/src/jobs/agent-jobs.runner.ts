@@ -71,10 +71,14 @@ export class AgentJobsRunner implements OnModuleInit, OnApplicationBootstrap, On
     await this.worker.onApplicationBootstrap();
     const declared = [...this.definitions.values()].map(({ definition }) => staticAgentJob(definition));
     for (const job of declared) await this.store.upsert(job);
-    // A static job whose @AgentJob is gone stops on every instance (it is active again if the declaration returns).
-    const retired = await this.store.retireStatic(declared.map((j) => j.id));
-    if (retired.length) this.logger.log(`retired ${retired.length} static job(s) no longer declared: ${retired.join(', ')}`);
-    const scheduler = new AgentJobScheduler(this.store, this.worker, this.options.syncMs, declared);
+    // The last boot wins: a static job this code no longer declares stops on every instance (a later boot of code that
+    // declares it makes it active again). An instance that declares no @AgentJob at all (an API-only role of the same
+    // application) retires nothing.
+    if (declared.length) {
+      const retired = await this.store.retireStatic(declared.map((j) => j.id));
+      if (retired.length) this.logger.log(`retired ${retired.length} static job(s) no longer declared: ${retired.join(', ')}`);
+    }
+    const scheduler = new AgentJobScheduler(this.store, this.worker, this.options.syncMs);
     this.scheduler = scheduler;
     await scheduler.start();
     this.logger.log(`scheduler started: ${scheduler.jobIds().length} job(s), ${this.definitions.size} declared with @AgentJob`);
