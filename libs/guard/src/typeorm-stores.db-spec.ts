@@ -3,6 +3,7 @@ import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
+import { auditEntry } from './__fixtures__/audit-entries';
 import { AgentAuditLog } from './audit/agent-audit-log';
 import { AuditEntry } from './audit/audit-entry';
 import { TypeOrmAuditLogStore } from './audit/typeorm-audit-log.store';
@@ -40,21 +41,7 @@ describe('TypeORM stores on PostgreSQL', () => {
   });
 
   describe('AgentAuditLog on the database', () => {
-    const entry = (runId: string, over: Partial<AuditEntry> = {}): AuditEntry => ({
-      runId,
-      agent: 'trader',
-      tenantId: 'acme',
-      userId: 'u',
-      skill: 'market.quote',
-      action: 'read',
-      decision: 'allowed',
-      cause: null,
-      outcome: 'ok',
-      durationMs: 1,
-      tokens: 2,
-      at: new Date(),
-      ...over,
-    });
+    const entry = auditEntry;
     const ids = (n: number) => Array.from({ length: n }, (_, i) => `r${i}`);
     const written = async () =>
       ((await dataSource.query('SELECT run_id FROM zmodu_audit_log ORDER BY id')) as Array<{ run_id: string }>).map((r) => r.run_id);
@@ -179,20 +166,7 @@ describe('GuardModule on a database', () => {
 
   it('flushes pending audit entries at shutdown, so a new instance can read them', async () => {
     const first = await startApp();
-    first.get(AgentAuditLog).record({
-      runId: 'shutdown-run',
-      agent: 'trader',
-      tenantId: 'acme',
-      userId: 'u',
-      skill: 'market.quote',
-      action: 'read',
-      decision: 'allowed',
-      cause: null,
-      outcome: 'ok',
-      durationMs: 1,
-      tokens: 2,
-      at: new Date(),
-    });
+    first.get(AgentAuditLog).record(auditEntry('shutdown-run'));
     expect(first.get(AgentAuditLog).pending).toBe(1);
     await first.close();
     const second = await startApp();
