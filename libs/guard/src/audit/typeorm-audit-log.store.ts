@@ -33,7 +33,7 @@ function toRecord(r: AuditLogEntity): AuditRecord {
     tokens: r.tokens,
     at: r.at,
     proposalId: r.proposalId,
-    approvers: r.approvers,
+    approvers: typeof r.approvers === 'string' ? (JSON.parse(r.approvers) as string[]) : r.approvers,
   };
 }
 
@@ -109,7 +109,7 @@ export class TypeOrmAuditLogStore implements AuditLogStore {
           hash,
         ])) as unknown[]
       ).length > 0;
-    return verifyChainLinks(this.chainLinks(tenantId), hashExists, await this.strayPosition(where, params));
+    return verifyChainLinks(this.chainLinks(where, params), hashExists, await this.strayPosition(where, params));
   }
 
   /** Serialize the writers of one tenant's chain until the transaction ends, and read its head. */
@@ -127,26 +127,24 @@ export class TypeOrmAuditLogStore implements AuditLogStore {
     return rows.length === 0 ? { seq: 0, hash: AUDIT_CHAIN_GENESIS } : { seq: Number(rows[0].head), hash: rows[0].hash };
   }
 
-  private async *chainLinks(tenantId: string | null): AsyncGenerator<AuditChainLink> {
-    let after = { seq: '0', id: '0' };
+  /** The chained rows of one tenant in sequence order, a page at a time (plain SQL: works on any DataSource of the database). */
+  private async *chainLinks(where: string, params: unknown[]): AsyncGenerator<AuditChainLink> {
+    const n = params.length;
+    let after = ['0', '0'];
     for (;;) {
-      const qb = this.dataSource
-        .getRepository(AuditLogEntity)
-        .createQueryBuilder('a')
-        // The timestamp as stored (microseconds), not as a Date reads it back (milliseconds).
-        .addSelect(`to_char(a.at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`, 'at_text')
-        .where(tenantId === null ? 'a.tenant_id IS NULL' : 'a.tenant_id = :tenantId', { tenantId })
-        .andWhere('a.seq IS NOT NULL')
-        .andWhere('(a.seq, a.id) > (CAST(:seq AS bigint), CAST(:id AS bigint))', after)
-        .orderBy('a.seq', 'ASC')
-        .addOrderBy('a.id', 'ASC')
-        .limit(CHAIN_PAGE);
-      const { entities, raw } = await qb.getRawAndEntities<{ at_text: string }>();
-      for (const [i, r] of entities.entries())
-        yield { seq: Number(r.seq), prevHash: r.prevHash ?? '', hash: r.hash ?? '', at: raw[i].at_text, entry: toRecord(r) };
-      if (entities.length < CHAIN_PAGE) return;
-      const last = entities[entities.length - 1];
-      after = { seq: String(last.seq), id: String(last.id) };
+      const rows: Array<AuditLogEntity & { atText: string }> = await this.dataSource.query(
+        `SELECT a.id::text AS id, a.seq::text AS seq, prev_hash AS "prevHash", hash, run_id AS "runId", agent, tenant_id AS "tenantId",
+           user_id AS "userId", skill, action, decision, cause, outcome, duration_ms AS "durationMs", tokens, at,
+           proposal_id AS "proposalId", approvers,
+           to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS "atText"
+         FROM zmodu_audit_log a WHERE ${where} AND a.seq IS NOT NULL AND (a.seq, a.id) > ($${n + 1}::bigint, $${n + 2}::bigint)
+         ORDER BY a.seq, a.id LIMIT ${CHAIN_PAGE}`,
+        [...params, ...after],
+      );
+      // The timestamp is hashed as stored (microseconds, atText), not as a Date reads it back (milliseconds).
+      for (const r of rows) yield { seq: Number(r.seq), prevHash: r.prevHash ?? '', hash: r.hash ?? '', at: r.atText, entry: toRecord(r) };
+      if (rows.length < CHAIN_PAGE) return;
+      after = [String(rows[rows.length - 1].seq), rows[rows.length - 1].id];
     }
   }
 
