@@ -1,6 +1,5 @@
 import { DataSource } from 'typeorm';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
-import { auditEntry } from './__fixtures__/audit-entries';
 import { AgentAuditLog } from './audit/agent-audit-log';
 import { AUDIT_CHAIN_GENESIS, auditEntryHash } from './audit/audit-chain';
 import { AuditEntry } from './audit/audit-entry';
@@ -8,6 +7,7 @@ import { AuditLogStore } from './audit/audit-log.store';
 import { TypeOrmAuditLogStore } from './audit/typeorm-audit-log.store';
 import { verifyAuditChain } from './audit/verify-audit-chain';
 import { ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from './guard.entities';
+import { sampleAuditEntry } from './testing';
 
 describe('the audit hash chain on PostgreSQL', () => {
   let db: TestDatabase;
@@ -34,7 +34,7 @@ describe('the audit hash chain on PostgreSQL', () => {
     await dataSource.query('TRUNCATE zmodu_audit_log, zmodu_audit_dead_letters');
   });
 
-  const entry = auditEntry;
+  const entry = sampleAuditEntry;
   const sql = (text: string, params: unknown[] = []) => dataSource.query(text, params) as Promise<Array<Record<string, string>>>;
   const hashAt = async (seq: number, tenant = 'acme') =>
     (await sql('SELECT hash FROM zmodu_audit_log WHERE tenant_id = $1 AND seq = $2', [tenant, seq]))[0].hash;

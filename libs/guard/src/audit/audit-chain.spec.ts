@@ -7,10 +7,10 @@ import {
   chainEntries,
   verifyChainLinks,
 } from './audit-chain';
-import { auditEntry } from '../__fixtures__/audit-entries';
 import { AuditEntry } from './audit-entry';
+import { sampleAuditEntry } from '../testing';
 
-const entry = (runId: string): AuditEntry => auditEntry(runId, { durationMs: 1.4, at: new Date('2026-01-02T03:04:05.678Z') });
+const entry = (runId: string): AuditEntry => sampleAuditEntry(runId, { durationMs: 1.4, at: new Date('2026-01-02T03:04:05.678Z') });
 
 function chain(n: number): AuditChainLink[] {
   const entries = Array.from({ length: n }, (_, i) => entry(`r${i + 1}`));

@@ -1,7 +1,7 @@
 import { AuditEntry } from '../audit/audit-entry';
 
-/** One allowed read of acme's trader, now; `over` replaces any field. */
-export function auditEntry(runId: string, over: Partial<AuditEntry> = {}): AuditEntry {
+/** An audit entry for tests: one allowed read by acme's trader, now; `over` replaces any field. */
+export function sampleAuditEntry(runId: string, over: Partial<AuditEntry> = {}): AuditEntry {
   return {
     runId,
     agent: 'trader',
