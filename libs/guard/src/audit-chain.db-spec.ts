@@ -161,6 +161,12 @@ describe('the audit hash chain on PostgreSQL', () => {
     await log.close();
   });
 
+  it('a batch larger than one INSERT statement takes (2,500 entries) is written whole, in one chain', async () => {
+    await store.append(Array.from({ length: 2500 }, (_, i) => entry(`big${i}`, { tenantId: i % 5 ? 'acme' : 'globex' })));
+    expect(await store.verify('acme')).toMatchObject({ ok: true, entries: 2000 });
+    expect(await store.verify('globex')).toMatchObject({ ok: true, entries: 500 });
+  });
+
   it('eight writers at once on two tenants leave one unbroken chain per tenant, no sequence number twice', async () => {
     const logs = Array.from(
       { length: 8 },
