@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { resolve } from 'node:path';
 import { runAgentLoopBench } from './agent-loop.bench';
+import { runAuditChainBench } from './audit-chain.bench';
 import { runClusterBench } from './cluster.bench';
 import { postgresServer } from './bench-database';
 import { runDbQueryBench } from './db-query.bench';
@@ -19,7 +20,8 @@ import { formatTable, Row, writeResults } from './report';
  * loop against the Vercel AI SDK (in memory, and over the OpenAI provider against a local server), MCP
  * tools/call through McpModule against the raw MCP SDK server, db.query against pg on the same final SQL, the proposal
  * pipeline against one committed INSERT, the outbox relay against pg-boss, the AgentWorker against p-queue, memory recall among
- * 100,000 entries against a table of one user's and a point lookup, and cluster mode against pg-boss's send/work, in one run.
+ * 100,000 entries against a table of one user's and a point lookup, cluster mode against pg-boss's send/work, and dispatches with the
+ * chained audit against the unchained one, in one run.
  * Prints a table and writes bench-results.json. Missed targets are reported (MISS), never turned into a failing exit code; only a crash is.
  */
 async function main(): Promise<void> {
@@ -37,6 +39,7 @@ async function main(): Promise<void> {
   try {
     rows.push(...(await runDbQueryBench(log, server)).rows);
     rows.push(...(await runPipelineBench(log, server)).rows);
+    rows.push(...(await runAuditChainBench(log, server)).rows);
     rows.push(...(await runRelayBench(log, server)).rows);
     rows.push(...(await runMemoryBench(log, server)).rows);
     rows.push(...(await runClusterBench(log, server)).rows);

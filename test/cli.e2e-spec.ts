@@ -410,6 +410,17 @@ describe('zmodu CLI end to end', () => {
     } finally {
       await ds.destroy();
     }
+    // The tenant's hash chain verifies; one changed column is found at its sequence number (PGlite: one process at a time).
+    const intact = await zmodu('ai', 'audit-verify', '--config', audited, '--tenant', ALPHA);
+    expect([intact.code, JSON.parse(intact.stdout)]).toEqual([0, { ok: true, entries: 3, head: expect.stringMatching(/^[0-9a-f]{64}$/) }]);
+    const tamper = new DataSource(await db.options());
+    await tamper.initialize();
+    await tamper.query(`UPDATE zmodu_audit_log SET decision = 'allowed' WHERE tenant_id = $1 AND seq = 3`, [ALPHA]);
+    await tamper.destroy();
+    const altered = await zmodu('ai', 'audit-verify', '--config', audited, '--tenant', ALPHA);
+    expect([altered.code, JSON.parse(altered.stdout)]).toEqual([1, { ok: false, firstBadSequence: 3, problem: 'altered' }]);
+    const neither = await zmodu('ai', 'audit-verify', '--config', audited);
+    expect([neither.code, neither.stderr]).toEqual([2, expect.stringMatching(/needs --tenant T .* or --untenanted/)]);
     const badAudit = variant('bad-audit.json', { audit: 'disk' });
     const bad = await zmodu('ai', 'call', 'db.query', '--config', badAudit, '--args', '{}');
     expect(bad.code).toBe(2);
@@ -550,6 +561,7 @@ describe('zmodu CLI end to end', () => {
       ['ai', 'audit-policy', '--help'],
       ['ai', 'install-fence', '--help'],
       ['ai', 'audit-data', '--help'],
+      ['ai', 'audit-verify', '--help'],
     ]) {
       const r = await zmodu(...args);
       expect(r.code).toBe(0);

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { auditPolicy } from '@zmodu/guard';
+import { auditPolicy, verifyAuditChain } from '@zmodu/guard';
 import { SkillCallResult, toOpenApi, toSkillsJson } from '@zmodu/skills';
 import { installTenantFence, tenantFenceStatus } from '@zmodu/data';
 import { serveMcpOverStdio } from '@zmodu/mcp';
@@ -25,6 +25,7 @@ commands:
   install-fence  install or update db.query's second fence in the database (reader role,
                  grants, row-level security); idempotent, prints what it did
   audit-data     report hazards of the data model the entities expose (exit 1 on any)
+  audit-verify   check a tenant's audit hash chain in the database (exit 1 at the first bad entry)
 
 Every command takes --config FILE (a zmodu.config.json) and --help.`,
   call: `usage: zmodu ai call <skill> --config F --tenant T --user U [--permissions a,b] --args JSON
@@ -73,6 +74,17 @@ Prints { tables, findings: [{ code, table, detail, fix }] } for the config's ent
   tenant_type_mismatch   tenant columns of differing types
   missing_table, missing_tenant_column
 With "strictData": true in the config, any finding stops the commands that use the database.`,
+  'audit-verify': `usage: zmodu ai audit-verify --config F (--tenant T | --untenanted)
+
+Walks the hash chain of the tenant's audit entries in the config's database (table zmodu_audit_log; --untenanted:
+the entries without a tenant) and prints { ok: true, entries, head } (exit 0), or { ok: false, firstBadSequence, problem }
+(exit 1) for the first entry that is not as written:
+  altered    its fields no longer give its hash (a column was changed)
+  deleted    an entry is missing (a gap in the sequence numbers, or the entry links to a hash no entry has)
+  inserted   an entry the chain goes around (added afterwards), or a row without a chain written after the chain began
+  re-linked  it links to an existing entry other than the one before it
+Keep "head" somewhere else (a ticket, another system): the chain has no key, so only a head kept apart shows
+a truncated or wholly rewritten chain.`,
 };
 
 const out = (value: unknown) => process.stdout.write(`${JSON.stringify(value)}\n`);
@@ -101,9 +113,11 @@ export async function main(argv: string[]): Promise<number> {
       return installFence(rest);
     case 'audit-data':
       return auditData(rest);
+    case 'audit-verify':
+      return auditVerify(rest);
     default:
       throw new UsageError(
-        `unknown command 'ai ${command}' (commands: call, mcp, export-skills, openapi, audit-policy, install-fence, audit-data)`,
+        `unknown command 'ai ${command}' (commands: call, mcp, export-skills, openapi, audit-policy, install-fence, audit-data, audit-verify)`,
       );
   }
 }
@@ -160,6 +174,24 @@ async function auditData(argv: string[]): Promise<number> {
     const audit = await runtime.businessSkills.auditData();
     out(audit);
     return audit.findings.length ? 1 : 0;
+  } finally {
+    await runtime.close();
+  }
+}
+
+async function auditVerify(argv: string[]): Promise<number> {
+  const args = parseArgs(argv, ['--config', '--tenant'], ['--help', '--untenanted']);
+  if (args.flags.has('--help')) return help('audit-verify');
+  if (args.positional.length) throw new UsageError(`unexpected argument ${args.positional[0]}`);
+  const tenant = flag(args, '--tenant');
+  if ((tenant === undefined) === !args.flags.has('--untenanted'))
+    throw new UsageError("audit-verify needs --tenant T (one tenant's chain) or --untenanted (the entries without a tenant)");
+  const config = loadConfig(flag(args, '--config'));
+  const runtime = await CliRuntime.start(config, true, true);
+  try {
+    const verdict = await verifyAuditChain(runtime.database, tenant ?? null);
+    out(verdict);
+    return verdict.ok ? 0 : 1;
   } finally {
     await runtime.close();
   }

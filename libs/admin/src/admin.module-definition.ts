@@ -1,9 +1,10 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
 import { AdminModuleExtras, AdminModuleOptions } from './admin.options';
 import { ApprovalsController } from './approvals.controller';
+import { AuditController } from './audit.controller';
 import { OutboxController } from './outbox.controller';
 
-const DEFAULT_EXTRAS: Required<AdminModuleExtras> = { approvals: true, outbox: false };
+const DEFAULT_EXTRAS: Required<AdminModuleExtras> = { approvals: true, outbox: false, audit: false };
 
 export const {
   ConfigurableModuleClass: ConfigurableAdminModule,
@@ -14,7 +15,11 @@ export const {
   .setClassMethodName('forRoot')
   .setExtras<AdminModuleExtras>(DEFAULT_EXTRAS, (definition, extras) => ({
     ...definition,
-    controllers: [...(extras.approvals !== false ? [ApprovalsController] : []), ...(extras.outbox ? [OutboxController] : [])],
+    controllers: [
+      ...(extras.approvals !== false ? [ApprovalsController] : []),
+      ...(extras.outbox ? [OutboxController] : []),
+      ...(extras.audit ? [AuditController] : []),
+    ],
   }))
   .build();
 

@@ -20,6 +20,8 @@ export class AdminModuleOptions {
   decidePermission?: string = 'approval:decide';
   /** The permission the outbox endpoints require. Default 'admin:outbox'. */
   outboxPermission?: string = 'admin:outbox';
+  /** The permission the audit endpoints require. Default 'admin:audit'. */
+  auditPermission?: string = 'admin:audit';
 }
 
 /**
@@ -31,13 +33,15 @@ export interface AdminModuleExtras {
   approvals?: boolean;
   /** Serve the outbox endpoints (needs OutboxModule). Default false. */
   outbox?: boolean;
+  /** Serve the audit endpoints (GET /admin/audit/verify; needs GuardModule). Default false. */
+  audit?: boolean;
 }
 
 /** The options after the defaults are merged (what the admin guard and controllers inject). */
 export type ResolvedAdminOptions = Required<AdminModuleOptions>;
 
 /** The permission option an admin endpoint requires (see `@RequireAdminPermission`). */
-export type AdminPermissionOption = 'decidePermission' | 'outboxPermission';
+export type AdminPermissionOption = 'decidePermission' | 'outboxPermission' | 'auditPermission';
 
 /** Merge the given options over the defaults, once; a field given as `undefined` keeps its default. */
 export function resolveAdminOptions(raw: Partial<AdminModuleOptions> | undefined): ResolvedAdminOptions {

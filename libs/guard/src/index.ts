@@ -18,6 +18,9 @@ export type { AuditBatchOptions, AuditLogMetrics } from './audit/agent-audit-log
 export { AUDIT_QUERY_DEFAULT_LIMIT, AUDIT_QUERY_MAX_LIMIT } from './audit/audit-entry';
 export type { AuditDeadLetter, AuditDeadLetterRecord, AuditEntry, AuditOutcome, AuditQuery, AuditRecord } from './audit/audit-entry';
 export type { AuditLogStore } from './audit/audit-log.store';
+export { AUDIT_CHAIN_GENESIS, auditEntryHash, auditTimestamp, canonicalJson } from './audit/audit-chain';
+export type { AuditChainVerdict } from './audit/audit-chain';
+export { verifyAuditChain } from './audit/verify-audit-chain';
 export { InMemoryAuditLogStore } from './audit/in-memory-audit-log.store';
 export { TypeOrmAuditLogStore } from './audit/typeorm-audit-log.store';
 export { AuditLogEntity } from './audit/audit-log.entity';

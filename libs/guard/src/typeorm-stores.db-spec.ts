@@ -10,7 +10,7 @@ import { ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from './guard.entities';
 import { GuardModule } from './guard.module';
 import { TokenQuota } from './quota/token-quota';
 import { TypeOrmTokenQuotaStore } from './quota/typeorm-token-quota.store';
-import { auditLogStoreContract, tokenQuotaStoreContract } from './testing';
+import { auditLogStoreContract, sampleAuditEntry, tokenQuotaStoreContract } from './testing';
 
 describe('TypeORM stores on PostgreSQL', () => {
   let db: TestDatabase;
@@ -40,21 +40,7 @@ describe('TypeORM stores on PostgreSQL', () => {
   });
 
   describe('AgentAuditLog on the database', () => {
-    const entry = (runId: string, over: Partial<AuditEntry> = {}): AuditEntry => ({
-      runId,
-      agent: 'trader',
-      tenantId: 'acme',
-      userId: 'u',
-      skill: 'market.quote',
-      action: 'read',
-      decision: 'allowed',
-      cause: null,
-      outcome: 'ok',
-      durationMs: 1,
-      tokens: 2,
-      at: new Date(),
-      ...over,
-    });
+    const entry = sampleAuditEntry;
     const ids = (n: number) => Array.from({ length: n }, (_, i) => `r${i}`);
     const written = async () =>
       ((await dataSource.query('SELECT run_id FROM zmodu_audit_log ORDER BY id')) as Array<{ run_id: string }>).map((r) => r.run_id);
@@ -179,20 +165,7 @@ describe('GuardModule on a database', () => {
 
   it('flushes pending audit entries at shutdown, so a new instance can read them', async () => {
     const first = await startApp();
-    first.get(AgentAuditLog).record({
-      runId: 'shutdown-run',
-      agent: 'trader',
-      tenantId: 'acme',
-      userId: 'u',
-      skill: 'market.quote',
-      action: 'read',
-      decision: 'allowed',
-      cause: null,
-      outcome: 'ok',
-      durationMs: 1,
-      tokens: 2,
-      at: new Date(),
-    });
+    first.get(AgentAuditLog).record(sampleAuditEntry('shutdown-run'));
     expect(first.get(AgentAuditLog).pending).toBe(1);
     await first.close();
     const second = await startApp();

@@ -48,4 +48,16 @@ export class AuditLogEntity {
 
   @Column({ type: 'jsonb', nullable: true })
   approvers: string[] | null;
+
+  /** Position in the tenant's hash chain (1, 2, ...); null for rows written before the chain (migration 1764520000000). */
+  @Column({ type: 'bigint', nullable: true })
+  seq: string | null;
+
+  /** The hash of the previous entry of the tenant's chain (64 zeros for the first). */
+  @Column({ name: 'prev_hash', type: 'text', nullable: true })
+  prevHash: string | null;
+
+  /** SHA-256 (hex) of the canonical JSON of this entry's fields, seq and prev_hash (see audit-chain.ts). */
+  @Column({ type: 'text', nullable: true })
+  hash: string | null;
 }

@@ -1,3 +1,4 @@
+import { AuditChainVerdict } from './audit-chain';
 import { AuditDeadLetter, AuditDeadLetterRecord, AuditEntry, AuditQuery, AuditRecord } from './audit-entry';
 
 /**
@@ -12,4 +13,6 @@ export interface AuditLogStore {
   setAside?(letters: readonly AuditDeadLetter[]): Promise<void>;
   /** The entries set aside, oldest first (default limit 100, at most 1000). */
   deadLetters?(limit?: number): Promise<AuditDeadLetterRecord[]>;
+  /** Walk the hash chain of one tenant (null: the entries without a tenant) and report the first entry not as written. */
+  verify?(tenantId: string | null): Promise<AuditChainVerdict>;
 }

@@ -1,3 +1,4 @@
+import { AuditChainLink, AuditChainVerdict, AUDIT_CHAIN_GENESIS, auditTimestamp, chainEntries, verifyChainLinks } from './audit-chain';
 import { AuditDeadLetter, AuditDeadLetterRecord, AuditEntry, AuditQuery, AuditRecord, clampAuditLimit } from './audit-entry';
 import { AuditLogStore } from './audit-log.store';
 
@@ -5,16 +6,32 @@ import { AuditLogStore } from './audit-log.store';
 export class InMemoryAuditLogStore implements AuditLogStore {
   private readonly records: AuditRecord[] = [];
   private readonly letters: AuditDeadLetterRecord[] = [];
+  private readonly links: AuditChainLink[] = [];
+  private readonly heads = new Map<string | null, { seq: number; hash: string }>();
   private nextId = 1;
 
   async append(entries: readonly AuditEntry[]): Promise<void> {
-    for (const entry of entries)
-      this.records.push({
+    for (const entry of entries) {
+      const record: AuditRecord = {
         ...entry,
         proposalId: entry.proposalId ?? null,
         approvers: entry.approvers ? [...entry.approvers] : null,
         id: String(this.nextId++),
-      });
+      };
+      const [link] = chainEntries(this.heads.get(entry.tenantId) ?? { seq: 0, hash: AUDIT_CHAIN_GENESIS }, [record]);
+      this.heads.set(entry.tenantId, link);
+      this.records.push(record);
+      this.links.push({ ...link, entry: record, at: auditTimestamp(record.at) });
+    }
+  }
+
+  /** The hash chain of one tenant (null: entries without a tenant), as written (the records kept here cannot be changed from outside). */
+  async verify(tenantId: string | null): Promise<AuditChainVerdict> {
+    const chain = this.links.filter((l) => l.entry.tenantId === tenantId);
+    const walk = async function* () {
+      yield* chain;
+    };
+    return verifyChainLinks(walk(), async (hash) => chain.some((l) => l.hash === hash), null);
   }
 
   async query(filter: AuditQuery): Promise<AuditRecord[]> {

@@ -1,5 +1,6 @@
-import { DataSource } from 'typeorm';
+import { DataSource, EntityManager } from 'typeorm';
 import { ActionClass } from '../action-class';
+import { AuditChainLink, AuditChainVerdict, AUDIT_CHAIN_GENESIS, chainEntries, verifyChainLinks } from './audit-chain';
 import {
   AuditDeadLetter,
   AuditDeadLetterRecord,
@@ -13,8 +14,56 @@ import {
 import { AuditLogEntity } from './audit-log.entity';
 import { AuditLogStore } from './audit-log.store';
 
+/** Rows per INSERT statement (17 parameters a row). */
+const INSERT_ROWS = 1000;
+
+/** Rows read per query while verifying a chain. */
+const CHAIN_PAGE = 1000;
+
+/** The columns of one entry, without its place in the chain. Internal (also the bench's unchained baseline). */
+export function auditLogRow(e: AuditEntry): Omit<AuditLogEntity, 'id' | 'seq' | 'prevHash' | 'hash'> {
+  return {
+    runId: e.runId,
+    agent: e.agent,
+    tenantId: e.tenantId,
+    userId: e.userId,
+    skill: e.skill,
+    action: e.action,
+    decision: e.decision,
+    cause: e.cause,
+    outcome: e.outcome,
+    durationMs: Math.round(e.durationMs),
+    tokens: Math.round(e.tokens),
+    at: e.at,
+    proposalId: e.proposalId ?? null,
+    approvers: e.approvers ? [...e.approvers] : null,
+  };
+}
+
+function toRecord(r: AuditLogEntity): AuditRecord {
+  return {
+    id: String(r.id),
+    runId: r.runId,
+    agent: r.agent,
+    tenantId: r.tenantId,
+    userId: r.userId,
+    skill: r.skill,
+    action: r.action as ActionClass,
+    decision: r.decision as 'allowed' | 'denied',
+    cause: r.cause,
+    outcome: r.outcome as AuditOutcome,
+    durationMs: r.durationMs,
+    tokens: r.tokens,
+    at: r.at,
+    proposalId: r.proposalId,
+    approvers: typeof r.approvers === 'string' ? (JSON.parse(r.approvers) as string[]) : r.approvers,
+  };
+}
+
 /**
- * The default audit store: table `zmodu_audit_log` (see the guard migrations). One INSERT per batch.
+ * The default audit store: table `zmodu_audit_log` (see the guard migrations). One transaction and one INSERT per batch:
+ * the entries of each tenant are chained after that tenant's head, read under an advisory lock of the tenant held until
+ * commit, so concurrent writers leave one chain per tenant with no fork and no gap (see audit-chain.ts).
  * Entries it refused on their own are kept in `zmodu_audit_dead_letters` as escaped JSON text.
  */
 export class TypeOrmAuditLogStore implements AuditLogStore {
@@ -22,29 +71,128 @@ export class TypeOrmAuditLogStore implements AuditLogStore {
 
   async append(entries: readonly AuditEntry[]): Promise<void> {
     if (entries.length === 0) return;
-    await this.dataSource
-      .createQueryBuilder()
-      .insert()
-      .into(AuditLogEntity)
-      .values(
-        entries.map((e) => ({
-          runId: e.runId,
-          agent: e.agent,
-          tenantId: e.tenantId,
-          userId: e.userId,
-          skill: e.skill,
-          action: e.action,
-          decision: e.decision,
-          cause: e.cause,
-          outcome: e.outcome,
-          durationMs: Math.round(e.durationMs),
-          tokens: Math.round(e.tokens),
-          at: e.at,
-          proposalId: e.proposalId ?? null,
-          approvers: e.approvers ? [...e.approvers] : null,
-        })),
-      )
-      .execute();
+    await this.dataSource.transaction(async (m) => {
+      const byTenant = new Map<string | null, AuditEntry[]>();
+      for (const e of entries) {
+        const group = byTenant.get(e.tenantId);
+        if (group) group.push(e);
+        else byTenant.set(e.tenantId, [e]);
+      }
+      // Locks taken in one order (untenanted first, then by tenant), so two batches of several tenants cannot deadlock.
+      const tenants = [...byTenant.keys()].sort((a, b) => (a === b ? 0 : a === null ? -1 : b === null ? 1 : a < b ? -1 : 1));
+      const links = new Map<AuditEntry, { seq: number; prevHash: string; hash: string }>();
+      for (const tenantId of tenants) {
+        const group = byTenant.get(tenantId) ?? [];
+        const chained = chainEntries(await this.lockHead(m, tenantId), group);
+        group.forEach((e, i) => links.set(e, chained[i]));
+      }
+      // Multi-row INSERTs in plain SQL (TypeORM's query builder costs twice the statement itself on a batch of 100), at most
+      // INSERT_ROWS rows each (PostgreSQL takes at most 65,535 parameters a statement).
+      for (let from = 0; from < entries.length; from += INSERT_ROWS) {
+        const params: unknown[] = [];
+        const rows = entries.slice(from, from + INSERT_ROWS).map((e) => {
+          const r = auditLogRow(e);
+          const link = links.get(e);
+          const values = [
+            r.runId,
+            r.agent,
+            r.tenantId,
+            r.userId,
+            r.skill,
+            r.action,
+            r.decision,
+            r.cause,
+            r.outcome,
+            r.durationMs,
+            r.tokens,
+            r.at,
+            r.proposalId,
+            r.approvers === null ? null : JSON.stringify(r.approvers),
+            link?.seq,
+            link?.prevHash,
+            link?.hash,
+          ];
+          const first = params.length;
+          params.push(...values);
+          return `(${values.map((_, i) => `$${first + i + 1}`).join(', ')})`;
+        });
+        await m.query(
+          `INSERT INTO zmodu_audit_log (run_id, agent, tenant_id, user_id, skill, action, decision, cause, outcome, duration_ms, tokens, at,
+             proposal_id, approvers, seq, prev_hash, hash) VALUES ${rows.join(', ')}`,
+          params,
+        );
+      }
+    });
+  }
+
+  /**
+   * Walk the hash chain of one tenant (null: the entries without a tenant) and report the first entry that is not as
+   * written, by sequence number. Reads the chain in pages; rows written before the chain (seq null) are ignored.
+   */
+  async verify(tenantId: string | null): Promise<AuditChainVerdict> {
+    const [where, params] = tenantId === null ? ['tenant_id IS NULL', []] : ['tenant_id = $1', [tenantId]];
+    const n = params.length;
+    const hashExists = async (hash: string) =>
+      (
+        (await this.dataSource.query(`SELECT 1 FROM zmodu_audit_log WHERE ${where} AND hash = $${n + 1} LIMIT 1`, [
+          ...params,
+          hash,
+        ])) as unknown[]
+      ).length > 0;
+    return verifyChainLinks(this.chainLinks(where, params), hashExists, await this.strayPosition(where, params));
+  }
+
+  /** Serialize the writers of one tenant's chain until the transaction ends, and read its head. */
+  private async lockHead(m: EntityManager, tenantId: string | null): Promise<{ seq: number; hash: string }> {
+    await m.query('SELECT pg_advisory_xact_lock(hashtext($1))', [tenantId === null ? 'zmodu_audit' : `zmodu_audit:${tenantId}`]);
+    const rows: Array<{ head: string; hash: string }> =
+      tenantId === null
+        ? await m.query(
+            'SELECT seq::text AS head, hash FROM zmodu_audit_log WHERE tenant_id IS NULL AND seq IS NOT NULL ORDER BY seq DESC LIMIT 1',
+          )
+        : await m.query(
+            'SELECT seq::text AS head, hash FROM zmodu_audit_log WHERE tenant_id = $1 AND seq IS NOT NULL ORDER BY seq DESC LIMIT 1',
+            [tenantId],
+          );
+    return rows.length === 0 ? { seq: 0, hash: AUDIT_CHAIN_GENESIS } : { seq: Number(rows[0].head), hash: rows[0].hash };
+  }
+
+  /** The chained rows of one tenant in sequence order, a page at a time (plain SQL: works on any DataSource of the database). */
+  private async *chainLinks(where: string, params: unknown[]): AsyncGenerator<AuditChainLink> {
+    const n = params.length;
+    let after = ['0', '0'];
+    for (;;) {
+      const rows: Array<AuditLogEntity & { atText: string }> = await this.dataSource.query(
+        `SELECT a.id::text AS id, a.seq::text AS seq, prev_hash AS "prevHash", hash, run_id AS "runId", agent, tenant_id AS "tenantId",
+           user_id AS "userId", skill, action, decision, cause, outcome, duration_ms AS "durationMs", tokens, at,
+           proposal_id AS "proposalId", approvers,
+           to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS "atText"
+         FROM zmodu_audit_log a WHERE ${where} AND a.seq IS NOT NULL AND (a.seq, a.id) > ($${n + 1}::bigint, $${n + 2}::bigint)
+         ORDER BY a.seq, a.id LIMIT ${CHAIN_PAGE}`,
+        [...params, ...after],
+      );
+      // The timestamp is hashed as stored (microseconds, atText), not as a Date reads it back (milliseconds).
+      for (const r of rows) yield { seq: Number(r.seq), prevHash: r.prevHash ?? '', hash: r.hash ?? '', at: r.atText, entry: toRecord(r) };
+      if (rows.length < CHAIN_PAGE) return;
+      after = [String(rows[rows.length - 1].seq), rows[rows.length - 1].id];
+    }
+  }
+
+  /** Where the first row without a chain written after the tenant's chain began sits (the seq it precedes), or null. */
+  private async strayPosition(where: string, params: unknown[]): Promise<number | null> {
+    const n = params.length;
+    const [stray]: Array<{ id: string }> = await this.dataSource.query(
+      `SELECT a.id::text AS id FROM zmodu_audit_log a WHERE ${where} AND seq IS NULL
+         AND a.id > (SELECT min(id) FROM zmodu_audit_log WHERE ${where} AND seq IS NOT NULL) ORDER BY a.id LIMIT 1`,
+      params,
+    );
+    if (!stray) return null;
+    const [at]: Array<{ seq: string | null }> = await this.dataSource.query(
+      `SELECT COALESCE(min(seq) FILTER (WHERE id > $${n + 1}::bigint), max(seq) + 1)::text AS seq
+         FROM zmodu_audit_log WHERE ${where} AND seq IS NOT NULL`,
+      [...params, stray.id],
+    );
+    return Number(at.seq);
   }
 
   async query(filter: AuditQuery): Promise<AuditRecord[]> {
@@ -60,23 +208,7 @@ export class TypeOrmAuditLogStore implements AuditLogStore {
     if (filter.until !== undefined) qb.andWhere('a.at <= :until', { until: filter.until });
     qb.orderBy('a.id', 'ASC').limit(clampAuditLimit(filter.limit));
     const rows = await qb.getMany();
-    return rows.map((r) => ({
-      id: String(r.id),
-      runId: r.runId,
-      agent: r.agent,
-      tenantId: r.tenantId,
-      userId: r.userId,
-      skill: r.skill,
-      action: r.action as ActionClass,
-      decision: r.decision as 'allowed' | 'denied',
-      cause: r.cause,
-      outcome: r.outcome as AuditOutcome,
-      durationMs: r.durationMs,
-      tokens: r.tokens,
-      at: r.at,
-      proposalId: r.proposalId,
-      approvers: r.approvers,
-    }));
+    return rows.map(toRecord);
   }
 
   async setAside(letters: readonly AuditDeadLetter[]): Promise<void> {

@@ -138,4 +138,15 @@ export function auditLogStoreContract(factory: () => Promise<StoreHarness<AuditL
     // Dead letters are not audit entries.
     expect(await h.store.query({})).toEqual([]);
   });
+
+  it('keeps a hash chain per tenant that verifies (when it keeps one), characters outside the BMP and staged entries included', async () => {
+    if (!h.store.verify) return expect(h.store.verify).toBeUndefined();
+    await h.store.append([entry(), entry({ tenantId: 't2' }), entry({ tenantId: null, userId: 'caf\u00e9 \ud83d\ude00' })]);
+    await h.store.append([entry({ proposalId: 'p-1', approvers: ['alice', 'bob'], at: new Date('2026-01-01T00:00:00.123Z') })]);
+    expect(await h.store.verify('t1')).toMatchObject({ ok: true, entries: 2 });
+    expect(await h.store.verify('t2')).toMatchObject({ ok: true, entries: 1 });
+    expect(await h.store.verify(null)).toMatchObject({ ok: true, entries: 1 });
+    const t1 = await h.store.verify('t1');
+    expect(t1.ok && t1.head).toMatch(/^[0-9a-f]{64}$/);
+  });
 }

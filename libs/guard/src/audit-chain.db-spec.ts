@@ -1,0 +1,199 @@
+import { DataSource } from 'typeorm';
+import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
+import { AgentAuditLog } from './audit/agent-audit-log';
+import { AUDIT_CHAIN_GENESIS, auditEntryHash } from './audit/audit-chain';
+import { AuditEntry } from './audit/audit-entry';
+import { AuditLogStore } from './audit/audit-log.store';
+import { TypeOrmAuditLogStore } from './audit/typeorm-audit-log.store';
+import { verifyAuditChain } from './audit/verify-audit-chain';
+import { ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from './guard.entities';
+import { sampleAuditEntry } from './testing';
+
+describe('the audit hash chain on PostgreSQL', () => {
+  let db: TestDatabase;
+  let dataSource: DataSource;
+  let store: TypeOrmAuditLogStore;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    dataSource = new DataSource({
+      ...(await db.options({ entities: ZMODU_GUARD_ENTITIES, migrations: ZMODU_GUARD_MIGRATIONS })),
+      extra: { max: 12 },
+    } as ConstructorParameters<typeof DataSource>[0]);
+    await dataSource.initialize();
+    await dataSource.runMigrations();
+    store = new TypeOrmAuditLogStore(dataSource);
+  });
+
+  afterAll(async () => {
+    await dataSource?.destroy();
+    await db?.drop();
+  });
+
+  beforeEach(async () => {
+    await dataSource.query('TRUNCATE zmodu_audit_log, zmodu_audit_dead_letters');
+  });
+
+  const entry = sampleAuditEntry;
+  const sql = (text: string, params: unknown[] = []) => dataSource.query(text, params) as Promise<Array<Record<string, string>>>;
+  const hashAt = async (seq: number, tenant = 'acme') =>
+    (await sql('SELECT hash FROM zmodu_audit_log WHERE tenant_id = $1 AND seq = $2', [tenant, seq]))[0].hash;
+  /** Ten entries of acme (seq 1..10), interleaved with four of globex and four without a tenant, in three batches. */
+  const writeTen = async () => {
+    const batch = (from: number, to: number) =>
+      Array.from({ length: to - from }, (_, i) => [
+        entry(`a${from + i}`, { approvers: i % 2 ? ['alice', 'bob'] : null, proposalId: i % 2 ? `p${i}` : null }),
+        ...(i % 2 ? [entry(`g${from + i}`, { tenantId: 'globex' })] : []),
+        ...(i % 3 === 0 ? [entry(`n${from + i}`, { tenantId: null })] : []),
+      ]).flat();
+    await store.append(batch(0, 4));
+    await store.append(batch(4, 7));
+    await store.append(batch(7, 10));
+  };
+
+  it('chains each tenant apart from 1, linked from the genesis hash, and verifies', async () => {
+    await writeTen();
+    const rows = await sql(`SELECT seq::text AS s, prev_hash, hash FROM zmodu_audit_log WHERE tenant_id = 'acme' ORDER BY id`);
+    expect(rows.map((r) => Number(r.s))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(rows[0].prev_hash).toBe(AUDIT_CHAIN_GENESIS);
+    rows.slice(1).forEach((r, i) => expect(r.prev_hash).toBe(rows[i].hash));
+    expect(await store.verify('acme')).toEqual({ ok: true, entries: 10, head: rows[9].hash });
+    expect(await store.verify('globex')).toMatchObject({ ok: true, entries: 4 });
+    expect(await verifyAuditChain(dataSource, null)).toMatchObject({ ok: true, entries: 4 });
+    expect(await verifyAuditChain(store, 'nobody')).toEqual({ ok: true, entries: 0, head: AUDIT_CHAIN_GENESIS });
+  });
+
+  it('an UPDATE of one field of one entry: altered, at its sequence number; the other tenants still verify', async () => {
+    await writeTen();
+    await sql(`UPDATE zmodu_audit_log SET decision = 'denied', cause = 'forged' WHERE tenant_id = 'acme' AND seq = 4`);
+    expect(await store.verify('acme')).toEqual({ ok: false, firstBadSequence: 4, problem: 'altered' });
+    expect(await store.verify('globex')).toMatchObject({ ok: true });
+  });
+
+  it('a change of the approvers or of the timestamp by one microsecond: altered', async () => {
+    await writeTen();
+    await sql(`UPDATE zmodu_audit_log SET approvers = '["alice"]' WHERE tenant_id = 'acme' AND seq = 2`);
+    expect(await store.verify('acme')).toEqual({ ok: false, firstBadSequence: 2, problem: 'altered' });
+    await sql(`UPDATE zmodu_audit_log SET approvers = '["alice", "bob"]' WHERE tenant_id = 'acme' AND seq = 2`);
+    expect(await store.verify('acme')).toMatchObject({ ok: true });
+    await sql(`UPDATE zmodu_audit_log SET at = at + interval '1 microsecond' WHERE tenant_id = 'acme' AND seq = 7`);
+    expect(await store.verify('acme')).toEqual({ ok: false, firstBadSequence: 7, problem: 'altered' });
+  });
+
+  it('a DELETE of one entry: deleted, at the missing sequence number (also when the later ones are renumbered)', async () => {
+    await writeTen();
+    await sql(`DELETE FROM zmodu_audit_log WHERE tenant_id = 'acme' AND seq = 6`);
+    expect(await store.verify('acme')).toEqual({ ok: false, firstBadSequence: 6, problem: 'deleted' });
+    await sql(`UPDATE zmodu_audit_log SET seq = seq + 1000 WHERE tenant_id = 'acme' AND seq > 6`);
+    await sql(`UPDATE zmodu_audit_log SET seq = seq - 1001 WHERE tenant_id = 'acme' AND seq > 1000`);
+    expect(await store.verify('acme')).toEqual({ ok: false, firstBadSequence: 6, problem: 'deleted' });
+    await sql(`DELETE FROM zmodu_audit_log WHERE tenant_id = 'acme' AND seq = 1`);
+    expect(await store.verify('acme')).toEqual({ ok: false, firstBadSequence: 1, problem: 'deleted' });
+  });
+
+  it('an INSERT of a forged entry in the middle (the later ones renumbered): inserted, at its sequence number', async () => {
+    await writeTen();
+    const prev = await hashAt(4);
+    await sql(`UPDATE zmodu_audit_log SET seq = seq + 1000 WHERE tenant_id = 'acme' AND seq >= 5`);
+    await sql(`UPDATE zmodu_audit_log SET seq = seq - 999 WHERE tenant_id = 'acme' AND seq > 1000`);
+    await sql(
+      `INSERT INTO zmodu_audit_log (run_id, agent, tenant_id, user_id, skill, action, decision, outcome, duration_ms, tokens, at, seq, prev_hash, hash)
+       VALUES ('forged', 'trader', 'acme', 'u', 'order.submit', 'execute', 'allowed', 'ok', 1, 0, now(), 5, $1, $2)`,
+      [prev, 'f'.repeat(64)],
+    );
+    expect(await store.verify('acme')).toEqual({ ok: false, firstBadSequence: 5, problem: 'inserted' });
+  });
+
+  it('an INSERT of a row without a chain after the chain began: inserted, where it sits', async () => {
+    await sql(
+      `INSERT INTO zmodu_audit_log (run_id, skill, action, decision, outcome, duration_ms, tokens, tenant_id) VALUES ('legacy', 's', 'read', 'allowed', 'ok', 1, 1, 'acme')`,
+    );
+    await writeTen();
+    expect(await store.verify('acme')).toMatchObject({ ok: true, entries: 10 }); // written before the chain: out of it
+    await sql(
+      `INSERT INTO zmodu_audit_log (run_id, skill, action, decision, outcome, duration_ms, tokens, tenant_id) VALUES ('forged', 's', 'read', 'allowed', 'ok', 1, 1, 'acme')`,
+    );
+    expect(await store.verify('acme')).toEqual({ ok: false, firstBadSequence: 11, problem: 'inserted' });
+  });
+
+  it('re-linking an entry past the one before it: re-linked, with or without its hash recomputed', async () => {
+    await writeTen();
+    const skipTo = await hashAt(4);
+    await sql(`UPDATE zmodu_audit_log SET prev_hash = $1 WHERE tenant_id = 'acme' AND seq = 6`, [skipTo]);
+    expect(await store.verify('acme')).toEqual({ ok: false, firstBadSequence: 6, problem: 're-linked' });
+    // An attacker who knows the algorithm recomputes the entry's hash (and the chain after it): the link still gives it away.
+    const [row] = (await store.query({ runId: 'a6', tenantId: 'acme' })) as AuditEntry[];
+    const [at] = await sql(
+      `SELECT to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS t FROM zmodu_audit_log WHERE run_id = 'a6'`,
+    );
+    await sql(`UPDATE zmodu_audit_log SET hash = $1 WHERE tenant_id = 'acme' AND seq = 6`, [auditEntryHash(6, skipTo, row, at.t)]);
+    expect(await store.verify('acme')).toEqual({ ok: false, firstBadSequence: 6, problem: 're-linked' });
+  });
+
+  it('a timestamp with microseconds, set by the database, verifies once hashed as stored; later appends chain after it', async () => {
+    await store.append([entry('first')]);
+    const head = await hashAt(1);
+    await sql(
+      `INSERT INTO zmodu_audit_log (run_id, agent, tenant_id, user_id, skill, action, decision, outcome, duration_ms, tokens, at, seq, prev_hash, hash)
+       VALUES ('db-time', 'trader', 'acme', 'u', 'market.quote', 'read', 'allowed', 'ok', 1, 2, clock_timestamp(), 2, $1, 'pending')`,
+      [head],
+    );
+    const [at] = await sql(
+      `SELECT to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS t FROM zmodu_audit_log WHERE run_id = 'db-time'`,
+    );
+    expect(at.t).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+    const [row] = await store.query({ runId: 'db-time' });
+    await sql(`UPDATE zmodu_audit_log SET hash = $1 WHERE run_id = 'db-time'`, [auditEntryHash(2, head, row, at.t)]);
+    expect(await store.verify('acme')).toMatchObject({ ok: true, entries: 2 });
+    await store.append([entry('after', { at: new Date('2026-03-04T05:06:07.089Z') })]);
+    expect(await store.verify('acme')).toMatchObject({ ok: true, entries: 3 });
+    const [after] = await store.query({ runId: 'after' });
+    expect(after.at.toISOString()).toBe('2026-03-04T05:06:07.089Z');
+  });
+
+  it('a batch with an entry the database refuses: the others are chained without a gap, the bad one set aside', async () => {
+    const log = new AgentAuditLog(store, { batchSize: 40, flushIntervalMs: 60_000 });
+    for (let i = 0; i < 100; i++) log.record(entry(`r${i}`, i === 57 ? { tokens: 3e9 } : i % 4 === 0 ? { tenantId: 'globex' } : {}));
+    await log.flush();
+    expect(log.metrics()).toMatchObject({ written: 99, deadLettered: 1 });
+    expect(await store.verify('acme')).toMatchObject({ ok: true, entries: 74 });
+    expect(await store.verify('globex')).toMatchObject({ ok: true, entries: 25 });
+    await log.close();
+  });
+
+  it('a batch larger than one INSERT statement takes (2,500 entries) is written whole, in one chain', async () => {
+    await store.append(Array.from({ length: 2500 }, (_, i) => entry(`big${i}`, { tenantId: i % 5 ? 'acme' : 'globex' })));
+    expect(await store.verify('acme')).toMatchObject({ ok: true, entries: 2000 });
+    expect(await store.verify('globex')).toMatchObject({ ok: true, entries: 500 });
+  });
+
+  it('eight writers at once on two tenants leave one unbroken chain per tenant, no sequence number twice', async () => {
+    const logs = Array.from(
+      { length: 8 },
+      () => new AgentAuditLog(new TypeOrmAuditLogStore(dataSource), { batchSize: 7, flushIntervalMs: 60_000 }),
+    );
+    await Promise.all(
+      logs.map(async (log, w) => {
+        for (let round = 0; round < 5; round++) {
+          for (let i = 0; i < 12; i++) log.record(entry(`w${w}-${round}-${i}`, { tenantId: (w + i) % 3 ? 'acme' : 'globex' }));
+          await log.flush();
+        }
+      }),
+    );
+    await Promise.all(logs.map((l) => l.close()));
+    const counts = await sql(
+      `SELECT tenant_id, count(*)::int AS n, count(DISTINCT seq)::int AS d, max(seq)::int AS m FROM zmodu_audit_log GROUP BY tenant_id ORDER BY tenant_id`,
+    );
+    const total = counts.reduce((s, c) => s + Number(c.n), 0);
+    expect(total).toBe(8 * 5 * 12);
+    for (const c of counts) expect([Number(c.d), Number(c.m)]).toEqual([Number(c.n), Number(c.n)]);
+    expect(await store.verify('acme')).toMatchObject({ ok: true, entries: Number(counts[0].n) });
+    expect(await store.verify('globex')).toMatchObject({ ok: true, entries: Number(counts[1].n) });
+    expect(logs.reduce((s, l) => s + l.metrics().deadLettered, 0)).toBe(0);
+  });
+
+  it('verifyAuditChain refuses a store that keeps no chain, saying what to use', async () => {
+    const plain: AuditLogStore = { append: async () => undefined, query: async () => [] };
+    await expect(verifyAuditChain(plain, 'acme')).rejects.toThrow(/keeps no hash chain.*TypeOrmAuditLogStore/);
+  });
+});

@@ -1,0 +1,133 @@
+import { createHash } from 'node:crypto';
+import { AuditEntry } from './audit-entry';
+
+/** The `prevHash` of the first entry of a tenant's chain. */
+export const AUDIT_CHAIN_GENESIS = '0'.repeat(64);
+
+/** What the chain of one tenant says: intact (with its length and head), or the first entry that is not what was written. */
+export type AuditChainVerdict =
+  | { readonly ok: true; readonly entries: number; readonly head: string }
+  | {
+      readonly ok: false;
+      /** The sequence number of the first bad entry (for `deleted`: the first missing number). */
+      readonly firstBadSequence: number;
+      /**
+       * `altered`: the entry's fields no longer give its hash; `deleted`: an entry is missing (a gap in the sequence, or an
+       * entry links to a hash no entry has); `inserted`: an entry the chain does not go through (the next entry links past
+       * it, a sequence number used twice, or a row without a chain written after the chain began); `re-linked`: the entry
+       * links to an existing entry other than the one before it.
+       */
+      readonly problem: 'altered' | 'deleted' | 'inserted' | 're-linked';
+    };
+
+/** An entry as the chain holds it: its fields, with the timestamp as the database stores it (microseconds). */
+export interface AuditChainLink {
+  readonly seq: number;
+  readonly prevHash: string;
+  readonly hash: string;
+  readonly entry: AuditEntry;
+  /** `at` at the precision of the store: `YYYY-MM-DDTHH:MM:SS.ffffffZ` (see auditTimestamp). */
+  readonly at: string;
+}
+
+/** A Date as hashed: ISO 8601 in UTC with six fraction digits (PostgreSQL timestamptz keeps microseconds; a Date has milliseconds). */
+export function auditTimestamp(at: Date): string {
+  return at.toISOString().replace(/Z$/, '000Z');
+}
+
+/** JSON with object keys sorted and no whitespace; undefined object members are left out (as JSON.stringify does). */
+export function canonicalJson(value: unknown): string {
+  if (value === null || typeof value !== 'object') return JSON.stringify(value ?? null);
+  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v)).join(',')}]`;
+  const obj = value as Record<string, unknown>;
+  const members = Object.keys(obj)
+    .sort()
+    .filter((k) => obj[k] !== undefined)
+    .map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`);
+  return `{${members.join(',')}}`;
+}
+
+/** The hash of one entry: SHA-256 (hex) of the canonical JSON of every stored field, its sequence number and the previous hash. */
+export function auditEntryHash(seq: number, prevHash: string, entry: AuditEntry, at: string): string {
+  const fields = {
+    seq,
+    prevHash,
+    runId: entry.runId,
+    agent: entry.agent,
+    tenantId: entry.tenantId,
+    userId: entry.userId,
+    skill: entry.skill,
+    action: entry.action,
+    decision: entry.decision,
+    cause: entry.cause,
+    outcome: entry.outcome,
+    durationMs: Math.round(entry.durationMs),
+    tokens: Math.round(entry.tokens),
+    at,
+    proposalId: entry.proposalId ?? null,
+    approvers: entry.approvers ? [...entry.approvers] : null,
+  };
+  return createHash('sha256').update(canonicalJson(fields), 'utf8').digest('hex');
+}
+
+/** Chain `entries` (all of one tenant, in order) after the head `{ seq, hash }` of that tenant's chain. */
+export function chainEntries(
+  head: { seq: number; hash: string },
+  entries: readonly AuditEntry[],
+): Array<{ seq: number; prevHash: string; hash: string }> {
+  let { seq, hash } = head;
+  return entries.map((e) => {
+    const prevHash = hash;
+    seq += 1;
+    hash = auditEntryHash(seq, prevHash, e, auditTimestamp(e.at));
+    return { seq, prevHash, hash };
+  });
+}
+
+/**
+ * Walk one tenant's chain, in sequence order, and report the first entry that is not as written.
+ * `links` yields the chained entries ordered by sequence number; `hashExists` says whether some entry of the tenant has
+ * that hash (asked once, at the first broken link); `strayAt` is the position of the first row without a chain written
+ * after the chain began (the sequence number it sits before), if any.
+ */
+export async function verifyChainLinks(
+  links: AsyncIterable<AuditChainLink>,
+  hashExists: (hash: string) => Promise<boolean>,
+  strayAt: number | null,
+): Promise<AuditChainVerdict> {
+  const bad = (firstBadSequence: number, problem: 'altered' | 'deleted' | 'inserted' | 're-linked'): AuditChainVerdict =>
+    strayAt !== null && strayAt <= firstBadSequence
+      ? { ok: false, firstBadSequence: strayAt, problem: 'inserted' }
+      : { ok: false, firstBadSequence, problem };
+  let expected = 1;
+  let prev = AUDIT_CHAIN_GENESIS;
+  let pending: AuditChainLink | null = null;
+  // Each link is judged with the one after it in view (to tell an inserted entry, which the chain goes around, from an altered one).
+  const judge = async (row: AuditChainLink, next: AuditChainLink | null): Promise<AuditChainVerdict | null> => {
+    if (row.seq < expected) return bad(row.seq, 'inserted');
+    if (row.seq > expected) return bad(expected, 'deleted');
+    const intact = auditEntryHash(row.seq, row.prevHash, row.entry, row.at) === row.hash;
+    const linked = row.prevHash === prev;
+    if (intact && linked) {
+      expected += 1;
+      prev = row.hash;
+      return null;
+    }
+    if (next !== null && next.prevHash === prev) return bad(row.seq, 'inserted');
+    if (linked) return bad(row.seq, 'altered');
+    return bad(row.seq, (await hashExists(row.prevHash)) ? 're-linked' : 'deleted');
+  };
+  for await (const row of links) {
+    if (pending !== null) {
+      const verdict = await judge(pending, row);
+      if (verdict) return verdict;
+    }
+    pending = row;
+  }
+  if (pending !== null) {
+    const verdict = await judge(pending, null);
+    if (verdict) return verdict;
+  }
+  if (strayAt !== null) return { ok: false, firstBadSequence: strayAt, problem: 'inserted' };
+  return { ok: true, entries: expected - 1, head: prev };
+}
