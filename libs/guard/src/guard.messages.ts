@@ -7,3 +7,7 @@ export const MISSING_DATA_SOURCE_MESSAGE =
   `@zmodu/guard: no TypeORM DataSource was found for the audit log and token quota. ` +
   `Import TypeOrmModule.forRoot({...}) with ZMODU_GUARD_ENTITIES and ZMODU_GUARD_MIGRATIONS, ` +
   `or pass auditStore/quotaStore: 'memory' (or a store of your own) in the guard options.`;
+
+export const INVALID_REDACTION_MESSAGE = (what: string) =>
+  `Invalid guard redaction options: ${what}. Redaction is { secrets?: boolean, cards?: boolean, emails?: boolean, ` +
+  `patterns?: Array<RegExp | string>, replacement?: string } (see RedactionOptions).`;
