@@ -26,6 +26,8 @@ const CANCELLED = Symbol('cancelled');
 @Injectable()
 export class SkillDispatcher {
   private readonly logger = new Logger('SkillDispatcher');
+  /** GuardModule's (its `redaction` options), or one with the defaults when the dispatcher is built by hand. */
+  private readonly redactor: Redactor;
 
   constructor(
     private readonly registry: SkillRegistry,
@@ -35,8 +37,6 @@ export class SkillDispatcher {
   ) {
     this.redactor = redactor ?? new Redactor();
   }
-
-  private readonly redactor: Redactor;
 
   async dispatch(ctx: SkillContext, name: string, args: unknown): Promise<SkillCallResult> {
     assertContext(ctx);
