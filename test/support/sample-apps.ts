@@ -1,4 +1,4 @@
-import { INestApplication } from '@nestjs/common';
+import { INestApplication, Provider } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
 import { AppModule } from '../../apps/sample/src/app.module';
@@ -23,11 +23,13 @@ export function sampleAppsOnTestDatabase(jwtSecret: string) {
   });
 
   return {
-    async boot(over: Partial<SampleAppOptions> = {}): Promise<INestApplication> {
+    /** `providers`: extra providers in the test module (e.g. a test-only @Skill class, found by the skill explorer). */
+    async boot(over: Partial<SampleAppOptions> = {}, providers: Provider[] = []): Promise<INestApplication> {
       const database = db;
       if (!database) throw new Error('boot() runs inside a test, after beforeAll created the database.');
       const moduleRef = await Test.createTestingModule({
         imports: [AppModule.register({ dataSource: () => database.options(), jwtSecret, ...over })],
+        providers,
       }).compile();
       const app = moduleRef.createNestApplication({ logger: ['error'] });
       apps.push(app);

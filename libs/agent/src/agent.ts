@@ -192,7 +192,8 @@ export class Agent {
         const record: ToolCallRecord = {
           id: call.id,
           name: call.name,
-          arguments: call.arguments,
+          // As the dispatcher recorded them (x-sensitive fields masked, secrets redacted): run results and events are shown.
+          arguments: result.arguments ?? {},
           decision: result.decision,
           cause: result.cause,
           outcome: result.outcome,

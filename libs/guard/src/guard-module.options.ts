@@ -1,5 +1,6 @@
 import { AuditBatchOptions } from './audit/agent-audit-log';
 import { AuditLogStore } from './audit/audit-log.store';
+import { RedactionOptions } from './redaction/redaction-options';
 import { TokenQuotaOptions } from './quota/token-quota';
 import { TokenQuotaStore } from './quota/token-quota.store';
 
@@ -17,4 +18,6 @@ export class GuardModuleOptions {
   quotaStore?: StoreChoice<TokenQuotaStore> = 'typeorm';
   audit?: AuditBatchOptions = {};
   quota?: TokenQuotaOptions = {};
+  /** What every tool call's arguments and result are cleaned of before the model, the audit, the logs and HTTP see them (see RedactionOptions). */
+  redaction?: RedactionOptions = {};
 }

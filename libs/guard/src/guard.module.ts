@@ -14,6 +14,7 @@ import { InMemoryTokenQuotaStore } from './quota/in-memory-token-quota.store';
 import { TokenQuota } from './quota/token-quota';
 import { TokenQuotaStore } from './quota/token-quota.store';
 import { TypeOrmTokenQuotaStore } from './quota/typeorm-token-quota.store';
+import { Redactor } from './redaction/redactor';
 
 function requireDataSource(dataSource: DataSource | null | undefined): DataSource {
   if (dataSource) return dataSource;
@@ -65,6 +66,12 @@ const storeProviders: Provider[] = [
     inject: [TOKEN_QUOTA_STORE, RESOLVED_GUARD_OPTIONS],
     useFactory: (store: TokenQuotaStore, options: GuardModuleOptions) => new TokenQuota(store, options.quota),
   },
+  {
+    // Built at boot: bad redaction options fail the boot, naming the field.
+    provide: Redactor,
+    inject: [RESOLVED_GUARD_OPTIONS],
+    useFactory: (options: GuardModuleOptions) => new Redactor(options.redaction),
+  },
 ];
 
 /**
@@ -89,7 +96,7 @@ class GuardShutdown implements OnApplicationShutdown {
  */
 @Module({
   providers: [...storeProviders, GuardShutdown],
-  exports: [AgentAuditLog, TokenQuota, AUDIT_LOG_STORE, TOKEN_QUOTA_STORE],
+  exports: [AgentAuditLog, TokenQuota, Redactor, AUDIT_LOG_STORE, TOKEN_QUOTA_STORE],
 })
 export class GuardModule extends ConfigurableGuardModule {
   /** `GuardModule.forRoot()` takes the defaults (TypeORM stores, global); see GuardModuleOptions. */

@@ -97,6 +97,31 @@ describe('McpSkillServer without Nest', () => {
     await client.close();
   });
 
+  it('answers an MCP client with the redacted result (text and structuredContent): redaction is on the dispatcher, MCP gets it', async () => {
+    const received: unknown[] = [];
+    registry.register({
+      name: 'vault.read',
+      action: 'read',
+      description: 'reads a vault entry',
+      parameters: { type: 'object', properties: { pin: { type: 'string', 'x-sensitive': true } } },
+      handler: (args) => {
+        received.push(args);
+        return { card: '4111-1111-1111-1111', key: 'AKIAIOSFODNN7EXAMPLE', order: '4111111111111112' };
+      },
+    });
+    const server = createMcpSkillServer({ registry, dispatcher, policy: { allow: ['vault.read'] }, principal });
+    const client = await connected(server);
+    const res = await client.callTool({ name: 'vault.read', arguments: { pin: '0000' } });
+    const shown = { card: '[redacted]', key: '[redacted]', order: '4111111111111112' };
+    expect(JSON.parse(toolText(res))).toEqual(shown);
+    expect(res.structuredContent).toEqual(shown);
+    expect(received).toEqual([{ pin: '0000' }]);
+    await audit.flush();
+    const [entry] = await audit.query({ runId: server.runId, skill: 'vault.read' });
+    expect(entry).toMatchObject({ args: { pin: '[redacted]' }, result: shown });
+    await client.close();
+  });
+
   it('refuses a request without a principal (a miswired resolver) as a JSON-RPC error, never running the handler', async () => {
     const server = createMcpSkillServer({ registry, dispatcher, policy: { allow: ['market.quote'] }, principal: () => null });
     const client = await connected(server);

@@ -22,7 +22,12 @@ export interface SkillCallResult {
   readonly outcome: AuditOutcome;
   /** With `denied_budget` from the persistent quota: which budget ran out, the tenant's or the user's share. */
   readonly budget?: QuotaBudget;
-  /** The handler's value when ok. */
+  /**
+   * The arguments as they may be shown (run results, events): `x-sensitive` fields masked, secrets redacted. Absent
+   * when they were not JSON-serializable. The handler got the real ones.
+   */
+  readonly arguments?: unknown;
+  /** The handler's value when ok, as plain JSON, with secrets redacted (see Redactor). */
   readonly value?: unknown;
   readonly error?: SkillErrorBody;
   /** What the model sees: the value, or the error, as JSON. */

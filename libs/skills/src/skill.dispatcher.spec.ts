@@ -68,6 +68,11 @@ class FixtureSkills {
   picky() {
     throw new SkillError('unknown_symbol', 'No such symbol: use market.list');
   }
+
+  @Skill({ name: 'leaky.thing', action: 'read', description: 'Says too much in its error' })
+  leaky() {
+    throw new SkillError('upstream_refused', 'the broker refused key sk-live-0123456789abcdefghij', { card: '4111111111111111' });
+  }
 }
 
 describe('SkillDispatcher', () => {
@@ -76,7 +81,17 @@ describe('SkillDispatcher', () => {
   let quota: TokenQuota;
   let fixture: FixtureSkills;
   const policy = {
-    allow: ['market.quote', 'order.submit', 'slow.thing', 'public.info', 'broken.thing', 'picky.thing', 'ghost.skill', 'order.place'],
+    allow: [
+      'market.quote',
+      'order.submit',
+      'slow.thing',
+      'public.info',
+      'broken.thing',
+      'picky.thing',
+      'ghost.skill',
+      'order.place',
+      'leaky.thing',
+    ],
     allowExecute: true,
   };
   const ctx = (over: Partial<Parameters<typeof createSkillContext>[0]> = {}) =>
@@ -119,6 +134,26 @@ describe('SkillDispatcher', () => {
     const rows = await audit.query({ runId: c.runId });
     expect(rows).toMatchObject([
       { skill: 'order.submit', action: 'execute', decision: 'denied', cause: 'denied_execute_class', outcome: 'denied', tokens: 0 },
+    ]);
+  });
+
+  it("redacts a handler's error body and a model's malformed (string) arguments, in the result and the audit entry", async () => {
+    const c = ctx();
+    const leaky = await dispatcher.dispatch(c, 'leaky.thing', {});
+    expect(leaky.error).toEqual({
+      card: '[redacted]',
+      error: 'SkillFailed',
+      reason: 'upstream_refused',
+      message: 'the broker refused key [redacted]',
+    });
+    expect(leaky.observation).not.toContain('sk-live');
+    const malformed = await dispatcher.dispatch(c, 'market.quote', '{"symbol": "ACME", "apiKey": "sk-live-0123456789abcdefghij"');
+    expect(malformed.outcome).toBe('invalid_arguments');
+    expect(malformed.arguments).toBe('{"symbol": "ACME", "apiKey": "[redacted]"');
+    const rows = await audit.query({ runId: c.runId });
+    expect(rows.map((r) => [r.args, r.result])).toEqual([
+      [{}, leaky.error],
+      ['{"symbol": "ACME", "apiKey": "[redacted]"', malformed.error],
     ]);
   });
 

@@ -1,5 +1,5 @@
-import { Injectable, Logger } from '@nestjs/common';
-import { AgentAuditLog, DenialCause, DENIED, Guard, TokenQuota, AuditOutcome, QuotaBudget, QuotaKey } from '@zmodu/guard';
+import { Injectable, Logger, Optional } from '@nestjs/common';
+import { AgentAuditLog, DenialCause, DENIED, Guard, TokenQuota, AuditOutcome, QuotaBudget, QuotaKey, Redactor } from '@zmodu/guard';
 import { InvalidSkillContextException } from './exceptions/invalid-context.exception';
 import { SkillError } from './exceptions/skill.error';
 import { describeErrors } from './json-schema';
@@ -18,16 +18,25 @@ const CANCELLED = Symbol('cancelled');
  * The one path of every tool call (DESIGN.md §1): resolve, guard, permission,
  * arguments, tenant, handler under a deadline, then audit and metering, allowed or not.
  * It never throws for what a caller or a model sends; it returns a result with a JSON observation.
+ *
+ * Redaction happens here, once for every caller (the agent loop, MCP, the pipeline): the handler gets the real
+ * arguments; the result's value and observation (what the model and MCP clients see), its `arguments`, the audit
+ * entry and the log lines get copies with `x-sensitive` fields masked and secrets redacted (Redactor).
  */
 @Injectable()
 export class SkillDispatcher {
   private readonly logger = new Logger('SkillDispatcher');
+  /** GuardModule's (its `redaction` options), or one with the defaults when the dispatcher is built by hand. */
+  private readonly redactor: Redactor;
 
   constructor(
     private readonly registry: SkillRegistry,
     private readonly audit: AgentAuditLog,
     private readonly quota: TokenQuota,
-  ) {}
+    @Optional() redactor?: Redactor,
+  ) {
+    this.redactor = redactor ?? new Redactor();
+  }
 
   async dispatch(ctx: SkillContext, name: string, args: unknown): Promise<SkillCallResult> {
     assertContext(ctx);
@@ -187,21 +196,36 @@ export class SkillDispatcher {
           timeoutMs: skill.timeoutMs,
         });
       }
-      const observation = safeStringify(value === undefined ? null : value);
-      if (observation === undefined) {
+      const raw = safeStringify(value === undefined ? null : value);
+      if (raw === undefined) {
         this.logger.error(`skill '${skill.name}' returned a value that is not JSON-serializable`);
         return this.finish(ctx, skill.name, skill.action, started, argsText, 'allowed', null, 'error', {
           error: 'SkillFailed',
           reason: 'result_not_serializable',
         });
       }
-      return this.finish(ctx, skill.name, skill.action, started, argsText, 'allowed', null, 'ok', undefined, value, observation);
+      // The value as plain JSON (no class instances, no cycles), redacted before anyone sees it.
+      const redacted = this.redactor.redact(JSON.parse(raw));
+      return this.finish(
+        ctx,
+        skill.name,
+        skill.action,
+        started,
+        argsText,
+        'allowed',
+        null,
+        'ok',
+        undefined,
+        redacted,
+        JSON.stringify(redacted),
+      );
     } catch (err) {
       const body: SkillErrorBody =
         err instanceof SkillError
           ? { ...(err.details ?? {}), error: err.code, reason: err.reason, message: err.message }
           : { error: 'SkillFailed', reason: 'internal_error' };
-      if (!(err instanceof SkillError)) this.logger.error(`skill '${skill.name}' failed: ${(err as Error)?.stack ?? String(err)}`);
+      if (!(err instanceof SkillError))
+        this.logger.error(this.redactor.redactText(`skill '${skill.name}' failed: ${(err as Error)?.stack ?? String(err)}`));
       return this.finish(ctx, skill.name, skill.action, started, argsText, 'allowed', null, 'error', body);
     } finally {
       if (timer) clearTimeout(timer);
@@ -223,7 +247,9 @@ export class SkillDispatcher {
     value?: unknown,
     valueText?: string,
   ): Promise<SkillCallResult> {
-    const observation = error ? JSON.stringify(error) : (valueText as string);
+    const shownError = error && (this.redactor.redact(error) as SkillErrorBody);
+    const observation = shownError ? JSON.stringify(shownError) : (valueText as string);
+    const shownArgs = this.shownArguments(skill, argsText);
     const durationMs = performance.now() - started;
     const tokens = decision === 'allowed' ? estimateTokens(argsText ?? '') + estimateTokens(observation) : 0;
     this.audit.record({
@@ -239,6 +265,8 @@ export class SkillDispatcher {
       durationMs,
       tokens,
       at: new Date(),
+      ...(shownArgs !== undefined ? { args: shownArgs } : {}),
+      result: shownError ?? value,
       ...(isStagedExecution(ctx.staged) ? { proposalId: ctx.staged.proposalId, approvers: ctx.staged.approvers } : {}),
     });
     if (tokens > 0) {
@@ -247,9 +275,19 @@ export class SkillDispatcher {
       // awaited here would wait for that transaction to end. It is charged once the session is free.
       if (!isStagedExecution(ctx.staged)) await charge;
     }
-    return error
-      ? { ok: false, skill, action, decision, cause, outcome, error, observation, durationMs, tokens }
-      : { ok: true, skill, action, decision, cause, outcome, value, observation, durationMs, tokens };
+    const shown = shownArgs !== undefined ? { arguments: shownArgs } : {};
+    return shownError
+      ? { ok: false, skill, action, decision, cause, outcome, error: shownError, observation, durationMs, tokens, ...shown }
+      : { ok: true, skill, action, decision, cause, outcome, value, observation, durationMs, tokens, ...shown };
+  }
+
+  /** The arguments as they may be shown: `x-sensitive` fields of the skill's parameters masked, secrets redacted. */
+  private shownArguments(skill: string, argsText: string | undefined): unknown {
+    if (argsText === undefined) return undefined;
+    const args: unknown = JSON.parse(argsText);
+    const parameters = this.registry.get(skill)?.parameters;
+    // A model's malformed arguments arrive as a string: redacted as text.
+    return this.redactor.redact(parameters && typeof args !== 'string' ? this.redactor.maskSensitive(args, parameters) : args);
   }
 
   /** 'ok', the budget that ran out, or 'unavailable' when the quota store cannot be read. */

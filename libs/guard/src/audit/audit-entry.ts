@@ -26,6 +26,10 @@ export interface AuditEntry {
   readonly proposalId?: string | null;
   /** A staged execution: who approved it, in step order. */
   readonly approvers?: readonly string[] | null;
+  /** The call's arguments as the dispatcher recorded them: `x-sensitive` fields masked, secrets redacted (absent when not JSON). */
+  readonly args?: unknown;
+  /** The handler's value, or the error body, redacted like the arguments. */
+  readonly result?: unknown;
 }
 
 export interface AuditRecord extends AuditEntry {

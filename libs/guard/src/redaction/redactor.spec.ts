@@ -1,0 +1,141 @@
+import { Test } from '@nestjs/testing';
+import { InvalidRedactionOptionsException } from '../exceptions/invalid-redaction-options.exception';
+import { GuardModule } from '../guard.module';
+import { passesLuhn, Redactor } from './redactor';
+
+const OPENAI_KEY = 'sk-proj-abcdefghijklmnopqrstuvwxyz012345';
+const ANTHROPIC_KEY = 'sk-ant-api03-abcdefghijklmnopqrstuvwxyz';
+const AWS_KEY = 'AKIAIOSFODNN7EXAMPLE';
+const JWT =
+  'eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIiwibmFtZSI6IkpvaG4gRG9lIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c';
+const VISA = '4111 1111 1111 1111';
+
+describe('Redactor', () => {
+  it('masks API keys, key=value secrets, bearer tokens and JWTs in text, and counts each kind', () => {
+    const r = new Redactor();
+    const text =
+      `openai ${OPENAI_KEY}, anthropic ${ANTHROPIC_KEY}, aws ${AWS_KEY}; url ?api_key=abc123def&x=1; ` +
+      `"password": "hunter22"; Authorization: Bearer abcdefgh.ijklmnop-qrs; cookie ${JWT}`;
+    const out = r.redactText(text);
+    for (const secret of [OPENAI_KEY, ANTHROPIC_KEY, AWS_KEY, 'abc123def', 'hunter22', 'abcdefgh.ijklmnop-qrs', JWT])
+      expect(out).not.toContain(secret);
+    expect(out).toContain('api_key=[redacted]&x=1');
+    expect(out).toContain('Bearer [redacted]');
+    expect(r.metrics()).toMatchObject({ secrets: 5, tokens: 2, cards: 0, emails: 0, total: 7 });
+  });
+
+  it('masks card numbers that pass the Luhn check (spaces, dashes or none), not a 16-digit order id that fails it', () => {
+    const r = new Redactor();
+    expect(passesLuhn('4111111111111111')).toBe(true);
+    expect(passesLuhn('4111111111111112')).toBe(false);
+    const out = r.redactText(`card ${VISA}, amex 3782-822463-10005, mc 5555555555554444, order 4111111111111112, ts 1764567890123`);
+    expect(out).toBe('card [redacted], amex [redacted], mc [redacted], order 4111111111111112, ts 1764567890123');
+    expect(r.metrics().cards).toBe(3);
+    // A longer run of digits is not a card, nor is a part of it.
+    expect(r.redactText('id 41111111111111110000000')).toBe('id 41111111111111110000000');
+  });
+
+  it('leaves e-mail addresses by default and masks them when emails is on', () => {
+    expect(new Redactor().redactText('write to jane.doe+desk@example.co.uk')).toBe('write to jane.doe+desk@example.co.uk');
+    const r = new Redactor({ emails: true, replacement: '***' });
+    expect(r.redactText('write to jane.doe+desk@example.co.uk today')).toBe('write to *** today');
+    expect(r.metrics().emails).toBe(1);
+  });
+
+  it('applies patterns of your own and can turn the built-in kinds off', () => {
+    const r = new Redactor({ secrets: false, cards: false, patterns: [/ACCT-\d{6}/i, 'EMP\\d{4}'] });
+    expect(r.redactText(`acct-123456 and EMP0042, ${OPENAI_KEY}, ${VISA}`)).toBe(`[redacted] and [redacted], ${OPENAI_KEY}, ${VISA}`);
+    expect(r.metrics()).toMatchObject({ patterns: 2, secrets: 0, cards: 0 });
+  });
+
+  it('redacts JSON values in a copy: strings, secret-named keys, card numbers given as numbers; the input is unchanged', () => {
+    const r = new Redactor();
+    const input = { note: `key ${OPENAI_KEY}`, password: 'p4ss', token: 12345, nested: [{ card: 4111111111111111, qty: 10 }], ok: true };
+    const out = r.redact(input);
+    expect(out).toEqual({
+      note: 'key [redacted]',
+      password: '[redacted]',
+      token: '[redacted]',
+      nested: [{ card: '[redacted]', qty: 10 }],
+      ok: true,
+    });
+    expect(input.password).toBe('p4ss');
+    expect(input.nested[0].card).toBe(4111111111111111);
+  });
+
+  it('masks x-sensitive fields through properties, nested objects, arrays, tuples, additionalProperties and allOf', () => {
+    const r = new Redactor();
+    const schema = {
+      type: 'object',
+      properties: {
+        user: { type: 'string' },
+        apiKey: { type: 'string', 'x-sensitive': true },
+        profile: { type: 'object', properties: { ssn: { type: 'string', 'x-sensitive': true }, city: { type: 'string' } } },
+        cards: { type: 'array', items: { type: 'object', properties: { pan: { type: 'string', 'x-sensitive': true } } } },
+        pair: { type: 'array', items: [{ type: 'string' }, { type: 'string', 'x-sensitive': true }] },
+        extra: { type: 'object', additionalProperties: { type: 'string', 'x-sensitive': true } },
+      },
+      allOf: [{ properties: { pin: { 'x-sensitive': true } } }],
+    };
+    const args = {
+      user: 'alice',
+      apiKey: 'plain-looking-value',
+      profile: { ssn: '078-05-1120', city: 'Paris' },
+      cards: [{ pan: '12' }, { pan: '34' }],
+      pair: ['a', 'b'],
+      extra: { x: '1', y: '2' },
+      pin: 1234,
+    };
+    expect(r.maskSensitive(args, schema)).toEqual({
+      user: 'alice',
+      apiKey: '[redacted]',
+      profile: { ssn: '[redacted]', city: 'Paris' },
+      cards: [{ pan: '[redacted]' }, { pan: '[redacted]' }],
+      pair: ['a', '[redacted]'],
+      extra: { x: '[redacted]', y: '[redacted]' },
+      pin: '[redacted]',
+    });
+    expect(args.apiKey).toBe('plain-looking-value');
+    expect(r.metrics().sensitiveFields).toBe(8);
+  });
+
+  it('masks a subtree nested deeper than it walks, and stays fast on hostile text', () => {
+    const r = new Redactor({ emails: true });
+    let deep: unknown = 'leaf';
+    for (let i = 0; i < 200; i++) deep = { d: deep };
+    expect(JSON.stringify(r.redact(deep))).toContain('[redacted]');
+    expect(r.metrics().tooDeep).toBe(1);
+    const hostile = `${'a'.repeat(200_000)} ${'1 '.repeat(100_000)} ${'a@'.repeat(50_000)} ${'sk-'.repeat(50_000)} api_key${' '.repeat(100_000)}`;
+    const started = performance.now();
+    r.redactText(hostile);
+    expect(performance.now() - started).toBeLessThan(2_000);
+  });
+
+  it.each([
+    [{ cards: 'yes' }, 'redaction.cards must be true or false'],
+    [{ emails: 1 }, 'redaction.emails must be true or false'],
+    [{ replacement: '' }, 'redaction.replacement must be a non-empty string'],
+    [{ patterns: 'sk-' }, 'redaction.patterns must be an array'],
+    [{ patterns: [/ok/, '('] }, 'redaction.patterns[1] is not a valid regular expression'],
+    [{ patterns: [/x*/] }, 'redaction.patterns[0] (/x*/g) matches the empty string'],
+    [{ patterns: [42] }, 'redaction.patterns[0] must be a RegExp or a non-empty string'],
+  ])('refuses bad options %j, naming the field', (options, message) => {
+    expect(() => new Redactor(options as never)).toThrow(InvalidRedactionOptionsException);
+    expect(() => new Redactor(options as never)).toThrow(message);
+  });
+
+  it('fails the boot of GuardModule on bad redaction options, naming the field', async () => {
+    const build = Test.createTestingModule({
+      imports: [GuardModule.forRoot({ auditStore: 'memory', quotaStore: 'memory', redaction: { secrets: 'on' as never } })],
+    }).compile();
+    await expect(build).rejects.toThrow('redaction.secrets must be true or false (got "on")');
+  });
+
+  it('is provided by GuardModule with the options given', async () => {
+    const app = await Test.createTestingModule({
+      imports: [GuardModule.forRoot({ auditStore: 'memory', quotaStore: 'memory', redaction: { replacement: '<hidden>' } })],
+    }).compile();
+    expect(app.get(Redactor).redactText(`key ${AWS_KEY}`)).toBe('key <hidden>');
+    await app.close();
+  });
+});

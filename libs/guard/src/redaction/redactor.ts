@@ -1,0 +1,223 @@
+import { InvalidRedactionOptionsException } from '../exceptions/invalid-redaction-options.exception';
+import { ownOptions } from '../own-value';
+import { RedactionMetrics, RedactionOptions } from './redaction-options';
+
+type Kind = 'secrets' | 'tokens' | 'cards' | 'emails' | 'patterns';
+
+/** A text rule: each match of `re` becomes what `replace` says (null keeps the match). */
+interface TextRule {
+  readonly kind: Kind;
+  readonly re: RegExp;
+  readonly replace: (match: string, groups: string[]) => string | null;
+}
+
+/** Deeper than this, a value's subtree is masked whole rather than walked (fail closed, no stack to overflow). */
+export const MAX_REDACTION_DEPTH = 64;
+const MAX_REPLACEMENT_LENGTH = 200;
+
+// Every built-in pattern is linear on hostile text: a match can start only where the lookbehind or literal prefix allows,
+// and no quantifier is nested in another.
+const BEARER = /\b(Bearer\s+)[A-Za-z0-9\-._~+/]{8,}=*/gi;
+const JWT = /\beyJ[A-Za-z0-9_-]{4,}\.eyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*/g;
+const API_KEYS = [
+  /\bsk-[A-Za-z0-9_-]{16,}/g, // OpenAI sk-…, sk-proj-…, Anthropic sk-ant-…
+  /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/g, // AWS access key ids
+  /\bgh[pousr]_[A-Za-z0-9]{30,}/g, // GitHub tokens
+  /\bxox[abposr]-[A-Za-z0-9-]{10,}/g, // Slack tokens
+];
+const SECRET_NAME = String.raw`api[_-]?key|apikey|api[_-]?secret|client[_-]?secret|secret[_-]?key|access[_-]?token|auth[_-]?token|password|passwd|pwd`;
+const KEY_VALUE = new RegExp(String.raw`\b((?:${SECRET_NAME})["']?\s*[:=]\s*["']?)([^\s"'&,;}]{3,})`, 'gi');
+/** Object keys whose string or number value is a secret, whatever it looks like. */
+const SECRET_KEY = new RegExp(String.raw`^(?:${SECRET_NAME}|secret|token|refresh[_-]?token|authorization|private[_-]?key)$`, 'i');
+// A card: a whole group of 13-19 digits (single spaces or dashes between them), starting 2-6 (the payment-card ranges:
+// this keeps epoch-millisecond timestamps out), that passes the Luhn check.
+const CARD = /(?<!\d)(?<!\d[ -])[2-6](?:[ -]?\d){12,18}(?![ -]?\d)/g;
+const CARD_NUMBER = /^[2-6]\d{12,18}$/;
+const EMAIL = /(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24}\b/g;
+
+/** The Luhn checksum of a string of digits. */
+export function passesLuhn(digits: string): boolean {
+  let sum = 0;
+  for (let i = digits.length - 1, double = false; i >= 0; i--, double = !double) {
+    let d = digits.charCodeAt(i) - 48;
+    if (double) d = d * 2 > 9 ? d * 2 - 9 : d * 2;
+    sum += d;
+  }
+  return sum % 10 === 0;
+}
+
+/**
+ * Masks secrets and personal data in values on their way to the model, the audit, the logs and HTTP (SkillDispatcher
+ * calls it on every tool call), and the fields a JSON Schema marks `"x-sensitive": true`. It never changes its input:
+ * what it masks comes back as a copy. Options are checked when it is built (at boot): a bad one throws
+ * InvalidRedactionOptionsException naming the field.
+ */
+export class Redactor {
+  readonly replacement: string;
+  private readonly rules: TextRule[] = [];
+  private readonly secretKeys: boolean;
+  private readonly cards: boolean;
+  private readonly counts = { sensitiveFields: 0, secrets: 0, tokens: 0, cards: 0, emails: 0, patterns: 0, tooDeep: 0 };
+
+  constructor(raw: RedactionOptions | null | undefined = {}) {
+    if (raw !== undefined && (raw === null || typeof raw !== 'object' || Array.isArray(raw)))
+      throw new InvalidRedactionOptionsException(`redaction must be an object (got ${describe(raw)})`);
+    const options = Object.assign(new RedactionOptions(), ownOptions(raw));
+    for (const flag of ['secrets', 'cards', 'emails'] as const)
+      if (typeof options[flag] !== 'boolean')
+        throw new InvalidRedactionOptionsException(`redaction.${flag} must be true or false (got ${describe(options[flag])})`);
+    const replacement = options.replacement;
+    if (typeof replacement !== 'string' || replacement === '' || replacement.length > MAX_REPLACEMENT_LENGTH)
+      throw new InvalidRedactionOptionsException(
+        `redaction.replacement must be a non-empty string of at most ${MAX_REPLACEMENT_LENGTH} characters (got ${describe(replacement)})`,
+      );
+    this.replacement = replacement;
+    if (!Array.isArray(options.patterns))
+      throw new InvalidRedactionOptionsException(
+        `redaction.patterns must be an array of RegExp or strings (got ${describe(options.patterns)})`,
+      );
+    const own = options.patterns.map((p, i) => compilePattern(p, `redaction.patterns[${i}]`));
+
+    const mask = () => replacement;
+    if (options.secrets) {
+      this.rules.push({ kind: 'tokens', re: JWT, replace: mask });
+      this.rules.push({ kind: 'tokens', re: BEARER, replace: (_, [prefix]) => `${prefix}${replacement}` });
+      for (const re of API_KEYS) this.rules.push({ kind: 'secrets', re, replace: mask });
+      this.rules.push({
+        kind: 'secrets',
+        re: KEY_VALUE,
+        replace: (_, [prefix, value]) => (value.startsWith(replacement) ? null : `${prefix}${replacement}`),
+      });
+    }
+    if (options.cards)
+      this.rules.push({ kind: 'cards', re: CARD, replace: (m) => (passesLuhn(m.replace(/[ -]/g, '')) ? replacement : null) });
+    if (options.emails) this.rules.push({ kind: 'emails', re: EMAIL, replace: mask });
+    for (const re of own) this.rules.push({ kind: 'patterns', re, replace: mask });
+    this.secretKeys = options.secrets === true;
+    this.cards = options.cards === true;
+  }
+
+  /** `text` with every secret, token, card number, address (when on) and own pattern replaced. */
+  redactText(text: string): string {
+    let out = text;
+    for (const rule of this.rules) {
+      rule.re.lastIndex = 0;
+      out = out.replace(rule.re, (match: string, ...rest: unknown[]) => {
+        const groups = rest.filter((g): g is string => typeof g === 'string' || g === undefined).map((g) => g ?? '');
+        const replaced = rule.replace(match, groups);
+        if (replaced === null) return match;
+        this.counts[rule.kind]++;
+        return replaced;
+      });
+    }
+    return out;
+  }
+
+  /**
+   * A copy of a JSON value with its strings redacted (redactText), the values of secret-named keys (password, token,
+   * api_key…) masked when secrets are on, and integers that are card numbers masked. Keys are kept as they are.
+   */
+  redact(value: unknown): unknown {
+    return this.walk(value, 0);
+  }
+
+  /**
+   * A copy of `value` with every field that `schema` marks `"x-sensitive": true` masked: through `properties`,
+   * `additionalProperties`, `items` (one schema or a tuple), `prefixItems`, and each branch of `allOf`/`anyOf`/`oneOf`
+   * (a field marked in any branch is masked). `$ref` is not followed.
+   */
+  maskSensitive(value: unknown, schema: unknown): unknown {
+    return this.mask(value, schema, 0);
+  }
+
+  metrics(): RedactionMetrics {
+    const c = this.counts;
+    return { total: c.sensitiveFields + c.secrets + c.tokens + c.cards + c.emails + c.patterns + c.tooDeep, ...c };
+  }
+
+  private walk(value: unknown, depth: number): unknown {
+    if (typeof value === 'string') return this.redactText(value);
+    if (typeof value === 'number') {
+      if (this.cards && Number.isSafeInteger(value) && CARD_NUMBER.test(String(value)) && passesLuhn(String(value))) {
+        this.counts.cards++;
+        return this.replacement;
+      }
+      return value;
+    }
+    if (value === null || typeof value !== 'object') return value;
+    if (depth >= MAX_REDACTION_DEPTH) {
+      this.counts.tooDeep++;
+      return this.replacement;
+    }
+    if (Array.isArray(value)) return value.map((v) => this.walk(v, depth + 1));
+    const out: Record<string, unknown> = {};
+    for (const [key, v] of Object.entries(value)) {
+      if (
+        this.secretKeys &&
+        SECRET_KEY.test(key) &&
+        (typeof v === 'string' || typeof v === 'number') &&
+        v !== '' &&
+        v !== this.replacement
+      ) {
+        this.counts.secrets++;
+        define(out, key, this.replacement);
+      } else define(out, key, this.walk(v, depth + 1));
+    }
+    return out;
+  }
+
+  private mask(value: unknown, schema: unknown, depth: number): unknown {
+    if (schema === null || typeof schema !== 'object' || value === undefined) return value;
+    const s = schema as Record<string, unknown>;
+    if (s['x-sensitive'] === true) {
+      this.counts.sensitiveFields++;
+      return this.replacement;
+    }
+    if (depth >= MAX_REDACTION_DEPTH || value === null || typeof value !== 'object') return value;
+    let out: unknown = value;
+    if (Array.isArray(value)) {
+      const tuple = Array.isArray(s.prefixItems) ? s.prefixItems : Array.isArray(s.items) ? s.items : null;
+      const rest = Array.isArray(s.items) ? s.additionalItems : s.items;
+      out = value.map((v, i) => this.mask(v, tuple && i < tuple.length ? tuple[i] : rest, depth + 1));
+    } else {
+      const properties = isObject(s.properties) ? s.properties : {};
+      const copy: Record<string, unknown> = {};
+      for (const [key, v] of Object.entries(value))
+        define(copy, key, this.mask(v, Object.hasOwn(properties, key) ? properties[key] : s.additionalProperties, depth + 1));
+      out = copy;
+    }
+    for (const branch of ['allOf', 'anyOf', 'oneOf'] as const)
+      if (Array.isArray(s[branch])) for (const sub of s[branch]) out = this.mask(out, sub, depth + 1);
+    return out;
+  }
+}
+
+function compilePattern(pattern: unknown, field: string): RegExp {
+  let re: RegExp;
+  if (pattern instanceof RegExp) re = new RegExp(pattern.source, [...new Set(`${pattern.flags.replace('y', '')}g`)].join(''));
+  else if (typeof pattern === 'string' && pattern !== '') {
+    try {
+      re = new RegExp(pattern, 'g');
+    } catch (err) {
+      throw new InvalidRedactionOptionsException(`${field} is not a valid regular expression: ${(err as Error).message}`);
+    }
+  } else throw new InvalidRedactionOptionsException(`${field} must be a RegExp or a non-empty string (got ${describe(pattern)})`);
+  if (new RegExp(re.source, re.flags.replace('g', '')).test(''))
+    throw new InvalidRedactionOptionsException(`${field} (${String(re)}) matches the empty string; make it match at least one character`);
+  return re;
+}
+
+/** Sets an own property, `__proto__` included, without touching the prototype. */
+function define(target: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value);
+  if (Array.isArray(value)) return 'an array';
+  return value === null ? 'null' : typeof value === 'object' ? 'an object' : String(value);
+}
