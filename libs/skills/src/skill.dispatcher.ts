@@ -204,8 +204,9 @@ export class SkillDispatcher {
           reason: 'result_not_serializable',
         });
       }
-      // The value as plain JSON (no class instances, no cycles), redacted before anyone sees it.
-      const redacted = this.redactor.redact(JSON.parse(raw));
+      // Redacted before anyone sees it; serializable (checked above), so the walk meets no cycle. Class instances
+      // become plain objects of their own fields; dates and buffers are kept as they are.
+      const redacted = this.redactor.redact(value === undefined ? null : value);
       return this.finish(
         ctx,
         skill.name,

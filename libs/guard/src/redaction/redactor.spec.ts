@@ -63,6 +63,24 @@ describe('Redactor', () => {
     expect(input.nested[0].card).toBe(4111111111111111);
   });
 
+  it('keeps dates and buffers as they are, and redacts an object with toJSON as what it serializes to', () => {
+    const r = new Redactor();
+    const at = new Date('2026-03-01T00:00:00Z');
+    const bytes = Buffer.from('abc');
+    class Money {
+      constructor(private readonly cents: number) {}
+      toJSON() {
+        return { amount: this.cents / 100, memo: `paid with ${OPENAI_KEY}` };
+      }
+    }
+    const out = r.redact({ at, rows: [{ created_at: at }], bytes, price: new Money(1250) }) as Record<string, unknown>;
+    expect(out.at).toBeInstanceOf(Date);
+    expect((out.at as Date).getTime()).toBe(at.getTime());
+    expect((out.rows as Array<{ created_at: unknown }>)[0].created_at).toBeInstanceOf(Date);
+    expect(out.bytes).toBe(bytes);
+    expect(out.price).toEqual({ amount: 12.5, memo: 'paid with [redacted]' });
+  });
+
   it('masks x-sensitive fields through properties, nested objects, arrays, tuples, additionalProperties and allOf', () => {
     const r = new Redactor();
     const schema = {

@@ -144,12 +144,15 @@ export class Redactor {
       }
       return value;
     }
-    if (value === null || typeof value !== 'object') return value;
+    if (value === null || typeof value !== 'object' || isOpaque(value)) return value;
     if (depth >= MAX_REDACTION_DEPTH) {
       this.counts.tooDeep++;
       return this.replacement;
     }
     if (Array.isArray(value)) return value.map((v) => this.walk(v, depth + 1));
+    // An object that says how it is serialized (a decimal type, an entity with toJSON) is redacted as what it shows.
+    const toJSON: unknown = (value as { toJSON?: unknown }).toJSON;
+    if (typeof toJSON === 'function') return this.walk(toJSON.call(value), depth + 1);
     const out: Record<string, unknown> = {};
     for (const [key, v] of Object.entries(value)) {
       if (
@@ -210,6 +213,16 @@ function compilePattern(pattern: unknown, field: string): RegExp {
 /** Sets an own property, `__proto__` included, without touching the prototype. */
 function define(target: Record<string, unknown>, key: string, value: unknown): void {
   Object.defineProperty(target, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/**
+ * Values kept as they are rather than walked: dates (a database row's timestamps stay Date objects for the code that
+ * called the skill; the model sees their ISO text), binary buffers and typed arrays. Nothing in them is text to redact.
+ */
+function isOpaque(value: object): boolean {
+  // By tag, not instanceof: a driver may build its dates in another realm (PGlite's WASM loader under jest does).
+  const tag = Object.prototype.toString.call(value);
+  return tag === '[object Date]' || tag === '[object ArrayBuffer]' || ArrayBuffer.isView(value);
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
