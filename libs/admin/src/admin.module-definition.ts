@@ -2,9 +2,10 @@ import { ConfigurableModuleBuilder } from '@nestjs/common';
 import { AdminModuleExtras, AdminModuleOptions } from './admin.options';
 import { ApprovalsController } from './approvals.controller';
 import { AuditController } from './audit.controller';
+import { ConfigController } from './config.controller';
 import { OutboxController } from './outbox.controller';
 
-const DEFAULT_EXTRAS: Required<AdminModuleExtras> = { approvals: true, outbox: false, audit: false };
+const DEFAULT_EXTRAS: Required<AdminModuleExtras> = { approvals: true, outbox: false, audit: false, config: false };
 
 export const {
   ConfigurableModuleClass: ConfigurableAdminModule,
@@ -19,6 +20,7 @@ export const {
       ...(extras.approvals !== false ? [ApprovalsController] : []),
       ...(extras.outbox ? [OutboxController] : []),
       ...(extras.audit ? [AuditController] : []),
+      ...(extras.config ? [ConfigController] : []),
     ],
   }))
   .build();

@@ -22,6 +22,8 @@ export class AdminModuleOptions {
   outboxPermission?: string = 'admin:outbox';
   /** The permission the audit endpoints require. Default 'admin:audit'. */
   auditPermission?: string = 'admin:audit';
+  /** The permission the config endpoints require (GET /admin/config, PUT /admin/config/:key). Default 'admin:config'. */
+  configPermission?: string = 'admin:config';
 }
 
 /**
@@ -35,13 +37,15 @@ export interface AdminModuleExtras {
   outbox?: boolean;
   /** Serve the audit endpoints (GET /admin/audit/verify; needs GuardModule). Default false. */
   audit?: boolean;
+  /** Serve the config endpoints (GET /admin/config, PUT /admin/config/:key; needs AdminSkillsModule). Default false. */
+  config?: boolean;
 }
 
 /** The options after the defaults are merged (what the admin guard and controllers inject). */
 export type ResolvedAdminOptions = Required<AdminModuleOptions>;
 
 /** The permission option an admin endpoint requires (see `@RequireAdminPermission`). */
-export type AdminPermissionOption = 'decidePermission' | 'outboxPermission' | 'auditPermission';
+export type AdminPermissionOption = 'decidePermission' | 'outboxPermission' | 'auditPermission' | 'configPermission';
 
 /** Merge the given options over the defaults, once; a field given as `undefined` keeps its default. */
 export function resolveAdminOptions(raw: Partial<AdminModuleOptions> | undefined): ResolvedAdminOptions {

@@ -8,3 +8,45 @@ export { AdminPermissionGuard } from './admin-permission.guard';
 export { RequireAdminPermission } from './require-admin-permission.decorator';
 export { CurrentCaller } from './current-caller.decorator';
 export { CallerNotCheckedException } from './exceptions/caller-not-checked.exception';
+// Admin skills (AdminSkillsModule) and the config store.
+export { AdminSkillsModule } from './skills/admin-skills.module';
+export type { AdminSkillsModuleAsyncOptions, AdminSkillsModuleForRootOptions } from './skills/admin-skills.module-definition';
+export { ADMIN_SKILL_PERMISSION_KEYS, AdminSkillsModuleOptions, DEFAULT_ADMIN_SKILL_PERMISSIONS } from './skills/admin-skills.options';
+export type {
+  AdminAuditExportOptions,
+  AdminDelegatedCallback,
+  AdminDelegatedRequest,
+  AdminSkillPermissionKey,
+  AdminSkillPermissions,
+} from './skills/admin-skills.options';
+export { defaultTenantKey } from './skills/admin-cache';
+export type { AdminCache, AdminCacheSpec } from './skills/admin-cache';
+export { MAX_INVALIDATE_KEYS } from './skills/admin-cache.skills';
+export { CONFIG_SKILL_REASONS } from './skills/admin-config.skills';
+export { ADMIN_CONFIG_STORE, InjectAdminConfigStore } from './skills/admin-skills.constants';
+export { AdminConfig } from './config/admin-config.service';
+export type { ConfigSetResult } from './config/admin-config.service';
+export type { AdminConfigStore } from './config/admin-config.store';
+export type {
+  AdminConfigOptions,
+  ConfigEntry,
+  ConfigKeySpec,
+  ConfigKeyView,
+  ConfigValueType,
+  ConfigWrite,
+  ConfigWriteResult,
+} from './config/admin-config.types';
+export { CONFIG_KEY_PATTERN, MAX_CONFIG_KEY_LENGTH, MAX_CONFIG_VALUE_CHARS } from './config/config-write';
+export { InMemoryAdminConfigStore } from './config/in-memory-admin-config.store';
+export { TypeOrmAdminConfigStore } from './config/typeorm-admin-config.store';
+export { AdminConfigEntity } from './config/admin-config.entity';
+export { ZMODU_ADMIN_ENTITIES, ZMODU_ADMIN_MIGRATIONS } from './config/admin-config.migration';
+export { adminConfigStoreContract } from './config/admin-config-store.contract';
+export type { AdminConfigStoreHarness } from './config/admin-config-store.contract';
+export { ConfigVersionConflictException } from './config/exceptions/config-version-conflict.exception';
+export { ConfigKeyUndeclaredException } from './config/exceptions/config-key-undeclared.exception';
+export { ConfigKeyImmutableException } from './config/exceptions/config-key-immutable.exception';
+export { InvalidConfigValueException } from './config/exceptions/invalid-config-value.exception';
+export { InvalidConfigWriteException } from './config/exceptions/invalid-config-write.exception';
+export { InvalidAdminSkillsOptionsException } from './skills/exceptions/invalid-admin-skills-options.exception';
+export { AdminDataSourceMissingException } from './skills/exceptions/admin-data-source-missing.exception';

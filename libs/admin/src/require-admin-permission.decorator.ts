@@ -3,7 +3,7 @@ import { AdminPermissionGuard } from './admin-permission.guard';
 import { ADMIN_PERMISSION } from './admin.constants';
 import { AdminPermissionOption } from './admin.options';
 
-const OPTIONS: readonly AdminPermissionOption[] = ['decidePermission', 'outboxPermission', 'auditPermission'];
+const OPTIONS: readonly AdminPermissionOption[] = ['decidePermission', 'outboxPermission', 'auditPermission', 'configPermission'];
 
 /**
  * The endpoint (or every endpoint of the controller) needs the permission that the admin option

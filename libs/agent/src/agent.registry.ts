@@ -71,5 +71,9 @@ function describe(h: PolicyHealth): string {
       `execute-class skills are allowed by name but refused by class while allowExecute is false: ${h.classDeniedTools.join(', ')}`,
     );
   if (h.unknownTools.length) parts.push(`unknown skill names: ${h.unknownTools.join(', ')}`);
+  if (h.adminByFilter.length)
+    parts.push(
+      `admin skills included by a filter, not by name (an admin skill is reachable only when guard.allow names it): ${h.adminByFilter.join(', ')}`,
+    );
   return parts.join('; ');
 }

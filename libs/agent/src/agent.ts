@@ -53,9 +53,17 @@ export class Agent {
       tokensPerRun === undefined ? spec.guard : { ...spec.guard, budget: Math.min(tokensPerRun, spec.guard.budget ?? Infinity) };
   }
 
-  /** The policy health report (auditPolicy) of this agent against the registry. */
+  /** The policy health report (auditPolicy) of this agent against the registry; a `skills` filter's admin skills are flagged. */
   auditPolicy(): PolicyHealth {
-    return auditPolicy(this.registry, this.policy);
+    const skills = this.spec.skills;
+    const offeredByFilter =
+      typeof skills === 'function'
+        ? this.registry
+            .definitions()
+            .filter((d) => skills(d))
+            .map((d) => d.name)
+        : [];
+    return auditPolicy(this.registry, this.policy, { offeredByFilter });
   }
 
   /** The tools offered to the model. A staged skill is never one: only the pipeline runs it (propose it with approval.submit). */

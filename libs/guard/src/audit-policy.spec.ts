@@ -1,4 +1,5 @@
-import { auditPolicy, policyNeedsAttention, ToolCatalog } from './audit-policy';
+import { Guard } from './guard';
+import { auditPolicy, isAdminSkill, policyNeedsAttention, ToolCatalog } from './audit-policy';
 
 const catalog: ToolCatalog = {
   list: () => [
@@ -37,6 +38,7 @@ describe('auditPolicy', () => {
       classDeniedTools: [],
       hasClassBlindSpot: false,
       effectiveTools: ['market.quote', 'order.draft'],
+      adminByFilter: [],
     });
     expect(policyNeedsAttention(h)).toBe(false);
   });
@@ -51,5 +53,64 @@ describe('auditPolicy', () => {
     const h = auditPolicy(catalog, { allow: ['order.submit'], allowExecute: true });
     expect(h.hasClassBlindSpot).toBe(false);
     expect(h.effectiveTools).toEqual(['order.submit']);
+  });
+
+  describe('admin skills reached by a filter (adminByFilter)', () => {
+    const withAdmin: ToolCatalog = {
+      list: () => [
+        ...catalog.list(),
+        { name: 'admin.cache.clear', action: 'execute' },
+        { name: 'admin.cache.invalidate', action: 'execute' },
+        { name: 'admin.config.get', action: 'read' },
+        { name: 'admin.config.set', action: 'execute' },
+        { name: 'administer.me', action: 'read' },
+      ],
+    };
+
+    it('flags an allow list with a pattern that would include an admin skill, which the guard never lets through', () => {
+      for (const pattern of ['*', 'admin.*', 'admin.c*', 'admin.cache.?lear', '*.get']) {
+        const policy = { allow: ['market.quote', pattern], allowExecute: true };
+        const h = auditPolicy(withAdmin, policy);
+        expect(h.adminByFilter.length).toBeGreaterThan(0);
+        expect(h.adminByFilter.every(isAdminSkill)).toBe(true);
+        expect(policyNeedsAttention(h)).toBe(true);
+        // The guard matches names exactly: the pattern reaches no admin skill (nor anything else).
+        const guard = new Guard(policy);
+        for (const { name, action } of withAdmin.list().filter((t) => isAdminSkill(t.name)))
+          expect(guard.evaluate(action, name)).toMatchObject({ allowed: false, cause: 'denied_not_listed' });
+      }
+      expect(auditPolicy(withAdmin, { allow: ['admin.*'] }).adminByFilter).toEqual([
+        'admin.cache.clear',
+        'admin.cache.invalidate',
+        'admin.config.get',
+        'admin.config.set',
+      ]);
+      expect(auditPolicy(withAdmin, { allow: ['admin.cache.?lear'] }).adminByFilter).toEqual(['admin.cache.clear']);
+      // A pattern matches whole names; '?' is any one character, a dot only a dot.
+      expect(auditPolicy(withAdmin, { allow: ['admin?config.get'] }).adminByFilter).toEqual(['admin.config.get']);
+      expect(auditPolicy(withAdmin, { allow: ['admin.cache'] }).adminByFilter).toEqual([]);
+    });
+
+    it('flags the admin skills an agent skills filter offers, less those the allow list names exactly', () => {
+      const offered = withAdmin.list().map((t) => t.name);
+      const h = auditPolicy(withAdmin, { allow: ['market.quote', 'admin.config.get'] }, { offeredByFilter: offered });
+      expect(h.adminByFilter).toEqual(['admin.cache.clear', 'admin.cache.invalidate', 'admin.config.set']);
+      expect(policyNeedsAttention(h)).toBe(true);
+      // Named exactly: allowed on purpose, nothing to flag.
+      const named = auditPolicy(
+        withAdmin,
+        { allow: ['admin.config.get', 'admin.config.set', 'admin.*'], allowExecute: true },
+        { offeredByFilter: ['admin.config.get', 'admin.config.set', 'admin.ghost'] },
+      );
+      expect(named.adminByFilter).toEqual(['admin.cache.clear', 'admin.cache.invalidate']);
+      expect(auditPolicy(withAdmin, { allow: ['admin.config.get'] }, { offeredByFilter: ['admin.config.get'] }).adminByFilter).toEqual([]);
+    });
+
+    it('does not flag exact names, nor names that only start like admin', () => {
+      const h = auditPolicy(withAdmin, { allow: ['admin.config.get', 'admin.config.set', 'administer.me'], allowExecute: true });
+      expect(h.adminByFilter).toEqual([]);
+      expect(policyNeedsAttention(h)).toBe(false);
+      expect(auditPolicy(withAdmin, { allow: ['adminis*'] }).adminByFilter).toEqual([]);
+    });
   });
 });

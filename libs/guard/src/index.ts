@@ -9,8 +9,8 @@ export { ACTION_CLASSES, DEFAULT_ACTION_CLASS, isActionClass, normalizeActionCla
 export type { ActionClass } from './action-class';
 export { GuardStats } from './guard-stats';
 export type { GuardStatsSnapshot } from './guard-stats';
-export { auditPolicy, policyNeedsAttention } from './audit-policy';
-export type { PolicyHealth, ToolCatalog } from './audit-policy';
+export { ADMIN_SKILL_PREFIX, auditPolicy, isAdminSkill, policyNeedsAttention } from './audit-policy';
+export type { AuditPolicyOptions, PolicyHealth, ToolCatalog } from './audit-policy';
 export { InvalidPolicyException } from './exceptions/invalid-policy.exception';
 export { MissingDataSourceException } from './exceptions/missing-data-source.exception';
 export { AgentAuditLog } from './audit/agent-audit-log';

@@ -1,0 +1,134 @@
+import { AgentAuditLog } from '@zmodu/guard';
+import request from 'supertest';
+import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
+import { AdminSkillsFixture, startAdminSkillsApp } from './__fixtures__/admin-skills-app';
+
+const as = (tenant: string, permissions = 'admin:config', user = 'admin') => ({
+  'x-test-tenant': tenant,
+  'x-test-permissions': permissions,
+  'x-test-user': user,
+});
+
+describe('GET /admin/config and PUT /admin/config/:key', () => {
+  let db: TestDatabase;
+  let f: AdminSkillsFixture;
+  const http = () => request(f.app.getHttpServer());
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    f = await startAdminSkillsApp(db);
+  });
+
+  afterAll(async () => {
+    await f?.app.close();
+    await db?.drop();
+  });
+
+  it("lists the declared keys with the caller's tenant's values, and writes through admin.config.set (audited)", async () => {
+    const before = await http().get('/admin/config').set(as('acme')).expect(200);
+    expect(before.body.keys.map((k: { key: string }) => k.key)).toEqual([
+      'feature.beta',
+      'orders.currency',
+      'orders.maxDraft',
+      'risk.limit',
+      'ui.banner',
+    ]);
+    expect(before.body.keys.find((k: { key: string }) => k.key === 'orders.maxDraft')).toMatchObject({
+      value: 5,
+      version: 0,
+      source: 'default',
+      mutable: true,
+    });
+    const put = await http()
+      .put('/admin/config/orders.maxDraft')
+      .set(as('acme', 'admin:config', 'carol'))
+      .send({ value: 9, expectedVersion: 0 })
+      .expect(200);
+    expect(put.body).toMatchObject({ key: 'orders.maxDraft', value: 9, version: 1, previous: null, updatedBy: 'carol' });
+    const again = await http().put('/admin/config/orders.maxDraft').set(as('acme')).send({ value: 11, expectedVersion: 1 }).expect(200);
+    expect(again.body).toMatchObject({ value: 11, version: 2, previous: { value: 9, version: 1 } });
+    const after = await http().get('/admin/config').set(as('acme')).expect(200);
+    expect(after.body.keys.find((k: { key: string }) => k.key === 'orders.maxDraft')).toMatchObject({
+      value: 11,
+      version: 2,
+      source: 'stored',
+    });
+    // Another tenant sees its own (the default), never acme's.
+    const globex = await http().get('/admin/config').set(as('globex')).expect(200);
+    expect(globex.body.keys.find((k: { key: string }) => k.key === 'orders.maxDraft')).toMatchObject({ value: 5, version: 0 });
+    // The write went through the dispatcher: its audit entry holds the previous value.
+    const audit = await f.app.get(AgentAuditLog).query({ tenantId: 'acme', skill: 'admin.config.set' });
+    expect(audit.map((e) => [e.userId, e.outcome, (e.result as { previous: unknown }).previous])).toEqual([
+      ['carol', 'ok', null],
+      ['admin', 'ok', { value: 9, version: 1 }],
+    ]);
+  });
+
+  it("keeps a tenant's write to itself, also for tenants named constructor and __proto__", async () => {
+    await http().put('/admin/config/feature.beta').set(as('constructor')).send({ value: true }).expect(200);
+    await http().put('/admin/config/feature.beta').set(as('__proto__')).send({ value: true, expectedVersion: 0 }).expect(200);
+    const acme = await http().get('/admin/config').set(as('acme')).expect(200);
+    expect(acme.body.keys.find((k: { key: string }) => k.key === 'feature.beta')).toMatchObject({ value: false, version: 0 });
+    const proto = await http().get('/admin/config').set(as('__proto__')).expect(200);
+    expect(proto.body.keys.find((k: { key: string }) => k.key === 'feature.beta')).toMatchObject({ value: true, version: 1 });
+  });
+
+  it('answers 401 without a caller and 403 without the config permission, and writes nothing', async () => {
+    await http().get('/admin/config').expect(401);
+    await http().put('/admin/config/orders.maxDraft').send({ value: 1 }).expect(401);
+    const list = await http().get('/admin/config').set(as('acme', 'admin:audit')).expect(403);
+    expect(list.body.message).toMatch(/admin:config/);
+    await http().put('/admin/config/orders.maxDraft').set(as('acme', 'admin:audit')).send({ value: 1 }).expect(403);
+    const audit = await f.app.get(AgentAuditLog).query({ tenantId: 'acme', skill: 'admin.config.set' });
+    expect(audit).toHaveLength(2);
+  });
+
+  it('answers 400 for a body that is not { value, expectedVersion? } or a value of the wrong type', async () => {
+    const bad: unknown[] = [
+      [1],
+      { expectedVersion: 0 },
+      { value: 1, expectedVersion: -1 },
+      { value: 1, expectedVersion: 1.5 },
+      { value: 1, expectedVersion: '1' },
+      { value: 1, tenantId: 'globex' },
+    ];
+    for (const body of bad) {
+      const res = await http()
+        .put('/admin/config/orders.maxDraft')
+        .set(as('acme'))
+        .send(body as object)
+        .expect(400);
+      expect(res.body.message).toEqual(expect.any(String));
+    }
+    const typed = await http().put('/admin/config/orders.maxDraft').set(as('acme')).send({ value: 'many' }).expect(400);
+    expect(typed.body).toMatchObject({
+      message: expect.stringMatching(/does not fit config key 'orders.maxDraft'/),
+      problems: [expect.stringMatching(/integer/)],
+    });
+    const banner = await http()
+      .put('/admin/config/ui.banner')
+      .set(as('acme'))
+      .send({ value: { text: 'hi', level: 'panic' } })
+      .expect(400);
+    expect(banner.body.problems.length).toBeGreaterThan(0);
+    await http()
+      .put(`/admin/config/${'k'.repeat(200)}`)
+      .set(as('acme'))
+      .send({ value: 1 })
+      .expect(400);
+  });
+
+  it('answers 404 for an undeclared key, 403 for a read-only key, 409 for a stale version (with the current one)', async () => {
+    for (const key of ['orders.unknown', 'constructor', '__proto__']) {
+      const res = await http().put(`/admin/config/${key}`).set(as('acme')).send({ value: 1 }).expect(404);
+      expect(res.body.message).toMatch(/not declared/);
+    }
+    const ro = await http().put('/admin/config/orders.currency').set(as('acme')).send({ value: 'USD' }).expect(403);
+    expect(ro.body.message).toMatch(/read-only/);
+    await http().put('/admin/config/risk.limit').set(as('acme')).send({ value: 1000 }).expect(200);
+    const stale = await http().put('/admin/config/risk.limit').set(as('acme')).send({ value: 5, expectedVersion: 0 }).expect(409);
+    expect(stale.body).toMatchObject({ message: expect.stringMatching(/version 1, not 0/), expectedVersion: 0, currentVersion: 1 });
+    const current = await http().get('/admin/config').set(as('acme')).expect(200);
+    expect(current.body.keys.find((k: { key: string }) => k.key === 'risk.limit')).toMatchObject({ value: 1000, version: 1 });
+  });
+});

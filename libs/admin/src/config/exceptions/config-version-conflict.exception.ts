@@ -1,0 +1,13 @@
+import { CONFIG_VERSION_CONFLICT_MESSAGE } from '../../skills/admin-skills.messages';
+
+/** A config write named a version that is not the current one: somebody wrote in between. Nothing was written. */
+export class ConfigVersionConflictException extends Error {
+  constructor(
+    readonly key: string,
+    readonly expectedVersion: number,
+    readonly currentVersion: number,
+  ) {
+    super(CONFIG_VERSION_CONFLICT_MESSAGE(key, expectedVersion, currentVersion));
+    this.name = 'ConfigVersionConflictException';
+  }
+}

@@ -1,0 +1,9 @@
+import { ADMIN_DATA_SOURCE_MISSING_MESSAGE } from '../admin-skills.messages';
+
+/** The default (TypeORM) config store was chosen, with keys declared, but the application has no DataSource. */
+export class AdminDataSourceMissingException extends Error {
+  constructor() {
+    super(ADMIN_DATA_SOURCE_MISSING_MESSAGE);
+    this.name = 'AdminDataSourceMissingException';
+  }
+}
