@@ -8,14 +8,16 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { AgentModule, ZMODU_AGENT_MIGRATIONS } from '@zmodu/agent';
 import { DataSkillsModule } from '@zmodu/data';
 import { ChannelSpec, NotifyModule, OutboxModule, ZMODU_OUTBOX_MIGRATIONS } from '@zmodu/outbox';
-import { AdminModule } from '@zmodu/admin';
+import { AdminCache, AdminModule, AdminSkillsModule, ZMODU_ADMIN_MIGRATIONS } from '@zmodu/admin';
+import { CACHE_MANAGER, CacheModule } from '@nestjs/cache-manager';
 import { McpModule } from '@zmodu/mcp';
 import { ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
 import { MemoryModule, MemoryRecall, ZMODU_MEMORY_MIGRATIONS } from '@zmodu/memory';
 import { PipelineModule, ZMODU_PIPELINE_ENTITIES, ZMODU_PIPELINE_MIGRATIONS } from '@zmodu/pipeline';
 import type { Request } from 'express';
 import { ClsModule } from 'nestjs-cls';
-import { analystAgent, deskAgent, opsAgent, schedulerAgent, traderAgent } from './agents';
+import { adminAgent, analystAgent, deskAgent, opsAgent, schedulerAgent, traderAgent } from './agents';
+import { sampleAdminSkills } from './admin/admin-skills.config';
 import { ORDER_PIPELINE } from './trading/order-pipeline';
 import { AgentsController } from './agents/agents.controller';
 import { PERMISSIONS } from './auth/auth.constants';
@@ -53,6 +55,7 @@ export const SAMPLE_MIGRATIONS = [
   ...ZMODU_OUTBOX_MIGRATIONS,
   ...ZMODU_AGENT_MIGRATIONS,
   ...ZMODU_MEMORY_MIGRATIONS,
+  ...ZMODU_ADMIN_MIGRATIONS,
   SampleTrading1764461000000,
   SampleOrderCancel1764461500000,
   SampleFence1764470000000,
@@ -119,7 +122,11 @@ export class AppModule implements NestModule {
         // command.execute (order.cancel) through the transactional outbox, and notification.send.
         OutboxModule.forRoot({ commands: [cancelOrderCommand], handlers: { 'order.cancelled': orderCancelledHandler } }),
         NotifyModule.forRoot({ channels: notificationChannels() }),
-        AdminModule.forRoot({ outbox: true }),
+        AdminModule.forRoot({ outbox: true, config: true }),
+        // The admin skills (admin.cache.*, admin.config.*, ...), reachable only by an agent whose allow list names them
+        // (the admin agent): the app's cache-manager cache as 'quotes', and the desk's config keys (zmodu_admin_config).
+        CacheModule.register({ isGlobal: true, ttl: 60_000 }),
+        AdminSkillsModule.forRootAsync({ inject: [CACHE_MANAGER], useFactory: (cache: AdminCache) => sampleAdminSkills(cache) }),
         // db.query, entity.lookup/list (read-only, scoped to the caller's desk) over the sample tables;
         // db.query also runs under the database's fence (installed by a migration), required here.
         DataSkillsModule.forRoot({
@@ -159,7 +166,14 @@ export class AppModule implements NestModule {
 
 function sampleAgents(options: SampleAppOptions, memory: MemoryRecall) {
   const real = options.model?.provider;
-  return [traderAgent(options.traderBudget, real, memory), analystAgent(real), deskAgent(real), opsAgent(real), schedulerAgent(real)];
+  return [
+    traderAgent(options.traderBudget, real, memory),
+    analystAgent(real),
+    deskAgent(real),
+    opsAgent(real),
+    schedulerAgent(real),
+    adminAgent(real),
+  ];
 }
 
 /** desk-log (an in-process sink) always; ops (a signed webhook) when ZMODU_OPS_WEBHOOK_URL and ZMODU_OPS_WEBHOOK_SECRET are set. */

@@ -1,3 +1,4 @@
+export { ADMIN_AGENT_SKILLS, adminAgent } from './admin.agent';
 export { analystAgent } from './analyst.agent';
 export { deskAgent } from './desk.agent';
 export { opsAgent } from './ops.agent';

@@ -16,6 +16,10 @@ export const PERMISSIONS = {
   approvalDecide: 'approval:decide',
   commandExecute: 'command:execute',
   adminOutbox: 'admin:outbox',
+  /** admin.config.get / admin.config.set and GET /admin/config, PUT /admin/config/:key. */
+  adminConfig: 'admin:config',
+  /** admin.cache.invalidate / admin.cache.clear. */
+  adminCache: 'admin:cache',
   /** memory.remember: store a note about the caller (their own memory, in their tenant). */
   memoryWrite: 'memory:write',
   /** list_schedulable_tasks and list_jobs: read the tenant's scheduled jobs. */
