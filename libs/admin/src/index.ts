@@ -8,3 +8,22 @@ export { AdminPermissionGuard } from './admin-permission.guard';
 export { RequireAdminPermission } from './require-admin-permission.decorator';
 export { CurrentCaller } from './current-caller.decorator';
 export { CallerNotCheckedException } from './exceptions/caller-not-checked.exception';
+export {
+  AUDIT_CSV_COLUMNS,
+  AUDIT_EXPORT_DEFAULT_LIMIT,
+  AUDIT_EXPORT_KINDS,
+  auditCsv,
+  auditExportRow,
+  parseAuditExport,
+  readAuditPage,
+} from './audit/audit-export';
+export type {
+  AuditExportFormat,
+  AuditExportPage,
+  AuditExportRequest,
+  AuditExportRow,
+  AuditExportScope,
+  ParsedAuditExport,
+} from './audit/audit-export';
+export { InvalidAuditFilterException } from './exceptions/invalid-audit-filter.exception';
+export { AuditTenantForbiddenException } from './exceptions/audit-tenant-forbidden.exception';

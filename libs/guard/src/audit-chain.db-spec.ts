@@ -80,6 +80,21 @@ describe('the audit hash chain on PostgreSQL', () => {
     expect(await store.verify('acme')).toEqual({ ok: false, firstBadSequence: 7, problem: 'altered' });
   });
 
+  it('a change of the arguments or the result a call recorded (or wiping them): altered', async () => {
+    await store.append([
+      entry('p1', { args: { symbol: 'ACME', qty: 10 }, result: { orderId: 'o-1', amount: 1250 } }),
+      entry('p2', { args: { key: 'orders.limit' }, result: { previous: 5, value: 50, version: 2 } }),
+      entry('p3'),
+    ]);
+    expect(await store.verify('acme')).toMatchObject({ ok: true, entries: 3 });
+    await sql(`UPDATE zmodu_audit_log SET args = '{"qty":1,"symbol":"ACME"}' WHERE run_id = 'p1'`);
+    expect(await store.verify('acme')).toEqual({ ok: false, firstBadSequence: 1, problem: 'altered' });
+    await sql(`UPDATE zmodu_audit_log SET args = '{"qty":10,"symbol":"ACME"}' WHERE run_id = 'p1'`);
+    expect(await store.verify('acme')).toMatchObject({ ok: true });
+    await sql(`UPDATE zmodu_audit_log SET result = NULL WHERE run_id = 'p2'`);
+    expect(await store.verify('acme')).toEqual({ ok: false, firstBadSequence: 2, problem: 'altered' });
+  });
+
   it('a DELETE of one entry: deleted, at the missing sequence number (also when the later ones are renumbered)', async () => {
     await writeTen();
     await sql(`DELETE FROM zmodu_audit_log WHERE tenant_id = 'acme' AND seq = 6`);

@@ -47,7 +47,35 @@ export function canonicalJson(value: unknown): string {
   return `{${members.join(',')}}`;
 }
 
-/** The hash of one entry: SHA-256 (hex) of the canonical JSON of every stored field, its sequence number and the previous hash. */
+/** The longest arguments or result an audit entry keeps, in characters of JSON text. */
+export const AUDIT_PAYLOAD_MAX_CHARS = 16_384;
+
+/**
+ * The arguments or result of a call as the audit keeps them: canonical JSON text, or, when its JSON is longer than
+ * AUDIT_PAYLOAD_MAX_CHARS, `{"sha256":…,"chars":…,"truncated":true}` (the digest of the full JSON.stringify text, so a
+ * copy kept elsewhere can be matched). Undefined when there is nothing to keep. Idempotent: the text of a value read
+ * back from this text is the same text, so a stored entry hashes as it was written.
+ */
+export function auditPayloadText(value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  let plain: string | undefined;
+  try {
+    plain = JSON.stringify(value);
+  } catch {
+    return canonicalJson({ unserializable: true });
+  }
+  if (plain === undefined) return undefined;
+  if (plain.length > AUDIT_PAYLOAD_MAX_CHARS)
+    return canonicalJson({ truncated: true, chars: plain.length, sha256: createHash('sha256').update(plain, 'utf8').digest('hex') });
+  // Through JSON first: dates become their ISO text, toJSON applies, functions and undefined members drop out.
+  return canonicalJson(JSON.parse(plain));
+}
+
+/**
+ * The hash of one entry: SHA-256 (hex) of the canonical JSON of every stored field, its sequence number and the previous
+ * hash. The arguments and result are hashed as their audit text (auditPayloadText); an entry without them hashes as
+ * entries did before they were kept.
+ */
 export function auditEntryHash(seq: number, prevHash: string, entry: AuditEntry, at: string): string {
   const fields = {
     seq,
@@ -66,6 +94,8 @@ export function auditEntryHash(seq: number, prevHash: string, entry: AuditEntry,
     at,
     proposalId: entry.proposalId ?? null,
     approvers: entry.approvers ? [...entry.approvers] : null,
+    args: auditPayloadText(entry.args),
+    result: auditPayloadText(entry.result),
   };
   return createHash('sha256').update(canonicalJson(fields), 'utf8').digest('hex');
 }

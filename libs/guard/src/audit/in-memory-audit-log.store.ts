@@ -1,5 +1,21 @@
-import { AuditChainLink, AuditChainVerdict, AUDIT_CHAIN_GENESIS, auditTimestamp, chainEntries, verifyChainLinks } from './audit-chain';
-import { AuditDeadLetter, AuditDeadLetterRecord, AuditEntry, AuditQuery, AuditRecord, clampAuditLimit } from './audit-entry';
+import {
+  AuditChainLink,
+  AuditChainVerdict,
+  AUDIT_CHAIN_GENESIS,
+  auditPayloadText,
+  auditTimestamp,
+  chainEntries,
+  verifyChainLinks,
+} from './audit-chain';
+import {
+  AuditDeadLetter,
+  AuditDeadLetterRecord,
+  AuditEntry,
+  AuditQuery,
+  AuditRecord,
+  checkAuditQuery,
+  clampAuditLimit,
+} from './audit-entry';
 import { AuditLogStore } from './audit-log.store';
 
 /** An audit store in process memory, for tests and apps without a database. Lost on restart. */
@@ -12,10 +28,16 @@ export class InMemoryAuditLogStore implements AuditLogStore {
 
   async append(entries: readonly AuditEntry[]): Promise<void> {
     for (const entry of entries) {
+      const { args, result, ...fields } = entry;
+      // Arguments and result kept as the database store keeps them: their audit text read back (a copy, capped).
+      const argsText = auditPayloadText(args);
+      const resultText = auditPayloadText(result);
       const record: AuditRecord = {
-        ...entry,
+        ...fields,
         proposalId: entry.proposalId ?? null,
         approvers: entry.approvers ? [...entry.approvers] : null,
+        ...(argsText !== undefined ? { args: JSON.parse(argsText) as unknown } : {}),
+        ...(resultText !== undefined ? { result: JSON.parse(resultText) as unknown } : {}),
         id: String(this.nextId++),
       };
       const [link] = chainEntries(this.heads.get(entry.tenantId) ?? { seq: 0, hash: AUDIT_CHAIN_GENESIS }, [record]);
@@ -35,6 +57,7 @@ export class InMemoryAuditLogStore implements AuditLogStore {
   }
 
   async query(filter: AuditQuery): Promise<AuditRecord[]> {
+    checkAuditQuery(filter);
     const limit = clampAuditLimit(filter.limit);
     const out: AuditRecord[] = [];
     for (const r of this.records) {
@@ -45,6 +68,8 @@ export class InMemoryAuditLogStore implements AuditLogStore {
       if (filter.skill !== undefined && r.skill !== filter.skill) continue;
       if (filter.proposalId !== undefined && r.proposalId !== filter.proposalId) continue;
       if (filter.decision !== undefined && r.decision !== filter.decision) continue;
+      if (filter.outcome !== undefined && r.outcome !== filter.outcome) continue;
+      if (filter.afterId !== undefined && BigInt(r.id) <= BigInt(filter.afterId)) continue;
       if (filter.since !== undefined && r.at < filter.since) continue;
       if (filter.until !== undefined && r.at > filter.until) continue;
       out.push({ ...r });

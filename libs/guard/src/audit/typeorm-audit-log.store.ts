@@ -1,6 +1,6 @@
 import { DataSource, EntityManager } from 'typeorm';
 import { ActionClass } from '../action-class';
-import { AuditChainLink, AuditChainVerdict, AUDIT_CHAIN_GENESIS, chainEntries, verifyChainLinks } from './audit-chain';
+import { AuditChainLink, AuditChainVerdict, AUDIT_CHAIN_GENESIS, auditPayloadText, chainEntries, verifyChainLinks } from './audit-chain';
 import {
   AuditDeadLetter,
   AuditDeadLetterRecord,
@@ -8,13 +8,14 @@ import {
   AuditOutcome,
   AuditQuery,
   AuditRecord,
+  checkAuditQuery,
   clampAuditLimit,
   cleanText,
 } from './audit-entry';
 import { AuditLogEntity } from './audit-log.entity';
 import { AuditLogStore } from './audit-log.store';
 
-/** Rows per INSERT statement (17 parameters a row). */
+/** Rows per INSERT statement (19 parameters a row). */
 const INSERT_ROWS = 1000;
 
 /** Rows read per query while verifying a chain. */
@@ -37,6 +38,8 @@ export function auditLogRow(e: AuditEntry): Omit<AuditLogEntity, 'id' | 'seq' | 
     at: e.at,
     proposalId: e.proposalId ?? null,
     approvers: e.approvers ? [...e.approvers] : null,
+    args: auditPayloadText(e.args) ?? null,
+    result: auditPayloadText(e.result) ?? null,
   };
 }
 
@@ -57,6 +60,8 @@ function toRecord(r: AuditLogEntity): AuditRecord {
     at: r.at,
     proposalId: r.proposalId,
     approvers: typeof r.approvers === 'string' ? (JSON.parse(r.approvers) as string[]) : r.approvers,
+    ...(r.args !== null && r.args !== undefined ? { args: JSON.parse(r.args) as unknown } : {}),
+    ...(r.result !== null && r.result !== undefined ? { result: JSON.parse(r.result) as unknown } : {}),
   };
 }
 
@@ -108,6 +113,8 @@ export class TypeOrmAuditLogStore implements AuditLogStore {
             r.at,
             r.proposalId,
             r.approvers === null ? null : JSON.stringify(r.approvers),
+            r.args,
+            r.result,
             link?.seq,
             link?.prevHash,
             link?.hash,
@@ -118,7 +125,7 @@ export class TypeOrmAuditLogStore implements AuditLogStore {
         });
         await m.query(
           `INSERT INTO zmodu_audit_log (run_id, agent, tenant_id, user_id, skill, action, decision, cause, outcome, duration_ms, tokens, at,
-             proposal_id, approvers, seq, prev_hash, hash) VALUES ${rows.join(', ')}`,
+             proposal_id, approvers, args, result, seq, prev_hash, hash) VALUES ${rows.join(', ')}`,
           params,
         );
       }
@@ -165,7 +172,7 @@ export class TypeOrmAuditLogStore implements AuditLogStore {
       const rows: Array<AuditLogEntity & { atText: string }> = await this.dataSource.query(
         `SELECT a.id::text AS id, a.seq::text AS seq, prev_hash AS "prevHash", hash, run_id AS "runId", agent, tenant_id AS "tenantId",
            user_id AS "userId", skill, action, decision, cause, outcome, duration_ms AS "durationMs", tokens, at,
-           proposal_id AS "proposalId", approvers,
+           proposal_id AS "proposalId", approvers, args, result,
            to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS "atText"
          FROM zmodu_audit_log a WHERE ${where} AND a.seq IS NOT NULL AND (a.seq, a.id) > ($${n + 1}::bigint, $${n + 2}::bigint)
          ORDER BY a.seq, a.id LIMIT ${CHAIN_PAGE}`,
@@ -196,6 +203,7 @@ export class TypeOrmAuditLogStore implements AuditLogStore {
   }
 
   async query(filter: AuditQuery): Promise<AuditRecord[]> {
+    checkAuditQuery(filter);
     const qb = this.dataSource.getRepository(AuditLogEntity).createQueryBuilder('a');
     if (filter.runId !== undefined) qb.andWhere('a.run_id = :runId', { runId: filter.runId });
     if (filter.agent !== undefined) qb.andWhere('a.agent = :agent', { agent: filter.agent });
@@ -204,6 +212,8 @@ export class TypeOrmAuditLogStore implements AuditLogStore {
     if (filter.skill !== undefined) qb.andWhere('a.skill = :skill', { skill: filter.skill });
     if (filter.proposalId !== undefined) qb.andWhere('a.proposal_id = :proposalId', { proposalId: filter.proposalId });
     if (filter.decision !== undefined) qb.andWhere('a.decision = :decision', { decision: filter.decision });
+    if (filter.outcome !== undefined) qb.andWhere('a.outcome = :outcome', { outcome: filter.outcome });
+    if (filter.afterId !== undefined) qb.andWhere('a.id > :afterId', { afterId: filter.afterId });
     if (filter.since !== undefined) qb.andWhere('a.at >= :since', { since: filter.since });
     if (filter.until !== undefined) qb.andWhere('a.at <= :until', { until: filter.until });
     qb.orderBy('a.id', 'ASC').limit(clampAuditLimit(filter.limit));
