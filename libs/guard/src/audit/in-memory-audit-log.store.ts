@@ -1,12 +1,4 @@
-import {
-  AuditChainLink,
-  AuditChainVerdict,
-  AUDIT_CHAIN_GENESIS,
-  auditPayloadText,
-  auditTimestamp,
-  chainEntries,
-  verifyChainLinks,
-} from './audit-chain';
+import { AuditChainLink, AuditChainVerdict, AUDIT_CHAIN_GENESIS, auditTimestamp, chainEntries, verifyChainLinks } from './audit-chain';
 import {
   AuditDeadLetter,
   AuditDeadLetterRecord,
@@ -28,22 +20,20 @@ export class InMemoryAuditLogStore implements AuditLogStore {
 
   async append(entries: readonly AuditEntry[]): Promise<void> {
     for (const entry of entries) {
-      const { args, result, ...fields } = entry;
-      // Arguments and result kept as the database store keeps them: their audit text read back (a copy, capped).
-      const argsText = auditPayloadText(args);
-      const resultText = auditPayloadText(result);
+      const [link] = chainEntries(this.heads.get(entry.tenantId) ?? { seq: 0, hash: AUDIT_CHAIN_GENESIS }, [entry]);
+      const { args: _args, result: _result, ...fields } = entry;
+      // Arguments and result kept as the database store keeps them: their audit text (a copy, capped), read back.
       const record: AuditRecord = {
         ...fields,
         proposalId: entry.proposalId ?? null,
         approvers: entry.approvers ? [...entry.approvers] : null,
-        ...(argsText !== undefined ? { args: JSON.parse(argsText) as unknown } : {}),
-        ...(resultText !== undefined ? { result: JSON.parse(resultText) as unknown } : {}),
+        ...(link.args !== undefined ? { args: JSON.parse(link.args) as unknown } : {}),
+        ...(link.result !== undefined ? { result: JSON.parse(link.result) as unknown } : {}),
         id: String(this.nextId++),
       };
-      const [link] = chainEntries(this.heads.get(entry.tenantId) ?? { seq: 0, hash: AUDIT_CHAIN_GENESIS }, [record]);
       this.heads.set(entry.tenantId, link);
       this.records.push(record);
-      this.links.push({ ...link, entry: record, at: auditTimestamp(record.at) });
+      this.links.push({ ...link, entry: record, at: auditTimestamp(record.at), payload: { args: link.args, result: link.result } });
     }
   }
 
