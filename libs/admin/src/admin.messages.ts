@@ -5,3 +5,6 @@ export const AUDIT_OTHER_TENANT_MESSAGE = 'A tenant admin verifies only the audi
 
 export const AUDIT_CHAIN_NOT_KEPT_MESSAGE =
   'This audit store keeps no hash chain (no verify method): use the TypeORM or in-memory audit store of @zmodu/guard.';
+
+export const AUDIT_TENANT_FORBIDDEN_MESSAGE =
+  'A tenant admin reads only the audit of its own tenant: leave out the tenant filter or name yours (reading other tenants needs the allTenants scope).';

@@ -8,6 +8,25 @@ export { AdminPermissionGuard } from './admin-permission.guard';
 export { RequireAdminPermission } from './require-admin-permission.decorator';
 export { CurrentCaller } from './current-caller.decorator';
 export { CallerNotCheckedException } from './exceptions/caller-not-checked.exception';
+export {
+  AUDIT_CSV_COLUMNS,
+  AUDIT_EXPORT_DEFAULT_LIMIT,
+  AUDIT_EXPORT_KINDS,
+  auditCsv,
+  auditExportRow,
+  parseAuditExport,
+  readAuditPage,
+} from './audit/audit-export';
+export type {
+  AuditExportFormat,
+  AuditExportPage,
+  AuditExportRequest,
+  AuditExportRow,
+  AuditExportScope,
+  ParsedAuditExport,
+} from './audit/audit-export';
+export { InvalidAuditFilterException } from './exceptions/invalid-audit-filter.exception';
+export { AuditTenantForbiddenException } from './exceptions/audit-tenant-forbidden.exception';
 // Admin skills (AdminSkillsModule) and the config store.
 export { AdminSkillsModule } from './skills/admin-skills.module';
 export type { AdminSkillsModuleAsyncOptions, AdminSkillsModuleForRootOptions } from './skills/admin-skills.module-definition';

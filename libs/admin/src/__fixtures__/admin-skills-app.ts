@@ -2,7 +2,7 @@ import { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { createCache } from 'cache-manager';
-import { GuardModule } from '@zmodu/guard';
+import { GuardModule, ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
 import { SkillsModule } from '@zmodu/skills';
 import { TestDatabase } from '@zmodu/db/testing';
 import { AdminModule } from '../admin.module';
@@ -50,8 +50,8 @@ export interface AdminSkillsFixture {
 }
 
 /**
- * A small app: TypeORM on the test database (ZMODU_ADMIN_MIGRATIONS), GuardModule with an in-memory audit (it keeps
- * each entry's result), SkillsModule, AdminSkillsModule with three real cache-manager caches and the keys above, and
+ * A small app: TypeORM on the test database (the guard's and ZMODU_ADMIN_MIGRATIONS), GuardModule with its TypeORM audit
+ * (each entry's arguments and result kept), SkillsModule, AdminSkillsModule with three real cache-manager caches and the keys above, and
  * AdminModule serving the config endpoints. `over` replaces AdminSkillsModule options.
  */
 export async function startAdminSkillsApp(db: TestDatabase, over: Partial<AdminSkillsModuleOptions> = {}): Promise<AdminSkillsFixture> {
@@ -62,8 +62,14 @@ export async function startAdminSkillsApp(db: TestDatabase, over: Partial<AdminS
   const delegated: AdminDelegatedRequest[] = [];
   const moduleRef = await Test.createTestingModule({
     imports: [
-      TypeOrmModule.forRoot(await db.options({ migrations: ZMODU_ADMIN_MIGRATIONS, migrationsRun: true })),
-      GuardModule.forRoot({ auditStore: 'memory', quotaStore: 'memory' }),
+      TypeOrmModule.forRoot(
+        await db.options({
+          entities: ZMODU_GUARD_ENTITIES,
+          migrations: [...ZMODU_GUARD_MIGRATIONS, ...ZMODU_ADMIN_MIGRATIONS],
+          migrationsRun: true,
+        }),
+      ),
+      GuardModule.forRoot({ quotaStore: 'memory' }),
       SkillsModule.forRoot(),
       AdminSkillsModule.forRoot({
         caches: {
@@ -79,6 +85,7 @@ export async function startAdminSkillsApp(db: TestDatabase, over: Partial<AdminS
           },
         },
         config: { keys: CONFIG_KEYS },
+        audit: { allTenantsPermission: 'platform:audit' },
         onUserManage: (request) => {
           delegated.push(request);
           return { done: request.operation, user: request.target, tenant: request.tenantId };

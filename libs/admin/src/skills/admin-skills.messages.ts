@@ -30,6 +30,3 @@ export const CACHE_CLEAR_SHARED_MESSAGE = (name: string) =>
 
 export const CALLBACK_MISSING_MESSAGE = (skill: string, option: string) =>
   `${skill} is not available in this application: it registered no ${option} callback (the framework does no user or tenant logic of its own).`;
-
-export const ADMIN_AUDIT_OTHER_TENANT_MESSAGE =
-  'A tenant admin exports only the audit of its own tenant: leave out tenant, or name your own.';

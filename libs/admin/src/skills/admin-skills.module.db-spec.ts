@@ -12,6 +12,7 @@ const ADMIN_SKILLS = [
   ['admin.config.set', 'execute', 'admin:config'],
   ['admin.user.manage', 'execute', 'admin:user'],
   ['admin.tenant.provision', 'execute', 'admin:tenant'],
+  ['admin.audit.export', 'read', 'admin:audit'],
 ] as const;
 
 interface Call {
@@ -68,6 +69,7 @@ describe('AdminSkillsModule: the admin skills through SkillDispatcher.dispatch',
         'admin.config.set': { key: 'orders.maxDraft', value: 9 },
         'admin.user.manage': { operation: 'invite', target: 'bob' },
         'admin.tenant.provision': { operation: 'create', target: 'newco' },
+        'admin.audit.export': {},
       };
       for (const [name, , permission] of ADMIN_SKILLS) {
         const others = ALL.filter((p) => p !== permission);
@@ -325,6 +327,83 @@ describe('AdminSkillsModule: the admin skills through SkillDispatcher.dispatch',
         ok: false,
         error: { error: 'NotAvailable', reason: 'callback_missing', message: expect.stringMatching(/no onTenantProvision callback/) },
       });
+    });
+  });
+
+  describe('admin.audit.export', () => {
+    beforeAll(async () => {
+      // Calls of two tenants to export: allowed, refused, and a set with its previous value.
+      for (const tenant of ['exp-a', 'exp-b']) {
+        await dispatch('admin.config.set', { key: 'orders.maxDraft', value: 3 }, { tenant });
+        await dispatch('admin.config.set', { key: 'orders.maxDraft', value: 4, expectedVersion: 1 }, { tenant });
+        await dispatch('admin.config.get', { key: 'orders.maxDraft' }, { tenant, permissions: [] });
+        await dispatch('admin.cache.clear', { cache: 'sessions', all: true }, { tenant, allow: [] });
+      }
+    });
+
+    type Page = { format: string; rows: number; entries: Array<Record<string, unknown>>; nextCursor: string | null; csv?: string };
+    const exportAs = async (args: Record<string, unknown>, call: Call = {}) => dispatch('admin.audit.export', args, call);
+
+    it("exports the caller's tenant only, with each call's kind, arguments and result, oldest first", async () => {
+      const res = await exportAs({}, { tenant: 'exp-a' });
+      const page = res.value as Page;
+      expect(page.format).toBe('json');
+      expect(page.entries.map((e) => [e.tenantId, e.skill, e.outcome])).toEqual([
+        ['exp-a', 'admin.config.set', 'ok'],
+        ['exp-a', 'admin.config.set', 'ok'],
+        ['exp-a', 'admin.config.get', 'forbidden'],
+        ['exp-a', 'admin.cache.clear', 'denied'],
+      ]);
+      expect(page.entries[1]).toMatchObject({
+        args: { key: 'orders.maxDraft', value: 4, expectedVersion: 1 },
+        result: { value: 4, version: 2, previous: { value: 3, version: 1 } },
+      });
+      expect(page.nextCursor).toBeNull();
+    });
+
+    it('filters by kind, skill and time, pages with limit and cursor, and writes CSV', async () => {
+      const denied = (await exportAs({ kind: 'denied' }, { tenant: 'exp-a' })).value as Page;
+      expect(denied.entries.map((e) => e.skill)).toEqual(['admin.cache.clear']);
+      const sets = (await exportAs({ skill: 'admin.config.set', limit: 1 }, { tenant: 'exp-a' })).value as Page;
+      expect(sets.entries).toHaveLength(1);
+      expect(sets.nextCursor).toEqual(expect.any(String));
+      const next = (await exportAs({ skill: 'admin.config.set', limit: 1, cursor: sets.nextCursor }, { tenant: 'exp-a' })).value as Page;
+      expect(next.entries).toHaveLength(1);
+      expect(next.entries[0].id).not.toBe(sets.entries[0].id);
+      const future = (await exportAs({ since: '2999-01-01T00:00:00Z' }, { tenant: 'exp-a' })).value as Page;
+      expect(future.entries).toEqual([]);
+      const csv = (await exportAs({ format: 'csv', skill: 'admin.config.get' }, { tenant: 'exp-a' })).value as Page;
+      const lines = (csv.csv as string).trimEnd().split('\r\n');
+      expect(lines[0]).toMatch(/^id,at,tenantId,userId,agent,runId,skill,action,decision,cause,outcome/);
+      expect(lines).toHaveLength(2);
+      expect(lines[1]).toContain(',exp-a,alice,');
+      expect(lines[1]).toContain(',admin.config.get,read,allowed,missing_permission,forbidden,');
+    });
+
+    it("refuses another tenant's audit to a tenant admin; a platform admin (allTenantsPermission) may name one", async () => {
+      const refused = await exportAs({ tenant: 'exp-b' }, { tenant: 'exp-a' });
+      expect(refused).toMatchObject({ ok: false, error: { reason: 'audit_other_tenant' } });
+      for (const tenant of ['constructor', '__proto__']) {
+        const odd = await exportAs({ tenant }, { tenant: 'exp-a' });
+        expect(odd.error).toMatchObject({ reason: 'audit_other_tenant' });
+      }
+      const platform = await exportAs({ tenant: 'exp-b' }, { tenant: 'exp-a', permissions: [...ALL, 'platform:audit'] });
+      expect((platform.value as Page).entries.map((e) => e.tenantId)).toEqual(['exp-b', 'exp-b', 'exp-b', 'exp-b']);
+      // The tenant of the context, whatever the model says: the export of 'exp-b' by exp-b holds no exp-a entry.
+      const own = (await exportAs({}, { tenant: 'exp-b' })).value as Page;
+      expect(new Set(own.entries.map((e) => e.tenantId))).toEqual(new Set(['exp-b']));
+    });
+
+    it('refuses filters it cannot read, naming the field', async () => {
+      const bad: Array<[Record<string, unknown>, string]> = [
+        [{ since: 'yesterday' }, 'since'],
+        [{ since: '2026-12-02T00:00:00Z', until: '2026-12-01T00:00:00Z' }, 'since'],
+        [{ cursor: 'abc' }, 'cursor'],
+      ];
+      for (const [args, field] of bad)
+        expect((await exportAs(args, { tenant: 'exp-a' })).error).toMatchObject({ reason: 'audit_filter_invalid', field });
+      for (const args of [{ kind: 'weird' }, { limit: 0 }, { limit: 1001 }, { format: 'xml' }, { tenantId: 'exp-b' }])
+        expect((await exportAs(args, { tenant: 'exp-a' })).error).toMatchObject({ error: 'InvalidArguments' });
     });
   });
 });

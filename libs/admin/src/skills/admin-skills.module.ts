@@ -5,6 +5,7 @@ import { AdminConfig } from '../config/admin-config.service';
 import type { AdminConfigStore } from '../config/admin-config.store';
 import { InMemoryAdminConfigStore } from '../config/in-memory-admin-config.store';
 import { TypeOrmAdminConfigStore } from '../config/typeorm-admin-config.store';
+import { AdminAuditSkills } from './admin-audit.skills';
 import { AdminCacheSkills } from './admin-cache.skills';
 import { AdminConfigSkills } from './admin-config.skills';
 import { AdminDelegatedSkills } from './admin-delegated.skills';
@@ -48,6 +49,7 @@ import { AdminDataSourceMissingException } from './exceptions/admin-data-source-
     AdminCacheSkills,
     AdminConfigSkills,
     AdminDelegatedSkills,
+    AdminAuditSkills,
   ],
   exports: [ADMIN_CONFIG_STORE, AdminConfig],
 })
