@@ -1,3 +1,4 @@
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
 import { AgentAuditLog } from '@zmodu/guard';
 import request from 'supertest';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
@@ -83,6 +84,23 @@ describe('GET /admin/config and PUT /admin/config/:key', () => {
     expect(audit).toHaveLength(2);
   });
 
+  it("answers 403 when the caller lacks the skill's own code (AdminSkillsModule permissions.config), and audits the refusal", async () => {
+    const other = await startAdminSkillsApp(db, { permissions: { config: 'ops:config' } });
+    try {
+      const res = await request(other.app.getHttpServer()).put('/admin/config/risk.limit').set(as('ops-t')).send({ value: 1 }).expect(403);
+      expect(res.body.message).toMatch(/ops:config/);
+      await request(other.app.getHttpServer())
+        .put('/admin/config/risk.limit')
+        .set(as('ops-t', 'admin:config,ops:config'))
+        .send({ value: 1 })
+        .expect(200);
+      const audit = await other.app.get(AgentAuditLog).query({ tenantId: 'ops-t', skill: 'admin.config.set' });
+      expect(audit.map((e) => e.outcome)).toEqual(['forbidden', 'ok']);
+    } finally {
+      await other.app.close();
+    }
+  });
+
   it('answers 400 for a body that is not { value, expectedVersion? } or a value of the wrong type', async () => {
     const bad: unknown[] = [
       [1],
@@ -130,5 +148,17 @@ describe('GET /admin/config and PUT /admin/config/:key', () => {
     expect(stale.body).toMatchObject({ message: expect.stringMatching(/version 1, not 0/), expectedVersion: 0, currentVersion: 1 });
     const current = await http().get('/admin/config').set(as('acme')).expect(200);
     expect(current.body.keys.find((k: { key: string }) => k.key === 'risk.limit')).toMatchObject({ value: 1000, version: 1 });
+  });
+
+  it('describes both endpoints in the OpenAPI document (@nestjs/swagger): tag, parameter, body and status codes', () => {
+    const doc = SwaggerModule.createDocument(f.app, new DocumentBuilder().setTitle('admin').build());
+    const put = doc.paths['/admin/config/{key}']?.put;
+    expect(put?.tags).toEqual(['admin']);
+    expect(put?.parameters).toEqual([expect.objectContaining({ name: 'key', in: 'path', required: true })]);
+    expect(put?.requestBody).toMatchObject({ content: { 'application/json': { schema: { required: ['value'] } } } });
+    expect(Object.keys(put?.responses ?? {}).sort()).toEqual(['200', '400', '401', '403', '404', '409']);
+    const get = doc.paths['/admin/config']?.get;
+    expect(get?.tags).toEqual(['admin']);
+    expect(Object.keys(get?.responses ?? {}).sort()).toEqual(['200', '401', '403']);
   });
 });
