@@ -7,8 +7,9 @@ import { AdminModuleOptions, resolveAdminOptions } from './admin.options';
  * Admin HTTP endpoints: the approval queue (GET /admin/approvals, GET /admin/approvals/:id,
  * POST /admin/approvals/:id/approve and /reject; needs PipelineModule) and, with `outbox: true`,
  * the outbox (GET /admin/outbox?status=dead, GET /admin/outbox/:id, POST /admin/outbox/:id/retry), and, with
- * `audit: true`, the audit hash chain of the caller's tenant (GET /admin/audit/verify).
- * `forRoot(options)` or `forRootAsync({ useFactory, inject, outbox?, approvals?, audit? })`.
+ * `audit: true`, the audit hash chain of the caller's tenant (GET /admin/audit/verify), and, with `config: true`, the
+ * declared config keys of the caller's tenant (GET /admin/config, PUT /admin/config/:key; needs AdminSkillsModule).
+ * `forRoot(options)` or `forRootAsync({ useFactory, inject, outbox?, approvals?, audit?, config? })`.
  */
 @Module({
   providers: [
