@@ -1,10 +1,20 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
 import { AdminModuleExtras, AdminModuleOptions } from './admin.options';
+import { AgentsController } from './agents.controller';
 import { ApprovalsController } from './approvals.controller';
 import { AuditController } from './audit.controller';
 import { OutboxController } from './outbox.controller';
+import { QuotaController } from './quota.controller';
+import { SkillsController } from './skills.controller';
 
-const DEFAULT_EXTRAS: Required<AdminModuleExtras> = { approvals: true, outbox: false, audit: false };
+const DEFAULT_EXTRAS: Required<AdminModuleExtras> = {
+  approvals: true,
+  outbox: false,
+  audit: false,
+  agents: false,
+  quota: false,
+  skills: false,
+};
 
 export const {
   ConfigurableModuleClass: ConfigurableAdminModule,
@@ -19,6 +29,9 @@ export const {
       ...(extras.approvals !== false ? [ApprovalsController] : []),
       ...(extras.outbox ? [OutboxController] : []),
       ...(extras.audit ? [AuditController] : []),
+      ...(extras.agents ? [AgentsController] : []),
+      ...(extras.quota ? [QuotaController] : []),
+      ...(extras.skills ? [SkillsController] : []),
     ],
   }))
   .build();

@@ -8,3 +8,6 @@ export { AdminPermissionGuard } from './admin-permission.guard';
 export { RequireAdminPermission } from './require-admin-permission.decorator';
 export { CurrentCaller } from './current-caller.decorator';
 export { CallerNotCheckedException } from './exceptions/caller-not-checked.exception';
+export { AgentModuleMissingException } from './exceptions/agent-module-missing.exception';
+export type { AgentReport, AgentsReport } from './agents.controller';
+export type { QuotaReport, QuotaReportItem } from './quota.controller';
