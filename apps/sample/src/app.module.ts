@@ -119,7 +119,9 @@ export class AppModule implements NestModule {
         // command.execute (order.cancel) through the transactional outbox, and notification.send.
         OutboxModule.forRoot({ commands: [cancelOrderCommand], handlers: { 'order.cancelled': orderCancelledHandler } }),
         NotifyModule.forRoot({ channels: notificationChannels() }),
-        AdminModule.forRoot({ outbox: true }),
+        // The admin HTTP API for the caller's tenant (request.user, as JwtAuthGuard sets it): approvals, outbox, the audit
+        // chain, agents, token usage and the skill catalog, each behind its permission (admin:outbox, admin:audit, ...).
+        AdminModule.forRoot({ outbox: true, audit: true, agents: true, quota: true, skills: true }),
         // db.query, entity.lookup/list (read-only, scoped to the caller's desk) over the sample tables;
         // db.query also runs under the database's fence (installed by a migration), required here.
         DataSkillsModule.forRoot({
