@@ -10,6 +10,8 @@ import {
   UnprocessableEntityException,
 } from '@nestjs/common';
 import { HttpAdapterHost } from '@nestjs/core';
+import { AuditTenantForbiddenException } from './exceptions/audit-tenant-forbidden.exception';
+import { InvalidAuditFilterException } from './exceptions/invalid-audit-filter.exception';
 import { OutboxConflictException } from '@zmodu/outbox';
 import {
   ApprovalForbiddenException,
@@ -27,13 +29,16 @@ export const ADMIN_MAPPED_EXCEPTIONS = [
   ProposalEditRefusedException,
   ApprovalForbiddenException,
   OutboxConflictException,
+  InvalidAuditFilterException,
+  AuditTenantForbiddenException,
 ] as const;
 
 /**
  * The HTTP answer of a pipeline or outbox exception: 400 `{ message, field }` for invalid input,
  * 404 for a proposal that is not the tenant's, 409 `{ message, status, current }` for a decision
  * on a proposal that moved on, 422 `{ message, field }` for an edit that cannot apply, 403 for a
- * decision this approver may not take, 409 for a retry of an event that is not dead. Undefined
+ * decision this approver may not take, 409 for a retry of an event that is not dead, 400 `{ message, field }` for an
+ * audit filter it cannot read, 403 for the audit of another tenant. Undefined
  * for anything else. An application's own filter can call it too.
  */
 export function adminHttpException(exception: unknown): HttpException | undefined {
@@ -45,6 +50,9 @@ export function adminHttpException(exception: unknown): HttpException | undefine
     return new UnprocessableEntityException({ message: exception.message, field: exception.field ?? null });
   if (exception instanceof ApprovalForbiddenException) return new ForbiddenException(exception.message);
   if (exception instanceof OutboxConflictException) return new ConflictException(exception.message);
+  if (exception instanceof InvalidAuditFilterException)
+    return new BadRequestException({ message: exception.message, field: exception.field });
+  if (exception instanceof AuditTenantForbiddenException) return new ForbiddenException(exception.message);
   return undefined;
 }
 

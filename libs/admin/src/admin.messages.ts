@@ -14,3 +14,6 @@ export const QUOTA_OTHER_TENANT_MESSAGE = 'A tenant admin sees only the token us
 
 export const QUOTA_USAGE_NOT_KEPT_MESSAGE =
   'This token quota store cannot list its counters (no usage method): use the TypeORM or in-memory quota store of @zmodu/guard.';
+
+export const AUDIT_TENANT_FORBIDDEN_MESSAGE =
+  'A tenant admin reads only the audit of its own tenant: leave out the tenant filter or name yours (reading other tenants needs the allTenants scope).';

@@ -11,3 +11,22 @@ export { CallerNotCheckedException } from './exceptions/caller-not-checked.excep
 export { AgentModuleMissingException } from './exceptions/agent-module-missing.exception';
 export type { AgentReport, AgentsReport } from './agents.controller';
 export type { QuotaReport, QuotaReportItem } from './quota.controller';
+export {
+  AUDIT_CSV_COLUMNS,
+  AUDIT_EXPORT_DEFAULT_LIMIT,
+  AUDIT_EXPORT_KINDS,
+  auditCsv,
+  auditExportRow,
+  parseAuditExport,
+  readAuditPage,
+} from './audit/audit-export';
+export type {
+  AuditExportFormat,
+  AuditExportPage,
+  AuditExportRequest,
+  AuditExportRow,
+  AuditExportScope,
+  ParsedAuditExport,
+} from './audit/audit-export';
+export { InvalidAuditFilterException } from './exceptions/invalid-audit-filter.exception';
+export { AuditTenantForbiddenException } from './exceptions/audit-tenant-forbidden.exception';

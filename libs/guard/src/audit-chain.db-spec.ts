@@ -80,6 +80,26 @@ describe('the audit hash chain on PostgreSQL', () => {
     expect(await store.verify('acme')).toEqual({ ok: false, firstBadSequence: 7, problem: 'altered' });
   });
 
+  it('a change of the arguments or the result a call recorded (or wiping them): altered', async () => {
+    await store.append([
+      entry('p1', { args: { symbol: 'ACME', qty: 10 }, result: { orderId: 'o-1', amount: 1250 } }),
+      entry('p2', { args: { key: 'orders.limit' }, result: { previous: 5, value: 50, version: 2 } }),
+      entry('p3'),
+    ]);
+    expect(await store.verify('acme')).toMatchObject({ ok: true, entries: 3 });
+    const [{ args }] = await sql(`SELECT args FROM zmodu_audit_log WHERE run_id = 'p1'`);
+    expect(JSON.parse(args)).toEqual({ symbol: 'ACME', qty: 10 });
+    await sql(`UPDATE zmodu_audit_log SET args = '{"symbol":"ACME","qty":1}' WHERE run_id = 'p1'`);
+    expect(await store.verify('acme')).toEqual({ ok: false, firstBadSequence: 1, problem: 'altered' });
+    // The same meaning written otherwise (keys reordered) is a change of the text that was hashed: altered too.
+    await sql(`UPDATE zmodu_audit_log SET args = '{"qty":10,"symbol":"ACME"}' WHERE run_id = 'p1'`);
+    expect(await store.verify('acme')).toEqual({ ok: false, firstBadSequence: 1, problem: 'altered' });
+    await sql(`UPDATE zmodu_audit_log SET args = $1 WHERE run_id = 'p1'`, [args]);
+    expect(await store.verify('acme')).toMatchObject({ ok: true });
+    await sql(`UPDATE zmodu_audit_log SET result = NULL WHERE run_id = 'p2'`);
+    expect(await store.verify('acme')).toEqual({ ok: false, firstBadSequence: 2, problem: 'altered' });
+  });
+
   it('a DELETE of one entry: deleted, at the missing sequence number (also when the later ones are renumbered)', async () => {
     await writeTen();
     await sql(`DELETE FROM zmodu_audit_log WHERE tenant_id = 'acme' AND seq = 6`);
@@ -190,6 +210,38 @@ describe('the audit hash chain on PostgreSQL', () => {
     expect(await store.verify('acme')).toMatchObject({ ok: true, entries: Number(counts[0].n) });
     expect(await store.verify('globex')).toMatchObject({ ok: true, entries: Number(counts[1].n) });
     expect(logs.reduce((s, l) => s + l.metrics().deadLettered, 0)).toBe(0);
+  });
+
+  it('a writer whose heads moved between its read and its INSERT is refused by the index, then chains under the lock', async () => {
+    await store.append([entry('first'), entry('first-null', { tenantId: null })]);
+    const other = new TypeOrmAuditLogStore(dataSource);
+    // Another writer appends after this writer read its heads, just before its optimistic INSERT (the one statement that
+    // goes through dataSource.manager.query).
+    const insert = dataSource.manager.query.bind(dataSource.manager);
+    let interleaved = false;
+    const spy = jest
+      .spyOn(dataSource.manager, 'query')
+      .mockImplementation(async (text: string, params?: unknown[] | Record<string, unknown>) => {
+        if (!interleaved && text.startsWith('INSERT INTO zmodu_audit_log')) {
+          interleaved = true;
+          await other.append([entry('sneaked-in'), entry('sneaked-null', { tenantId: null })]);
+        }
+        return insert(text, params);
+      });
+    try {
+      await store.append([entry('late'), entry('late-null', { tenantId: null })]);
+    } finally {
+      spy.mockRestore();
+    }
+    expect(interleaved).toBe(true);
+    const order = await sql(`SELECT run_id, seq::int AS seq FROM zmodu_audit_log WHERE tenant_id = 'acme' ORDER BY seq`);
+    expect(order.map((r) => [r.run_id, Number(r.seq)])).toEqual([
+      ['first', 1],
+      ['sneaked-in', 2],
+      ['late', 3],
+    ]);
+    expect(await store.verify('acme')).toMatchObject({ ok: true, entries: 3 });
+    expect(await store.verify(null)).toMatchObject({ ok: true, entries: 3 });
   });
 
   it('verifyAuditChain refuses a store that keeps no chain, saying what to use', async () => {

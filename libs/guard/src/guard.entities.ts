@@ -4,6 +4,7 @@ import { ZmoduGuard1764460800000 } from './migrations/1764460800000-zmodu-guard'
 import { ZmoduGuardStaged1764480000000 } from './migrations/1764480000000-zmodu-guard-staged';
 import { ZmoduGuardFairUse1764500000000 } from './migrations/1764500000000-zmodu-guard-fair-use';
 import { ZmoduGuardAuditChain1764520000000 } from './migrations/1764520000000-zmodu-guard-audit-chain';
+import { ZmoduGuardAuditPayload1764540000000 } from './migrations/1764540000000-zmodu-guard-audit-payload';
 import { TokenUsageEntity } from './quota/token-usage.entity';
 import { TokenUserUsageEntity } from './quota/token-user-usage.entity';
 
@@ -15,4 +16,5 @@ export const ZMODU_GUARD_MIGRATIONS = [
   ZmoduGuardStaged1764480000000,
   ZmoduGuardFairUse1764500000000,
   ZmoduGuardAuditChain1764520000000,
+  ZmoduGuardAuditPayload1764540000000,
 ];

@@ -122,6 +122,18 @@ describe('MemoryModule with an agent', () => {
     expect(await store().list(eve, { limit: 10 })).toHaveLength(1);
   });
 
+  it('a note holding a key or a card number reaches the prompt redacted, like a tool result', async () => {
+    const hal = { tenantId: 'acme', userId: 'hal' };
+    const key = `sk-proj-${'A1b2C3d4'.repeat(4)}`;
+    await store().remember(hal, { agent: 'helper', kind: 'note', content: `my key is ${key} and my card 4111 1111 1111 1111` });
+    const block = await app.get(MemoryRecall).recallBlock(hal, 'key');
+    expect(block).toContain('my key is [redacted] and my card [redacted]');
+    expect(block).not.toContain(key);
+    expect(block).not.toContain('4111');
+    // The store keeps what the user said (the user may list or erase it); only what a model reads is redacted.
+    expect((await store().list(hal, { limit: 10 }))[0].content).toContain(key);
+  });
+
   it('recall is capped by the module options, and an erase removes everything from the next prompt', async () => {
     const gina = { tenantId: 'acme', userId: 'gina' };
     for (let i = 0; i < 5; i++) await store().remember(gina, { agent: 'helper', kind: 'note', content: `gina note ${i}` });

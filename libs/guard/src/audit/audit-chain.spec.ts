@@ -1,5 +1,9 @@
+import { createHash } from 'node:crypto';
+import fc from 'fast-check';
 import {
   AUDIT_CHAIN_GENESIS,
+  AUDIT_PAYLOAD_MAX_CHARS,
+  auditPayloadText,
   AuditChainLink,
   auditEntryHash,
   auditTimestamp,
@@ -32,6 +36,72 @@ describe('audit chain', () => {
   it('canonical JSON sorts keys at every depth, without whitespace, leaving undefined members out', () => {
     expect(canonicalJson({ b: 1, a: [{ d: null, c: 'x' }], e: undefined })).toBe('{"a":[{"c":"x","d":null}],"b":1}');
     expect(canonicalJson('\ud83d\ude00"')).toBe('"\ud83d\ude00\\""');
+  });
+
+  it('hashes exactly the canonical JSON of the documented fields (any entry, with or without arguments and result)', () => {
+    const text = fc.option(fc.string({ unit: 'binary' }), { nil: null });
+    fc.assert(
+      fc.property(
+        fc.record({
+          runId: fc.string({ unit: 'binary' }),
+          agent: text,
+          tenantId: text,
+          userId: text,
+          skill: fc.string(),
+          cause: text,
+          durationMs: fc.double({ min: 0, max: 1e6, noNaN: true }),
+          tokens: fc.nat(),
+          proposalId: fc.option(fc.string(), { nil: undefined }),
+          approvers: fc.option(fc.array(fc.string({ unit: 'binary' })), { nil: undefined }),
+          args: fc.option(fc.jsonValue(), { nil: undefined }),
+          result: fc.option(fc.jsonValue(), { nil: undefined }),
+        }),
+        fc.nat(),
+        (over, seq) => {
+          const e = sampleAuditEntry('r', over as Partial<AuditEntry>);
+          const at = auditTimestamp(e.at);
+          const fields = {
+            seq,
+            prevHash: AUDIT_CHAIN_GENESIS,
+            runId: e.runId,
+            agent: e.agent,
+            tenantId: e.tenantId,
+            userId: e.userId,
+            skill: e.skill,
+            action: e.action,
+            decision: e.decision,
+            cause: e.cause,
+            outcome: e.outcome,
+            durationMs: Math.round(e.durationMs),
+            tokens: Math.round(e.tokens),
+            at,
+            proposalId: e.proposalId ?? null,
+            approvers: e.approvers ?? null,
+            args: auditPayloadText(e.args),
+            result: auditPayloadText(e.result),
+          };
+          const expected = createHash('sha256').update(canonicalJson(fields), 'utf8').digest('hex');
+          expect(auditEntryHash(seq, AUDIT_CHAIN_GENESIS, e, at)).toBe(expected);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it('keeps arguments and results as their JSON text, and caps a long one with its digest', () => {
+    const value = { b: [1, { d: new Date('2026-03-01T00:00:00Z'), c: undefined }], a: 'x' };
+    expect(auditPayloadText(value)).toBe('{"b":[1,{"d":"2026-03-01T00:00:00.000Z"}],"a":"x"}');
+    expect(auditPayloadText(undefined)).toBeUndefined();
+    expect(auditPayloadText(null)).toBe('null');
+    const long = { s: 'y'.repeat(AUDIT_PAYLOAD_MAX_CHARS) };
+    const capped = JSON.parse(auditPayloadText(long) as string) as Record<string, unknown>;
+    expect(capped).toEqual({
+      truncated: true,
+      chars: JSON.stringify(long).length,
+      sha256: createHash('sha256').update(JSON.stringify(long)).digest('hex'),
+    });
+    expect(auditPayloadText(capped)).toBe(auditPayloadText(long));
+    expect(auditPayloadText({ n: BigInt(1) })).toBe('{"unserializable":true}');
   });
 
   it('hashes a timestamp at microsecond precision, as PostgreSQL stores it', () => {

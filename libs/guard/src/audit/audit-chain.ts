@@ -28,6 +28,8 @@ export interface AuditChainLink {
   readonly entry: AuditEntry;
   /** `at` at the precision of the store: `YYYY-MM-DDTHH:MM:SS.ffffffZ` (see auditTimestamp). */
   readonly at: string;
+  /** The arguments and result as stored (their audit text): hashed as they are. Absent: derived from the entry. */
+  readonly payload?: AuditPayloadTexts;
 }
 
 /** A Date as hashed: ISO 8601 in UTC with six fraction digits (PostgreSQL timestamptz keeps microseconds; a Date has milliseconds). */
@@ -47,40 +49,87 @@ export function canonicalJson(value: unknown): string {
   return `{${members.join(',')}}`;
 }
 
-/** The hash of one entry: SHA-256 (hex) of the canonical JSON of every stored field, its sequence number and the previous hash. */
-export function auditEntryHash(seq: number, prevHash: string, entry: AuditEntry, at: string): string {
-  const fields = {
-    seq,
-    prevHash,
-    runId: entry.runId,
-    agent: entry.agent,
-    tenantId: entry.tenantId,
-    userId: entry.userId,
-    skill: entry.skill,
-    action: entry.action,
-    decision: entry.decision,
-    cause: entry.cause,
-    outcome: entry.outcome,
-    durationMs: Math.round(entry.durationMs),
-    tokens: Math.round(entry.tokens),
-    at,
-    proposalId: entry.proposalId ?? null,
-    approvers: entry.approvers ? [...entry.approvers] : null,
-  };
-  return createHash('sha256').update(canonicalJson(fields), 'utf8').digest('hex');
+/** The longest arguments or result an audit entry keeps, in characters of JSON text. */
+export const AUDIT_PAYLOAD_MAX_CHARS = 16_384;
+
+/**
+ * The arguments or result of a call as the audit keeps them: their JSON text (JSON.stringify: dates as ISO text, toJSON
+ * applied), or, when longer than AUDIT_PAYLOAD_MAX_CHARS, `{"chars":…,"sha256":…,"truncated":true}` (the digest of the
+ * full text, so a copy kept elsewhere can be matched). Undefined when there is nothing to keep. The text is stored as
+ * it is and hashed as it is stored: the verifier never derives it again from a value read back.
+ */
+export function auditPayloadText(value: unknown): string | undefined {
+  if (value === undefined) return undefined;
+  let plain: string | undefined;
+  try {
+    plain = JSON.stringify(value);
+  } catch {
+    return canonicalJson({ unserializable: true });
+  }
+  if (plain === undefined) return undefined;
+  if (plain.length > AUDIT_PAYLOAD_MAX_CHARS)
+    return canonicalJson({ truncated: true, chars: plain.length, sha256: createHash('sha256').update(plain, 'utf8').digest('hex') });
+  return plain;
+}
+
+/** The arguments and result of an entry as audit text (see auditPayloadText). */
+export interface AuditPayloadTexts {
+  readonly args: string | undefined;
+  readonly result: string | undefined;
+}
+
+export function auditPayloadTexts(entry: AuditEntry): AuditPayloadTexts {
+  return { args: auditPayloadText(entry.args), result: auditPayloadText(entry.result) };
+}
+
+/**
+ * The hash of one entry: SHA-256 (hex) of the canonical JSON of every stored field, its sequence number and the previous
+ * hash. The arguments and result are hashed as their audit text (auditPayloadText; pass `payload` when you have it); an
+ * entry without them hashes as entries did before they were kept.
+ */
+export function auditEntryHash(seq: number, prevHash: string, entry: AuditEntry, at: string, payload = auditPayloadTexts(entry)): string {
+  // The members in the order canonicalJson sorts them (byte-equal to canonicalJson of the object; audit-chain.spec.ts checks).
+  const members: Array<[string, unknown]> = [
+    ['action', entry.action],
+    ['agent', entry.agent],
+    ['approvers', entry.approvers ? [...entry.approvers] : null],
+    ['args', payload.args],
+    ['at', at],
+    ['cause', entry.cause],
+    ['decision', entry.decision],
+    ['durationMs', Math.round(entry.durationMs)],
+    ['outcome', entry.outcome],
+    ['prevHash', prevHash],
+    ['proposalId', entry.proposalId ?? null],
+    ['result', payload.result],
+    ['runId', entry.runId],
+    ['seq', seq],
+    ['skill', entry.skill],
+    ['tenantId', entry.tenantId],
+    ['tokens', Math.round(entry.tokens)],
+    ['userId', entry.userId],
+  ];
+  let text = '';
+  for (const [key, value] of members) if (value !== undefined) text += `${text === '' ? '{' : ','}"${key}":${canonicalJson(value)}`;
+  return createHash('sha256').update(`${text}}`, 'utf8').digest('hex');
+}
+
+/** An entry's place in its tenant's chain, and its payload texts as hashed (to be stored as they are). */
+export interface AuditChainPlace extends AuditPayloadTexts {
+  readonly seq: number;
+  readonly prevHash: string;
+  readonly hash: string;
 }
 
 /** Chain `entries` (all of one tenant, in order) after the head `{ seq, hash }` of that tenant's chain. */
-export function chainEntries(
-  head: { seq: number; hash: string },
-  entries: readonly AuditEntry[],
-): Array<{ seq: number; prevHash: string; hash: string }> {
+export function chainEntries(head: { seq: number; hash: string }, entries: readonly AuditEntry[]): AuditChainPlace[] {
   let { seq, hash } = head;
   return entries.map((e) => {
     const prevHash = hash;
+    const payload = auditPayloadTexts(e);
     seq += 1;
-    hash = auditEntryHash(seq, prevHash, e, auditTimestamp(e.at));
-    return { seq, prevHash, hash };
+    hash = auditEntryHash(seq, prevHash, e, auditTimestamp(e.at), payload);
+    return { seq, prevHash, hash, ...payload };
   });
 }
 
@@ -106,7 +155,7 @@ export async function verifyChainLinks(
   const judge = async (row: AuditChainLink, next: AuditChainLink | null): Promise<AuditChainVerdict | null> => {
     if (row.seq < expected) return bad(row.seq, 'inserted');
     if (row.seq > expected) return bad(expected, 'deleted');
-    const intact = auditEntryHash(row.seq, row.prevHash, row.entry, row.at) === row.hash;
+    const intact = auditEntryHash(row.seq, row.prevHash, row.entry, row.at, row.payload) === row.hash;
     const linked = row.prevHash === prev;
     if (intact && linked) {
       expected += 1;

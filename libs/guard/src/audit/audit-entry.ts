@@ -44,6 +44,10 @@ export interface AuditQuery {
   readonly skill?: string;
   readonly proposalId?: string;
   readonly decision?: 'allowed' | 'denied';
+  /** Entries that ended so (`ok`, `denied`, `forbidden`, `error`…). */
+  readonly outcome?: AuditOutcome;
+  /** Entries after this id (the last id of the page before): pages through the audit in id order. A decimal string. */
+  readonly afterId?: string;
   readonly since?: Date;
   readonly until?: Date;
   /** Default 100, at most 1000. Oldest first. */
@@ -52,6 +56,12 @@ export interface AuditQuery {
 
 export const AUDIT_QUERY_DEFAULT_LIMIT = 100;
 export const AUDIT_QUERY_MAX_LIMIT = 1000;
+
+/** Refuses a query the stores cannot run: an `afterId` that is not a decimal id. */
+export function checkAuditQuery(filter: AuditQuery): void {
+  if (filter.afterId !== undefined && !(typeof filter.afterId === 'string' && /^[0-9]{1,19}$/.test(filter.afterId)))
+    throw new RangeError(`AuditQuery.afterId must be the decimal id of an audit record (got ${JSON.stringify(filter.afterId)})`);
+}
 
 export function clampAuditLimit(limit: number | undefined): number {
   if (limit === undefined || !Number.isFinite(limit)) return AUDIT_QUERY_DEFAULT_LIMIT;

@@ -49,6 +49,14 @@ export class AuditLogEntity {
   @Column({ type: 'jsonb', nullable: true })
   approvers: string[] | null;
 
+  /** The call's arguments as audit text (canonical JSON, redacted; see auditPayloadText); null when none were kept. */
+  @Column({ type: 'text', nullable: true })
+  args: string | null;
+
+  /** The call's value or error body as audit text, like `args`. */
+  @Column({ type: 'text', nullable: true })
+  result: string | null;
+
   /** Position in the tenant's hash chain (1, 2, ...); null for rows written before the chain (migration 1764520000000). */
   @Column({ type: 'bigint', nullable: true })
   seq: string | null;

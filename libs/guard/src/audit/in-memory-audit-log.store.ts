@@ -1,5 +1,13 @@
 import { AuditChainLink, AuditChainVerdict, AUDIT_CHAIN_GENESIS, auditTimestamp, chainEntries, verifyChainLinks } from './audit-chain';
-import { AuditDeadLetter, AuditDeadLetterRecord, AuditEntry, AuditQuery, AuditRecord, clampAuditLimit } from './audit-entry';
+import {
+  AuditDeadLetter,
+  AuditDeadLetterRecord,
+  AuditEntry,
+  AuditQuery,
+  AuditRecord,
+  checkAuditQuery,
+  clampAuditLimit,
+} from './audit-entry';
 import { AuditLogStore } from './audit-log.store';
 
 /** An audit store in process memory, for tests and apps without a database. Lost on restart. */
@@ -12,16 +20,20 @@ export class InMemoryAuditLogStore implements AuditLogStore {
 
   async append(entries: readonly AuditEntry[]): Promise<void> {
     for (const entry of entries) {
+      const [link] = chainEntries(this.heads.get(entry.tenantId) ?? { seq: 0, hash: AUDIT_CHAIN_GENESIS }, [entry]);
+      const { args: _args, result: _result, ...fields } = entry;
+      // Arguments and result kept as the database store keeps them: their audit text (a copy, capped), read back.
       const record: AuditRecord = {
-        ...entry,
+        ...fields,
         proposalId: entry.proposalId ?? null,
         approvers: entry.approvers ? [...entry.approvers] : null,
+        ...(link.args !== undefined ? { args: JSON.parse(link.args) as unknown } : {}),
+        ...(link.result !== undefined ? { result: JSON.parse(link.result) as unknown } : {}),
         id: String(this.nextId++),
       };
-      const [link] = chainEntries(this.heads.get(entry.tenantId) ?? { seq: 0, hash: AUDIT_CHAIN_GENESIS }, [record]);
       this.heads.set(entry.tenantId, link);
       this.records.push(record);
-      this.links.push({ ...link, entry: record, at: auditTimestamp(record.at) });
+      this.links.push({ ...link, entry: record, at: auditTimestamp(record.at), payload: { args: link.args, result: link.result } });
     }
   }
 
@@ -35,6 +47,7 @@ export class InMemoryAuditLogStore implements AuditLogStore {
   }
 
   async query(filter: AuditQuery): Promise<AuditRecord[]> {
+    checkAuditQuery(filter);
     const limit = clampAuditLimit(filter.limit);
     const out: AuditRecord[] = [];
     for (const r of this.records) {
@@ -45,6 +58,8 @@ export class InMemoryAuditLogStore implements AuditLogStore {
       if (filter.skill !== undefined && r.skill !== filter.skill) continue;
       if (filter.proposalId !== undefined && r.proposalId !== filter.proposalId) continue;
       if (filter.decision !== undefined && r.decision !== filter.decision) continue;
+      if (filter.outcome !== undefined && r.outcome !== filter.outcome) continue;
+      if (filter.afterId !== undefined && BigInt(r.id) <= BigInt(filter.afterId)) continue;
       if (filter.since !== undefined && r.at < filter.since) continue;
       if (filter.until !== undefined && r.at > filter.until) continue;
       out.push({ ...r });

@@ -1,6 +1,15 @@
 import { DataSource, EntityManager } from 'typeorm';
 import { ActionClass } from '../action-class';
-import { AuditChainLink, AuditChainVerdict, AUDIT_CHAIN_GENESIS, chainEntries, verifyChainLinks } from './audit-chain';
+import {
+  AuditChainLink,
+  AuditChainPlace,
+  AuditChainVerdict,
+  AUDIT_CHAIN_GENESIS,
+  AuditPayloadTexts,
+  auditPayloadTexts,
+  chainEntries,
+  verifyChainLinks,
+} from './audit-chain';
 import {
   AuditDeadLetter,
   AuditDeadLetterRecord,
@@ -8,20 +17,24 @@ import {
   AuditOutcome,
   AuditQuery,
   AuditRecord,
+  checkAuditQuery,
   clampAuditLimit,
   cleanText,
 } from './audit-entry';
 import { AuditLogEntity } from './audit-log.entity';
 import { AuditLogStore } from './audit-log.store';
 
-/** Rows per INSERT statement (17 parameters a row). */
+/** Rows per INSERT statement (19 parameters a row). */
 const INSERT_ROWS = 1000;
 
 /** Rows read per query while verifying a chain. */
 const CHAIN_PAGE = 1000;
 
 /** The columns of one entry, without its place in the chain. Internal (also the bench's unchained baseline). */
-export function auditLogRow(e: AuditEntry): Omit<AuditLogEntity, 'id' | 'seq' | 'prevHash' | 'hash'> {
+export function auditLogRow(
+  e: AuditEntry,
+  payload: AuditPayloadTexts = auditPayloadTexts(e),
+): Omit<AuditLogEntity, 'id' | 'seq' | 'prevHash' | 'hash'> {
   return {
     runId: e.runId,
     agent: e.agent,
@@ -37,7 +50,101 @@ export function auditLogRow(e: AuditEntry): Omit<AuditLogEntity, 'id' | 'seq' | 
     at: e.at,
     proposalId: e.proposalId ?? null,
     approvers: e.approvers ? [...e.approvers] : null,
+    args: payload.args ?? null,
+    result: payload.result ?? null,
   };
+}
+
+/**
+ * Multi-row INSERTs of `entries` in plain SQL (TypeORM's query builder costs twice the statement itself on a batch of 100),
+ * at most INSERT_ROWS rows each (PostgreSQL takes at most 65,535 parameters a statement), with each entry's place in its
+ * chain when `links` has it. Internal (also the bench's unchained baseline, with no links).
+ */
+export async function insertAuditRows(
+  m: Pick<EntityManager, 'query'>,
+  entries: readonly AuditEntry[],
+  links: ReadonlyMap<AuditEntry, AuditChainPlace> = new Map(),
+): Promise<void> {
+  for (let from = 0; from < entries.length; from += INSERT_ROWS) {
+    const params: unknown[] = [];
+    const rows = entries.slice(from, from + INSERT_ROWS).map((e) => {
+      // The payload texts as the chain hashed them, when chained (computed once).
+      const link = links.get(e);
+      const r = auditLogRow(e, link);
+      const values = [
+        r.runId,
+        r.agent,
+        r.tenantId,
+        r.userId,
+        r.skill,
+        r.action,
+        r.decision,
+        r.cause,
+        r.outcome,
+        r.durationMs,
+        r.tokens,
+        r.at,
+        r.proposalId,
+        r.approvers === null ? null : JSON.stringify(r.approvers),
+        r.args,
+        r.result,
+        link?.seq,
+        link?.prevHash,
+        link?.hash,
+      ];
+      const first = params.length;
+      params.push(...values);
+      return `(${values.map((_, i) => `$${first + i + 1}`).join(', ')})`;
+    });
+    await m.query(
+      `INSERT INTO zmodu_audit_log (run_id, agent, tenant_id, user_id, skill, action, decision, cause, outcome, duration_ms, tokens, at,
+         proposal_id, approvers, args, result, seq, prev_hash, hash) VALUES ${rows.join(', ')}`,
+      params,
+    );
+  }
+}
+
+/** How often the locked way is tried when optimistic writers keep winning the sequence numbers it read. */
+const LOCKED_ATTEMPTS = 20;
+
+const GENESIS_HEAD = { seq: 0, hash: AUDIT_CHAIN_GENESIS };
+
+function groupByTenant(entries: readonly AuditEntry[]): Map<string | null, AuditEntry[]> {
+  const byTenant = new Map<string | null, AuditEntry[]>();
+  for (const e of entries) {
+    const group = byTenant.get(e.tenantId);
+    if (group) group.push(e);
+    else byTenant.set(e.tenantId, [e]);
+  }
+  return byTenant;
+}
+
+/** Locks taken in one order (untenanted first, then by tenant), so two batches of several tenants cannot deadlock. */
+function lockOrder(tenants: Iterable<string | null>): Array<string | null> {
+  return [...tenants].sort((a, b) => (a === b ? 0 : a === null ? -1 : b === null ? 1 : a < b ? -1 : 1));
+}
+
+/** Each entry's place in its tenant's chain, after that tenant's head. */
+function chainGroups(
+  byTenant: ReadonlyMap<string | null, readonly AuditEntry[]>,
+  head: (tenantId: string | null) => { seq: number; hash: string },
+): Map<AuditEntry, AuditChainPlace> {
+  const links = new Map<AuditEntry, AuditChainPlace>();
+  for (const [tenantId, group] of byTenant) {
+    const chained = chainEntries(head(tenantId), group);
+    group.forEach((e, i) => links.set(e, chained[i]));
+  }
+  return links;
+}
+
+/** A unique violation of the chain's (tenant, seq) indexes: another writer took those sequence numbers first. */
+function isChainConflict(err: unknown): boolean {
+  const e = err as { code?: unknown; constraint?: unknown; message?: unknown; driverError?: { code?: unknown; constraint?: unknown } };
+  const code = e?.code ?? e?.driverError?.code;
+  const constraint = e?.constraint ?? e?.driverError?.constraint;
+  if (code !== '23505') return false;
+  const name = typeof constraint === 'string' ? constraint : typeof e.message === 'string' ? e.message : '';
+  return /zmodu_audit_log_chain(_untenanted)?_idx/.test(name);
 }
 
 function toRecord(r: AuditLogEntity): AuditRecord {
@@ -57,6 +164,8 @@ function toRecord(r: AuditLogEntity): AuditRecord {
     at: r.at,
     proposalId: r.proposalId,
     approvers: typeof r.approvers === 'string' ? (JSON.parse(r.approvers) as string[]) : r.approvers,
+    ...(r.args !== null && r.args !== undefined ? { args: JSON.parse(r.args) as unknown } : {}),
+    ...(r.result !== null && r.result !== undefined ? { result: JSON.parse(r.result) as unknown } : {}),
   };
 }
 
@@ -71,58 +180,59 @@ export class TypeOrmAuditLogStore implements AuditLogStore {
 
   async append(entries: readonly AuditEntry[]): Promise<void> {
     if (entries.length === 0) return;
-    await this.dataSource.transaction(async (m) => {
-      const byTenant = new Map<string | null, AuditEntry[]>();
-      for (const e of entries) {
-        const group = byTenant.get(e.tenantId);
-        if (group) group.push(e);
-        else byTenant.set(e.tenantId, [e]);
-      }
-      // Locks taken in one order (untenanted first, then by tenant), so two batches of several tenants cannot deadlock.
-      const tenants = [...byTenant.keys()].sort((a, b) => (a === b ? 0 : a === null ? -1 : b === null ? 1 : a < b ? -1 : 1));
-      const links = new Map<AuditEntry, { seq: number; prevHash: string; hash: string }>();
-      for (const tenantId of tenants) {
-        const group = byTenant.get(tenantId) ?? [];
-        const chained = chainEntries(await this.lockHead(m, tenantId), group);
-        group.forEach((e, i) => links.set(e, chained[i]));
-      }
-      // Multi-row INSERTs in plain SQL (TypeORM's query builder costs twice the statement itself on a batch of 100), at most
-      // INSERT_ROWS rows each (PostgreSQL takes at most 65,535 parameters a statement).
-      for (let from = 0; from < entries.length; from += INSERT_ROWS) {
-        const params: unknown[] = [];
-        const rows = entries.slice(from, from + INSERT_ROWS).map((e) => {
-          const r = auditLogRow(e);
-          const link = links.get(e);
-          const values = [
-            r.runId,
-            r.agent,
-            r.tenantId,
-            r.userId,
-            r.skill,
-            r.action,
-            r.decision,
-            r.cause,
-            r.outcome,
-            r.durationMs,
-            r.tokens,
-            r.at,
-            r.proposalId,
-            r.approvers === null ? null : JSON.stringify(r.approvers),
-            link?.seq,
-            link?.prevHash,
-            link?.hash,
-          ];
-          const first = params.length;
-          params.push(...values);
-          return `(${values.map((_, i) => `$${first + i + 1}`).join(', ')})`;
-        });
-        await m.query(
-          `INSERT INTO zmodu_audit_log (run_id, agent, tenant_id, user_id, skill, action, decision, cause, outcome, duration_ms, tokens, at,
-             proposal_id, approvers, seq, prev_hash, hash) VALUES ${rows.join(', ')}`,
-          params,
+    const byTenant = groupByTenant(entries);
+    if (entries.length <= INSERT_ROWS) {
+      // Optimistic first: the heads in one read, the batch in one INSERT (one statement: all or nothing), no transaction and
+      // no lock. A writer that chained after a head that moved meanwhile is refused by the unique (tenant, seq) index, so no
+      // fork and no gap can be written; it then takes the locked way below.
+      const heads = await this.readHeads([...byTenant.keys()]);
+      try {
+        await insertAuditRows(
+          this.dataSource.manager,
+          entries,
+          chainGroups(byTenant, (t) => heads.get(t) ?? GENESIS_HEAD),
         );
+        return;
+      } catch (err) {
+        if (!isChainConflict(err)) throw err;
       }
-    });
+    }
+    // Locked: each tenant's head read under its advisory lock, held until commit. An optimistic writer (which takes no lock)
+    // can still win a sequence number between our read and our INSERT; then this transaction is refused whole and tried again.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.dataSource.transaction(async (m) => {
+          const heads = new Map<string | null, { seq: number; hash: string }>();
+          for (const tenantId of lockOrder(byTenant.keys())) heads.set(tenantId, await this.lockHead(m, tenantId));
+          await insertAuditRows(
+            m,
+            entries,
+            chainGroups(byTenant, (t) => heads.get(t) ?? GENESIS_HEAD),
+          );
+        });
+        return;
+      } catch (err) {
+        if (!isChainConflict(err) || attempt >= LOCKED_ATTEMPTS) throw err;
+      }
+    }
+  }
+
+  /** The head (`seq`, `hash`) of each tenant's chain, in one statement; a tenant without a chain is left out. */
+  private async readHeads(tenants: ReadonlyArray<string | null>): Promise<Map<string | null, { seq: number; hash: string }>> {
+    const named = tenants.filter((t): t is string => t !== null);
+    const parts: string[] = [];
+    if (named.length > 0)
+      parts.push(`SELECT t.tenant AS "tenantId", h.seq::text AS seq, h.hash FROM unnest($1::text[]) AS t(tenant)
+         CROSS JOIN LATERAL (SELECT seq, hash FROM zmodu_audit_log a WHERE a.tenant_id = t.tenant AND a.seq IS NOT NULL
+           ORDER BY a.seq DESC LIMIT 1) h`);
+    if (named.length < tenants.length)
+      parts.push(`SELECT * FROM (SELECT NULL::text AS "tenantId", seq::text AS seq, hash FROM zmodu_audit_log
+         WHERE tenant_id IS NULL AND seq IS NOT NULL ORDER BY seq DESC LIMIT 1) n`);
+    const rows: Array<{ tenantId: string | null; seq: string; hash: string }> = await this.dataSource.query(
+      parts.join(' UNION ALL '),
+      named.length > 0 ? [named] : [],
+    );
+    return new Map(rows.map((r) => [r.tenantId, { seq: Number(r.seq), hash: r.hash }]));
   }
 
   /**
@@ -165,14 +275,23 @@ export class TypeOrmAuditLogStore implements AuditLogStore {
       const rows: Array<AuditLogEntity & { atText: string }> = await this.dataSource.query(
         `SELECT a.id::text AS id, a.seq::text AS seq, prev_hash AS "prevHash", hash, run_id AS "runId", agent, tenant_id AS "tenantId",
            user_id AS "userId", skill, action, decision, cause, outcome, duration_ms AS "durationMs", tokens, at,
-           proposal_id AS "proposalId", approvers,
+           proposal_id AS "proposalId", approvers, args, result,
            to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS "atText"
          FROM zmodu_audit_log a WHERE ${where} AND a.seq IS NOT NULL AND (a.seq, a.id) > ($${n + 1}::bigint, $${n + 2}::bigint)
          ORDER BY a.seq, a.id LIMIT ${CHAIN_PAGE}`,
         [...params, ...after],
       );
       // The timestamp is hashed as stored (microseconds, atText), not as a Date reads it back (milliseconds).
-      for (const r of rows) yield { seq: Number(r.seq), prevHash: r.prevHash ?? '', hash: r.hash ?? '', at: r.atText, entry: toRecord(r) };
+      // The arguments and result are hashed as the text stored, not as a value parsed back.
+      for (const r of rows)
+        yield {
+          seq: Number(r.seq),
+          prevHash: r.prevHash ?? '',
+          hash: r.hash ?? '',
+          at: r.atText,
+          entry: toRecord(r),
+          payload: { args: r.args ?? undefined, result: r.result ?? undefined },
+        };
       if (rows.length < CHAIN_PAGE) return;
       after = [String(rows[rows.length - 1].seq), rows[rows.length - 1].id];
     }
@@ -196,6 +315,7 @@ export class TypeOrmAuditLogStore implements AuditLogStore {
   }
 
   async query(filter: AuditQuery): Promise<AuditRecord[]> {
+    checkAuditQuery(filter);
     const qb = this.dataSource.getRepository(AuditLogEntity).createQueryBuilder('a');
     if (filter.runId !== undefined) qb.andWhere('a.run_id = :runId', { runId: filter.runId });
     if (filter.agent !== undefined) qb.andWhere('a.agent = :agent', { agent: filter.agent });
@@ -204,6 +324,8 @@ export class TypeOrmAuditLogStore implements AuditLogStore {
     if (filter.skill !== undefined) qb.andWhere('a.skill = :skill', { skill: filter.skill });
     if (filter.proposalId !== undefined) qb.andWhere('a.proposal_id = :proposalId', { proposalId: filter.proposalId });
     if (filter.decision !== undefined) qb.andWhere('a.decision = :decision', { decision: filter.decision });
+    if (filter.outcome !== undefined) qb.andWhere('a.outcome = :outcome', { outcome: filter.outcome });
+    if (filter.afterId !== undefined) qb.andWhere('a.id > :afterId', { afterId: filter.afterId });
     if (filter.since !== undefined) qb.andWhere('a.at >= :since', { since: filter.since });
     if (filter.until !== undefined) qb.andWhere('a.at <= :until', { until: filter.until });
     qb.orderBy('a.id', 'ASC').limit(clampAuditLimit(filter.limit));

@@ -1,3 +1,4 @@
+import { AUDIT_PAYLOAD_MAX_CHARS } from '../audit/audit-chain';
 import { AuditEntry } from '../audit/audit-entry';
 import { AuditLogStore } from '../audit/audit-log.store';
 
@@ -84,6 +85,54 @@ export function auditLogStoreContract(factory: () => Promise<StoreHarness<AuditL
     expect((await h.store.query({ since: new Date('2026-01-15T00:00:00Z') })).map((r) => r.runId)).toEqual(['c']);
     expect((await h.store.query({ until: new Date('2026-01-15T00:00:00Z') })).map((r) => r.runId)).toEqual(['a', 'b']);
     expect(await h.store.query({ limit: 1 })).toHaveLength(1);
+  });
+
+  it('filters by outcome and pages in id order after a given id', async () => {
+    await h.store.append([
+      entry({ runId: 'p1' }),
+      entry({ runId: 'p2', outcome: 'error' }),
+      entry({ runId: 'p3' }),
+      entry({ runId: 'p4', outcome: 'error' }),
+      entry({ runId: 'p5' }),
+    ]);
+    expect((await h.store.query({ outcome: 'error' })).map((r) => r.runId)).toEqual(['p2', 'p4']);
+    const first = await h.store.query({ limit: 2 });
+    expect(first.map((r) => r.runId)).toEqual(['p1', 'p2']);
+    const second = await h.store.query({ limit: 2, afterId: first[1].id });
+    expect(second.map((r) => r.runId)).toEqual(['p3', 'p4']);
+    const third = await h.store.query({ limit: 2, afterId: second[1].id });
+    expect(third.map((r) => r.runId)).toEqual(['p5']);
+    expect(await h.store.query({ afterId: third[0].id })).toEqual([]);
+  });
+
+  it('keeps the arguments and the result of a call as JSON (dates as ISO text), and caps a long one with its digest', async () => {
+    const big = 'x'.repeat(AUDIT_PAYLOAD_MAX_CHARS + 10);
+    await h.store.append([
+      entry({
+        runId: 'args',
+        args: { symbol: 'ACME', qty: 10, nested: { b: [1, null], a: 'caf\u00e9 \ud83d\ude00' } },
+        result: { price: 12.5 },
+      }),
+      entry({ runId: 'args', args: { at: new Date('2026-03-01T00:00:00Z') }, result: { error: 'SkillFailed', reason: 'x' } }),
+      entry({ runId: 'args', args: { text: big } }),
+      entry({ runId: 'args' }),
+      entry({ runId: 'args', args: null, result: 0 }),
+    ]);
+    const rows = await h.store.query({ runId: 'args' });
+    expect(rows[0].args).toEqual({ symbol: 'ACME', qty: 10, nested: { b: [1, null], a: 'caf\u00e9 \ud83d\ude00' } });
+    expect(rows[0].result).toEqual({ price: 12.5 });
+    expect(rows[1].args).toEqual({ at: '2026-03-01T00:00:00.000Z' });
+    expect(rows[1].result).toEqual({ error: 'SkillFailed', reason: 'x' });
+    expect(rows[2].args).toEqual({
+      truncated: true,
+      chars: JSON.stringify({ text: big }).length,
+      sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
+    expect(rows[3].args).toBeUndefined();
+    expect(rows[3].result).toBeUndefined();
+    expect(rows[4].args).toBeNull();
+    expect(rows[4].result).toBe(0);
+    if (h.store.verify) expect(await h.store.verify('t1')).toMatchObject({ ok: true, entries: 5 });
   });
 
   it('keeps null tenant, user and agent', async () => {
