@@ -1,3 +1,4 @@
+import { AgentAuditLog } from '@zmodu/guard';
 import request from 'supertest';
 import { mintToken } from '../apps/sample/src/auth/dev-token';
 import { servedRoutes } from '../libs/admin/src/__fixtures__/express-routes';
@@ -22,6 +23,7 @@ describe('the sample serves the OpenAPI document of its HTTP API, and the admin 
       expect.arrayContaining([
         'get /admin/agents',
         'get /admin/approvals',
+        'get /admin/audit',
         'get /admin/audit/verify',
         'get /admin/outbox',
         'get /admin/quota',
@@ -91,6 +93,21 @@ describe('the sample serves the OpenAPI document of its HTTP API, and the admin 
       .get('/admin/quota?tenant=globex')
       .set('Authorization', bearer('acme', ['admin:quota']))
       .expect(403);
+    // The run's tool calls are in globex's audit (once the batch is written), under the run id, and not in acme's.
+    await app.get(AgentAuditLog).flush();
+    const audit = await http()
+      .get(`/admin/audit?run=${encodeURIComponent(run.body.runId)}`)
+      .set('Authorization', bearer('globex', ['admin:audit']))
+      .expect(200);
+    expect(audit.body.entries.length).toBeGreaterThan(0);
+    expect(audit.body.entries.every((e: { tenantId: string; agent: string }) => e.tenantId === 'globex' && e.agent === 'trader')).toBe(
+      true,
+    );
+    const acmeAudit = await http()
+      .get(`/admin/audit?run=${encodeURIComponent(run.body.runId)}`)
+      .set('Authorization', bearer('acme', ['admin:audit']))
+      .expect(200);
+    expect(acmeAudit.body).toEqual({ entries: [], nextCursor: null });
     const after = await http()
       .get('/admin/agents')
       .set('Authorization', bearer('acme', ['admin:agents']))

@@ -70,6 +70,7 @@ describe('the admin endpoints in an OpenAPI document (@nestjs/swagger)', () => {
       'get /admin/agents',
       'get /admin/approvals',
       'get /admin/approvals/{id}',
+      'get /admin/audit',
       'get /admin/audit/verify',
       'get /admin/outbox',
       'get /admin/outbox/{id}',
@@ -108,6 +109,24 @@ describe('the admin endpoints in an OpenAPI document (@nestjs/swagger)', () => {
     expect(query('get /admin/approvals')).toEqual(['limit', 'page', 'status']);
     expect(query('get /admin/outbox')).toEqual(['limit', 'page', 'status']);
     expect(query('get /admin/audit/verify')).toEqual(['tenant']);
+    expect(query('get /admin/audit')).toEqual([
+      'agent',
+      'cursor',
+      'decision',
+      'format',
+      'kind',
+      'limit',
+      'run',
+      'since',
+      'skill',
+      'tenant',
+      'until',
+      'user',
+    ]);
+    expect(Object.keys((operation('get /admin/audit').responses['200'] as { content: object }).content).sort()).toEqual([
+      'application/json',
+      'text/csv',
+    ]);
     expect(Object.keys(operation('get /admin/quota').responses).sort()).toEqual(['200', '400', '401', '403', '501']);
   });
 });

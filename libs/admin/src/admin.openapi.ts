@@ -319,3 +319,56 @@ export const OPENAPI_DOCUMENT_SCHEMA: SchemaObject = {
   required: ['openapi', 'info', 'paths'],
   properties: { openapi: { type: 'string' }, info: { type: 'object' }, paths: { type: 'object' } },
 };
+
+export const AUDIT_PAGE_SCHEMA: SchemaObject = {
+  type: 'object',
+  required: ['entries', 'nextCursor'],
+  properties: {
+    entries: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['id', 'at', 'runId', 'skill', 'action', 'decision', 'outcome'],
+        properties: {
+          id: { type: 'string', description: 'Decimal: the order of the audit' },
+          at: { type: 'string', format: 'date-time' },
+          tenantId: nullable({ type: 'string' }),
+          userId: nullable({ type: 'string' }),
+          agent: nullable({ type: 'string' }),
+          runId: { type: 'string' },
+          skill: { type: 'string' },
+          action: { type: 'string' },
+          decision: { type: 'string', enum: ['allowed', 'denied'] },
+          cause: nullable({ type: 'string' }),
+          outcome: { type: 'string' },
+          durationMs: { type: 'number' },
+          tokens: count,
+          proposalId: nullable({ type: 'string' }),
+          approvers: nullable(strings),
+          args: { description: 'The arguments of the call, redacted (sensitive fields masked)' },
+          result: { description: 'The result of the call, redacted' },
+        },
+      },
+    },
+    nextCursor: nullable({ type: 'string', description: 'Give it back as ?cursor= for the next page; null on the last page' }),
+  },
+};
+
+const filterQuery = (name: string, description: string, schema: SchemaObject = { type: 'string', maxLength: 200 }) =>
+  ApiQuery({ name, required: false, description, schema });
+
+/** The filters of GET /admin/audit (see parseAuditExport). */
+export const ApiAuditFilters = (kinds: readonly string[], maxLimit: number) =>
+  applyDecorators(
+    filterQuery('kind', 'How the call ended', { type: 'string', enum: [...kinds] }),
+    filterQuery('decision', "The guard's decision", { type: 'string', enum: ['allowed', 'denied'] }),
+    filterQuery('skill', 'Only this skill'),
+    filterQuery('agent', 'Only this agent'),
+    filterQuery('run', 'Only this run id'),
+    filterQuery('user', 'Only this user'),
+    filterQuery('since', 'From this ISO 8601 date or date-time (inclusive)', { type: 'string', format: 'date-time' }),
+    filterQuery('until', 'Up to this ISO 8601 date or date-time (inclusive)', { type: 'string', format: 'date-time' }),
+    filterQuery('limit', 'Rows of the page', { type: 'integer', minimum: 1, maximum: maxLimit, default: 100 }),
+    filterQuery('cursor', 'The nextCursor of the page before', { type: 'string', pattern: '^[0-9]{1,19}$' }),
+    filterQuery('format', 'json (the default) or csv; without it, Accept: text/csv gives CSV', { type: 'string', enum: ['json', 'csv'] }),
+  );

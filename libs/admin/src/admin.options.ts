@@ -47,7 +47,7 @@ export interface AdminModuleExtras {
   approvals?: boolean;
   /** Serve the outbox endpoints (needs OutboxModule). Default false. */
   outbox?: boolean;
-  /** Serve the audit endpoints (GET /admin/audit/verify; needs GuardModule). Default false. */
+  /** Serve the audit endpoints (GET /admin/audit: filters, pages, JSON or CSV; GET /admin/audit/verify; needs GuardModule). Default false. */
   audit?: boolean;
   /** Serve GET /admin/agents: each agent's policy, auditPolicy report and counters (needs AgentModule). Default false. */
   agents?: boolean;
