@@ -2,6 +2,7 @@ import { INestApplication, Provider } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
 import { AppModule } from '../../apps/sample/src/app.module';
+import { serveOpenApi } from '../../apps/sample/src/openapi';
 import { SampleAppOptions } from '../../apps/sample/src/sample.options';
 
 /**
@@ -33,6 +34,7 @@ export function sampleAppsOnTestDatabase(jwtSecret: string) {
       }).compile();
       const app = moduleRef.createNestApplication({ logger: ['error'] });
       apps.push(app);
+      serveOpenApi(app); // as main.ts does
       await app.init();
       return app;
     },

@@ -1,4 +1,5 @@
 import { Controller, Get, Res } from '@nestjs/common';
+import { ApiTags } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import { SkipThrottle } from '@nestjs/throttler';
 import type { Response } from 'express';
@@ -14,6 +15,7 @@ export const RETRY_AFTER_SECONDS = 5;
  * answers `SELECT 1` within 1.5 s; otherwise 503 with Retry-After, so an orchestrator stops routing
  * traffic here while the database is away).
  */
+@ApiTags('health')
 @Controller('health')
 @SkipThrottle() // probes are not callers
 export class HealthController {

@@ -5,6 +5,7 @@ import { AppModule } from './app.module';
 import { mintToken } from './auth/dev-token';
 import { ConfigError, databaseDescription, jwtSecretFromEnv, optionsFromEnv } from './config';
 import { runDemo } from './demo';
+import { serveOpenApi } from './openapi';
 import { drainOnSignal } from './shutdown';
 
 const USAGE = `usage:
@@ -16,6 +17,7 @@ const USAGE = `usage:
 async function serve(): Promise<void> {
   const options = optionsFromEnv();
   const app = await NestFactory.create(AppModule.register(options));
+  serveOpenApi(app); // GET /docs (Swagger UI) and /docs-json: the OpenAPI document of the HTTP API
   // SIGTERM drains HTTP first (kept-alive connections included), then runs the shutdown hooks.
   drainOnSignal(app, { drainMs: Number(process.env.ZMODU_DRAIN_MS ?? 10_000) });
   const port = Number(process.env.PORT ?? 3000);

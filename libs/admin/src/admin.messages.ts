@@ -6,5 +6,14 @@ export const AUDIT_OTHER_TENANT_MESSAGE = 'A tenant admin verifies only the audi
 export const AUDIT_CHAIN_NOT_KEPT_MESSAGE =
   'This audit store keeps no hash chain (no verify method): use the TypeORM or in-memory audit store of @zmodu/guard.';
 
+export const AGENT_MODULE_MISSING_MESSAGE = () =>
+  'AdminModule serves GET /admin/agents (agents: true) from the agents of AgentModule, which this application does not import: ' +
+  'import AgentModule.forRoot({ agents }) or leave agents: true out of AdminModule.forRoot.';
+
+export const QUOTA_OTHER_TENANT_MESSAGE = 'A tenant admin sees only the token usage of its own tenant: leave out ?tenant= or name yours.';
+
+export const QUOTA_USAGE_NOT_KEPT_MESSAGE =
+  'This token quota store cannot list its counters (no usage method): use the TypeORM or in-memory quota store of @zmodu/guard.';
+
 export const AUDIT_TENANT_FORBIDDEN_MESSAGE =
   'A tenant admin reads only the audit of its own tenant: leave out the tenant filter or name yours (reading other tenants needs the allTenants scope).';

@@ -1,11 +1,22 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
 import { AdminModuleExtras, AdminModuleOptions } from './admin.options';
+import { AgentsController } from './agents.controller';
 import { ApprovalsController } from './approvals.controller';
 import { AuditController } from './audit.controller';
 import { ConfigController } from './config.controller';
 import { OutboxController } from './outbox.controller';
+import { QuotaController } from './quota.controller';
+import { SkillsController } from './skills.controller';
 
-const DEFAULT_EXTRAS: Required<AdminModuleExtras> = { approvals: true, outbox: false, audit: false, config: false };
+const DEFAULT_EXTRAS: Required<AdminModuleExtras> = {
+  approvals: true,
+  outbox: false,
+  audit: false,
+  agents: false,
+  quota: false,
+  skills: false,
+  config: false,
+};
 
 export const {
   ConfigurableModuleClass: ConfigurableAdminModule,
@@ -20,6 +31,9 @@ export const {
       ...(extras.approvals !== false ? [ApprovalsController] : []),
       ...(extras.outbox ? [OutboxController] : []),
       ...(extras.audit ? [AuditController] : []),
+      ...(extras.agents ? [AgentsController] : []),
+      ...(extras.quota ? [QuotaController] : []),
+      ...(extras.skills ? [SkillsController] : []),
       ...(extras.config ? [ConfigController] : []),
     ],
   }))

@@ -1,4 +1,5 @@
 import { ownOptions } from '@zmodu/guard';
+import type { OpenApiOptions, SkillsJsonEntry } from '@zmodu/skills';
 /** The caller of an admin endpoint. */
 export interface AdminCaller {
   readonly tenantId: string;
@@ -22,6 +23,19 @@ export class AdminModuleOptions {
   outboxPermission?: string = 'admin:outbox';
   /** The permission the audit endpoints require. Default 'admin:audit'. */
   auditPermission?: string = 'admin:audit';
+  /** The permission of GET /admin/agents (extras `agents: true`). Default 'admin:agents'. */
+  agentsPermission?: string = 'admin:agents';
+  /** The permission of GET /admin/quota (extras `quota: true`). Default 'admin:quota'. */
+  quotaPermission?: string = 'admin:quota';
+  /** The permission of GET /admin/skills and GET /admin/skills/openapi.json (extras `skills: true`). Default 'admin:skills'. */
+  skillsPermission?: string = 'admin:skills';
+  /**
+   * Which skills a caller may see in GET /admin/skills, beyond the permission check (a skill whose `requiredPermission`
+   * the caller lacks is never listed): e.g. the skills of the caller's tenant's plan. Default: every skill.
+   */
+  skillVisible?: (skill: SkillsJsonEntry, caller: AdminCaller) => boolean = () => true;
+  /** Title, version, base path and server URL of GET /admin/skills/openapi.json (see toOpenApi). Default: toOpenApi's. */
+  skillsOpenApi?: OpenApiOptions = {};
   /** The permission the config endpoints require (GET /admin/config, PUT /admin/config/:key). Default 'admin:config'. */
   configPermission?: string = 'admin:config';
 }
@@ -35,8 +49,14 @@ export interface AdminModuleExtras {
   approvals?: boolean;
   /** Serve the outbox endpoints (needs OutboxModule). Default false. */
   outbox?: boolean;
-  /** Serve the audit endpoints (GET /admin/audit/verify; needs GuardModule). Default false. */
+  /** Serve the audit endpoints (GET /admin/audit: filters, pages, JSON or CSV; GET /admin/audit/verify; needs GuardModule). Default false. */
   audit?: boolean;
+  /** Serve GET /admin/agents: each agent's policy, auditPolicy report and counters (needs AgentModule). Default false. */
+  agents?: boolean;
+  /** Serve GET /admin/quota: the caller's tenant's token usage per agent (needs GuardModule). Default false. */
+  quota?: boolean;
+  /** Serve GET /admin/skills and GET /admin/skills/openapi.json: the catalog the caller may see. Default false. */
+  skills?: boolean;
   /** Serve the config endpoints (GET /admin/config, PUT /admin/config/:key; needs AdminSkillsModule). Default false. */
   config?: boolean;
 }
@@ -45,7 +65,14 @@ export interface AdminModuleExtras {
 export type ResolvedAdminOptions = Required<AdminModuleOptions>;
 
 /** The permission option an admin endpoint requires (see `@RequireAdminPermission`). */
-export type AdminPermissionOption = 'decidePermission' | 'outboxPermission' | 'auditPermission' | 'configPermission';
+export type AdminPermissionOption =
+  | 'decidePermission'
+  | 'outboxPermission'
+  | 'auditPermission'
+  | 'agentsPermission'
+  | 'quotaPermission'
+  | 'skillsPermission'
+  | 'configPermission';
 
 /** Merge the given options over the defaults, once; a field given as `undefined` keeps its default. */
 export function resolveAdminOptions(raw: Partial<AdminModuleOptions> | undefined): ResolvedAdminOptions {

@@ -43,6 +43,25 @@ export class OptionalOneOfPipe<T extends string> implements PipeTransform<string
   }
 }
 
+// eslint-disable-next-line no-control-regex -- control characters are what it refuses
+const QUERY_CONTROL = /[\u0000-\u001f\u007f]/;
+
+/** An optional query parameter naming something (an agent, a skill): a non-blank string of at most `max` characters without control characters. */
+export class OptionalNamePipe implements PipeTransform<unknown, string | undefined> {
+  constructor(private readonly max = 200) {}
+
+  transform(value: unknown, metadata: ArgumentMetadata): string | undefined {
+    if (value === undefined) return undefined;
+    const field = metadata.data ?? 'value';
+    if (typeof value !== 'string' || value.trim() === '' || value.length > this.max || QUERY_CONTROL.test(value))
+      throw new BadRequestException({
+        message: `${field} must be given once, as a non-blank name of at most ${this.max} characters without control characters`,
+        field,
+      });
+    return value;
+  }
+}
+
 /** The body of a decision: `{ reason, version, step, payload? }`, each checked; a 400 names the field. */
 export interface DecisionBody {
   readonly reason: string;

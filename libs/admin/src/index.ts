@@ -8,6 +8,9 @@ export { AdminPermissionGuard } from './admin-permission.guard';
 export { RequireAdminPermission } from './require-admin-permission.decorator';
 export { CurrentCaller } from './current-caller.decorator';
 export { CallerNotCheckedException } from './exceptions/caller-not-checked.exception';
+export { AgentModuleMissingException } from './exceptions/agent-module-missing.exception';
+export type { AgentReport, AgentsReport } from './agents.controller';
+export type { QuotaReport, QuotaReportItem } from './quota.controller';
 export {
   AUDIT_CSV_COLUMNS,
   AUDIT_EXPORT_DEFAULT_LIMIT,

@@ -1,4 +1,5 @@
 import { Body, Controller, Get, HttpCode, NotFoundException, Param, Post, Req, Res } from '@nestjs/common';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { Agent, AgentRegistry, AgentWorker } from '@zmodu/agent';
 import { PolicyHealth } from '@zmodu/guard';
@@ -9,6 +10,8 @@ import { RunGoalDto } from './run-goal.dto';
 import { refuseUnreadableQuota } from './quota-outage';
 import { acceptsEventStream, streamRun } from './run-event-stream';
 
+@ApiTags('agents')
+@ApiBearerAuth()
 @Controller('agents')
 export class AgentsController {
   constructor(

@@ -16,6 +16,14 @@ export const PERMISSIONS = {
   approvalDecide: 'approval:decide',
   commandExecute: 'command:execute',
   adminOutbox: 'admin:outbox',
+  /** GET /admin/audit/verify: the audit hash chain of the caller's tenant. */
+  adminAudit: 'admin:audit',
+  /** GET /admin/agents: every agent's policy, auditPolicy report and counters (this instance's, across tenants). */
+  adminAgents: 'admin:agents',
+  /** GET /admin/quota: the token usage of the caller's tenant per agent. */
+  adminQuota: 'admin:quota',
+  /** GET /admin/skills (and /openapi.json): the skill catalog the caller may see. */
+  adminSkills: 'admin:skills',
   /** admin.config.get / admin.config.set and GET /admin/config, PUT /admin/config/:key. */
   adminConfig: 'admin:config',
   /** admin.cache.invalidate / admin.cache.clear. */

@@ -1,10 +1,13 @@
 import { Controller, Get, Inject } from '@nestjs/common';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import { AGENT_JOB_STORE, AgentJobStore } from '@zmodu/agent';
 import { PERMISSIONS } from '../auth/auth.constants';
 import { RequestContext } from '../auth/request-context';
 import { RequirePermission } from '../auth/require-permission.decorator';
 
 /** The scheduled jobs of the caller's tenant: the static ones (@AgentJob) and those scheduled with schedule_job. */
+@ApiTags('jobs')
+@ApiBearerAuth()
 @Controller('jobs')
 export class JobsController {
   constructor(

@@ -1,10 +1,13 @@
 import { Controller, Delete, Get, HttpCode } from '@nestjs/common';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import { InjectMemoryStore, MemoryStore } from '@zmodu/memory';
 import { PERMISSIONS } from '../auth/auth.constants';
 import { RequestContext } from '../auth/request-context';
 import { RequirePermission } from '../auth/require-permission.decorator';
 
 /** The caller's own memory: what the agents remembered about them, and the right to have it all forgotten. */
+@ApiTags('memory')
+@ApiBearerAuth()
 @Controller('memory')
 export class MemoryController {
   constructor(

@@ -1,4 +1,4 @@
-import { QuotaKey, TokenQuotaStore } from './token-quota.store';
+import { compareUsageRows, QuotaKey, QuotaUsageFilter, QuotaUsageRow, quotaUsageLimit, TokenQuotaStore } from './token-quota.store';
 
 /** Token counters in process memory: for tests and apps without a database. Lost on restart. */
 export class InMemoryTokenQuotaStore implements TokenQuotaStore {
@@ -18,6 +18,23 @@ export class InMemoryTokenQuotaStore implements TokenQuotaStore {
       this.counters.set(user, (this.counters.get(user) ?? 0) + tokens);
     }
     return total;
+  }
+
+  async usage(tenantId: string, filter: QuotaUsageFilter = {}): Promise<QuotaUsageRow[]> {
+    const rows = new Map<string, { agent: string; period: string; tokens: number; users: Array<{ userId: string; tokens: number }> }>();
+    const users: Array<[agent: string, period: string, userId: string, tokens: number]> = [];
+    for (const [key, tokens] of this.counters) {
+      const [tenant, agent, period, userId] = JSON.parse(key) as [string, string, string, string?];
+      if (tenant !== tenantId || (filter.agent !== undefined && agent !== filter.agent)) continue;
+      if (filter.period !== undefined && period !== filter.period) continue;
+      if (userId === undefined) rows.set(JSON.stringify([agent, period]), { agent, period, tokens, users: [] });
+      else users.push([agent, period, userId, tokens]);
+    }
+    for (const [agent, period, userId, tokens] of users) rows.get(JSON.stringify([agent, period]))?.users.push({ userId, tokens });
+    return [...rows.values()]
+      .sort(compareUsageRows)
+      .slice(0, quotaUsageLimit(filter))
+      .map((r) => ({ tenantId, ...r, users: r.users.sort((a, b) => b.tokens - a.tokens || (a.userId < b.userId ? -1 : 1)) }));
   }
 }
 

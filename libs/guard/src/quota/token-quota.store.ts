@@ -18,4 +18,43 @@ export interface TokenQuotaStore {
    * user's counter too, both or neither (one statement or transaction). Returns the tenant's new total.
    */
   charge(key: QuotaKey, period: string, tokens: number): Promise<number>;
+  /**
+   * Optional: the counters of one tenant (never every tenant: there is no wildcard), newest period first, then by
+   * agent, each with its users' counters (most tokens first). An admin reads it (GET /admin/quota).
+   */
+  usage?(tenantId: string, filter?: QuotaUsageFilter): Promise<QuotaUsageRow[]>;
+}
+
+/** Which counters `TokenQuotaStore.usage` lists (all of the tenant's when empty). */
+export interface QuotaUsageFilter {
+  readonly agent?: string;
+  /** A period's name: '2026-11-30' (day), '2026-11' (month) or 'total'. */
+  readonly period?: string;
+  /** Rows at most (default QUOTA_USAGE_DEFAULT_LIMIT, at most QUOTA_USAGE_MAX_LIMIT). */
+  readonly limit?: number;
+}
+
+/** One tenant counter (tenant, agent, period) and the users' counters of it. */
+export interface QuotaUsageRow {
+  readonly tenantId: string;
+  readonly agent: string;
+  readonly period: string;
+  readonly tokens: number;
+  readonly users: ReadonlyArray<{ readonly userId: string; readonly tokens: number }>;
+}
+
+export const QUOTA_USAGE_DEFAULT_LIMIT = 100;
+export const QUOTA_USAGE_MAX_LIMIT = 1000;
+
+/** The row limit of a usage query: the default when unset, clamped to 1..QUOTA_USAGE_MAX_LIMIT. */
+export function quotaUsageLimit(filter: QuotaUsageFilter | undefined): number {
+  const limit = filter?.limit;
+  if (limit === undefined || !Number.isFinite(limit)) return QUOTA_USAGE_DEFAULT_LIMIT;
+  return Math.min(QUOTA_USAGE_MAX_LIMIT, Math.max(1, Math.floor(limit)));
+}
+
+/** Newest period first, then by agent (the order of `usage`). */
+export function compareUsageRows(a: Pick<QuotaUsageRow, 'agent' | 'period'>, b: Pick<QuotaUsageRow, 'agent' | 'period'>): number {
+  if (a.period !== b.period) return a.period < b.period ? 1 : -1;
+  return a.agent < b.agent ? -1 : a.agent > b.agent ? 1 : 0;
 }

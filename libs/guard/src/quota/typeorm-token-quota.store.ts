@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { QuotaKey, TokenQuotaStore } from './token-quota.store';
+import { QuotaKey, QuotaUsageFilter, QuotaUsageRow, quotaUsageLimit, TokenQuotaStore } from './token-quota.store';
 
 /**
  * The default quota store: tables `zmodu_token_usage` (per tenant and agent) and
@@ -51,5 +51,37 @@ export class TypeOrmTokenQuotaStore implements TokenQuotaStore {
       [key.tenantId, key.agent, period, Math.round(tokens), key.userId],
     );
     return Number(rows[0].tenant);
+  }
+
+  async usage(tenantId: string, filter: QuotaUsageFilter = {}): Promise<QuotaUsageRow[]> {
+    const params: unknown[] = [tenantId, filter.agent ?? null, filter.period ?? null];
+    const where = 'tenant_id = $1 AND ($2::text IS NULL OR agent = $2) AND ($3::text IS NULL OR period = $3)';
+    const rows: Array<{ agent: string; period: string; tokens: string }> = await this.dataSource.query(
+      `SELECT agent, period, tokens FROM zmodu_token_usage WHERE ${where}
+       ORDER BY period COLLATE "C" DESC, agent COLLATE "C" ASC LIMIT ${quotaUsageLimit(filter)}`,
+      params,
+    );
+    if (rows.length === 0) return [];
+    // The users' counters of the rows listed (one statement: the rows' (agent, period) pairs as two arrays).
+    const users: Array<{ agent: string; period: string; user_id: string; tokens: string }> = await this.dataSource.query(
+      `SELECT u.agent, u.period, u.user_id, u.tokens FROM zmodu_token_usage_users u
+       JOIN unnest($2::text[], $3::text[]) AS r(agent, period) ON r.agent = u.agent AND r.period = u.period
+       WHERE u.tenant_id = $1 ORDER BY u.tokens DESC, u.user_id COLLATE "C" ASC`,
+      [tenantId, rows.map((r) => r.agent), rows.map((r) => r.period)],
+    );
+    const byRow = new Map<string, Array<{ userId: string; tokens: number }>>();
+    for (const u of users) {
+      const key = JSON.stringify([u.agent, u.period]);
+      const list = byRow.get(key) ?? [];
+      list.push({ userId: u.user_id, tokens: Number(u.tokens) });
+      byRow.set(key, list);
+    }
+    return rows.map((r) => ({
+      tenantId,
+      agent: r.agent,
+      period: r.period,
+      tokens: Number(r.tokens),
+      users: byRow.get(JSON.stringify([r.agent, r.period])) ?? [],
+    }));
   }
 }

@@ -72,4 +72,61 @@ export function tokenQuotaStoreContract(factory: () => Promise<StoreHarness<Toke
       expect(await h.store.used({ tenantId: name, agent: 'a', userId: name }, 'p')).toBe(9);
     }
   });
+
+  describe('usage (optional: a store without it is answered 501 by GET /admin/quota)', () => {
+    const usage = (tenantId: string, filter?: Parameters<NonNullable<TokenQuotaStore['usage']>>[1]) => {
+      if (!h.store.usage) throw new Error('this store has no usage method: leave these cases out');
+      return h.store.usage(tenantId, filter);
+    };
+
+    it("lists one tenant's counters, newest period first then by agent, each with its users (most tokens first)", async () => {
+      if (!h.store.usage) return expect(h.store.usage).toBeUndefined();
+      await h.store.charge({ tenantId: 't1', agent: 'trader', userId: 'alice' }, '2026-11-30', 10);
+      await h.store.charge({ tenantId: 't1', agent: 'trader', userId: 'bob' }, '2026-11-30', 25);
+      await h.store.charge({ tenantId: 't1', agent: 'trader' }, '2026-11-30', 1);
+      await h.store.charge({ tenantId: 't1', agent: 'analyst' }, '2026-11-30', 4);
+      await h.store.charge({ tenantId: 't1', agent: 'trader' }, '2026-11-29', 7);
+      await h.store.charge({ tenantId: 't2', agent: 'trader', userId: 'carol' }, '2026-11-30', 99);
+      expect(await usage('t1')).toEqual([
+        { tenantId: 't1', agent: 'analyst', period: '2026-11-30', tokens: 4, users: [] },
+        {
+          tenantId: 't1',
+          agent: 'trader',
+          period: '2026-11-30',
+          tokens: 36,
+          users: [
+            { userId: 'bob', tokens: 25 },
+            { userId: 'alice', tokens: 10 },
+          ],
+        },
+        { tenantId: 't1', agent: 'trader', period: '2026-11-29', tokens: 7, users: [] },
+      ]);
+      expect(await usage('t2')).toEqual([
+        { tenantId: 't2', agent: 'trader', period: '2026-11-30', tokens: 99, users: [{ userId: 'carol', tokens: 99 }] },
+      ]);
+      expect(await usage('t3')).toEqual([]);
+    });
+
+    it('filters by agent and period, and caps the rows', async () => {
+      if (!h.store.usage) return expect(h.store.usage).toBeUndefined();
+      for (const agent of ['a', 'b', 'c']) for (const period of ['p1', 'p2']) await h.store.charge({ tenantId: 't1', agent }, period, 1);
+      expect((await usage('t1', { agent: 'b' })).map((r) => [r.agent, r.period])).toEqual([
+        ['b', 'p2'],
+        ['b', 'p1'],
+      ]);
+      expect((await usage('t1', { period: 'p1' })).map((r) => r.agent)).toEqual(['a', 'b', 'c']);
+      expect((await usage('t1', { agent: 'c', period: 'p2' })).map((r) => r.tokens)).toEqual([1]);
+      expect((await usage('t1', { limit: 2 })).map((r) => [r.agent, r.period])).toEqual([
+        ['a', 'p2'],
+        ['b', 'p2'],
+      ]);
+    });
+
+    it('finds tenants and agents named like Object.prototype members, and only them', async () => {
+      if (!h.store.usage) return expect(h.store.usage).toBeUndefined();
+      await h.store.charge({ tenantId: 'constructor', agent: '__proto__' }, 'p', 3);
+      expect(await usage('constructor')).toEqual([{ tenantId: 'constructor', agent: '__proto__', period: 'p', tokens: 3, users: [] }]);
+      expect(await usage('toString')).toEqual([]);
+    });
+  });
 }

@@ -1,0 +1,22 @@
+import { INestApplication } from '@nestjs/common';
+import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
+
+/** Where the sample serves its OpenAPI document: the UI at /docs, the JSON at /docs-json (and YAML at /docs-yaml). */
+export const DOCS_PATH = 'docs';
+export const DOCS_JSON_PATH = 'docs-json';
+
+/**
+ * Serve the OpenAPI document of the whole HTTP API (the sample's controllers, the admin API, MCP), built by
+ * @nestjs/swagger from the controllers' decorators on its first request. Call it before `app.init()` or `app.listen()`
+ * (main.ts and the e2e tests do): its routes must come before Nest's 404 handler. The document is public, like
+ * /health: it describes the API, not anyone's data; every operation but /health needs a bearer token.
+ */
+export function serveOpenApi(app: INestApplication): void {
+  const config = new DocumentBuilder()
+    .setTitle('zmodu sample: trading assistant')
+    .setDescription('Guarded AI agents over trading skills, the approval queue and the admin API. Mint a token with `npm run token`.')
+    .setVersion('0.1.0')
+    .addBearerAuth({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'An HS256 token (npm run token)' })
+    .build();
+  SwaggerModule.setup(DOCS_PATH, app, () => SwaggerModule.createDocument(app, config), { jsonDocumentUrl: DOCS_JSON_PATH });
+}

@@ -1,0 +1,131 @@
+import { AgentAuditLog } from '@zmodu/guard';
+import request from 'supertest';
+import { mintToken } from '../apps/sample/src/auth/dev-token';
+import { servedRoutes } from '../libs/admin/src/__fixtures__/express-routes';
+import { validateOpenApi } from '../libs/admin/src/__fixtures__/validate-openapi';
+import { sampleAppsOnTestDatabase } from './support/sample-apps';
+
+const SECRET = 'test-secret-that-is-long-enough-for-hs256-0123456789';
+
+describe('the sample serves the OpenAPI document of its HTTP API, and the admin API', () => {
+  const { boot } = sampleAppsOnTestDatabase(SECRET);
+  const bearer = (tenant: string, permissions: string[]) => `Bearer ${mintToken(SECRET, { tenant, user: 'ada', permissions })}`;
+
+  it('answers GET /docs-json without a token: a valid OpenAPI document with every admin route and the bearer scheme', async () => {
+    const app = await boot();
+    const res = await request(app.getHttpServer()).get('/docs-json').expect(200).expect('content-type', /json/);
+    const document = res.body as { paths: Record<string, Record<string, { security?: unknown; tags?: string[] }>>; components: unknown };
+    expect(await validateOpenApi(document)).toEqual({ valid: true });
+    expect(document.components).toMatchObject({ securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } } });
+
+    const admin = servedRoutes(app, '/admin');
+    expect(admin).toEqual(
+      expect.arrayContaining([
+        'get /admin/agents',
+        'get /admin/approvals',
+        'get /admin/audit',
+        'get /admin/audit/verify',
+        'get /admin/outbox',
+        'get /admin/quota',
+        'get /admin/skills',
+        'get /admin/skills/openapi.json',
+        'post /admin/approvals/{id}/approve',
+      ]),
+    );
+    for (const route of [...admin, ...servedRoutes(app, '/agents'), ...servedRoutes(app, '/jobs'), ...servedRoutes(app, '/memory')]) {
+      const [method, path] = route.split(' ');
+      expect([route, document.paths[path]?.[method] !== undefined]).toEqual([route, true]);
+      expect([route, document.paths[path][method].security]).toEqual([route, [{ bearer: [] }]]);
+    }
+    expect(document.paths['/health'].get.tags).toEqual(['health']);
+    expect(document.paths['/health'].get.security).toBeUndefined();
+    await request(app.getHttpServer()).get('/docs').expect(200).expect('content-type', /html/);
+  });
+
+  it("serves the admin API to the sample's tokens: agents, its tenant's quota and the skills its permissions open", async () => {
+    const app = await boot();
+    const http = () => request(app.getHttpServer());
+    await http().get('/admin/agents').expect(401);
+    await http()
+      .get('/admin/agents')
+      .set('Authorization', bearer('acme', ['admin:quota']))
+      .expect(403);
+    const agents = await http()
+      .get('/admin/agents')
+      .set('Authorization', bearer('acme', ['admin:agents']))
+      .expect(200);
+    expect(agents.body.agents.map((a: { name: string }) => a.name)).toEqual(['analyst', 'desk', 'ops', 'scheduler', 'trader']);
+    expect(agents.body.worker).toMatchObject({ succeeded: 0, failed: 0 });
+
+    const run = await http()
+      .post('/agents/trader/runs')
+      .set('Authorization', bearer('globex', ['agent:run', 'market:read', 'order:draft']))
+      .send({ goal: 'Buy 10 ACME' })
+      .expect(200);
+    expect(run.body.metrics.tokensIn).toBeGreaterThan(0);
+    const globex = await http()
+      .get('/admin/quota')
+      .set('Authorization', bearer('globex', ['admin:quota']))
+      .expect(200);
+    // The model's tokens and the tool calls' costs, charged to the tenant and to the user.
+    const [row] = globex.body.items;
+    expect(globex.body.items).toEqual([
+      {
+        agent: 'trader',
+        period: globex.body.currentPeriod,
+        tokens: row.tokens,
+        limit: 1_000_000,
+        remaining: 1_000_000 - row.tokens,
+        userLimit: 200_000,
+        users: [{ userId: 'ada', tokens: row.tokens }],
+      },
+    ]);
+    expect(row.tokens).toBeGreaterThanOrEqual(run.body.metrics.tokensIn + run.body.metrics.tokensOut);
+    expect(
+      (
+        await http()
+          .get('/admin/quota')
+          .set('Authorization', bearer('acme', ['admin:quota']))
+          .expect(200)
+      ).body.items,
+    ).toEqual([]);
+    await http()
+      .get('/admin/quota?tenant=globex')
+      .set('Authorization', bearer('acme', ['admin:quota']))
+      .expect(403);
+    // The run's tool calls are in globex's audit (once the batch is written), under the run id, and not in acme's.
+    await app.get(AgentAuditLog).flush();
+    const audit = await http()
+      .get(`/admin/audit?run=${encodeURIComponent(run.body.runId)}`)
+      .set('Authorization', bearer('globex', ['admin:audit']))
+      .expect(200);
+    expect(audit.body.entries.length).toBeGreaterThan(0);
+    expect(audit.body.entries.every((e: { tenantId: string; agent: string }) => e.tenantId === 'globex' && e.agent === 'trader')).toBe(
+      true,
+    );
+    const acmeAudit = await http()
+      .get(`/admin/audit?run=${encodeURIComponent(run.body.runId)}`)
+      .set('Authorization', bearer('acme', ['admin:audit']))
+      .expect(200);
+    expect(acmeAudit.body).toEqual({ entries: [], nextCursor: null });
+    const after = await http()
+      .get('/admin/agents')
+      .set('Authorization', bearer('acme', ['admin:agents']))
+      .expect(200);
+    const trader = after.body.agents.find((a: { name: string }) => a.name === 'trader');
+    expect(trader.counters.runs.runs).toBe(1);
+    expect(trader.counters.guard.allowed).toBeGreaterThan(0);
+
+    const skills = (permissions: string[]) =>
+      http()
+        .get('/admin/skills')
+        .set('Authorization', bearer('acme', ['admin:skills', ...permissions]))
+        .expect(200)
+        .then((res) => (res.body as Array<{ name: string }>).map((s) => s.name));
+    const bare = await skills([]);
+    const reader = await skills(['market:read']);
+    expect(bare).not.toContain('market.quote');
+    expect(reader).toContain('market.quote');
+    expect(reader.length).toBeGreaterThan(bare.length);
+  });
+});
