@@ -54,7 +54,7 @@ describe('the sample serves the OpenAPI document of its HTTP API, and the admin 
       .get('/admin/agents')
       .set('Authorization', bearer('acme', ['admin:agents']))
       .expect(200);
-    expect(agents.body.agents.map((a: { name: string }) => a.name)).toEqual(['analyst', 'desk', 'ops', 'scheduler', 'trader']);
+    expect(agents.body.agents.map((a: { name: string }) => a.name)).toEqual(['admin', 'analyst', 'desk', 'ops', 'scheduler', 'trader']);
     expect(agents.body.worker).toMatchObject({ succeeded: 0, failed: 0 });
 
     const run = await http()
