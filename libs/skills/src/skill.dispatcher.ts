@@ -8,6 +8,8 @@ import { RegisteredSkill } from './skill-definition';
 import { estimateTokens, SkillCallResult, SkillErrorBody } from './skill-result';
 import { INVALID_CONTEXT_MESSAGE, MISSING_GUARD_MESSAGE } from './skill.messages';
 import { SkillRegistry } from './skill.registry';
+import { withLogContext } from './telemetry/log-context';
+import { DispatchCall, traceDispatch } from './telemetry/skill-tracing';
 
 type Cause = SkillCallResult['cause'];
 
@@ -38,7 +40,15 @@ export class SkillDispatcher {
     this.redactor = redactor ?? new Redactor();
   }
 
-  async dispatch(ctx: SkillContext, name: string, args: unknown): Promise<SkillCallResult> {
+  /**
+   * `call`: what the caller knows of the call beyond its context (the model's tool-call id). Traced as
+   * `execute_tool {name}` and logged under the context's run, tenant and agent (see the README, Traces and logs).
+   */
+  dispatch(ctx: SkillContext, name: string, args: unknown, call?: DispatchCall): Promise<SkillCallResult> {
+    return this.observed(ctx, name, call, () => this.dispatchUntraced(ctx, name, args));
+  }
+
+  private async dispatchUntraced(ctx: SkillContext, name: string, args: unknown): Promise<SkillCallResult> {
     assertContext(ctx);
     const started = performance.now();
     const skillName = typeof name === 'string' ? name : String(name);
@@ -125,7 +135,17 @@ export class SkillDispatcher {
    * Refuse a call without running it, for a cause the caller decided (the agent's turn cap):
    * counted by the guard, audited and answered like any other denial.
    */
-  async deny(ctx: SkillContext, name: string, args: unknown, cause: DenialCause): Promise<SkillCallResult> {
+  deny(ctx: SkillContext, name: string, args: unknown, cause: DenialCause, call?: DispatchCall): Promise<SkillCallResult> {
+    return this.observed(ctx, name, call, () => this.denyUntraced(ctx, name, args, cause));
+  }
+
+  /** A span and the log context around a dispatch or a denial. */
+  private observed(ctx: SkillContext, name: unknown, call: DispatchCall | undefined, work: () => Promise<SkillCallResult>) {
+    const skillName = typeof name === 'string' ? name : String(name);
+    return withLogContext(ctx, () => traceDispatch(ctx, skillName, this.registry.get(skillName)?.description, call, work));
+  }
+
+  private async denyUntraced(ctx: SkillContext, name: string, args: unknown, cause: DenialCause): Promise<SkillCallResult> {
     assertContext(ctx);
     const started = performance.now();
     const skillName = typeof name === 'string' ? name : String(name);
