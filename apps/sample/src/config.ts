@@ -3,7 +3,7 @@ import type { AgentBudget } from '@zmodu/agent';
 import { EdgeOptions } from './edge/edge.options';
 import { ConfigError } from './config-error';
 import { modelFromEnv, SampleModel } from './model';
-import { SampleAppOptions } from './sample.options';
+import { SampleAppOptions, SampleLogging } from './sample.options';
 
 export { ConfigError } from './config-error';
 
@@ -25,7 +25,17 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): SampleAppO
     traderBudget: traderBudgetFromEnv(env),
     model: modelFromEnv(env),
     ...queueFromEnv(env),
+    logging: loggingFromEnv(env),
   };
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** LOG_LEVEL: pino's level of the JSON logs on stdout (default info). */
+export function loggingFromEnv(env: NodeJS.ProcessEnv = process.env): SampleLogging {
+  const level = env.LOG_LEVEL || 'info';
+  if (!LOG_LEVELS.includes(level)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${level}").`);
+  return { level };
 }
 
 /**

@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { Logger as PinoLogger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { mintToken } from './auth/dev-token';
 import { ConfigError, databaseDescription, jwtSecretFromEnv, optionsFromEnv } from './config';
@@ -15,7 +16,9 @@ const USAGE = `usage:
 
 async function serve(): Promise<void> {
   const options = optionsFromEnv();
-  const app = await NestFactory.create(AppModule.register(options));
+  // Nest's own lines too go to the JSON logs (held until the logger is ready).
+  const app = await NestFactory.create(AppModule.register(options), { bufferLogs: true });
+  app.useLogger(app.get(PinoLogger));
   // SIGTERM drains HTTP first (kept-alive connections included), then runs the shutdown hooks.
   drainOnSignal(app, { drainMs: Number(process.env.ZMODU_DRAIN_MS ?? 10_000) });
   const port = Number(process.env.PORT ?? 3000);
