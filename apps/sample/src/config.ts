@@ -25,13 +25,12 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): SampleAppO
     traderBudget: traderBudgetFromEnv(env),
     model: modelFromEnv(env),
     ...queueFromEnv(env),
-    logging: loggingFromEnv(env),
   };
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
-/** LOG_LEVEL: pino's level of the JSON logs on stdout (default info). */
+/** LOG_LEVEL: pino's level of the JSON logs the server writes on stdout (default info); main.ts reads it. */
 export function loggingFromEnv(env: NodeJS.ProcessEnv = process.env): SampleLogging {
   const level = env.LOG_LEVEL || 'info';
   if (!LOG_LEVELS.includes(level)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${level}").`);

@@ -22,8 +22,7 @@ const DESK_GOAL = 'Place these desk orders: buy 10 ACME at 101.25, buy 5000 ACME
 export async function runDemo(): Promise<number> {
   const out = (line = '') => process.stdout.write(`${line}\n`);
   // The demo is local: it runs in development mode (the public secret, unless ZMODU_JWT_SECRET is set).
-  // Its output is the demo's own lines: the JSON logs show only warnings and errors.
-  const options = { ...optionsFromEnv({ ...process.env, ZMODU_DEV: '1' }), logging: { level: 'warn' } };
+  const options = optionsFromEnv({ ...process.env, ZMODU_DEV: '1' });
   const scripted = options.model.kind === 'scripted';
   out(
     scripted

@@ -4,7 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import { Logger as PinoLogger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { mintToken } from './auth/dev-token';
-import { ConfigError, databaseDescription, jwtSecretFromEnv, optionsFromEnv } from './config';
+import { ConfigError, databaseDescription, jwtSecretFromEnv, loggingFromEnv, optionsFromEnv } from './config';
 import { runDemo } from './demo';
 import { drainOnSignal } from './shutdown';
 
@@ -15,7 +15,7 @@ const USAGE = `usage:
                                              print a development bearer token (signed with ZMODU_JWT_SECRET)`;
 
 async function serve(): Promise<void> {
-  const options = optionsFromEnv();
+  const options = { ...optionsFromEnv(), logging: loggingFromEnv() };
   // Nest's own lines too go to the JSON logs (held until the logger is ready).
   const app = await NestFactory.create(AppModule.register(options), { bufferLogs: true });
   app.useLogger(app.get(PinoLogger));

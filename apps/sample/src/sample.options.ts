@@ -23,7 +23,7 @@ export interface SampleAppOptions {
   readonly queue?: AgentQueueOptions;
   /**
    * Structured JSON logs (nestjs-pino, with zmoduPinoOptions: the run on every line, secrets masked). Default: silent, for
-   * tests and embedding; `npm start` logs at LOG_LEVEL (default info) to stdout (see loggingFromEnv).
+   * tests and embedding; the server (main.ts) logs at LOG_LEVEL (default info) to stdout (see loggingFromEnv).
    */
   readonly logging?: SampleLogging;
 }
