@@ -16,6 +16,7 @@ import {
   ConfigError,
   DEV_JWT_SECRET,
   jwtSecretFromEnv,
+  loggingFromEnv,
   optionsFromEnv,
   queueFromEnv,
   traderBudgetFromEnv,
@@ -220,6 +221,14 @@ describe('the HTTP edge of the sample app', () => {
       expect(() => queueFromEnv({ ZMODU_QUEUE: 'pg-boss' })).toThrow(/needs DATABASE_URL/);
       expect(() => queueFromEnv({ ZMODU_QUEUE: 'redis' })).toThrow(/ZMODU_QUEUE must be 'in-process'/);
       expect(() => optionsFromEnv({ ZMODU_JWT_SECRET: SECRET, ZMODU_QUEUE: 'pg-boss' })).toThrow(ConfigError);
+    });
+
+    it('reads the level of the JSON logs (LOG_LEVEL, default info) and refuses an unknown one', () => {
+      expect(loggingFromEnv({})).toEqual({ level: 'info' });
+      expect(loggingFromEnv({ LOG_LEVEL: 'debug' })).toEqual({ level: 'debug' });
+      expect(() => loggingFromEnv({ LOG_LEVEL: 'verbose' })).toThrow(
+        /LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent \(got "verbose"\)/,
+      );
     });
 
     it("reads the trader's fair-use budget from the environment and refuses nonsense", () => {

@@ -1,8 +1,9 @@
-import { Injectable } from '@nestjs/common';
+import { ConsoleLogger, Injectable, Logger } from '@nestjs/common';
 import { ScriptedModelProvider } from '@zmodu/agent';
 import type { ModelProvider, ModelRequest, ModelTurn } from '@zmodu/agent';
-import { Redactor } from '@zmodu/guard';
+import { AgentAuditLog, Redactor } from '@zmodu/guard';
 import { Skill } from '@zmodu/skills';
+import { Logger as PinoLogger } from 'nestjs-pino';
 import request from 'supertest';
 import { scriptedTrader } from '../apps/sample/src/agents/trader.agent';
 import { mintToken } from '../apps/sample/src/auth/dev-token';
@@ -25,6 +26,8 @@ interface RunBody {
   answer: string;
   steps: Array<{ toolCalls: ToolCall[] }>;
 }
+
+const calls = (r: RunBody) => r.steps.flatMap((s) => s.toolCalls);
 
 /** A test-only skill with an x-sensitive argument, registered in the sample app next to its own skills. */
 @Injectable()
@@ -73,7 +76,6 @@ describe('sample app: redaction of what a run returns over HTTP', () => {
     expect(res.status).toBe(200);
     return res.body as RunBody;
   }
-  const calls = (r: RunBody) => r.steps.flatMap((s) => s.toolCalls);
 
   it('a card number and an API key in a tool call and its result are masked in the run result, for the model too; an order id that fails Luhn is not', async () => {
     const model = new TraderOrLink();
@@ -116,5 +118,68 @@ describe('sample app: redaction of what a run returns over HTTP', () => {
     expect(link.arguments).toEqual({ broker: 'ib', credentials: { apiKey: '[redacted]' } });
     expect(JSON.stringify(body)).not.toContain('plain-secret-value');
     expect(app.get(BrokerSkills).received).toEqual([]);
+  });
+});
+
+/** TraderOrLink that logs, as a model client's debug logging would: the goal it got, the tool calls it sends, an error. */
+class LoggingModel extends TraderOrLink {
+  private readonly logger = new Logger('LoggingModel');
+  override async complete(req: ModelRequest): Promise<ModelTurn> {
+    const goal = req.messages[0]?.role === 'user' ? req.messages[0].content : '';
+    this.logger.log(`model request for the goal: ${goal}`);
+    const turn = await super.complete(req);
+    this.logger.debug({ msg: 'model turn', toolCalls: turn.toolCalls });
+    if (turn.toolCalls.length) this.logger.error(new Error(`upstream hiccup while sending ${JSON.stringify(turn.toolCalls)}`));
+    return turn;
+  }
+}
+
+describe('sample app: structured JSON logs of a run (nestjs-pino with zmoduPinoOptions)', () => {
+  const { boot } = sampleAppsOnTestDatabase(SECRET);
+  // app.useLogger replaces the logger of every Nest Logger (a static): the next tests get the console one back.
+  afterEach(() => Logger.overrideLogger(new ConsoleLogger()));
+
+  it('every line written during a run carries its run id, tenant and agent; no API key, bearer token, card number or x-sensitive field reaches the logs, the audit or the run result', async () => {
+    const written: string[] = [];
+    const app = await boot(
+      {
+        model: { provider: new LoggingModel() },
+        logging: { level: 'debug', destination: { write: (line: string) => void written.push(line) } },
+      },
+      [BrokerSkills],
+    );
+    app.useLogger(app.get(PinoLogger));
+    const authorization = bearer('t1', 'alice');
+    const res = await request(app.getHttpServer())
+      .post('/agents/trader/runs')
+      .set('Authorization', authorization)
+      .set('X-Api-Key', API_KEY)
+      .send({ goal: `link: broker ib, card ${CARD}, key ${API_KEY}` });
+    expect(res.status).toBe(200);
+    const body = res.body as RunBody & { runId: string };
+    expect(calls(body)).toMatchObject([{ name: 'broker.link', decision: 'denied', cause: 'denied_not_listed' }]);
+
+    const lines = written.map((l) => JSON.parse(l) as Record<string, unknown>);
+    // The model's lines: written during the run (a request, the turn it got, an error, for each of its two turns).
+    const duringRun = lines.filter((l) => l.context === 'LoggingModel');
+    expect(duringRun.length).toBeGreaterThanOrEqual(5);
+    for (const line of duringRun) expect(line).toMatchObject({ runId: body.runId, tenantId: 't1', agent: 'trader' });
+    expect(duringRun.some((l) => l.level === 50 && typeof (l.err as { stack?: string })?.stack === 'string')).toBe(true);
+    // The request's own line (pino-http) is written after the run: its credential headers are censored.
+    const completed = lines.find((l) => l.msg === 'request completed') as { req: { headers: Record<string, string> }; runId?: string };
+    expect(completed.req.headers).toMatchObject({ authorization: '[redacted]', 'x-api-key': '[redacted]' });
+    expect(completed.runId).toBeUndefined();
+
+    const audit = await app.get(AgentAuditLog).query({ runId: body.runId });
+    expect(audit.map((a) => [a.skill, a.decision])).toEqual([['broker.link', 'denied']]);
+    // (Whatever of the call the audit store keeps, arguments and results included, is checked below.)
+
+    const token = authorization.slice('Bearer '.length);
+    const places = { logs: written.join(''), audit: JSON.stringify(audit), result: JSON.stringify(body) };
+    for (const [place, text] of Object.entries(places))
+      for (const secret of [API_KEY, CARD, token, 'plain-secret-value'])
+        expect({ place, leaked: text.includes(secret) ? secret : null }).toEqual({ place, leaked: null });
+    // What was masked is still there as the mask, with the rest of the line.
+    expect(places.logs).toContain('model request for the goal: link: broker ib, card [redacted], key [redacted]');
   });
 });

@@ -11,11 +11,13 @@ import { ChannelSpec, NotifyModule, OutboxModule, ZMODU_OUTBOX_MIGRATIONS } from
 import { AdminCache, AdminModule, AdminSkillsModule, ZMODU_ADMIN_MIGRATIONS } from '@zmodu/admin';
 import { CACHE_MANAGER, CacheModule } from '@nestjs/cache-manager';
 import { McpModule } from '@zmodu/mcp';
-import { ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
+import { Redactor, ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
 import { MemoryModule, MemoryRecall, ZMODU_MEMORY_MIGRATIONS } from '@zmodu/memory';
 import { PipelineModule, ZMODU_PIPELINE_ENTITIES, ZMODU_PIPELINE_MIGRATIONS } from '@zmodu/pipeline';
+import { zmoduPinoOptions } from '@zmodu/skills';
 import type { Request } from 'express';
 import { ClsModule } from 'nestjs-cls';
+import { LoggerModule } from 'nestjs-pino';
 import { adminAgent, analystAgent, deskAgent, opsAgent, schedulerAgent, traderAgent } from './agents';
 import { sampleAdminSkills } from './admin/admin-skills.config';
 import { ORDER_PIPELINE } from './trading/order-pipeline';
@@ -82,6 +84,16 @@ export class AppModule implements NestModule {
               const given = req.headers['x-request-id'];
               return typeof given === 'string' && SAFE_REQUEST_ID.test(given) ? given : randomUUID();
             },
+          },
+        }),
+        // JSON logs: the run (run id, tenant, agent) on every line written during one, credential headers censored, and
+        // each line redacted by GuardModule's Redactor. main.ts makes it Nest's logger (app.useLogger).
+        LoggerModule.forRootAsync({
+          inject: [Redactor],
+          useFactory: (redactor: Redactor) => {
+            const pinoOptions = { level: options.logging?.level ?? 'silent', ...zmoduPinoOptions(redactor) };
+            const destination = options.logging?.destination;
+            return { pinoHttp: destination ? [pinoOptions, destination] : pinoOptions };
           },
         }),
         TerminusModule.forRoot({ logger: false }),

@@ -3,7 +3,7 @@ import type { AgentBudget } from '@zmodu/agent';
 import { EdgeOptions } from './edge/edge.options';
 import { ConfigError } from './config-error';
 import { modelFromEnv, SampleModel } from './model';
-import { SampleAppOptions } from './sample.options';
+import { SampleAppOptions, SampleLogging } from './sample.options';
 
 export { ConfigError } from './config-error';
 
@@ -26,6 +26,15 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): SampleAppO
     model: modelFromEnv(env),
     ...queueFromEnv(env),
   };
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** LOG_LEVEL: pino's level of the JSON logs the server writes on stdout (default info); main.ts reads it. */
+export function loggingFromEnv(env: NodeJS.ProcessEnv = process.env): SampleLogging {
+  const level = env.LOG_LEVEL || 'info';
+  if (!LOG_LEVELS.includes(level)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${level}").`);
+  return { level };
 }
 
 /**

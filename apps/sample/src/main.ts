@@ -1,9 +1,10 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { Logger as PinoLogger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { mintToken } from './auth/dev-token';
-import { ConfigError, databaseDescription, jwtSecretFromEnv, optionsFromEnv } from './config';
+import { ConfigError, databaseDescription, jwtSecretFromEnv, loggingFromEnv, optionsFromEnv } from './config';
 import { runDemo } from './demo';
 import { serveOpenApi } from './openapi';
 import { drainOnSignal } from './shutdown';
@@ -15,8 +16,10 @@ const USAGE = `usage:
                                              print a development bearer token (signed with ZMODU_JWT_SECRET)`;
 
 async function serve(): Promise<void> {
-  const options = optionsFromEnv();
-  const app = await NestFactory.create(AppModule.register(options));
+  const options = { ...optionsFromEnv(), logging: loggingFromEnv() };
+  // Nest's own lines too go to the JSON logs (held until the logger is ready).
+  const app = await NestFactory.create(AppModule.register(options), { bufferLogs: true });
+  app.useLogger(app.get(PinoLogger));
   serveOpenApi(app); // GET /docs (Swagger UI) and /docs-json: the OpenAPI document of the HTTP API
   // SIGTERM drains HTTP first (kept-alive connections included), then runs the shutdown hooks.
   drainOnSignal(app, { drainMs: Number(process.env.ZMODU_DRAIN_MS ?? 10_000) });

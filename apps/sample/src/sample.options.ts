@@ -1,4 +1,5 @@
 import type { AgentBudget, AgentQueueOptions, AgentWorkerOptions } from '@zmodu/agent';
+import type { DestinationStream } from 'pino';
 import type { DataSourceOptions } from 'typeorm';
 import type { EdgeOptions } from './edge/edge.options';
 import type { SampleModel } from './model';
@@ -20,6 +21,18 @@ export interface SampleAppOptions {
   readonly worker?: Partial<AgentWorkerOptions>;
   /** Where posted goals wait (default in-process); `{ driver: 'pg-boss' }` for several instances on one PostgreSQL. */
   readonly queue?: AgentQueueOptions;
+  /**
+   * Structured JSON logs (nestjs-pino, with zmoduPinoOptions: the run on every line, secrets masked). Default: silent, for
+   * tests and embedding; the server (main.ts) logs at LOG_LEVEL (default info) to stdout (see loggingFromEnv).
+   */
+  readonly logging?: SampleLogging;
+}
+
+export interface SampleLogging {
+  /** pino's level: fatal, error, warn, info, debug, trace or silent. */
+  readonly level: string;
+  /** Where the lines go (default: stdout). */
+  readonly destination?: DestinationStream;
 }
 
 export const SAMPLE_OPTIONS = Symbol('SAMPLE_OPTIONS');

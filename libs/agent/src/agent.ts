@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { auditPolicy, Guard, GuardPolicy, GuardStats, PolicyHealth, QuotaBudget, QuotaKey, TokenQuota } from '@zmodu/guard';
-import { createSkillContext, SkillDispatcher, SkillRegistry } from '@zmodu/skills';
+import { createSkillContext, SkillDispatcher, SkillRegistry, withLogContext } from '@zmodu/skills';
+import { modelIdentity, traceChat, traceRun } from './agent-tracing';
 import { AgentMetrics, AgentMetricsSnapshot } from './agent-metrics';
 import {
   AgentRunContext,
@@ -84,8 +85,14 @@ export class Agent {
       );
     // The run's deadline and the caller's abort, as one signal: the model request and every tool call see it.
     const deadline = runDeadline(context.signal, timeoutMs);
+    // One span and one log context per run (README, Traces and logs): its model and tool calls nest under it.
+    const run = { agent: this.name, runId: context.runId ?? randomUUID(), tenantId: context.tenantId };
     try {
-      return await this.runUntil(goal, context, deadline);
+      return await withLogContext(run, () =>
+        traceRun({ ...run, model: modelIdentity(this.spec.provider) }, () =>
+          this.runUntil(goal, { ...context, runId: run.runId }, deadline),
+        ),
+      );
     } finally {
       deadline.dispose();
     }
@@ -145,13 +152,15 @@ export class Agent {
       }
       let turn;
       try {
-        turn = await this.spec.provider.complete({
-          system,
-          messages,
-          tools,
-          signal,
-          ...(emit ? { onTextDelta: (text: string) => emit({ type: 'delta', step: index, text }) } : {}),
-        });
+        turn = await traceChat(modelIdentity(this.spec.provider), () =>
+          this.spec.provider.complete({
+            system,
+            messages,
+            tools,
+            signal,
+            ...(emit ? { onTextDelta: (text: string) => emit({ type: 'delta', step: index, text }) } : {}),
+          }),
+        );
       } catch (err) {
         stoppedReason = 'model_error';
         error = safeText(err);
@@ -192,8 +201,8 @@ export class Agent {
       for (const [i, call] of turn.toolCalls.entries()) {
         const result =
           i < perTurn
-            ? await this.dispatcher.dispatch(ctx, call.name, call.arguments)
-            : await this.dispatcher.deny(ctx, call.name, call.arguments, 'denied_turn_cap');
+            ? await this.dispatcher.dispatch(ctx, call.name, call.arguments, { toolCallId: call.id })
+            : await this.dispatcher.deny(ctx, call.name, call.arguments, 'denied_turn_cap', { toolCallId: call.id });
         metrics.toolCalls++;
         if (result.cause !== null) metrics.denial(result.cause);
         else if (!result.ok) metrics.toolErrors++;

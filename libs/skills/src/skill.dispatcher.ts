@@ -5,9 +5,12 @@ import { SkillError } from './exceptions/skill.error';
 import { describeErrors } from './json-schema';
 import { isStagedExecution, SkillContext, SkillInvocation } from './skill-context';
 import { RegisteredSkill } from './skill-definition';
+import { SKILL_NAME_MAX_LENGTH } from './skill-options';
 import { estimateTokens, SkillCallResult, SkillErrorBody } from './skill-result';
 import { INVALID_CONTEXT_MESSAGE, MISSING_GUARD_MESSAGE } from './skill.messages';
 import { SkillRegistry } from './skill.registry';
+import { withLogContext } from './telemetry/log-context';
+import { DispatchCall, traceDispatch } from './telemetry/skill-tracing';
 
 type Cause = SkillCallResult['cause'];
 
@@ -38,7 +41,15 @@ export class SkillDispatcher {
     this.redactor = redactor ?? new Redactor();
   }
 
-  async dispatch(ctx: SkillContext, name: string, args: unknown): Promise<SkillCallResult> {
+  /**
+   * `call`: what the caller knows of the call beyond its context (the model's tool-call id). Traced as
+   * `execute_tool {name}` and logged under the context's run, tenant and agent (see the README, Traces and logs).
+   */
+  async dispatch(ctx: SkillContext, name: string, args: unknown, call?: DispatchCall): Promise<SkillCallResult> {
+    return this.observed(ctx, name, call, () => this.dispatchUntraced(ctx, name, args));
+  }
+
+  private async dispatchUntraced(ctx: SkillContext, name: string, args: unknown): Promise<SkillCallResult> {
     assertContext(ctx);
     const started = performance.now();
     const skillName = typeof name === 'string' ? name : String(name);
@@ -125,7 +136,22 @@ export class SkillDispatcher {
    * Refuse a call without running it, for a cause the caller decided (the agent's turn cap):
    * counted by the guard, audited and answered like any other denial.
    */
-  async deny(ctx: SkillContext, name: string, args: unknown, cause: DenialCause): Promise<SkillCallResult> {
+  async deny(ctx: SkillContext, name: string, args: unknown, cause: DenialCause, call?: DispatchCall): Promise<SkillCallResult> {
+    return this.observed(ctx, name, call, () => this.denyUntraced(ctx, name, args, cause));
+  }
+
+  /**
+   * A span and the log context around a dispatch or a denial. A name that is no registered skill came from the caller
+   * (a model may send anything): the span shows it cut to the longest skill name, with its secrets redacted.
+   */
+  private observed(ctx: SkillContext, name: unknown, call: DispatchCall | undefined, work: () => Promise<SkillCallResult>) {
+    const skillName = typeof name === 'string' ? name : String(name);
+    const skill = this.registry.get(skillName);
+    const shown = skill ? skillName : this.redactor.redactText(skillName.slice(0, SKILL_NAME_MAX_LENGTH));
+    return withLogContext(ctx, () => traceDispatch(ctx, shown, skill?.description, call, work));
+  }
+
+  private async denyUntraced(ctx: SkillContext, name: string, args: unknown, cause: DenialCause): Promise<SkillCallResult> {
     assertContext(ctx);
     const started = performance.now();
     const skillName = typeof name === 'string' ? name : String(name);

@@ -22,3 +22,6 @@ export const UNKNOWN_PERMISSION_KEY_PROBLEM = (keys: readonly string[]) =>
   `no such skill here: the keys are ${keys.join(', ')} (leave a key out to require no permission)`;
 export const INVALID_PERMISSION_CODE_PROBLEM = (got: string, max: number) =>
   `expected a permission code: a non-blank string of at most ${max} characters, without control characters or surrounding spaces, such as 'memory:write' (got ${got})`;
+
+export const PINO_OPTIONS_REDACTOR_MESSAGE =
+  "zmoduPinoOptions takes a Redactor (GuardModule's: inject: [Redactor] in LoggerModule.forRootAsync), or nothing for the default rules.";
