@@ -1,3 +1,4 @@
+import type { OutboxHealthLimits } from '@zmodu/admin';
 import type { AgentBudget, AgentQueueOptions, AgentWorkerOptions } from '@zmodu/agent';
 import type { DataSourceOptions } from 'typeorm';
 import type { EdgeOptions } from './edge/edge.options';
@@ -20,6 +21,13 @@ export interface SampleAppOptions {
   readonly worker?: Partial<AgentWorkerOptions>;
   /** Where posted goals wait (default in-process); `{ driver: 'pg-boss' }` for several instances on one PostgreSQL. */
   readonly queue?: AgentQueueOptions;
+  /**
+   * GET /metrics (Prometheus). With `token`, a scraper sends `Authorization: Bearer <token>` (what Prometheus sends
+   * with `authorization: { credentials_file }`) and needs no JWT; without, the route needs a JWT carrying admin:metrics.
+   */
+  readonly metrics?: { readonly token?: string };
+  /** The limits of the outbox check of GET /health/ready (default: SAMPLE_OUTBOX_HEALTH, degraded rather than down). */
+  readonly health?: { readonly outbox?: OutboxHealthLimits };
 }
 
 export const SAMPLE_OPTIONS = Symbol('SAMPLE_OPTIONS');

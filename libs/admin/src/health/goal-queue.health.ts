@@ -9,6 +9,8 @@ import { withTimeout } from './outbox.health';
 export interface ProbedGoalQueue {
   readonly shared?: boolean;
   probe?(): Promise<Record<string, unknown> | void>;
+  /** Every goal queue has it (what makes an object one); the indicator does not call it. */
+  stop(graceMs: number): Promise<void>;
 }
 
 /**
