@@ -8,6 +8,7 @@ import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { parsePrometheusText, PromSample, sampleValue } from '../libs/admin/src/__fixtures__/prometheus-text';
 import { mintToken } from '../apps/sample/src/auth/dev-token';
+import { ConfigError, metricsFromEnv } from '../apps/sample/src/config';
 import { sampleAppsOnTestDatabase } from './support/sample-apps';
 
 const SECRET = 'test-secret-that-is-long-enough-for-hs256-0123456789';
@@ -95,6 +96,13 @@ describe('the sample: GET /metrics and GET /health/ready', () => {
     await request(scraped.getHttpServer()).get('/metrics').set('Authorization', `Bearer ${token()}`).expect(403);
     const ok = await scrape(scraped, `Bearer ${SCRAPE_TOKEN}`);
     expect(ok.some((s) => s.name === 'zmodu_outbox_dead_letters')).toBe(true);
+  });
+
+  it('reads the scrape token from ZMODU_METRICS_TOKEN, refusing a short one or one with spaces', () => {
+    expect(metricsFromEnv({})).toEqual({});
+    expect(metricsFromEnv({ ZMODU_METRICS_TOKEN: SCRAPE_TOKEN })).toEqual({ metrics: { token: SCRAPE_TOKEN } });
+    expect(() => metricsFromEnv({ ZMODU_METRICS_TOKEN: 'short' })).toThrow(ConfigError);
+    expect(() => metricsFromEnv({ ZMODU_METRICS_TOKEN: `${SCRAPE_TOKEN} with spaces` })).toThrow(/ZMODU_METRICS_TOKEN must be 24 to 512/);
   });
 
   it('readiness: 200 with the outbox figures; past an outbox limit degraded by default, 503 with Retry-After when set to down', async () => {

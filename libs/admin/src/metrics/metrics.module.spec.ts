@@ -131,6 +131,24 @@ describe('MetricsModule', () => {
     expect(sampleValue(samples, 'zmodu_metrics_errors_total', { source: 'outbox' })).toBe(1);
   });
 
+  it('forRootAsync: the options from a factory, the route beside it', async () => {
+    const moduleRef = await Test.createTestingModule({
+      imports: [
+        GuardModule.forRoot({ auditStore: 'memory', quotaStore: 'memory' }),
+        MetricsModule.forRootAsync({ path: '/scrape', useFactory: async () => ({ prefix: 'async_', maxTenantLabels: 1 }) }),
+      ],
+    }).compile();
+    const app = moduleRef.createNestApplication({ logger: false });
+    apps.push(app);
+    await app.init();
+    const quota = app.get(TokenQuota);
+    await quota.chargeQuietly({ tenantId: 't1', agent: 'a' }, 1);
+    await quota.chargeQuietly({ tenantId: 't2', agent: 'a' }, 2);
+    const samples = parsePrometheusText((await request(app.getHttpServer()).get('/scrape').expect(200)).text);
+    expect(sampleValue(samples, 'async_tokens_total', { tenant: 't1', agent: 'a' })).toBe(1);
+    expect(sampleValue(samples, 'async_tokens_total', { tenant: 'other', agent: 'a' })).toBe(2);
+  });
+
   it('refuses wrong options at boot, naming the option', async () => {
     const cases: [Partial<MetricsModuleOptions & MetricsModuleExtras>, string][] = [
       [{ prefix: '1bad' }, 'prefix'],
