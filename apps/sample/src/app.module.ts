@@ -8,7 +8,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { AgentModule, ZMODU_AGENT_MIGRATIONS } from '@zmodu/agent';
 import { DataSkillsModule } from '@zmodu/data';
 import { ChannelSpec, NotifyModule, OutboxModule, ZMODU_OUTBOX_MIGRATIONS } from '@zmodu/outbox';
-import { AdminCache, AdminModule, AdminSkillsModule, ZMODU_ADMIN_MIGRATIONS } from '@zmodu/admin';
+import { AdminCache, AdminModule, AdminSkillsModule, ZmoduHealthModule, ZMODU_ADMIN_MIGRATIONS } from '@zmodu/admin';
 import { CACHE_MANAGER, CacheModule } from '@nestjs/cache-manager';
 import { McpModule } from '@zmodu/mcp';
 import { Redactor, ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
@@ -28,6 +28,7 @@ import { PermissionsGuard } from './auth/permissions.guard';
 import { RequestContext } from './auth/request-context';
 import { RequestIdInterceptor } from './auth/request-id.interceptor';
 import { HealthController } from './health.controller';
+import { sampleMetricsModule } from './metrics';
 import { DeskJobs, SAMPLE_JOB_PERMISSIONS, SAMPLE_SCHEDULABLE_TASKS } from './jobs/desk-jobs';
 import { JobsController } from './jobs/jobs.controller';
 import { MemoryController } from './memory/memory.controller';
@@ -97,6 +98,8 @@ export class AppModule implements NestModule {
           },
         }),
         TerminusModule.forRoot({ logger: false }),
+        // Readiness checks of the outbox backlog and (cluster mode) the pg-boss goal queue, beside the database's.
+        ZmoduHealthModule,
         // The rate limit per caller (CallerThrottlerGuard keys it on the token's tenant and subject).
         ThrottlerModule.forRoot({ throttlers: [{ name: 'default', ttl: edge.rateWindowMs, limit: edge.rateLimit }] }),
         JwtModule.register({
@@ -141,6 +144,8 @@ export class AppModule implements NestModule {
         // (the admin agent): the app's cache-manager cache as 'quotes', and the desk's config keys (zmodu_admin_config).
         CacheModule.register({ isGlobal: true, ttl: 60_000 }),
         AdminSkillsModule.forRootAsync({ inject: [CACHE_MANAGER], useFactory: (cache: AdminCache) => sampleAdminSkills(cache) }),
+        // GET /metrics (Prometheus): a scrape token, or a JWT with admin:metrics (see sampleMetricsModule).
+        sampleMetricsModule(options),
         // db.query, entity.lookup/list (read-only, scoped to the caller's desk) over the sample tables;
         // db.query also runs under the database's fence (installed by a migration), required here.
         DataSkillsModule.forRoot({

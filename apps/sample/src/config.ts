@@ -25,6 +25,7 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): SampleAppO
     traderBudget: traderBudgetFromEnv(env),
     model: modelFromEnv(env),
     ...queueFromEnv(env),
+    ...metricsFromEnv(env),
   };
 }
 
@@ -35,6 +36,18 @@ export function loggingFromEnv(env: NodeJS.ProcessEnv = process.env): SampleLogg
   const level = env.LOG_LEVEL || 'info';
   if (!LOG_LEVELS.includes(level)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')} (got "${level}").`);
   return { level };
+}
+
+/**
+ * The scrape token of GET /metrics: ZMODU_METRICS_TOKEN (at least 24 non-blank characters). Set, Prometheus sends it as
+ * a bearer token and needs no JWT; unset, /metrics needs a JWT carrying admin:metrics.
+ */
+export function metricsFromEnv(env: NodeJS.ProcessEnv = process.env): Pick<SampleAppOptions, 'metrics'> {
+  const token = env.ZMODU_METRICS_TOKEN;
+  if (token === undefined || token === '') return {};
+  if (!/^[\x21-\x7e]{24,512}$/.test(token))
+    throw new ConfigError('ZMODU_METRICS_TOKEN must be 24 to 512 printable characters without spaces (e.g. openssl rand -hex 24).');
+  return { metrics: { token } };
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { OutboxHealthLimits } from '@zmodu/admin';
 import type { AgentBudget, AgentQueueOptions, AgentWorkerOptions } from '@zmodu/agent';
 import type { DestinationStream } from 'pino';
 import type { DataSourceOptions } from 'typeorm';
@@ -26,6 +27,13 @@ export interface SampleAppOptions {
    * tests and embedding; the server (main.ts) logs at LOG_LEVEL (default info) to stdout (see loggingFromEnv).
    */
   readonly logging?: SampleLogging;
+  /**
+   * GET /metrics (Prometheus). With `token`, a scraper sends `Authorization: Bearer <token>` (what Prometheus sends
+   * with `authorization: { credentials_file }`) and needs no JWT; without, the route needs a JWT carrying admin:metrics.
+   */
+  readonly metrics?: { readonly token?: string };
+  /** The limits of the outbox check of GET /health/ready (default: SAMPLE_OUTBOX_HEALTH, degraded rather than down). */
+  readonly health?: { readonly outbox?: OutboxHealthLimits };
 }
 
 export interface SampleLogging {

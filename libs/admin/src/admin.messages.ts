@@ -17,3 +17,8 @@ export const QUOTA_USAGE_NOT_KEPT_MESSAGE =
 
 export const AUDIT_TENANT_FORBIDDEN_MESSAGE =
   'A tenant admin reads only the audit of its own tenant: leave out the tenant filter or name yours (reading other tenants needs the allTenants scope).';
+
+export const METRICS_OPTION_MESSAGE = (field: string, problem: string) => `MetricsModule option '${field}' ${problem}.`;
+
+export const METRICS_FORBIDDEN_MESSAGE =
+  'This scrape is not authorized: send the credentials that the `authorize` option of MetricsModule expects.';

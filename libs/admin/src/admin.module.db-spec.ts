@@ -1,15 +1,13 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, INestApplication, Injectable, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
-import { TypeOrmModule } from '@nestjs/typeorm';
-import { GuardModule } from '@zmodu/guard';
-import { SkillsModule } from '@zmodu/skills';
-import { OutboxModule, OutboxRelay, OutboxService, ZMODU_OUTBOX_MIGRATIONS } from '@zmodu/outbox';
+import { OutboxRelay, OutboxService } from '@zmodu/outbox';
 import type { Response } from 'express';
 import request from 'supertest';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
 import { AdminModule } from './admin.module';
 import { AdminCaller } from './admin.options';
+import { outboxTestImports } from './__fixtures__/outbox-imports';
 
 /** The application's configuration, from a module of its own: what forRootAsync's factory reads. */
 @Injectable()
@@ -46,10 +44,7 @@ describe('AdminModule.forRootAsync, under an application filter', () => {
     db = await createTestDatabase();
     const moduleRef = await Test.createTestingModule({
       imports: [
-        TypeOrmModule.forRoot(await db.options({ migrations: ZMODU_OUTBOX_MIGRATIONS, migrationsRun: true })),
-        GuardModule.forRoot({ auditStore: 'memory', quotaStore: 'memory' }),
-        SkillsModule.forRoot(),
-        OutboxModule.forRoot({ relay: { autoStart: false }, handlers: { 'always.fails': () => Promise.reject(new Error('refused')) } }),
+        ...(await outboxTestImports(db)),
         AdminModule.forRootAsync({
           approvals: false,
           outbox: true,

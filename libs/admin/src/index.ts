@@ -72,3 +72,20 @@ export { InvalidConfigValueException } from './config/exceptions/invalid-config-
 export { InvalidConfigWriteException } from './config/exceptions/invalid-config-write.exception';
 export { InvalidAdminSkillsOptionsException } from './skills/exceptions/invalid-admin-skills-options.exception';
 export { AdminDataSourceMissingException } from './skills/exceptions/admin-data-source-missing.exception';
+export { MetricsModule } from './metrics/metrics.module';
+export type { MetricsModuleAsyncOptions, MetricsModuleForRootOptions } from './metrics/metrics.module-definition';
+export {
+  DEFAULT_MAX_TENANT_LABELS,
+  DEFAULT_RUN_DURATION_BUCKETS,
+  MetricsModuleOptions,
+  OVERFLOW_TENANT_LABEL,
+  UNKNOWN_SKILL_LABEL,
+} from './metrics/metrics.options';
+export type { MetricsModuleExtras } from './metrics/metrics.options';
+export { ZmoduMetrics } from './metrics/zmodu-metrics';
+export { InvalidMetricsOptionsException } from './exceptions/invalid-metrics-options.exception';
+export { ZmoduHealthModule } from './health/health.module';
+export { OutboxHealthIndicator } from './health/outbox.health';
+export type { OutboxHealthLimits } from './health/outbox.health';
+export { GoalQueueHealthIndicator } from './health/goal-queue.health';
+export type { ProbedGoalQueue } from './health/goal-queue.health';

@@ -1,12 +1,10 @@
 import { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { TypeOrmModule } from '@nestjs/typeorm';
-import { GuardModule } from '@zmodu/guard';
-import { SkillsModule } from '@zmodu/skills';
-import { OutboxModule, OutboxRelay, OutboxService, ZMODU_OUTBOX_MIGRATIONS } from '@zmodu/outbox';
+import { OutboxRelay, OutboxService } from '@zmodu/outbox';
 import request from 'supertest';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
 import { AdminModule } from './admin.module';
+import { outboxTestImports } from './__fixtures__/outbox-imports';
 
 describe('admin outbox endpoints', () => {
   let db: TestDatabase;
@@ -22,17 +20,7 @@ describe('admin outbox endpoints', () => {
     db = await createTestDatabase();
     const moduleRef = await Test.createTestingModule({
       imports: [
-        TypeOrmModule.forRoot(await db.options({ migrations: ZMODU_OUTBOX_MIGRATIONS, migrationsRun: true })),
-        GuardModule.forRoot({ auditStore: 'memory', quotaStore: 'memory' }),
-        SkillsModule.forRoot(),
-        OutboxModule.forRoot({
-          relay: { autoStart: false },
-          handlers: {
-            'always.fails': () => {
-              throw new Error('the receiver refused it');
-            },
-          },
-        }),
+        ...(await outboxTestImports(db)),
         AdminModule.forRoot({
           approvals: false,
           outbox: true,

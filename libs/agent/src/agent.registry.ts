@@ -1,5 +1,5 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
-import { ownOptions, PolicyHealth, policyNeedsAttention, TokenQuota } from '@zmodu/guard';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, Optional } from '@nestjs/common';
+import { ownOptions, PolicyHealth, policyNeedsAttention, RuntimeEvents, TokenQuota } from '@zmodu/guard';
 import { SkillDispatcher, SkillRegistry } from '@zmodu/skills';
 import { Agent } from './agent';
 import { AgentModuleOptions } from './agent-module.options';
@@ -22,6 +22,7 @@ export class AgentRegistry implements OnApplicationBootstrap {
     registry: SkillRegistry,
     dispatcher: SkillDispatcher,
     private readonly quota: TokenQuota,
+    @Optional() events?: RuntimeEvents,
   ) {
     const options = Object.assign(new AgentModuleOptions(), ownOptions(raw));
     if (!Array.isArray(options.agents)) throw new InvalidAgentSpecException(undefined, 'AgentModule options need agents: AgentSpec[]');
@@ -29,7 +30,7 @@ export class AgentRegistry implements OnApplicationBootstrap {
     for (const spec of options.agents) {
       validateAgentSpec(spec);
       if (this.agents.has(spec.name)) throw new InvalidAgentSpecException(spec.name, DUPLICATE_AGENT_MESSAGE(spec.name));
-      this.agents.set(spec.name, new Agent(spec, registry, dispatcher, quota));
+      this.agents.set(spec.name, new Agent(spec, registry, dispatcher, quota, events));
     }
   }
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
-import { auditPolicy, Guard, GuardPolicy, GuardStats, PolicyHealth, QuotaBudget, QuotaKey, TokenQuota } from '@zmodu/guard';
+import { auditPolicy, Guard, GuardPolicy, GuardStats, PolicyHealth, QuotaBudget, QuotaKey, RuntimeEvents, TokenQuota } from '@zmodu/guard';
 import { createSkillContext, SkillDispatcher, SkillRegistry, withLogContext } from '@zmodu/skills';
 import { modelIdentity, traceChat, traceRun } from './agent-tracing';
 import { AgentMetrics, AgentMetricsSnapshot } from './agent-metrics';
@@ -46,6 +46,8 @@ export class Agent {
     private readonly registry: SkillRegistry,
     private readonly dispatcher: SkillDispatcher,
     private readonly quota: TokenQuota,
+    /** Told when a run ends (a `run` event: agent, stop reason, duration), e.g. for metrics. */
+    private readonly events?: RuntimeEvents,
   ) {
     this.name = spec.name;
     this.logger = new Logger(`Agent:${spec.name}`);
@@ -241,6 +243,13 @@ export class Agent {
       ...(error ? { error } : {}),
       ...(budget ? { budget } : {}),
     };
+    this.events?.emit({
+      type: 'run',
+      agent: this.name,
+      status: stoppedReason,
+      durationMs: metrics.durationMs,
+      tenantId: ctx.tenantId ?? null,
+    });
     emit?.({ type: 'final', result });
     return result;
   }

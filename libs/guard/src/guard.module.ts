@@ -6,6 +6,7 @@ import { AuditLogStore } from './audit/audit-log.store';
 import { InMemoryAuditLogStore } from './audit/in-memory-audit-log.store';
 import { TypeOrmAuditLogStore } from './audit/typeorm-audit-log.store';
 import { MissingDataSourceException } from './exceptions/missing-data-source.exception';
+import { RuntimeEvents } from './events/runtime-events';
 import { AUDIT_LOG_STORE, TOKEN_QUOTA_STORE } from './guard.constants';
 import { ConfigurableGuardModule, GUARD_MODULE_OPTIONS, GUARD_OPTIONS_TYPE, RESOLVED_GUARD_OPTIONS } from './guard.module-definition';
 import { GuardModuleOptions, StoreChoice } from './guard-module.options';
@@ -56,15 +57,19 @@ const storeProviders: Provider[] = [
       );
     },
   },
+  // One per application: the audit log, the quota, the agents and the pipeline emit here; metrics subscribe.
+  { provide: RuntimeEvents, useFactory: () => new RuntimeEvents() },
   {
     provide: AgentAuditLog,
-    inject: [AUDIT_LOG_STORE, RESOLVED_GUARD_OPTIONS],
-    useFactory: (store: AuditLogStore, options: GuardModuleOptions) => new AgentAuditLog(store, options.audit),
+    inject: [AUDIT_LOG_STORE, RESOLVED_GUARD_OPTIONS, RuntimeEvents],
+    useFactory: (store: AuditLogStore, options: GuardModuleOptions, events: RuntimeEvents) =>
+      new AgentAuditLog(store, options.audit, events),
   },
   {
     provide: TokenQuota,
-    inject: [TOKEN_QUOTA_STORE, RESOLVED_GUARD_OPTIONS],
-    useFactory: (store: TokenQuotaStore, options: GuardModuleOptions) => new TokenQuota(store, options.quota),
+    inject: [TOKEN_QUOTA_STORE, RESOLVED_GUARD_OPTIONS, RuntimeEvents],
+    useFactory: (store: TokenQuotaStore, options: GuardModuleOptions, events: RuntimeEvents) =>
+      new TokenQuota(store, options.quota, undefined, events),
   },
   {
     // Built at boot: bad redaction options fail the boot, naming the field.
@@ -96,7 +101,7 @@ class GuardShutdown implements OnApplicationShutdown {
  */
 @Module({
   providers: [...storeProviders, GuardShutdown],
-  exports: [AgentAuditLog, TokenQuota, Redactor, AUDIT_LOG_STORE, TOKEN_QUOTA_STORE],
+  exports: [AgentAuditLog, TokenQuota, Redactor, RuntimeEvents, AUDIT_LOG_STORE, TOKEN_QUOTA_STORE],
 })
 export class GuardModule extends ConfigurableGuardModule {
   /** `GuardModule.forRoot()` takes the defaults (TypeORM stores, global); see GuardModuleOptions. */

@@ -8,6 +8,8 @@ export type { DenialCause, GuardDecision } from './guard-decision';
 export { ACTION_CLASSES, DEFAULT_ACTION_CLASS, isActionClass, normalizeActionClass } from './action-class';
 export type { ActionClass } from './action-class';
 export { GuardStats } from './guard-stats';
+export { RuntimeEvents } from './events/runtime-events';
+export type { RuntimeEvent, RuntimeObserver } from './events/runtime-events';
 export type { GuardStatsSnapshot } from './guard-stats';
 export { ADMIN_SKILL_PREFIX, auditPolicy, isAdminSkill, policyNeedsAttention } from './audit-policy';
 export type { AuditPolicyOptions, PolicyHealth, ToolCatalog } from './audit-policy';

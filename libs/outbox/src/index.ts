@@ -20,6 +20,7 @@ export type {
   DeliveredSettlement,
   FailedSettlement,
   NewOutboxEvent,
+  OutboxBacklog,
   OutboxListQuery,
   OutboxPage,
   OutboxStore,

@@ -45,6 +45,18 @@ export interface ClaimedEvent {
   readonly leaseToken: string;
 }
 
+/** The undelivered part of the outbox across all tenants, for metrics and health checks. */
+export interface OutboxBacklog {
+  /** Events waiting for delivery (status pending, due or not). */
+  readonly pending: number;
+  /** Events a relay is delivering now. */
+  readonly delivering: number;
+  /** Events whose attempts are used up (dead letters), until an admin retries them. */
+  readonly dead: number;
+  /** When the oldest event still pending or delivering was written; null when there is none. */
+  readonly oldestPendingAt: Date | null;
+}
+
 export type DeliveredSettlement = 'delivered' | 'stale';
 export type FailedSettlement = 'failed' | 'dead' | 'stale';
 
@@ -96,4 +108,9 @@ export interface OutboxStore {
    * left): take the expired claim over (a new token) and dead-letter it in one statement. Returns how many.
    */
   reapExpired(): Promise<number>;
+  /**
+   * Optional: counts of undelivered events across all tenants (read by metrics at scrape time and by the outbox
+   * health indicator). A store without it is reported as having no backlog figures.
+   */
+  backlog?(): Promise<OutboxBacklog>;
 }

@@ -8,6 +8,7 @@ import {
   DeliveredSettlement,
   FailedSettlement,
   NewOutboxEvent,
+  OutboxBacklog,
   OutboxListQuery,
   OutboxPage,
   OutboxStore,
@@ -176,6 +177,23 @@ export class TypeOrmOutboxStore implements OutboxStore {
        WHERE status = 'delivering' AND lease_until < now() AND attempts >= max_attempts RETURNING id`,
     );
     return rows.length;
+  }
+
+  async backlog(): Promise<OutboxBacklog> {
+    // Undelivered rows through the partial index on (next_attempt_at) WHERE status IN ('pending', 'delivering').
+    const [open] = await queryRows(
+      this.dataSource,
+      `SELECT count(*) FILTER (WHERE status = 'pending') AS pending, count(*) FILTER (WHERE status = 'delivering') AS delivering,
+              min(created_at) AS oldest
+       FROM zmodu_outbox WHERE status IN ('pending', 'delivering')`,
+    );
+    const [dead] = await queryRows(this.dataSource, `SELECT count(*) AS n FROM zmodu_outbox WHERE status = 'dead'`);
+    return {
+      pending: Number(open.pending),
+      delivering: Number(open.delivering),
+      dead: Number(dead.n),
+      oldestPendingAt: open.oldest ? new Date(open.oldest as string) : null,
+    };
   }
 }
 

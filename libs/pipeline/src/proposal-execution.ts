@@ -33,6 +33,8 @@ export class ProposalExecution {
     private readonly store: ProposalStore,
     private readonly dispatcher: SkillDispatcher,
     private readonly stats: GuardStats,
+    /** Told of each execution's verdict (executed, executor_failed), whoever started it: a last approval, execute(), recovery. */
+    private readonly onVerdict: (verdict: 'executed' | 'executor_failed') => void = () => undefined,
   ) {}
 
   /** Dispatch the staged skill in `tx`; its value, or StagedCallFailed. */
@@ -72,10 +74,14 @@ export class ProposalExecution {
         failure = err;
         return null;
       });
-    if (done) return { verdict: 'executed', proposalId: id, status: 'executed', reason: null, result: done.result, amount: done.amount };
+    if (done) {
+      this.onVerdict('executed');
+      return { verdict: 'executed', proposalId: id, status: 'executed', reason: null, result: done.result, amount: done.amount };
+    }
     if (!failure) return null;
     this.logger.warn(`proposal ${id} failed to execute: ${failure.reason}`);
     await this.store.markFailed(id, failure.reason);
+    this.onVerdict('executor_failed');
     return { verdict: 'executor_failed', proposalId: id, status: 'failed', reason: failure.reason };
   }
 

@@ -1,6 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, Optional } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
-import { Guard, GuardStats } from '@zmodu/guard';
+import { Guard, GuardStats, RuntimeEvents } from '@zmodu/guard';
 import { SkillDispatcher, SkillRegistry, transactionOf } from '@zmodu/skills';
 import { DataSource } from 'typeorm';
 import { InvalidProposalException } from './exceptions/invalid-proposal.exception';
@@ -55,12 +55,16 @@ export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationSh
     registry: SkillRegistry,
     dispatcher: SkillDispatcher,
     @Optional() @Inject(getDataSourceToken()) dataSource?: DataSource,
+    /** Told of every verdict (a `proposal_verdict` event), e.g. for metrics. */
+    @Optional() private readonly events?: RuntimeEvents,
   ) {
     if (!this.options.store && !dataSource) throw new PipelineDataSourceMissingException();
     this.store = this.options.store ?? new TypeOrmProposalStore(dataSource as DataSource);
     this.actions = new StagedActions(this.options, registry, dataSource ? transactionOf(dataSource.manager) : null);
     this.guard = new Guard(this.options.policy ?? { allow: this.actions.names(), allowExecute: true }, { stats: this.guardStats });
-    this.execution = new ProposalExecution(this.options, this.store, dispatcher, this.guardStats);
+    this.execution = new ProposalExecution(this.options, this.store, dispatcher, this.guardStats, (verdict) =>
+      this.events?.emit({ type: 'proposal_verdict', verdict }),
+    );
     this.submission = new ProposalSubmission(this.options, this.guard, this.actions, this.store, this.execution);
     this.decisions = new ProposalDecisions(this.store, this.actions, this.execution);
   }
@@ -85,13 +89,19 @@ export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationSh
     return this.options.proposable;
   }
 
-  submit(ctx: ProposalContext, input: ProposalInput): Promise<PipelineOutcome> {
-    return this.submission.submit(ctx, input);
+  async submit(ctx: ProposalContext, input: ProposalInput): Promise<PipelineOutcome> {
+    const outcome = await this.submission.submit(ctx, input);
+    this.events?.emit({ type: 'proposal_verdict', verdict: outcome.verdict });
+    return outcome;
   }
 
   /** A human decision on the version and step the approver read (see DecisionInput). */
-  decide(caller: Approver, id: string, input: DecisionInput): Promise<PipelineOutcome> {
-    return this.decisions.decide(caller, id, input);
+  async decide(caller: Approver, id: string, input: DecisionInput): Promise<PipelineOutcome> {
+    const outcome = await this.decisions.decide(caller, id, input);
+    // The execution that a last approval starts reports its own verdict (executed, executor_failed).
+    if (outcome.verdict === 'rejected_by_human' || outcome.verdict === 'approved_pending_next_step')
+      this.events?.emit({ type: 'proposal_verdict', verdict: outcome.verdict });
+    return outcome;
   }
 
   /** Execute an approved proposal if nobody else has it; null when it is not (or no longer) approved. */

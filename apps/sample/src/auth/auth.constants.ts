@@ -28,6 +28,8 @@ export const PERMISSIONS = {
   adminConfig: 'admin:config',
   /** admin.cache.invalidate / admin.cache.clear. */
   adminCache: 'admin:cache',
+  /** GET /metrics with a JWT (when no metrics token is configured). */
+  adminMetrics: 'admin:metrics',
   /** memory.remember: store a note about the caller (their own memory, in their tenant). */
   memoryWrite: 'memory:write',
   /** list_schedulable_tasks and list_jobs: read the tenant's scheduled jobs. */

@@ -129,6 +129,13 @@ export class PgBossGoalQueue implements GoalQueue {
         .catch((err: unknown) => this.logger.warn(`NOTIFY failed (other instances poll instead): ${safeText(err)}`));
   }
 
+  /** Health: a query through pg-boss to its queue (the jobs waiting in it); rejects when pg-boss is not started or unreachable. */
+  async probe(): Promise<{ queued: number }> {
+    const boss = this.boss;
+    if (!boss) throw new Error('pg-boss is not started (the worker did not start, or it stopped)');
+    return { queued: await boss.getQueueSize(this.options.name) };
+  }
+
   async stop(graceMs: number): Promise<void> {
     if (this.accepting && this.boss) {
       this.accepting = false;

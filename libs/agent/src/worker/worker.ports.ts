@@ -123,6 +123,11 @@ export interface GoalQueue {
   stop(graceMs: number): Promise<void>;
   /** Release connections; called once at the end of the worker's shutdown (after it gave its runs back). */
   close?(): Promise<void>;
+  /**
+   * Optional, for health checks: reach the queue's backend (rejects when it cannot); resolves with what it tells, e.g.
+   * `{ queued }`. A queue with nothing to reach (in-process) has none.
+   */
+  probe?(): Promise<Record<string, unknown>>;
 }
 
 /** Resolves when every promise has settled, or after `ms`, whichever comes first (a queue's stop with a grace). */

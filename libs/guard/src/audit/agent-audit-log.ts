@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import type { RuntimeEvents } from '../events/runtime-events';
 import { withRetries } from '../retry';
 import { AuditEntry, AuditQuery, AuditRecord, cleanAuditEntry } from './audit-entry';
 import { AuditLogStore } from './audit-log.store';
@@ -67,6 +68,8 @@ export class AgentAuditLog {
   constructor(
     private readonly store: AuditLogStore,
     options: AuditBatchOptions = {},
+    /** Told of every entry recorded (a `tool_call` event), e.g. for metrics. */
+    private readonly events?: RuntimeEvents,
   ) {
     this.batchSize = Math.max(1, options.batchSize ?? 100);
     this.flushIntervalMs = Math.max(1, options.flushIntervalMs ?? 1000);
@@ -83,6 +86,7 @@ export class AgentAuditLog {
       this.logger.warn(`audit entry of run ${JSON.stringify(entry.runId)} held NUL or lone surrogates: replaced by U+FFFD`);
     }
     this.buffer.push(entry);
+    this.events?.emit({ type: 'tool_call', entry });
     this.trim();
     if (this.buffer.length >= this.batchSize && this.retryIntervalMs === this.flushIntervalMs) void this.flush().catch(() => undefined);
     else this.arm();

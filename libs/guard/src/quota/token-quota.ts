@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import type { RuntimeEvents } from '../events/runtime-events';
 import { withRetries } from '../retry';
 import { QuotaKey, TokenQuotaStore } from './token-quota.store';
 
@@ -95,6 +96,8 @@ export class TokenQuota {
     private readonly store: TokenQuotaStore,
     private readonly options: TokenQuotaOptions = {},
     private readonly now: () => Date = () => new Date(),
+    /** Told of every charge (a `tokens` event), e.g. for metrics. */
+    private readonly events?: RuntimeEvents,
   ) {
     this.period = options.period ?? 'day';
     if (options.defaultLimit !== undefined) assertLimit(options.defaultLimit);
@@ -178,7 +181,10 @@ export class TokenQuota {
   /** Charge tokens after a call (the tenant and, with `userId`, the user, atomically). Returns the tenant's new total. */
   async charge(key: QuotaKey, tokens: number): Promise<number> {
     if (!(tokens >= 0) || !Number.isFinite(tokens)) throw new RangeError(`tokens must be a finite number >= 0 (got ${tokens})`);
-    return this.store.charge(normalize(key), this.currentPeriod(), tokens);
+    const k = normalize(key);
+    const total = await this.store.charge(k, this.currentPeriod(), tokens);
+    if (tokens > 0) this.events?.emit({ type: 'tokens', tenantId: k.tenantId, agent: k.agent, tokens });
+    return total;
   }
 
   /**
@@ -189,6 +195,8 @@ export class TokenQuota {
     if (!(tokens > 0) || !Number.isFinite(tokens)) return;
     const k = normalize(key);
     const period = this.currentPeriod();
+    // Counted as charged: a charge the store refuses now is queued and written later.
+    this.events?.emit({ type: 'tokens', tenantId: k.tenantId, agent: k.agent, tokens });
     try {
       await this.store.charge(k, period, tokens);
     } catch (err) {

@@ -185,6 +185,30 @@ export function outboxStoreContract(name: string, factory: () => Promise<OutboxS
       expect((await claimAll('r')).map((c) => c.event.id)).toEqual([id2]);
     });
 
+    it('backlog (when the store has it): pending, delivering and dead across tenants, and the oldest undelivered event', async () => {
+      if (!store.backlog) return; // optional: a store without it is reported as having no backlog figures
+      expect(await store.backlog()).toEqual({ pending: 0, delivering: 0, dead: 0, oldestPendingAt: null });
+      const before = Date.now();
+      await enqueue();
+      await enqueue({ tenantId: 't2' });
+      await enqueue({ tenantId: null, maxAttempts: 1 });
+      const [claimed] = await store.claim({ owner: 'r', limit: 1, leaseMs: 10_000 });
+      const delivered = await enqueue();
+      const backlog = await store.backlog();
+      expect(backlog).toMatchObject({ pending: 3, delivering: 1, dead: 0 });
+      expect(backlog.oldestPendingAt).toBeInstanceOf(Date);
+      expect(backlog.oldestPendingAt!.getTime()).toBeGreaterThanOrEqual(before - 1000);
+      expect(backlog.oldestPendingAt!.getTime()).toBeLessThanOrEqual(Date.now() + 1000);
+      expect(await store.settleFailed(claimed.event.id, claimed.leaseToken, { error: 'x', retryInMs: 0 })).not.toBe('stale');
+      const rest = await claimAll('r');
+      for (const c of rest) {
+        if (c.event.id === delivered) expect(await store.settleDelivered(c.event.id, c.leaseToken)).toBe('delivered');
+        else await store.settleFailed(c.event.id, c.leaseToken, { error: 'x', retryInMs: 60_000 });
+      }
+      // Two back to pending (attempts left), the one of a single attempt dead, one delivered.
+      expect(await store.backlog()).toMatchObject({ pending: 2, delivering: 0, dead: 1 });
+    });
+
     it('dead-letters the expired last attempt of a dead holder; a live one is left alone; a late success still wins', async () => {
       const live = await enqueue({ maxAttempts: 1 });
       const [l] = await store.claim({ owner: 'alive', limit: 1, leaseMs: 10_000 });
