@@ -1,5 +1,7 @@
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import { AgentAuditLog } from '@zmodu/guard';
+import { AgentAuditLog, Guard } from '@zmodu/guard';
+import { createSkillContext, SkillDispatcher } from '@zmodu/skills';
+import { DataSource } from 'typeorm';
 import request from 'supertest';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
 import { AdminSkillsFixture, startAdminSkillsApp } from './__fixtures__/admin-skills-app';
@@ -156,9 +158,20 @@ describe('GET /admin/config and PUT /admin/config/:key', () => {
     expect(put?.tags).toEqual(['admin']);
     expect(put?.parameters).toEqual([expect.objectContaining({ name: 'key', in: 'path', required: true })]);
     expect(put?.requestBody).toMatchObject({ content: { 'application/json': { schema: { required: ['value'] } } } });
-    expect(Object.keys(put?.responses ?? {}).sort()).toEqual(['200', '400', '401', '403', '404', '409']);
+    expect(Object.keys(put?.responses ?? {}).sort()).toEqual(['200', '400', '401', '403', '404', '409', '503']);
     const get = doc.paths['/admin/config']?.get;
     expect(get?.tags).toEqual(['admin']);
     expect(Object.keys(get?.responses ?? {}).sort()).toEqual(['200', '401', '403']);
+  });
+
+  // Last: it closes the app's database.
+  it('answers 503 with Retry-After (not 500) when the config store cannot be reached, and the skill says so too', async () => {
+    await f.app.get(DataSource).destroy();
+    const res = await http().put('/admin/config/orders.maxDraft').set(as('acme')).send({ value: 3 }).expect(503);
+    expect(res.headers['retry-after']).toBe('5');
+    expect(res.body.message).toMatch(/config store cannot be reached/);
+    const ctx = createSkillContext({ guard: new Guard({ allow: ['admin.config.get'] }), tenantId: 'acme', permissions: ['admin:config'] });
+    const read = await f.app.get(SkillDispatcher).dispatch(ctx, 'admin.config.get', { key: 'orders.maxDraft' });
+    expect(read.error).toMatchObject({ reason: 'config_store_unavailable' });
   });
 });
