@@ -212,6 +212,33 @@ describe('the audit hash chain on PostgreSQL', () => {
     expect(logs.reduce((s, l) => s + l.metrics().deadLettered, 0)).toBe(0);
   });
 
+  it('twelve writers at once on three tenants and none, each batch in its own tenant order: no fork, no gap, no dead letter', async () => {
+    const tenants = ['acme', 'globex', null, 'initech'];
+    const logs = Array.from(
+      { length: 12 },
+      () => new AgentAuditLog(new TypeOrmAuditLogStore(dataSource), { batchSize: 9, flushIntervalMs: 60_000 }),
+    );
+    await Promise.all(
+      logs.map(async (log, w) => {
+        for (let round = 0; round < 8; round++) {
+          // Writers meet the tenants in opposite orders within a batch (the rows of one INSERT are taken in that order).
+          for (let i = 0; i < 9; i++) log.record(entry(`w${w}-${round}-${i}`, { tenantId: tenants[(w % 2 ? 8 - i : i) % 4] }));
+          await log.flush();
+        }
+      }),
+    );
+    await Promise.all(logs.map((l) => l.close()));
+    expect(logs.reduce((s, l) => s + l.metrics().deadLettered, 0)).toBe(0);
+    const counts = await sql(
+      `SELECT tenant_id, count(*)::int AS n, count(DISTINCT seq)::int AS d, max(seq)::int AS m FROM zmodu_audit_log GROUP BY tenant_id`,
+    );
+    expect(counts.reduce((s, c) => s + Number(c.n), 0)).toBe(12 * 8 * 9);
+    for (const c of counts) {
+      expect([Number(c.d), Number(c.m)]).toEqual([Number(c.n), Number(c.n)]);
+      expect(await store.verify(c.tenant_id ?? null)).toMatchObject({ ok: true, entries: Number(c.n) });
+    }
+  });
+
   it('a writer whose heads moved between its read and its INSERT is refused by the index, then chains under the lock', async () => {
     await store.append([entry('first'), entry('first-null', { tenantId: null })]);
     const other = new TypeOrmAuditLogStore(dataSource);
