@@ -131,6 +131,11 @@ describe('GET /admin/config and PUT /admin/config/:key', () => {
       .send({ value: { text: 'hi', level: 'panic' } })
       .expect(400);
     expect(banner.body.problems.length).toBeGreaterThan(0);
+    // Text PostgreSQL's jsonb cannot hold (NUL, a lone surrogate, also as a member name): a 400 saying so, not a 500.
+    for (const value of [{ text: 'a\u0000b' }, { text: '\ud800x' }, { text: 'ok', ['\u0000']: 1 }]) {
+      const res = await http().put('/admin/config/ui.banner').set(as('acme')).send(JSON.stringify({ value })).type('json');
+      expect([res.status, res.body.problems]).toEqual([400, [expect.stringMatching(/NUL character or a lone surrogate/)]]);
+    }
     await http()
       .put(`/admin/config/${'k'.repeat(200)}`)
       .set(as('acme'))
