@@ -169,6 +169,25 @@ describe('GET /admin/config and PUT /admin/config/:key', () => {
     expect(Object.keys(get?.responses ?? {}).sort()).toEqual(['200', '401', '403']);
   });
 
+  it('lets exactly one of ten concurrent PUTs bound to the same version land; the others get 409 and write nothing', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        http()
+          .put('/admin/config/feature.beta')
+          .set(as('race', 'admin:config', `u${i}`))
+          .send({ value: i % 2 === 0, expectedVersion: 0 }),
+      ),
+    );
+    expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409, 409, 409, 409, 409, 409]);
+    const winner = results.find((r) => r.status === 200)!;
+    const read = await http().get('/admin/config').set(as('race')).expect(200);
+    expect(read.body.keys.find((k: { key: string }) => k.key === 'feature.beta')).toMatchObject({
+      version: 1,
+      value: winner.body.value,
+      updatedBy: winner.body.updatedBy,
+    });
+  });
+
   // Last: it closes the app's database.
   it('answers 503 with Retry-After (not 500) when the config store cannot be reached, and the skill says so too', async () => {
     await f.app.get(DataSource).destroy();
