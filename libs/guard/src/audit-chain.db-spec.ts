@@ -136,6 +136,28 @@ describe('the audit hash chain on PostgreSQL', () => {
     expect(await store.verify('acme')).toEqual({ ok: false, firstBadSequence: 11, problem: 'inserted' });
   });
 
+  it('a row without a chain forged for a tenant whose chain began later, or has not begun, or with an id below every id: inserted', async () => {
+    const forge = (tenant: string, id?: number) =>
+      sql(
+        `INSERT INTO zmodu_audit_log (${id === undefined ? '' : 'id, '}run_id, skill, action, decision, outcome, duration_ms, tokens, tenant_id)
+         VALUES (${id === undefined ? '' : `${id}, `}'forged', 's', 'read', 'allowed', 'ok', 1, 1, $1)`,
+        [tenant],
+      );
+    await writeTen();
+    // initech has no chain yet: a row without one, written after the audit was chained, is forged.
+    await forge('initech');
+    expect(await store.verify('initech')).toEqual({ ok: false, firstBadSequence: 1, problem: 'inserted' });
+    // A row of umbrella given an unused id after acme's chain began but before umbrella's did (ids burnt by refused writes).
+    const [{ id: last }] = await sql(`SELECT max(id)::text AS id FROM zmodu_audit_log`);
+    await sql(`SELECT setval(pg_get_serial_sequence('zmodu_audit_log', 'id'), $1)`, [Number(last) + 10]);
+    await store.append([entry('late1', { tenantId: 'umbrella' }), entry('late2', { tenantId: 'umbrella' })]);
+    await forge('umbrella', Number(last) + 5);
+    expect(await store.verify('umbrella')).toEqual({ ok: false, firstBadSequence: 1, problem: 'inserted' });
+    // An id no row the database numbered can have (ids start at 1).
+    await forge('globex', -5);
+    expect(await store.verify('globex')).toEqual({ ok: false, firstBadSequence: 1, problem: 'inserted' });
+  });
+
   it('re-linking an entry past the one before it: re-linked, with or without its hash recomputed', async () => {
     await writeTen();
     const skipTo = await hashAt(4);
