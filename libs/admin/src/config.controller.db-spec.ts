@@ -188,14 +188,29 @@ describe('GET /admin/config and PUT /admin/config/:key', () => {
     });
   });
 
-  // Last: it closes the app's database.
   it('answers 503 with Retry-After (not 500) when the config store cannot be reached, and the skill says so too', async () => {
-    await f.app.get(DataSource).destroy();
-    const res = await http().put('/admin/config/orders.maxDraft').set(as('acme')).send({ value: 3 }).expect(503);
-    expect(res.headers['retry-after']).toBe('5');
-    expect(res.body.message).toMatch(/config store cannot be reached/);
-    const ctx = createSkillContext({ guard: new Guard({ allow: ['admin.config.get'] }), tenantId: 'acme', permissions: ['admin:config'] });
-    const read = await f.app.get(SkillDispatcher).dispatch(ctx, 'admin.config.get', { key: 'orders.maxDraft' });
-    expect(read.error).toMatchObject({ reason: 'config_store_unavailable' });
+    const ownDb = await createTestDatabase();
+    const own = await startAdminSkillsApp(ownDb);
+    try {
+      await own.app.get(DataSource).destroy();
+      const res = await request(own.app.getHttpServer())
+        .put('/admin/config/orders.maxDraft')
+        .set(as('acme'))
+        .send({ value: 3 })
+        .expect(503);
+      expect(res.headers['retry-after']).toBe('5');
+      expect(res.body.message).toMatch(/config store cannot be reached/);
+      const ctx = createSkillContext({
+        guard: new Guard({ allow: ['admin.config.get'] }),
+        tenantId: 'acme',
+        permissions: ['admin:config'],
+      });
+      const read = await own.app.get(SkillDispatcher).dispatch(ctx, 'admin.config.get', { key: 'orders.maxDraft' });
+      expect(read.error).toMatchObject({ reason: 'config_store_unavailable' });
+    } finally {
+      // Its audit entries cannot be written at close: the database is gone.
+      await own.app.close().catch(() => undefined);
+      await ownDb.drop();
+    }
   });
 });
