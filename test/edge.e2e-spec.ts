@@ -22,7 +22,7 @@ import {
   traderBudgetFromEnv,
 } from '../apps/sample/src/config';
 import { deeperThan } from '../apps/sample/src/edge/body-limits.middleware';
-import { isDatabaseUnavailable } from '../apps/sample/src/edge/database-unavailable';
+import { isDatabaseUnavailable } from '@zmodu/db';
 import { EdgeExceptionFilter } from '../apps/sample/src/edge/edge-exception.filter';
 import { SampleAppOptions } from '../apps/sample/src/sample.options';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';

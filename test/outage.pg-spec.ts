@@ -4,6 +4,7 @@ import { Test } from '@nestjs/testing';
 import { serverDataSourceOptions } from '@zmodu/db';
 import request from 'supertest';
 import { AppModule } from '../apps/sample/src/app.module';
+import { PERMISSIONS } from '../apps/sample/src/auth/auth.constants';
 import { mintToken } from '../apps/sample/src/auth/dev-token';
 import { freePort } from './support/free-port';
 
@@ -67,6 +68,20 @@ describe('sample app during a database outage', () => {
       const queue = await request(app.getHttpServer()).get('/admin/approvals').set('Authorization', `Bearer ${lead}`);
       expect(queue.status).toBe(503);
       expect(queue.headers['retry-after']).toBe('5');
+      // The admin endpoints too, also a config write (which runs the admin.config.set skill through the dispatcher).
+      const admin = `Bearer ${mintToken(SECRET, { tenant: 'acme', user: 'ada', permissions: [PERMISSIONS.adminConfig, PERMISSIONS.adminAudit] })}`;
+      for (const [method, path] of [
+        ['get', '/admin/config'],
+        ['put', '/admin/config/orders.maxDraftQuantity'],
+        ['get', '/admin/audit'],
+        ['get', '/admin/audit/verify'],
+      ] as const) {
+        const res = await request(app.getHttpServer())
+          [method](path)
+          .set('Authorization', admin)
+          .send(method === 'put' ? { value: 5 } : undefined);
+        expect([method, path, res.status, res.headers['retry-after']]).toEqual([method, path, 503, '5']);
+      }
       // The trader has a tenant quota: it cannot be read, so the run is an outage (not "budget exhausted").
       const run = await request(app.getHttpServer())
         .post('/agents/trader/runs')

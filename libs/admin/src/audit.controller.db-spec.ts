@@ -185,6 +185,7 @@ describe('GET /admin/audit', () => {
     expect(seen).toEqual(acmeIds);
     const first = await get('/admin/audit?limit=3').expect(200);
     expect(first.body.nextCursor).toBe(acmeIds[2]);
+    expect((await get('/admin/audit?cursor=9223372036854775807').expect(200)).body).toEqual({ entries: [], nextCursor: null });
   });
 
   it('answers CSV for format=csv or Accept: text/csv, as an attachment, with the next cursor in X-Next-Cursor', async () => {
@@ -220,6 +221,7 @@ describe('GET /admin/audit', () => {
       ['limit=1001', 'limit'],
       ['limit=ten', 'limit'],
       ['cursor=abc', 'cursor'],
+      ['cursor=9999999999999999999', 'cursor'],
       ['format=xml', 'format'],
       ['skill=a&skill=b', 'skill'],
       [`agent=${'a'.repeat(201)}`, 'agent'],

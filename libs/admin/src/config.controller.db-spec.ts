@@ -1,5 +1,7 @@
 import { DocumentBuilder, SwaggerModule } from '@nestjs/swagger';
-import { AgentAuditLog } from '@zmodu/guard';
+import { AgentAuditLog, Guard } from '@zmodu/guard';
+import { createSkillContext, SkillDispatcher } from '@zmodu/skills';
+import { DataSource } from 'typeorm';
 import request from 'supertest';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
 import { AdminSkillsFixture, startAdminSkillsApp } from './__fixtures__/admin-skills-app';
@@ -129,6 +131,11 @@ describe('GET /admin/config and PUT /admin/config/:key', () => {
       .send({ value: { text: 'hi', level: 'panic' } })
       .expect(400);
     expect(banner.body.problems.length).toBeGreaterThan(0);
+    // Text PostgreSQL's jsonb cannot hold (NUL, a lone surrogate, also as a member name): a 400 saying so, not a 500.
+    for (const value of [{ text: 'a\u0000b' }, { text: '\ud800x' }, { text: 'ok', ['\u0000']: 1 }]) {
+      const res = await http().put('/admin/config/ui.banner').set(as('acme')).send(JSON.stringify({ value })).type('json');
+      expect([res.status, res.body.problems]).toEqual([400, [expect.stringMatching(/NUL character or a lone surrogate/)]]);
+    }
     await http()
       .put(`/admin/config/${'k'.repeat(200)}`)
       .set(as('acme'))
@@ -156,9 +163,54 @@ describe('GET /admin/config and PUT /admin/config/:key', () => {
     expect(put?.tags).toEqual(['admin']);
     expect(put?.parameters).toEqual([expect.objectContaining({ name: 'key', in: 'path', required: true })]);
     expect(put?.requestBody).toMatchObject({ content: { 'application/json': { schema: { required: ['value'] } } } });
-    expect(Object.keys(put?.responses ?? {}).sort()).toEqual(['200', '400', '401', '403', '404', '409']);
+    expect(Object.keys(put?.responses ?? {}).sort()).toEqual(['200', '400', '401', '403', '404', '409', '503']);
     const get = doc.paths['/admin/config']?.get;
     expect(get?.tags).toEqual(['admin']);
     expect(Object.keys(get?.responses ?? {}).sort()).toEqual(['200', '401', '403']);
+  });
+
+  it('lets exactly one of ten concurrent PUTs bound to the same version land; the others get 409 and write nothing', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, i) =>
+        http()
+          .put('/admin/config/feature.beta')
+          .set(as('race', 'admin:config', `u${i}`))
+          .send({ value: i % 2 === 0, expectedVersion: 0 }),
+      ),
+    );
+    expect(results.map((r) => r.status).sort()).toEqual([200, 409, 409, 409, 409, 409, 409, 409, 409, 409]);
+    const winner = results.find((r) => r.status === 200)!;
+    const read = await http().get('/admin/config').set(as('race')).expect(200);
+    expect(read.body.keys.find((k: { key: string }) => k.key === 'feature.beta')).toMatchObject({
+      version: 1,
+      value: winner.body.value,
+      updatedBy: winner.body.updatedBy,
+    });
+  });
+
+  it('answers 503 with Retry-After (not 500) when the config store cannot be reached, and the skill says so too', async () => {
+    const ownDb = await createTestDatabase();
+    const own = await startAdminSkillsApp(ownDb);
+    try {
+      await own.app.get(DataSource).destroy();
+      const res = await request(own.app.getHttpServer())
+        .put('/admin/config/orders.maxDraft')
+        .set(as('acme'))
+        .send({ value: 3 })
+        .expect(503);
+      expect(res.headers['retry-after']).toBe('5');
+      expect(res.body.message).toMatch(/config store cannot be reached/);
+      const ctx = createSkillContext({
+        guard: new Guard({ allow: ['admin.config.get'] }),
+        tenantId: 'acme',
+        permissions: ['admin:config'],
+      });
+      const read = await own.app.get(SkillDispatcher).dispatch(ctx, 'admin.config.get', { key: 'orders.maxDraft' });
+      expect(read.error).toMatchObject({ reason: 'config_store_unavailable' });
+    } finally {
+      // Its audit entries cannot be written at close: the database is gone.
+      await own.app.close().catch(() => undefined);
+      await ownDb.drop();
+    }
   });
 });

@@ -1,4 +1,4 @@
-import { Body, Controller, Get, Param, Put } from '@nestjs/common';
+import { Body, Controller, Get, Param, Put, Res } from '@nestjs/common';
 import {
   ApiBadRequestResponse,
   ApiBody,
@@ -8,16 +8,18 @@ import {
   ApiOkResponse,
   ApiOperation,
   ApiParam,
+  ApiServiceUnavailableResponse,
   ApiTags,
   ApiUnauthorizedResponse,
 } from '@nestjs/swagger';
 import { Guard } from '@zmodu/guard';
 import { createSkillContext, SkillDispatcher } from '@zmodu/skills';
+import type { Response } from 'express';
 import { AdminCaller } from './admin.options';
 import { AdminConfig, ConfigSetResult } from './config/admin-config.service';
 import type { ConfigKeyView } from './config/admin-config.types';
 import { ConfigWriteBody, ParseConfigWriteBodyPipe } from './config/config-body.pipe';
-import { configHttpException } from './config/config-http';
+import { CONFIG_RETRY_AFTER_SECONDS, configHttpException } from './config/config-http';
 import { CurrentCaller } from './current-caller.decorator';
 import { RequireAdminPermission } from './require-admin-permission.decorator';
 
@@ -97,10 +99,14 @@ export class ConfigController {
   @ApiNotFoundResponse({ description: 'The key is not declared' })
   @ApiForbiddenResponse({ description: 'The key is read-only, or the caller lacks the permission of admin.config.set' })
   @ApiConflictResponse({ description: 'expectedVersion is not the current version: nothing was written (the body has currentVersion)' })
+  @ApiServiceUnavailableResponse({
+    description: 'The config store (database) cannot be reached: nothing was written; retry after Retry-After',
+  })
   async set(
     @CurrentCaller() caller: AdminCaller,
     @Param('key') key: string,
     @Body(ParseConfigWriteBodyPipe) body: ConfigWriteBody,
+    @Res({ passthrough: true }) res: Response,
   ): Promise<ConfigSetResult> {
     // One path for every write: the same skill an admin agent calls, under a guard that allows exactly it.
     const ctx = createSkillContext({
@@ -110,7 +116,11 @@ export class ConfigController {
       permissions: caller.permissions,
     });
     const result = await this.dispatcher.dispatch(ctx, SET_SKILL, { key, ...body });
-    if (!result.ok) throw configHttpException(result);
+    if (!result.ok) {
+      const http = configHttpException(result);
+      if (http.getStatus() === 503) res.setHeader('Retry-After', String(CONFIG_RETRY_AFTER_SECONDS));
+      throw http;
+    }
     return result.value as ConfigSetResult;
   }
 }

@@ -7,3 +7,4 @@ export { isEmbeddedConnection } from './pglite-driver';
 export type { EmbeddedConnection, PgCompatibleDriver, PgliteDriverOptions } from './pglite-driver';
 export { runReadOnlyStatement } from './read-only';
 export { queryRows, returning } from './rows';
+export { isDatabaseUnavailable } from './database-unavailable';

@@ -136,6 +136,28 @@ describe('the audit hash chain on PostgreSQL', () => {
     expect(await store.verify('acme')).toEqual({ ok: false, firstBadSequence: 11, problem: 'inserted' });
   });
 
+  it('a row without a chain forged for a tenant whose chain began later, or has not begun, or with an id below every id: inserted', async () => {
+    const forge = (tenant: string, id?: number) =>
+      sql(
+        `INSERT INTO zmodu_audit_log (${id === undefined ? '' : 'id, '}run_id, skill, action, decision, outcome, duration_ms, tokens, tenant_id)
+         VALUES (${id === undefined ? '' : `${id}, `}'forged', 's', 'read', 'allowed', 'ok', 1, 1, $1)`,
+        [tenant],
+      );
+    await writeTen();
+    // initech has no chain yet: a row without one, written after the audit was chained, is forged.
+    await forge('initech');
+    expect(await store.verify('initech')).toEqual({ ok: false, firstBadSequence: 1, problem: 'inserted' });
+    // A row of umbrella given an unused id after acme's chain began but before umbrella's did (ids burnt by refused writes).
+    const [{ id: last }] = await sql(`SELECT max(id)::text AS id FROM zmodu_audit_log`);
+    await sql(`SELECT setval(pg_get_serial_sequence('zmodu_audit_log', 'id'), $1)`, [Number(last) + 10]);
+    await store.append([entry('late1', { tenantId: 'umbrella' }), entry('late2', { tenantId: 'umbrella' })]);
+    await forge('umbrella', Number(last) + 5);
+    expect(await store.verify('umbrella')).toEqual({ ok: false, firstBadSequence: 1, problem: 'inserted' });
+    // An id no row the database numbered can have (ids start at 1).
+    await forge('globex', -5);
+    expect(await store.verify('globex')).toEqual({ ok: false, firstBadSequence: 1, problem: 'inserted' });
+  });
+
   it('re-linking an entry past the one before it: re-linked, with or without its hash recomputed', async () => {
     await writeTen();
     const skipTo = await hashAt(4);
@@ -210,6 +232,33 @@ describe('the audit hash chain on PostgreSQL', () => {
     expect(await store.verify('acme')).toMatchObject({ ok: true, entries: Number(counts[0].n) });
     expect(await store.verify('globex')).toMatchObject({ ok: true, entries: Number(counts[1].n) });
     expect(logs.reduce((s, l) => s + l.metrics().deadLettered, 0)).toBe(0);
+  });
+
+  it('twelve writers at once on three tenants and none, each batch in its own tenant order: no fork, no gap, no dead letter', async () => {
+    const tenants = ['acme', 'globex', null, 'initech'];
+    const logs = Array.from(
+      { length: 12 },
+      () => new AgentAuditLog(new TypeOrmAuditLogStore(dataSource), { batchSize: 9, flushIntervalMs: 60_000 }),
+    );
+    await Promise.all(
+      logs.map(async (log, w) => {
+        for (let round = 0; round < 8; round++) {
+          // Writers meet the tenants in opposite orders within a batch (the rows of one INSERT are taken in that order).
+          for (let i = 0; i < 9; i++) log.record(entry(`w${w}-${round}-${i}`, { tenantId: tenants[(w % 2 ? 8 - i : i) % 4] }));
+          await log.flush();
+        }
+      }),
+    );
+    await Promise.all(logs.map((l) => l.close()));
+    expect(logs.reduce((s, l) => s + l.metrics().deadLettered, 0)).toBe(0);
+    const counts = await sql(
+      `SELECT tenant_id, count(*)::int AS n, count(DISTINCT seq)::int AS d, max(seq)::int AS m FROM zmodu_audit_log GROUP BY tenant_id`,
+    );
+    expect(counts.reduce((s, c) => s + Number(c.n), 0)).toBe(12 * 8 * 9);
+    for (const c of counts) {
+      expect([Number(c.d), Number(c.m)]).toEqual([Number(c.n), Number(c.n)]);
+      expect(await store.verify(c.tenant_id ?? null)).toMatchObject({ ok: true, entries: Number(c.n) });
+    }
   });
 
   it('a writer whose heads moved between its read and its INSERT is refused by the index, then chains under the lock', async () => {

@@ -17,7 +17,7 @@ export { InvalidPolicyException } from './exceptions/invalid-policy.exception';
 export { MissingDataSourceException } from './exceptions/missing-data-source.exception';
 export { AgentAuditLog } from './audit/agent-audit-log';
 export type { AuditBatchOptions, AuditLogMetrics } from './audit/agent-audit-log';
-export { AUDIT_QUERY_DEFAULT_LIMIT, AUDIT_QUERY_MAX_LIMIT } from './audit/audit-entry';
+export { AUDIT_QUERY_DEFAULT_LIMIT, AUDIT_QUERY_MAX_LIMIT, isAuditRecordId } from './audit/audit-entry';
 export type { AuditDeadLetter, AuditDeadLetterRecord, AuditEntry, AuditOutcome, AuditQuery, AuditRecord } from './audit/audit-entry';
 export type { AuditLogStore } from './audit/audit-log.store';
 export { AUDIT_CHAIN_GENESIS, auditEntryHash, auditTimestamp, canonicalJson } from './audit/audit-chain';

@@ -12,7 +12,7 @@ import { jsonRpcErrorBody } from '@zmodu/mcp';
 import type { Request, Response } from 'express';
 import { ClsServiceManager } from 'nestjs-cls';
 import { SAMPLE_MCP_PATH } from '../mcp.policy';
-import { isDatabaseUnavailable } from './database-unavailable';
+import { isDatabaseUnavailable } from '@zmodu/db';
 
 /** Library exceptions the edge knows, and their status codes. */
 const KNOWN: Array<[new (...args: never[]) => Error, number]> = [

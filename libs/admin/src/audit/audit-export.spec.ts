@@ -75,6 +75,8 @@ describe('audit export', () => {
     [{ limit: 2.5 }, 'limit'],
     [{ cursor: '1 OR 1=1' }, 'cursor'],
     [{ cursor: '-1' }, 'cursor'],
+    [{ cursor: '9223372036854775808' }, 'cursor'],
+    [{ cursor: '9999999999999999999' }, 'cursor'],
     [{ skill: 'a'.repeat(201) }, 'skill'],
     [{ agent: 'bad\nname' }, 'agent'],
     [{ run: 42 }, 'run'],

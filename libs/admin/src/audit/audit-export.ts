@@ -1,4 +1,4 @@
-import { AUDIT_QUERY_MAX_LIMIT, AuditLogStore, AuditOutcome, AuditQuery, AuditRecord } from '@zmodu/guard';
+import { AUDIT_QUERY_MAX_LIMIT, AuditLogStore, isAuditRecordId, AuditOutcome, AuditQuery, AuditRecord } from '@zmodu/guard';
 import { AuditTenantForbiddenException } from '../exceptions/audit-tenant-forbidden.exception';
 import { InvalidAuditFilterException } from '../exceptions/invalid-audit-filter.exception';
 
@@ -154,7 +154,7 @@ export function parseAuditExport(raw: unknown, scope: AuditExportScope): ParsedA
   const until = date(own('until'), 'until');
   if (since && until && since > until) throw new InvalidAuditFilterException('since', 'since must not be later than until');
   const cursor = text(own('cursor'), 'cursor');
-  if (cursor !== undefined && !/^[0-9]{1,19}$/.test(cursor))
+  if (cursor !== undefined && !isAuditRecordId(cursor))
     throw new InvalidAuditFilterException('cursor', 'cursor must be the nextCursor of the page before, as given');
 
   const query: AuditQuery & { limit: number } = {

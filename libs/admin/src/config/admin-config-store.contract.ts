@@ -138,7 +138,7 @@ export function adminConfigStoreContract(name: string, factory: () => Promise<Ad
         await assert.rejects(store.set('acme', 'a', 1, { expectedVersion: expectedVersion as number }), InvalidConfigWriteException);
       const cyclic: Record<string, unknown> = {};
       cyclic.self = cyclic;
-      for (const value of [undefined, cyclic, () => 1, 10n])
+      for (const value of [undefined, cyclic, () => 1, 10n, 'a\u0000b', ['\ud800'], { ['\udc00']: 1 }])
         await assert.rejects(store.set('acme', 'a', value), InvalidConfigWriteException);
       assert.equal(await store.get('acme', 'a'), undefined);
     });

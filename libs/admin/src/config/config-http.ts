@@ -6,15 +6,20 @@ import {
   HttpException,
   InternalServerErrorException,
   NotFoundException,
+  ServiceUnavailableException,
   UnauthorizedException,
 } from '@nestjs/common';
 import { SkillCallResult } from '@zmodu/skills';
 import { CONFIG_SKILL_REASONS } from '../skills/admin-config.skills';
 
+/** The Retry-After (seconds) of a 503 for a config store that cannot be reached. */
+export const CONFIG_RETRY_AFTER_SECONDS = 5;
+
 /**
  * The HTTP answer of a refused or failed admin.config.set call: 400 invalid arguments or value (with the problems),
  * 404 an undeclared key, 403 a read-only key or a missing permission, 409 a stale expectedVersion (with the current
- * version), 429 a spent token budget, 504 a timeout, 500 anything else (no internal text).
+ * version), 429 a spent token budget, 503 a config store that cannot be reached (send Retry-After:
+ * CONFIG_RETRY_AFTER_SECONDS), 504 a timeout, 500 anything else (no internal text).
  */
 export function configHttpException(result: SkillCallResult): HttpException {
   const error = result.error ?? { error: 'SkillFailed', reason: 'internal_error' };
@@ -47,6 +52,8 @@ export function configHttpException(result: SkillCallResult): HttpException {
       return new ForbiddenException(message);
     case CONFIG_SKILL_REASONS.conflict:
       return new ConflictException({ message, expectedVersion: error.expectedVersion, currentVersion: error.currentVersion });
+    case CONFIG_SKILL_REASONS.unavailable:
+      return new ServiceUnavailableException(message);
     default:
       return new InternalServerErrorException();
   }

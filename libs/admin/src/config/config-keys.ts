@@ -2,7 +2,14 @@ import { ownOptions } from '@zmodu/guard';
 import { compileSchema, describeErrors, JsonSchema } from '@zmodu/skills';
 import type { ValidateFunction } from 'ajv';
 import type { AdminConfigOptions, ConfigKeySpec, ConfigValueType } from './admin-config.types';
-import { CONFIG_KEY_PATTERN, jsonText, MAX_CONFIG_KEY_LENGTH, MAX_CONFIG_VALUE_CHARS } from './config-write';
+import {
+  CONFIG_KEY_PATTERN,
+  hasUnwritableText,
+  jsonText,
+  MAX_CONFIG_KEY_LENGTH,
+  MAX_CONFIG_VALUE_CHARS,
+  UNWRITABLE_VALUE_PROBLEM,
+} from './config-write';
 
 /** A declared key, checked at boot, with the compiled check of its values. */
 export interface DeclaredConfigKey {
@@ -35,6 +42,7 @@ function checkerOf(type: ConfigValueType, field: string, fail: (field: string, p
     const json = jsonText(value);
     if (json === undefined) return ['the value must be JSON'];
     if (json.length > MAX_CONFIG_VALUE_CHARS) return [`the value is more than ${MAX_CONFIG_VALUE_CHARS} characters of JSON`];
+    if (hasUnwritableText(value)) return [UNWRITABLE_VALUE_PROBLEM];
     // A value must survive a JSON round trip unchanged (no NaN or Infinity turned into null on the way).
     if (!validate(JSON.parse(json)) || !validate(value))
       return describeErrors(validate.errors).map((p) => `${p.path === '/' ? 'value' : `value${p.path}`} ${p.message}`);

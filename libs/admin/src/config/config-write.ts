@@ -27,6 +27,29 @@ export function jsonText(value: unknown): string | undefined {
   }
 }
 
+// eslint-disable-next-line no-control-regex -- NUL is what PostgreSQL's jsonb cannot hold
+const UNWRITABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
+
+/** Why PostgreSQL's jsonb cannot keep a JSON value. */
+export const UNWRITABLE_VALUE_PROBLEM =
+  'the value holds a NUL character or a lone surrogate (in a string or a member name), which the store cannot keep';
+
+/** Whether a string or member name of a JSON value holds text jsonb refuses (NUL, a lone UTF-16 surrogate). Walks without recursion. */
+export function hasUnwritableText(value: unknown): boolean {
+  const stack: unknown[] = [value];
+  while (stack.length) {
+    const v = stack.pop();
+    if (typeof v === 'string') {
+      if (UNWRITABLE.test(v)) return true;
+    } else if (v !== null && typeof v === 'object')
+      for (const [key, child] of Object.entries(v)) {
+        if (UNWRITABLE.test(key)) return true;
+        stack.push(child);
+      }
+  }
+  return false;
+}
+
 export function checkTenant(tenantId: unknown): string {
   if (typeof tenantId !== 'string' || tenantId.trim() === '')
     throw new InvalidConfigWriteException('a tenant id (a non-blank string) is required');
@@ -49,5 +72,6 @@ export function checkWrite(tenantId: unknown, key: unknown, value: unknown, writ
   if (json === undefined) throw new InvalidConfigWriteException('the value must be JSON (not undefined)');
   if (json.length > MAX_CONFIG_VALUE_CHARS)
     throw new InvalidConfigWriteException(`the value is more than ${MAX_CONFIG_VALUE_CHARS} characters of JSON`);
+  if (hasUnwritableText(value)) throw new InvalidConfigWriteException(UNWRITABLE_VALUE_PROBLEM);
   return { tenantId: checkTenant(tenantId), key: checkKey(key), json, expectedVersion: expected, updatedBy: by };
 }

@@ -1,4 +1,5 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
+import { isDatabaseUnavailable } from '@zmodu/db';
 import { SkillError, SkillInvocation, SkillRegistry } from '@zmodu/skills';
 import { AdminConfig } from '../config/admin-config.service';
 import { MAX_CONFIG_KEY_LENGTH } from '../config/config-write';
@@ -7,6 +8,7 @@ import { ConfigKeyUndeclaredException } from '../config/exceptions/config-key-un
 import { ConfigVersionConflictException } from '../config/exceptions/config-version-conflict.exception';
 import { InvalidConfigValueException } from '../config/exceptions/invalid-config-value.exception';
 import { ADMIN_SKILLS_OPTIONS } from './admin-skills.constants';
+import { CONFIG_STORE_UNAVAILABLE_MESSAGE } from './admin-skills.messages';
 import { ResolvedAdminSkillsOptions } from './admin-skills.options';
 
 /** The SkillError reasons of the config skills (what `PUT /admin/config/:key` maps to status codes). */
@@ -15,6 +17,7 @@ export const CONFIG_SKILL_REASONS = {
   immutable: 'config_key_immutable',
   invalid: 'config_value_invalid',
   conflict: 'config_version_conflict',
+  unavailable: 'config_store_unavailable',
 } as const;
 
 /** A config exception as the SkillError the caller sees (with what it needs to act: the current version, the problems). */
@@ -28,6 +31,8 @@ function skillErrorOf(err: unknown): unknown {
       expectedVersion: err.expectedVersion,
       currentVersion: err.currentVersion,
     });
+  // An outage, told as one (PUT /admin/config/:key answers 503), not as a failure of the skill.
+  if (isDatabaseUnavailable(err)) return new SkillError(CONFIG_SKILL_REASONS.unavailable, CONFIG_STORE_UNAVAILABLE_MESSAGE);
   return err;
 }
 

@@ -15,6 +15,9 @@ export const CONFIG_KEY_UNDECLARED_MESSAGE = (key: string) =>
 export const CONFIG_KEY_IMMUTABLE_MESSAGE = (key: string) =>
   `Config key '${key}' is read-only (declared without mutable: true): it cannot be changed through admin.config.set.`;
 
+export const CONFIG_STORE_UNAVAILABLE_MESSAGE =
+  'The config store cannot be reached (the database is unavailable): nothing was read or written; try again shortly.';
+
 export const INVALID_CONFIG_VALUE_MESSAGE = (key: string, problems: string) => `The value does not fit config key '${key}': ${problems}.`;
 
 export const CACHE_NOT_ALLOWED_MESSAGE = (name: string, allowed: readonly string[]) =>

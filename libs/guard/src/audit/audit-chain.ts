@@ -14,7 +14,7 @@ export type AuditChainVerdict =
       /**
        * `altered`: the entry's fields no longer give its hash; `deleted`: an entry is missing (a gap in the sequence, or an
        * entry links to a hash no entry has); `inserted`: an entry the chain does not go through (the next entry links past
-       * it, a sequence number used twice, or a row without a chain written after the chain began); `re-linked`: the entry
+       * it, a sequence number used twice, or a row without a chain written after the audit was chained); `re-linked`: the entry
        * links to an existing entry other than the one before it.
        */
       readonly problem: 'altered' | 'deleted' | 'inserted' | 're-linked';
@@ -137,7 +137,7 @@ export function chainEntries(head: { seq: number; hash: string }, entries: reado
  * Walk one tenant's chain, in sequence order, and report the first entry that is not as written.
  * `links` yields the chained entries ordered by sequence number; `hashExists` says whether some entry of the tenant has
  * that hash (asked once, at the first broken link); `strayAt` is the position of the first row without a chain written
- * after the chain began (the sequence number it sits before), if any.
+ * after the audit was chained (the sequence number it sits before), if any.
  */
 export async function verifyChainLinks(
   links: AsyncIterable<AuditChainLink>,

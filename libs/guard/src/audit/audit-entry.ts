@@ -57,9 +57,17 @@ export interface AuditQuery {
 export const AUDIT_QUERY_DEFAULT_LIMIT = 100;
 export const AUDIT_QUERY_MAX_LIMIT = 1000;
 
+/** The largest id an audit record can have (the id is a PostgreSQL bigint). */
+const MAX_AUDIT_ID = 9223372036854775807n;
+
+/** Whether `id` is the decimal id an audit record can have (what `AuditQuery.afterId` takes): 0 to the bigint maximum. */
+export function isAuditRecordId(id: unknown): id is string {
+  return typeof id === 'string' && /^[0-9]{1,19}$/.test(id) && BigInt(id) <= MAX_AUDIT_ID;
+}
+
 /** Refuses a query the stores cannot run: an `afterId` that is not a decimal id. */
 export function checkAuditQuery(filter: AuditQuery): void {
-  if (filter.afterId !== undefined && !(typeof filter.afterId === 'string' && /^[0-9]{1,19}$/.test(filter.afterId)))
+  if (filter.afterId !== undefined && !isAuditRecordId(filter.afterId))
     throw new RangeError(`AuditQuery.afterId must be the decimal id of an audit record (got ${JSON.stringify(filter.afterId)})`);
 }
 

@@ -297,17 +297,21 @@ export class TypeOrmAuditLogStore implements AuditLogStore {
     }
   }
 
-  /** Where the first row without a chain written after the tenant's chain began sits (the seq it precedes), or null. */
+  /**
+   * Where the first row of the tenant without a chain that was written after the audit was chained sits (the seq it
+   * precedes), or null. Every row written since the chain migration has a chain, whatever its tenant: a row without one
+   * and an id above the first chained id of any tenant (or an id the database never gives, below 1) was put there by hand.
+   */
   private async strayPosition(where: string, params: unknown[]): Promise<number | null> {
     const n = params.length;
     const [stray]: Array<{ id: string }> = await this.dataSource.query(
       `SELECT a.id::text AS id FROM zmodu_audit_log a WHERE ${where} AND seq IS NULL
-         AND a.id > (SELECT min(id) FROM zmodu_audit_log WHERE ${where} AND seq IS NOT NULL) ORDER BY a.id LIMIT 1`,
+         AND (a.id < 1 OR a.id > (SELECT min(id) FROM zmodu_audit_log WHERE seq IS NOT NULL)) ORDER BY a.id LIMIT 1`,
       params,
     );
     if (!stray) return null;
     const [at]: Array<{ seq: string | null }> = await this.dataSource.query(
-      `SELECT COALESCE(min(seq) FILTER (WHERE id > $${n + 1}::bigint), max(seq) + 1)::text AS seq
+      `SELECT COALESCE(min(seq) FILTER (WHERE id > $${n + 1}::bigint), max(seq) + 1, 1)::text AS seq
          FROM zmodu_audit_log WHERE ${where} AND seq IS NOT NULL`,
       [...params, stray.id],
     );

@@ -63,6 +63,33 @@ describe('Redactor', () => {
     expect(input.nested[0].card).toBe(4111111111111111);
   });
 
+  it('masks every value under a secret-named key, in arrays and objects too, and x- header names like x-api-key', () => {
+    const r = new Redactor();
+    const input = {
+      password: ['hunter22', ['older-pass']],
+      token: { value: 'abc123', expiresIn: 3600 },
+      headers: { 'X-Api-Key': 'k-12345', 'x-auth-token': 'opaque', 'Proxy-Authorization': 'Basic dXNlcjpwYXNz' },
+      tokens: 42,
+    };
+    expect(r.redact(input)).toEqual({
+      password: ['[redacted]', ['[redacted]']],
+      token: { value: '[redacted]', expiresIn: '[redacted]' },
+      headers: { 'X-Api-Key': '[redacted]', 'x-auth-token': '[redacted]', 'Proxy-Authorization': '[redacted]' },
+      tokens: 42,
+    });
+    expect(r.metrics().secrets).toBe(7);
+  });
+
+  it('masks secrets, cards and addresses that are object keys, keeping both entries when two keys mask alike', () => {
+    const r = new Redactor({ emails: true });
+    const out = r.redact({ [OPENAI_KEY]: { plan: 'pro' }, 'jane@example.com': 1, 'bob@example.com': 2, '4111111111111111': 'x', qty: 3 });
+    const text = JSON.stringify(out);
+    for (const secret of [OPENAI_KEY, 'jane@example.com', 'bob@example.com', '4111111111111111']) expect(text).not.toContain(secret);
+    expect(Object.values(out as object)).toEqual([{ plan: 'pro' }, 1, 2, 'x', 3]);
+    expect(Object.keys(out as object)).toEqual(['[redacted]', '[redacted] (2)', '[redacted] (3)', '[redacted] (4)', 'qty']);
+    expect(r.metrics()).toMatchObject({ secrets: 1, emails: 2, cards: 1, total: 4 });
+  });
+
   it('keeps dates and buffers as they are, and redacts an object with toJSON as what it serializes to', () => {
     const r = new Redactor();
     const at = new Date('2026-03-01T00:00:00Z');

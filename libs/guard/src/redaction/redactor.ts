@@ -27,8 +27,11 @@ const API_KEYS = [
 ];
 const SECRET_NAME = String.raw`api[_-]?key|apikey|api[_-]?secret|client[_-]?secret|secret[_-]?key|access[_-]?token|auth[_-]?token|password|passwd|pwd`;
 const KEY_VALUE = new RegExp(String.raw`\b((?:${SECRET_NAME})["']?\s*[:=]\s*["']?)([^\s"'&,;}]{3,})`, 'gi');
-/** Object keys whose string or number value is a secret, whatever it looks like. */
-const SECRET_KEY = new RegExp(String.raw`^(?:${SECRET_NAME}|secret|token|refresh[_-]?token|authorization|private[_-]?key)$`, 'i');
+/** Object keys whose string or number values (also in arrays and objects under them) are secrets, whatever they look like. */
+const SECRET_KEY = new RegExp(
+  String.raw`^(?:x[_-])?(?:${SECRET_NAME}|secret|token|refresh[_-]?token|authorization|proxy[_-]?authorization|private[_-]?key)$`,
+  'i',
+);
 // A card: a whole group of 13-19 digits (single spaces or dashes between them), starting 2-6 (the payment-card ranges:
 // this keeps epoch-millisecond timestamps out), that passes the Luhn check.
 const CARD = /(?<!\d)(?<!\d[ -])[2-6](?:[ -]?\d){12,18}(?![ -]?\d)/g;
@@ -115,7 +118,9 @@ export class Redactor {
 
   /**
    * A copy of a JSON value with its strings redacted (redactText), the values of secret-named keys (password, token,
-   * api_key…) masked when secrets are on, and integers that are card numbers masked. Keys are kept as they are.
+   * api_key, x-api-key…) masked when secrets are on (every string and number under them, in arrays and objects too), and
+   * integers that are card numbers masked. Keys are redacted like strings; two keys that mask alike are both kept
+   * (`[redacted]`, `[redacted] (2)`).
    */
   redact(value: unknown): unknown {
     return this.walk(value, 0);
@@ -135,7 +140,11 @@ export class Redactor {
     return { total: c.sensitiveFields + c.secrets + c.tokens + c.cards + c.emails + c.patterns + c.tooDeep, ...c };
   }
 
-  private walk(value: unknown, depth: number): unknown {
+  private walk(value: unknown, depth: number, secret = false): unknown {
+    if (secret && (typeof value === 'string' || typeof value === 'number') && value !== '' && value !== this.replacement) {
+      this.counts.secrets++;
+      return this.replacement;
+    }
     if (typeof value === 'string') return this.redactText(value);
     if (typeof value === 'number') {
       if (this.cards && Number.isSafeInteger(value) && CARD_NUMBER.test(String(value)) && passesLuhn(String(value))) {
@@ -149,22 +158,17 @@ export class Redactor {
       this.counts.tooDeep++;
       return this.replacement;
     }
-    if (Array.isArray(value)) return value.map((v) => this.walk(v, depth + 1));
+    if (Array.isArray(value)) return value.map((v) => this.walk(v, depth + 1, secret));
     // An object that says how it is serialized (a decimal type, an entity with toJSON) is redacted as what it shows.
     const toJSON: unknown = (value as { toJSON?: unknown }).toJSON;
-    if (typeof toJSON === 'function') return this.walk(toJSON.call(value), depth + 1);
+    if (typeof toJSON === 'function') return this.walk(toJSON.call(value), depth + 1, secret);
     const out: Record<string, unknown> = {};
     for (const [key, v] of Object.entries(value)) {
-      if (
-        this.secretKeys &&
-        SECRET_KEY.test(key) &&
-        (typeof v === 'string' || typeof v === 'number') &&
-        v !== '' &&
-        v !== this.replacement
-      ) {
-        this.counts.secrets++;
-        define(out, key, this.replacement);
-      } else define(out, key, this.walk(v, depth + 1));
+      // A key can hold a secret too (a result keyed by API key, card or address): shown redacted, never merged with another.
+      const base = this.redactText(key);
+      let shown = base;
+      for (let n = 2; shown !== key && Object.hasOwn(out, shown); n++) shown = `${base} (${n})`;
+      define(out, shown, this.walk(v, depth + 1, secret || (this.secretKeys && SECRET_KEY.test(key))));
     }
     return out;
   }

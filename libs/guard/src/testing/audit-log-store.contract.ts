@@ -103,6 +103,9 @@ export function auditLogStoreContract(factory: () => Promise<StoreHarness<AuditL
     const third = await h.store.query({ limit: 2, afterId: second[1].id });
     expect(third.map((r) => r.runId)).toEqual(['p5']);
     expect(await h.store.query({ afterId: third[0].id })).toEqual([]);
+    expect(await h.store.query({ afterId: '9223372036854775807' })).toEqual([]);
+    // Past the largest id a store can hold (a bigint): refused as a bad id, not sent to the database.
+    await expect(h.store.query({ afterId: '9223372036854775808' })).rejects.toThrow(RangeError);
   });
 
   it('keeps the arguments and the result of a call as JSON (dates as ISO text), and caps a long one with its digest', async () => {
