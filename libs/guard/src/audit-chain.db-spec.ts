@@ -293,6 +293,36 @@ describe('the audit hash chain on PostgreSQL', () => {
     expect(await store.verify(null)).toMatchObject({ ok: true, entries: 3 });
   });
 
+  it('a reader paging one tenant by id while eight writers append misses no entry of it and sees none twice', async () => {
+    // Ids are handed out at INSERT and seen at COMMIT, but one tenant's entries commit in id order: a writer chained
+    // after an uncommitted head is held by the unique (tenant, seq) index until that commits, then refused.
+    const writers = Array.from({ length: 8 }, () => new TypeOrmAuditLogStore(dataSource));
+    let writing = true;
+    const seen: string[] = [];
+    let afterId: string | undefined;
+    const readPage = async () => {
+      const page = await store.query({ tenantId: 'shared', limit: 1000, ...(afterId !== undefined ? { afterId } : {}) });
+      for (const r of page) seen.push(r.runId);
+      if (page.length > 0) afterId = page[page.length - 1].id;
+      return page.length;
+    };
+    const reader = (async () => {
+      while (writing) await readPage();
+      while ((await readPage()) > 0);
+    })();
+    await Promise.all(
+      writers.map(async (w, i) => {
+        for (let round = 0; round < 5; round++)
+          await w.append(Array.from({ length: 100 }, (_, k) => entry(`w${i}-${round}-${k}`, { tenantId: i % 2 ? 'shared' : `own${i}` })));
+      }),
+    );
+    writing = false;
+    await reader;
+    expect(seen).toHaveLength(4 * 5 * 100);
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(await store.verify('shared')).toMatchObject({ ok: true, entries: 2000 });
+  });
+
   it('verifyAuditChain refuses a store that keeps no chain, saying what to use', async () => {
     const plain: AuditLogStore = { append: async () => undefined, query: async () => [] };
     await expect(verifyAuditChain(plain, 'acme')).rejects.toThrow(/keeps no hash chain.*TypeOrmAuditLogStore/);
