@@ -112,10 +112,10 @@ export function resolveAdminSkillsOptions(raw: Partial<AdminSkillsModuleOptions>
 function resolveCaches(raw: unknown): ReadonlyMap<string, ResolvedAdminCache> {
   if (!isPlainObject(raw)) fail('caches', 'must be an object of caches by name, e.g. { sessions: cache }');
   const caches = new Map<string, ResolvedAdminCache>();
-  for (const name of Object.keys(raw as object)) {
+  // Own entries only: a cache named like a prototype member ('constructor') is never read from the prototype.
+  for (const [name, given] of Object.entries(raw as object) as Array<[string, unknown]>) {
     const field = `caches[${JSON.stringify(name)}]`;
     if (!CACHE_NAME.test(name)) fail(field, `has a name that is not ${CACHE_NAME}`);
-    const given = (raw as Record<string, unknown>)[name];
     const spec: Partial<AdminCacheSpec> = isAdminCache(given) ? { cache: given } : isPlainObject(given) ? ownOptions(given) : {};
     if (!isAdminCache(spec.cache)) fail(field, 'must be a cache-manager Cache (del, clear) or { cache, scope?, tenantKey?, clearTenant? }');
     const scope = spec.scope ?? 'tenant';
