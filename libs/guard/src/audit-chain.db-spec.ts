@@ -32,6 +32,7 @@ describe('the audit hash chain on PostgreSQL', () => {
 
   beforeEach(async () => {
     await dataSource.query('TRUNCATE zmodu_audit_log, zmodu_audit_dead_letters');
+    store.forgetHeads(); // the heads it wrote are gone
   });
 
   const entry = sampleAuditEntry;
@@ -291,6 +292,96 @@ describe('the audit hash chain on PostgreSQL', () => {
     ]);
     expect(await store.verify('acme')).toMatchObject({ ok: true, entries: 3 });
     expect(await store.verify(null)).toMatchObject({ ok: true, entries: 3 });
+  });
+
+  /** Count the statements that read chain heads outside the lock (readHeads; the locked read orders by `seq`) while `fn` runs. */
+  const headReads = async (fn: () => Promise<void>): Promise<number> => {
+    const query = dataSource.query.bind(dataSource);
+    let reads = 0;
+    // EntityManager.query (also a transaction's) calls dataSource.query with its query runner: every argument passed on.
+    const spy = jest.spyOn(dataSource, 'query').mockImplementation(async (...args: Parameters<DataSource['query']>) => {
+      if (/ORDER BY a\.seq DESC LIMIT 1/.test(args[0])) reads++;
+      return query(...args);
+    });
+    try {
+      await fn();
+    } finally {
+      spy.mockRestore();
+    }
+    return reads;
+  };
+
+  it('a store chains its next batch after the head it wrote without reading it; a head moved by another store is refused, then read', async () => {
+    expect(await headReads(() => store.append([entry('a1'), entry('n1', { tenantId: null })]))).toBe(1);
+    expect(await headReads(() => store.append([entry('a2'), entry('n2', { tenantId: null })]))).toBe(0);
+    const other = new TypeOrmAuditLogStore(dataSource);
+    expect(await headReads(() => other.append([entry('b1')]))).toBe(1);
+    // This store still remembers a2 as acme's head: its INSERT at seq 3 is refused by the index, and it chains after b1.
+    const transaction = jest.spyOn(dataSource, 'transaction');
+    try {
+      await store.append([entry('a3')]);
+      expect(transaction).toHaveBeenCalledTimes(1);
+    } finally {
+      transaction.mockRestore();
+    }
+    // Then it remembers a3 again: no read, and the chain goes on.
+    expect(await headReads(() => store.append([entry('a4'), entry('n3', { tenantId: null })]))).toBe(0);
+    const order = await sql(`SELECT run_id, seq::int AS seq FROM zmodu_audit_log WHERE tenant_id = 'acme' ORDER BY seq`);
+    expect(order.map((r) => [r.run_id, Number(r.seq)])).toEqual([
+      ['a1', 1],
+      ['a2', 2],
+      ['b1', 3],
+      ['a3', 4],
+      ['a4', 5],
+    ]);
+    expect(await store.verify('acme')).toMatchObject({ ok: true, entries: 5 });
+    expect(await store.verify(null)).toMatchObject({ ok: true, entries: 3 });
+  });
+
+  it('the head of the chain without a tenant is read by its number (10 after 9), so a new store past it chains without the lock', async () => {
+    await store.append(Array.from({ length: 12 }, (_, i) => entry(`n${i}`, { tenantId: null })));
+    const fresh = new TypeOrmAuditLogStore(dataSource);
+    const transaction = jest.spyOn(dataSource, 'transaction');
+    try {
+      expect(await headReads(() => fresh.append([entry('n12', { tenantId: null }), entry('a1')]))).toBe(1);
+      expect(transaction).not.toHaveBeenCalled();
+    } finally {
+      transaction.mockRestore();
+    }
+    expect(await store.verify(null)).toMatchObject({ ok: true, entries: 13 });
+  });
+
+  it('entries deleted from the end of a chain are reported at the next write of the store that wrote them', async () => {
+    await writeTen();
+    await sql(`DELETE FROM zmodu_audit_log WHERE tenant_id = 'acme' AND seq >= 9`);
+    // A deleted tail leaves no trace in what is left...
+    expect(await store.verify('acme')).toMatchObject({ ok: true, entries: 8 });
+    // ...until the writer that remembers entry 10 links the next entry to it.
+    await store.append([entry('a11')]);
+    expect(await store.verify('acme')).toEqual({ ok: false, firstBadSequence: 9, problem: 'deleted' });
+    expect(await store.verify('globex')).toMatchObject({ ok: true, entries: 4 });
+    // A store that never wrote acme (or forgot its heads) chains after what it reads.
+    await sql(`DELETE FROM zmodu_audit_log WHERE tenant_id = 'acme' AND seq >= 9`);
+    store.forgetHeads();
+    await store.append([entry('a9')]);
+    expect(await store.verify('acme')).toMatchObject({ ok: true, entries: 9 });
+  });
+
+  it('rememberHeads bounds the heads a store keeps (the least recently written tenant goes first); 0 reads every time', async () => {
+    const two = new TypeOrmAuditLogStore(dataSource, { rememberHeads: 2 });
+    for (const t of ['t1', 't2', 't3']) expect(await headReads(() => two.append([entry(`${t}-1`, { tenantId: t })]))).toBe(1);
+    expect(await headReads(() => two.append([entry('t3-2', { tenantId: 't3' })]))).toBe(0);
+    expect(await headReads(() => two.append([entry('t2-2', { tenantId: 't2' })]))).toBe(0);
+    expect(await headReads(() => two.append([entry('t1-2', { tenantId: 't1' })]))).toBe(1); // forgotten
+    expect(await headReads(() => two.append([entry('t2-3', { tenantId: 't2' })]))).toBe(0);
+    expect(await headReads(() => two.append([entry('t3-3', { tenantId: 't3' })]))).toBe(1); // forgotten for t1
+    const none = new TypeOrmAuditLogStore(dataSource, { rememberHeads: 0 });
+    expect(await headReads(() => none.append([entry('t1-3', { tenantId: 't1' })]))).toBe(1);
+    expect(await headReads(() => none.append([entry('t1-4', { tenantId: 't1' })]))).toBe(1);
+    for (const t of ['t1', 't2', 't3']) expect(await store.verify(t)).toMatchObject({ ok: true });
+    for (const bad of [-1, 1.5, Number.NaN]) {
+      expect(() => new TypeOrmAuditLogStore(dataSource, { rememberHeads: bad })).toThrow(/rememberHeads must be a whole number/);
+    }
   });
 
   it('a reader paging one tenant by id while eight writers append misses no entry of it and sees none twice', async () => {

@@ -25,6 +25,7 @@ export type { AuditChainVerdict } from './audit/audit-chain';
 export { verifyAuditChain } from './audit/verify-audit-chain';
 export { InMemoryAuditLogStore } from './audit/in-memory-audit-log.store';
 export { TypeOrmAuditLogStore } from './audit/typeorm-audit-log.store';
+export type { TypeOrmAuditLogStoreOptions } from './audit/typeorm-audit-log.store';
 export { AuditLogEntity } from './audit/audit-log.entity';
 export { AuditDeadLetterEntity } from './audit/audit-dead-letter.entity';
 export { Redactor, MAX_REDACTION_DEPTH, passesLuhn } from './redaction/redactor';

@@ -109,6 +109,18 @@ const LOCKED_ATTEMPTS = 20;
 
 const GENESIS_HEAD = { seq: 0, hash: AUDIT_CHAIN_GENESIS };
 
+/** How many tenants' heads a store remembers by default (about 200 bytes each). */
+const REMEMBERED_HEADS = 10_000;
+
+/** Options of TypeOrmAuditLogStore. */
+export interface TypeOrmAuditLogStoreOptions {
+  /**
+   * How many tenants' chain heads the store remembers from its own writes, to chain their next batch without reading the
+   * table (default 10,000; the least recently written tenant is forgotten first). 0: read every tenant's head each batch.
+   */
+  readonly rememberHeads?: number;
+}
+
 function groupByTenant(entries: readonly AuditEntry[]): Map<string | null, AuditEntry[]> {
   const byTenant = new Map<string | null, AuditEntry[]>();
   for (const e of entries) {
@@ -170,30 +182,64 @@ function toRecord(r: AuditLogEntity): AuditRecord {
 }
 
 /**
- * The default audit store: table `zmodu_audit_log` (see the guard migrations). One transaction and one INSERT per batch:
- * the entries of each tenant are chained after that tenant's head, read under an advisory lock of the tenant held until
- * commit, so concurrent writers leave one chain per tenant with no fork and no gap (see audit-chain.ts).
+ * The default audit store: table `zmodu_audit_log` (see the guard migrations). One INSERT per batch: the entries of each
+ * tenant are chained after that tenant's head (the one this store wrote last, or read), and the unique (tenant, seq)
+ * index refuses a batch chained after a head that moved; such a batch is chained again under an advisory lock of each
+ * tenant held until commit. Concurrent writers leave one chain per tenant with no fork and no gap (see audit-chain.ts).
  * Entries it refused on their own are kept in `zmodu_audit_dead_letters` as escaped JSON text.
  */
 export class TypeOrmAuditLogStore implements AuditLogStore {
-  constructor(private readonly dataSource: DataSource) {}
+  /**
+   * The head this store last wrote, per tenant (most recently written last; at most REMEMBERED_HEADS). The next batch of a
+   * remembered tenant chains after it without reading the table. If another writer moved the head meanwhile, the unique
+   * (tenant, seq) index refuses the batch and the head is read again; if entries after it were deleted, the next entry
+   * still links to the deleted one, so verify reports the deletion (a chain read afresh would hide a deleted tail).
+   */
+  private readonly written = new Map<string | null, { seq: number; hash: string }>();
+
+  private readonly rememberHeads: number;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    options: TypeOrmAuditLogStoreOptions = {},
+  ) {
+    const n = options.rememberHeads ?? REMEMBERED_HEADS;
+    if (!Number.isSafeInteger(n) || n < 0)
+      throw new TypeError(`TypeOrmAuditLogStore: rememberHeads must be a whole number of 0 or more, got ${String(n)}`);
+    this.rememberHeads = n;
+  }
+
+  /**
+   * Forget the heads this store wrote, so the next batch reads each tenant's head from the table. For tests that empty the
+   * audit table between cases with one store (otherwise the next entry links to an entry that is gone and verify says
+   * `deleted`, which is what it is for).
+   */
+  forgetHeads(): void {
+    this.written.clear();
+  }
 
   async append(entries: readonly AuditEntry[]): Promise<void> {
     if (entries.length === 0) return;
     const byTenant = groupByTenant(entries);
     if (entries.length <= INSERT_ROWS) {
-      // Optimistic first: the heads in one read, the batch in one INSERT (one statement: all or nothing), no transaction and
-      // no lock. A writer that chained after a head that moved meanwhile is refused by the unique (tenant, seq) index, so no
-      // fork and no gap can be written; it then takes the locked way below.
-      const heads = await this.readHeads([...byTenant.keys()]);
+      // Optimistic first: the heads this store wrote last, or those read in one statement; the batch in one INSERT (one
+      // statement: all or nothing), no transaction and no lock. A writer that chained after a head that moved meanwhile is
+      // refused by the unique (tenant, seq) index, so no fork and no gap can be written; it then takes the locked way below.
+      const heads = new Map<string | null, { seq: number; hash: string }>();
+      const unknown: Array<string | null> = [];
+      for (const t of byTenant.keys()) {
+        const head = this.written.get(t);
+        if (head) heads.set(t, head);
+        else unknown.push(t);
+      }
+      if (unknown.length > 0) for (const [t, head] of await this.readHeads(unknown)) heads.set(t, head);
+      const links = chainGroups(byTenant, (t) => heads.get(t) ?? GENESIS_HEAD);
       try {
-        await insertAuditRows(
-          this.dataSource.manager,
-          entries,
-          chainGroups(byTenant, (t) => heads.get(t) ?? GENESIS_HEAD),
-        );
+        await insertAuditRows(this.dataSource.manager, entries, links);
+        this.remember(byTenant, links);
         return;
       } catch (err) {
+        for (const t of byTenant.keys()) this.written.delete(t);
         if (!isChainConflict(err)) throw err;
       }
     }
@@ -201,19 +247,32 @@ export class TypeOrmAuditLogStore implements AuditLogStore {
     // can still win a sequence number between our read and our INSERT; then this transaction is refused whole and tried again.
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.dataSource.transaction(async (m) => {
+        const links = await this.dataSource.transaction(async (m) => {
           const heads = new Map<string | null, { seq: number; hash: string }>();
           for (const tenantId of lockOrder(byTenant.keys())) heads.set(tenantId, await this.lockHead(m, tenantId));
-          await insertAuditRows(
-            m,
-            entries,
-            chainGroups(byTenant, (t) => heads.get(t) ?? GENESIS_HEAD),
-          );
+          const chained = chainGroups(byTenant, (t) => heads.get(t) ?? GENESIS_HEAD);
+          await insertAuditRows(m, entries, chained);
+          return chained;
         });
+        this.remember(byTenant, links);
         return;
       } catch (err) {
         if (!isChainConflict(err) || attempt >= LOCKED_ATTEMPTS) throw err;
       }
+    }
+  }
+
+  /** Keep each tenant's new head (its last entry of the batch), the oldest remembered tenant forgotten past the bound. */
+  private remember(byTenant: ReadonlyMap<string | null, readonly AuditEntry[]>, links: ReadonlyMap<AuditEntry, AuditChainPlace>): void {
+    for (const [tenantId, group] of byTenant) {
+      const last = links.get(group[group.length - 1]);
+      if (!last) continue;
+      this.written.delete(tenantId);
+      this.written.set(tenantId, { seq: last.seq, hash: last.hash });
+    }
+    for (const oldest of this.written.keys()) {
+      if (this.written.size <= this.rememberHeads) break;
+      this.written.delete(oldest);
     }
   }
 
@@ -225,9 +284,10 @@ export class TypeOrmAuditLogStore implements AuditLogStore {
       parts.push(`SELECT t.tenant AS "tenantId", h.seq::text AS seq, h.hash FROM unnest($1::text[]) AS t(tenant)
          CROSS JOIN LATERAL (SELECT seq, hash FROM zmodu_audit_log a WHERE a.tenant_id = t.tenant AND a.seq IS NOT NULL
            ORDER BY a.seq DESC LIMIT 1) h`);
+    // Ordered by the column (a.seq), not by the text output column of the same name (which put "9" after "10").
     if (named.length < tenants.length)
-      parts.push(`SELECT * FROM (SELECT NULL::text AS "tenantId", seq::text AS seq, hash FROM zmodu_audit_log
-         WHERE tenant_id IS NULL AND seq IS NOT NULL ORDER BY seq DESC LIMIT 1) n`);
+      parts.push(`SELECT * FROM (SELECT NULL::text AS "tenantId", a.seq::text AS seq, a.hash FROM zmodu_audit_log a
+         WHERE a.tenant_id IS NULL AND a.seq IS NOT NULL ORDER BY a.seq DESC LIMIT 1) n`);
     const rows: Array<{ tenantId: string | null; seq: string; hash: string }> = await this.dataSource.query(
       parts.join(' UNION ALL '),
       named.length > 0 ? [named] : [],
