@@ -361,6 +361,56 @@ describe('ProposalPipeline', () => {
     });
   });
 
+  describe('edit preview', () => {
+    it('says what an edit would do (amount, restarted chain, extra steps, risk) for the version read, and writes nothing', async () => {
+      const p = await pipeline.submit(ALICE, order(20_000));
+      const before = await pipeline.get('acme', id(p));
+      const preview = await pipeline.previewEdit(lead(), id(p), { version: 1, payload: { symbol: 'ACME', qty: 1500 } });
+      expect(preview).toEqual({
+        ok: true,
+        amount: 150_000,
+        previousAmount: 20_000,
+        steps: [
+          { name: 'desk lead', permission: 'desk:lead' },
+          { name: 'second approver', permission: 'approval:decide' },
+        ],
+        extraSteps: [{ name: 'second approver', permission: 'approval:decide' }],
+        restarts: true,
+        risk: { verdict: 'escalate', reason: expect.any(String) },
+      });
+      // What the preview said is what the approval with that edit does.
+      expect(await pipeline.previewEdit(lead(), id(p), { version: 1, payload: { symbol: 'ACME', qty: 0 } })).toMatchObject({
+        ok: false,
+        field: 'payload/qty',
+      });
+      expect(await pipeline.previewEdit(lead(), id(p), { version: 1, payload: { symbol: 'ACME', qty: 6000 } })).toMatchObject({
+        ok: false,
+        reason: expect.stringMatching(/tenant limit/),
+      });
+      expect(await pipeline.get('acme', id(p))).toEqual(before);
+      const edited = await pipeline.decide(lead('lee'), id(p), approve(1, 0, 'as previewed', { symbol: 'ACME', qty: 1500 }));
+      expect(edited).toMatchObject({ amount: preview.ok ? preview.amount : -1, waitingFor: preview.ok ? preview.steps : [] });
+    });
+
+    it('refuses a stale version (409 with the current one), another tenant (not found), and malformed input naming the field', async () => {
+      const p = await pipeline.submit(ALICE, order(20_000));
+      await expect(pipeline.previewEdit(lead(), id(p), { version: 2, payload: { symbol: 'ACME', qty: 1 } })).rejects.toMatchObject({
+        current: { status: 'pending', version: 1, step: 0 },
+      });
+      await expect(
+        pipeline.previewEdit({ ...lead(), tenantId: 'globex' }, id(p), { version: 1, payload: { symbol: 'ACME', qty: 1 } }),
+      ).rejects.toThrow(ProposalNotFoundException);
+      for (const [input, field] of [
+        [{ version: 0, payload: {} }, 'version'],
+        [{ version: 1.5, payload: {} }, 'version'],
+        [{ version: 1 }, 'payload'],
+        [null, 'preview'],
+      ] as const)
+        await expect(pipeline.previewEdit(lead(), id(p), input as never)).rejects.toMatchObject({ field });
+      await expect(pipeline.previewEdit(lead(), 'not-a-uuid', { version: 1, payload: {} })).rejects.toMatchObject({ field: 'id' });
+    });
+  });
+
   describe('custom reviewers', () => {
     it('a RiskReviewer can escalate or reject what the rules would approve; the first refusal wins', async () => {
       const seen: string[] = [];
