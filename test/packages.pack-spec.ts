@@ -55,7 +55,10 @@ describe('the packages, installed into a Nest application outside the repository
       const files = run('tar', 'tar', ['-tzf', join(packs, `zmodu-${name}-0.1.0.tgz`)], dir)
         .stdout.trim()
         .split('\n');
-      expect(files.filter((f) => f !== 'package/package.json' && !f.startsWith('package/dist/'))).toEqual([]);
+      // Besides its compiled code, @zmodu/admin ships the approvals console built (static files, no sources).
+      const shipped = (f: string) => f.startsWith('package/dist/') || (name === 'admin' && f.startsWith('package/console-dist/'));
+      expect(files.filter((f) => f !== 'package/package.json' && !shipped(f))).toEqual([]);
+      if (name === 'admin') expect(files).toContain('package/console-dist/index.html');
       expect(files.filter((f) => /\.spec\.|__fixtures__|\.ts$/.test(f) && !f.endsWith('.d.ts'))).toEqual([]);
       expect(files).toContain(name === 'cli' ? 'package/dist/bin.js' : 'package/dist/index.d.ts');
       if (WITH_TESTING.includes(name)) expect(files).toContain('package/dist/testing/index.d.ts');
