@@ -377,6 +377,17 @@ describe('the approvals console in a browser', () => {
       const onProposal = await axe(page);
       expect(serious(onProposal)).toEqual([]);
       await page.screenshot({ path: join(SHOTS, 'console-proposal.png'), fullPage: true });
+
+      // The run's full audit trail (admin:audit), and the agents' policy health (admin:agents).
+      await page.getByRole('button', { name: /Open the full audit trail of run/ }).click();
+      await page.getByRole('heading', { level: 1, name: /Audit trail of run/ }).waitFor();
+      await expect(page.locator('tbody th[data-label="Skill"]').allTextContents()).resolves.toEqual(
+        expect.arrayContaining([expect.stringMatching(/^approval\.submit/), expect.stringMatching(/^order\.submit/)]),
+      );
+      await page.getByRole('link', { name: 'Agents and policy health' }).click();
+      await page.getByRole('heading', { level: 2, name: /^desk/ }).waitFor();
+      await expect(page.locator('ul.cards > li').count()).resolves.toBeGreaterThanOrEqual(5);
+      expect(serious(await axe(page))).toEqual([]);
     });
 
     it('at 640 CSS px (200% zoom of 1280) neither the queue nor a proposal scrolls sideways', async () => {
