@@ -190,6 +190,11 @@ describe('the approvals console in a browser', () => {
       await openProposal(page, p.id);
       await page.getByRole('button', { name: 'Approve with edits…' }).click();
       const qty = page.getByLabel(/^Qty/);
+      // Over the tenant limit: the preview says it cannot apply, and there is nothing to approve.
+      await qty.fill('5000');
+      await page.getByRole('button', { name: 'Preview the edit' }).click();
+      await expect(page.locator('#preview-result').textContent()).resolves.toMatch(/This edit cannot apply: .*tenant limit/);
+      await expect(page.getByRole('button', { name: 'Approve with these edits' }).count()).resolves.toBe(0);
       await qty.fill('1000');
       await page.getByRole('button', { name: 'Preview the edit' }).click();
       const preview = page.locator('#preview-result');
@@ -388,6 +393,30 @@ describe('the approvals console in a browser', () => {
       await page.getByRole('heading', { level: 2, name: /^desk/ }).waitFor();
       await expect(page.locator('ul.cards > li').count()).resolves.toBeGreaterThanOrEqual(5);
       expect(serious(await axe(page))).toEqual([]);
+    });
+
+    it('the agents page highlights a blind spot in a policy health report', async () => {
+      const page = await newPage();
+      await signIn(page, 'lee', APPROVER);
+      // The sample's agents are all healthy: one report is given a class blind spot on its way to the page.
+      await page.route('**/admin/agents', async (route) => {
+        const res = await route.fetch();
+        const body = (await res.json()) as { agents: { name: string; needsAttention: boolean; health: Record<string, unknown> }[] };
+        const trader = body.agents.find((a) => a.name === 'trader');
+        if (!trader) throw new Error('no trader agent in GET /admin/agents');
+        trader.needsAttention = true;
+        trader.health = { ...trader.health, hasClassBlindSpot: true, classDeniedTools: ['order.submit'] };
+        await route.fulfill({ response: res, json: body });
+      });
+      await page.getByRole('link', { name: 'Agents and policy health' }).click();
+      const trader = page.locator('li.card', { has: page.getByRole('heading', { level: 2, name: /^trader/ }) });
+      await trader.waitFor();
+      await expect(trader.getAttribute('class')).resolves.toBe('card attention');
+      await expect(trader.locator('.blind-spots').textContent()).resolves.toMatch(
+        /Blind spots.*refused by the execute class gate.*order\.submit/s,
+      );
+      const analyst = page.locator('li.card', { has: page.getByRole('heading', { level: 2, name: /^analyst/ }) });
+      await expect(analyst.textContent()).resolves.toMatch(/Healthy.*No blind spot/s);
     });
 
     it('at 640 CSS px (200% zoom of 1280) neither the queue nor a proposal scrolls sideways', async () => {
