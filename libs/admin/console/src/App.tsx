@@ -32,7 +32,12 @@ export function App() {
   const signIn = useCallback(async (cfg: ConsoleConfig, token: string, keep: boolean | null) => {
     setChecking(true);
     try {
-      const candidate = new Api(cfg.apiBase, token);
+      const candidate = new Api(cfg.apiBase, token, () => {
+        forgetToken();
+        setSession(null);
+        setApi(null);
+        setSignInError('Your session ended (the token expired or is no longer accepted): sign in again.');
+      });
       const s = await candidate.session();
       if (keep !== null) keepToken(token, keep);
       setApi(candidate);

@@ -56,6 +56,8 @@ export class Api {
   constructor(
     private readonly base: string,
     private readonly token: string = currentToken() ?? '',
+    /** Called on a 401 (the token expired or was revoked meanwhile): the app signs out. */
+    private readonly onUnauthorized: () => void = () => undefined,
   ) {}
 
   private async call<T>(method: string, path: string, body?: unknown, url = `${this.base}${path}`): Promise<T> {
@@ -68,6 +70,7 @@ export class Api {
       credentials: 'omit',
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
     });
+    if (res.status === 401) this.onUnauthorized();
     return parse<T>(res);
   }
 

@@ -3,6 +3,7 @@ import type { Proposal, Session } from './types';
 /** Why the signed-in user may not decide this proposal now; null when they may (the server checks it again). */
 export function whyNotDecide(p: Proposal, s: Session): string | null {
   if (p.status !== 'pending' || !p.waitingStep) return `This proposal is ${p.status}: there is nothing to decide.`;
+  if (p.expiresAt && new Date(p.expiresAt).getTime() <= Date.now()) return 'This proposal has expired: it can no longer be decided.';
   if (p.proposer === s.userId) return 'You proposed this: someone else must decide it.';
   const mine = p.decisions.find((d) => d.decidedBy === s.userId);
   if (mine) return `You decided step ${mine.step + 1} already: another person must sign the next step.`;
