@@ -138,8 +138,17 @@ export class AppModule implements NestModule {
         OutboxModule.forRoot({ commands: [cancelOrderCommand], handlers: { 'order.cancelled': orderCancelledHandler } }),
         NotifyModule.forRoot({ channels: notificationChannels() }),
         // The admin HTTP API for the caller's tenant (request.user, as JwtAuthGuard sets it): approvals, outbox, the audit
-        // chain, agents, token usage and the skill catalog, each behind its permission (admin:outbox, admin:audit, ...).
-        AdminModule.forRoot({ outbox: true, audit: true, agents: true, quota: true, skills: true, config: true }),
+        // chain, agents, token usage and the skill catalog, each behind its permission (admin:outbox, admin:audit, ...),
+        // and the approvals console at /admin/console (sign in with a token of `npm run token`).
+        AdminModule.forRoot({
+          outbox: true,
+          audit: true,
+          agents: true,
+          quota: true,
+          skills: true,
+          config: true,
+          console: { title: 'Desk approvals' },
+        }),
         // The admin skills (admin.cache.*, admin.config.*, ...), reachable only by an agent whose allow list names them
         // (the admin agent): the app's cache-manager cache as 'quotes', and the desk's config keys (zmodu_admin_config).
         CacheModule.register({ isGlobal: true, ttl: 60_000 }),

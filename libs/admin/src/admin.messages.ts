@@ -22,3 +22,8 @@ export const METRICS_OPTION_MESSAGE = (field: string, problem: string) => `Metri
 
 export const METRICS_FORBIDDEN_MESSAGE =
   'This scrape is not authorized: send the credentials that the `authorize` option of MetricsModule expects.';
+
+export const CONSOLE_OPTION_MESSAGE = (field: string, problem: string) => `AdminModule console option '${field}' ${problem}.`;
+
+export const CONSOLE_NOT_BUILT_MESSAGE =
+  'The approvals console is not built: run `npm run build` (it runs `vite build` for libs/admin/console), or give consoleOptions.root.';

@@ -4,6 +4,8 @@ import { AgentsController } from './agents.controller';
 import { ApprovalsController } from './approvals.controller';
 import { AuditController } from './audit.controller';
 import { ConfigController } from './config.controller';
+import { ConsoleController } from './console/console.controller';
+import { ADMIN_EXTRAS } from './admin.constants';
 import { OutboxController } from './outbox.controller';
 import { QuotaController } from './quota.controller';
 import { SkillsController } from './skills.controller';
@@ -16,6 +18,7 @@ const DEFAULT_EXTRAS: Required<AdminModuleExtras> = {
   quota: false,
   skills: false,
   config: false,
+  console: false,
 };
 
 export const {
@@ -35,7 +38,9 @@ export const {
       ...(extras.quota ? [QuotaController] : []),
       ...(extras.skills ? [SkillsController] : []),
       ...(extras.config ? [ConfigController] : []),
+      ...(extras.console ? [ConsoleController] : []),
     ],
+    providers: [...(definition.providers ?? []), { provide: ADMIN_EXTRAS, useValue: { ...extras } }],
   }))
   .build();
 

@@ -70,6 +70,8 @@ describe('the admin endpoints in an OpenAPI document (@nestjs/swagger)', () => {
       'get /admin/agents',
       'get /admin/approvals',
       'get /admin/approvals/{id}',
+      'get /admin/approvals/{id}/run',
+      'get /admin/approvals/{id}/schema',
       'get /admin/audit',
       'get /admin/audit/verify',
       'get /admin/outbox',
@@ -78,6 +80,7 @@ describe('the admin endpoints in an OpenAPI document (@nestjs/swagger)', () => {
       'get /admin/skills',
       'get /admin/skills/openapi.json',
       'post /admin/approvals/{id}/approve',
+      'post /admin/approvals/{id}/preview',
       'post /admin/approvals/{id}/reject',
       'post /admin/outbox/{id}/retry',
     ]);

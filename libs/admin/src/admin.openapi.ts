@@ -320,36 +320,35 @@ export const OPENAPI_DOCUMENT_SCHEMA: SchemaObject = {
   properties: { openapi: { type: 'string' }, info: { type: 'object' }, paths: { type: 'object' } },
 };
 
+const AUDIT_RECORD_SCHEMA: SchemaObject = {
+  type: 'object',
+  required: ['id', 'at', 'runId', 'skill', 'action', 'decision', 'outcome'],
+  properties: {
+    id: { type: 'string', description: 'Decimal: the order of the audit' },
+    at: { type: 'string', format: 'date-time' },
+    tenantId: nullable({ type: 'string' }),
+    userId: nullable({ type: 'string' }),
+    agent: nullable({ type: 'string' }),
+    runId: { type: 'string' },
+    skill: { type: 'string' },
+    action: { type: 'string' },
+    decision: { type: 'string', enum: ['allowed', 'denied'] },
+    cause: nullable({ type: 'string' }),
+    outcome: { type: 'string' },
+    durationMs: { type: 'number' },
+    tokens: count,
+    proposalId: nullable({ type: 'string' }),
+    approvers: nullable(strings),
+    args: { description: 'The arguments of the call, redacted (sensitive fields masked)' },
+    result: { description: 'The result of the call, redacted' },
+  },
+};
+
 export const AUDIT_PAGE_SCHEMA: SchemaObject = {
   type: 'object',
   required: ['entries', 'nextCursor'],
   properties: {
-    entries: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['id', 'at', 'runId', 'skill', 'action', 'decision', 'outcome'],
-        properties: {
-          id: { type: 'string', description: 'Decimal: the order of the audit' },
-          at: { type: 'string', format: 'date-time' },
-          tenantId: nullable({ type: 'string' }),
-          userId: nullable({ type: 'string' }),
-          agent: nullable({ type: 'string' }),
-          runId: { type: 'string' },
-          skill: { type: 'string' },
-          action: { type: 'string' },
-          decision: { type: 'string', enum: ['allowed', 'denied'] },
-          cause: nullable({ type: 'string' }),
-          outcome: { type: 'string' },
-          durationMs: { type: 'number' },
-          tokens: count,
-          proposalId: nullable({ type: 'string' }),
-          approvers: nullable(strings),
-          args: { description: 'The arguments of the call, redacted (sensitive fields masked)' },
-          result: { description: 'The result of the call, redacted' },
-        },
-      },
-    },
+    entries: { type: 'array', items: AUDIT_RECORD_SCHEMA },
     nextCursor: nullable({ type: 'string', description: 'Give it back as ?cursor= for the next page; null on the last page' }),
   },
 };
@@ -372,3 +371,90 @@ export const ApiAuditFilters = (kinds: readonly string[], maxLimit: number) =>
     filterQuery('cursor', 'The nextCursor of the page before', { type: 'string', pattern: '^[0-9]{1,19}$' }),
     filterQuery('format', 'json (the default) or csv; without it, Accept: text/csv gives CSV', { type: 'string', enum: ['json', 'csv'] }),
   );
+
+/** The body of POST /admin/approvals/:id/preview. */
+export const PREVIEW_BODY_SCHEMA: SchemaObject = {
+  type: 'object',
+  required: ['version', 'payload'],
+  properties: {
+    version: { type: 'integer', minimum: 1, description: 'The version of the proposal you read' },
+    payload: { type: 'object', description: "The edited payload (the action's arguments)" },
+  },
+};
+
+/** What an approval with an edited payload would do (nothing written). */
+export const EDIT_PREVIEW_SCHEMA: SchemaObject = {
+  type: 'object',
+  required: ['ok'],
+  properties: {
+    ok: { type: 'boolean', description: 'false: the edit cannot apply (reason, field)' },
+    amount: nullable({ type: 'number', description: 'The amount the application computes for the edited payload' }),
+    previousAmount: nullable({ type: 'number' }),
+    steps: { type: 'array', items: approvalStep, description: 'The chain that starts again for the edited payload' },
+    extraSteps: { type: 'array', items: approvalStep, description: 'Steps of that chain the current one does not have' },
+    restarts: { type: 'boolean', description: 'Always true: an edit is signed again from the first step, by others' },
+    risk: {
+      type: 'object',
+      properties: { verdict: { type: 'string', enum: ['approve', 'escalate'] }, reason: nullable({ type: 'string' }) },
+    },
+    reason: { type: 'string', description: 'ok false: why the edit cannot apply' },
+    field: { type: 'string', description: 'ok false: the payload field that is wrong, when one is' },
+  },
+};
+
+/** GET /admin/approvals/:id/schema. */
+export const ACTION_SCHEMA_SCHEMA: SchemaObject = {
+  type: 'object',
+  required: ['action', 'description', 'schema'],
+  properties: {
+    action: { type: 'string' },
+    description: { type: 'string' },
+    schema: { type: 'object', description: "The JSON Schema of the action's payload (its staged skill's parameters)" },
+  },
+};
+
+const toolCall: SchemaObject = {
+  type: 'object',
+  properties: {
+    id: { type: 'string' },
+    name: { type: 'string' },
+    arguments: anyValue,
+    decision: { type: 'string', enum: ['allowed', 'denied'] },
+    cause: nullable({ type: 'string' }),
+    outcome: { type: 'string' },
+    ok: { type: 'boolean' },
+    durationMs: { type: 'number' },
+  },
+};
+
+/** GET /admin/approvals/:id/run: the agent run that made the proposal, and its audited calls. */
+export const PROPOSAL_RUN_SCHEMA: SchemaObject = {
+  type: 'object',
+  required: ['runId', 'run', 'calls'],
+  properties: {
+    runId: nullable({ type: 'string' }),
+    run: nullable({
+      type: 'object',
+      description: 'The run as the worker stored it (null when it ran outside the worker)',
+      properties: {
+        id: { type: 'string' },
+        agent: { type: 'string' },
+        goal: { type: 'string' },
+        status: { type: 'string' },
+        answer: nullable({ type: 'string' }),
+        stoppedReason: nullable({ type: 'string' }),
+        createdAt: { type: 'string', format: 'date-time' },
+        startedAt: nullable({ type: 'string', format: 'date-time' }),
+        finishedAt: nullable({ type: 'string', format: 'date-time' }),
+        steps: {
+          type: 'array',
+          items: {
+            type: 'object',
+            properties: { index: { type: 'integer' }, text: { type: 'string' }, toolCalls: { type: 'array', items: toolCall } },
+          },
+        },
+      },
+    }),
+    calls: { type: 'array', items: AUDIT_RECORD_SCHEMA, description: "The run's audited calls in the caller's tenant, oldest first" },
+  },
+};

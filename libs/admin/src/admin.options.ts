@@ -1,5 +1,6 @@
 import { ownOptions } from '@zmodu/guard';
 import type { OpenApiOptions, SkillsJsonEntry } from '@zmodu/skills';
+import type { AdminConsoleOptions } from './console/console.options';
 /** The caller of an admin endpoint. */
 export interface AdminCaller {
   readonly tenantId: string;
@@ -59,6 +60,12 @@ export interface AdminModuleExtras {
   skills?: boolean;
   /** Serve the config endpoints (GET /admin/config, PUT /admin/config/:key; needs AdminSkillsModule). Default false. */
   config?: boolean;
+  /**
+   * Serve the approvals console, a web page for the people who decide, at /admin/console (true, or its options: title,
+   * loginUrl, pollIntervalMs, root). Its pages are public; everything they show comes from the admin API with the
+   * signed-in user's token. Default false.
+   */
+  console?: boolean | AdminConsoleOptions;
 }
 
 /** The options after the defaults are merged (what the admin guard and controllers inject). */

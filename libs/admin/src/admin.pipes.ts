@@ -94,3 +94,24 @@ export class ParseDecisionBodyPipe implements PipeTransform<unknown, DecisionBod
     return { reason, version: b.version, step: b.step, ...(b.payload !== undefined ? { payload: b.payload } : {}) };
   }
 }
+
+/** The body of POST /admin/approvals/:id/preview: the version read and the edited payload. */
+export interface PreviewBody {
+  readonly version: number;
+  readonly payload: unknown;
+}
+
+/** `{ version, payload }` present (their values are checked by the pipeline, which names a wrong one). */
+export class ParsePreviewBodyPipe implements PipeTransform<unknown, PreviewBody> {
+  transform(body: unknown): PreviewBody {
+    const b = (body && typeof body === 'object' && !Array.isArray(body) ? body : {}) as { version?: unknown; payload?: unknown };
+    if (typeof b.version !== 'number')
+      throw new BadRequestException({
+        message: 'version must be the version of the proposal you read (GET /admin/approvals/:id answers it)',
+        field: 'version',
+      });
+    if (b.payload === undefined)
+      throw new BadRequestException({ message: 'payload is required: the edited payload to preview', field: 'payload' });
+    return { version: b.version, payload: b.payload };
+  }
+}

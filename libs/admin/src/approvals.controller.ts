@@ -1,4 +1,17 @@
-import { applyDecorators, Body, Controller, Get, HttpCode, Param, Post, Query, UseFilters } from '@nestjs/common';
+import {
+  applyDecorators,
+  Body,
+  Controller,
+  Get,
+  HttpCode,
+  Inject,
+  NotFoundException,
+  Optional,
+  Param,
+  Post,
+  Query,
+  UseFilters,
+} from '@nestjs/common';
 import {
   ApiBody,
   ApiConflictResponse,
@@ -10,11 +23,17 @@ import {
   ApiTags,
   ApiUnprocessableEntityResponse,
 } from '@nestjs/swagger';
-import { PipelineOutcome, ProposalPage, ProposalPipeline, ProposalRecord } from '@zmodu/pipeline';
+import { AGENT_RUN_STORE, AgentRunRecord, AgentRunStore, ToolCallRecord } from '@zmodu/agent';
+import { AUDIT_LOG_STORE, AuditLogStore, AuditRecord, Redactor } from '@zmodu/guard';
+import { EditPreview, PipelineOutcome, ProposalPage, ProposalPipeline, ProposalRecord } from '@zmodu/pipeline';
 import { AdminExceptionFilter } from './admin-exception.filter';
 import {
+  ACTION_SCHEMA_SCHEMA,
   ApiFieldError,
   ApiPageQuery,
+  EDIT_PREVIEW_SCHEMA,
+  PREVIEW_BODY_SCHEMA,
+  PROPOSAL_RUN_SCHEMA,
   CONFLICT_SCHEMA,
   DECISION_BODY_SCHEMA,
   FIELD_ERROR_SCHEMA,
@@ -24,9 +43,38 @@ import {
   PROPOSAL_SCHEMA,
 } from './admin.openapi';
 import { AdminCaller } from './admin.options';
-import { DecisionBody, OptionalIntPipe, ParseDecisionBodyPipe, ParseIdPipe } from './admin.pipes';
+import { DecisionBody, OptionalIntPipe, ParseDecisionBodyPipe, ParseIdPipe, ParsePreviewBodyPipe, PreviewBody } from './admin.pipes';
 import { CurrentCaller } from './current-caller.decorator';
 import { RequireAdminPermission } from './require-admin-permission.decorator';
+
+/** The most audited calls GET /admin/approvals/:id/run answers (a run's own calls: a run makes far fewer). */
+const RUN_CALLS_LIMIT = 500;
+
+/** A stored agent run as an approver sees it. */
+export interface ProposalRunRecord {
+  readonly id: string;
+  readonly agent: string;
+  readonly goal: string;
+  readonly status: string;
+  readonly answer: string | null;
+  readonly stoppedReason: string | null;
+  readonly createdAt: Date;
+  readonly startedAt: Date | null;
+  readonly finishedAt: Date | null;
+  readonly steps: ReadonlyArray<{
+    readonly index: number;
+    readonly text: string;
+    /** The tool calls with their guard decisions (not the observation the model saw: the audited result is in `calls`). */
+    readonly toolCalls: ReadonlyArray<Omit<ToolCallRecord, 'observation'>>;
+  }>;
+}
+
+/** GET /admin/approvals/:id/run. */
+export interface ProposalRun {
+  readonly runId: string | null;
+  readonly run: ProposalRunRecord | null;
+  readonly calls: AuditRecord[];
+}
 
 /** What a decision takes and answers, in the OpenAPI document. */
 const ApiDecision = () =>
@@ -52,7 +100,12 @@ const ApiDecision = () =>
 @RequireAdminPermission('decidePermission')
 @UseFilters(AdminExceptionFilter)
 export class ApprovalsController {
-  constructor(private readonly pipeline: ProposalPipeline) {}
+  constructor(
+    private readonly pipeline: ProposalPipeline,
+    @Optional() @Inject(AGENT_RUN_STORE) private readonly runs?: AgentRunStore | null,
+    @Optional() @Inject(AUDIT_LOG_STORE) private readonly audit?: AuditLogStore,
+    @Optional() private readonly redactor?: Redactor,
+  ) {}
 
   @Get()
   @ApiOperation({ summary: "The proposals of the caller's tenant, newest first" })
@@ -81,6 +134,93 @@ export class ApprovalsController {
   @ApiNotFoundResponse({ description: "No such proposal in the caller's tenant", schema: HTTP_ERROR_SCHEMA })
   get(@CurrentCaller() caller: AdminCaller, @Param('id', ParseIdPipe) id: string): Promise<ProposalRecord> {
     return this.pipeline.get(caller.tenantId, id);
+  }
+
+  @Get(':id/schema')
+  @ApiOperation({ summary: "The JSON Schema of the proposal's action (its payload), for a form that edits it" })
+  @ApiParam({ name: 'id', schema: { type: 'string', format: 'uuid' } })
+  @ApiOkResponse({ schema: ACTION_SCHEMA_SCHEMA })
+  @ApiFieldError()
+  @ApiNotFoundResponse({ description: "No such proposal in the caller's tenant", schema: HTTP_ERROR_SCHEMA })
+  async schema(
+    @CurrentCaller() caller: AdminCaller,
+    @Param('id', ParseIdPipe) id: string,
+  ): Promise<{ action: string; description: string; schema: Record<string, unknown> }> {
+    const p = await this.pipeline.get(caller.tenantId, id);
+    const schema = this.pipeline.actionSchema(p.action);
+    if (!schema) throw new NotFoundException(`The action '${p.action}' of proposal ${id} is no longer one the pipeline executes.`);
+    return schema;
+  }
+
+  /**
+   * Body: { version, payload }. What approving with this edited payload would do, computed by the application (the
+   * amount, the chain that starts again, the steps it adds, the risk review), or why it cannot apply. Nothing is written.
+   */
+  @Post(':id/preview')
+  @HttpCode(200)
+  @ApiOperation({ summary: 'Preview an approval with an edited payload: the recomputed amount and the steps it triggers' })
+  @ApiParam({ name: 'id', schema: { type: 'string', format: 'uuid' } })
+  @ApiBody({ schema: PREVIEW_BODY_SCHEMA })
+  @ApiOkResponse({ description: 'What the edit would do, or why it cannot apply (ok: false)', schema: EDIT_PREVIEW_SCHEMA })
+  @ApiFieldError()
+  @ApiNotFoundResponse({ description: "No such proposal in the caller's tenant", schema: HTTP_ERROR_SCHEMA })
+  @ApiConflictResponse({ description: 'Not the current version, or no longer pending: read it again', schema: CONFLICT_SCHEMA })
+  preview(
+    @CurrentCaller() caller: AdminCaller,
+    @Param('id', ParseIdPipe) id: string,
+    @Body(ParsePreviewBodyPipe) body: PreviewBody,
+  ): Promise<EditPreview> {
+    return this.pipeline.previewEdit(caller, id, body);
+  }
+
+  /**
+   * The agent run that made the proposal: the run as the worker stored it (its model turns and tool calls with their
+   * guard decisions; null when it ran outside the worker) and the run's audited calls in the caller's tenant.
+   */
+  @Get(':id/run')
+  @ApiOperation({ summary: 'The agent run that made the proposal: its steps and its tool calls with their guard decisions' })
+  @ApiParam({ name: 'id', schema: { type: 'string', format: 'uuid' } })
+  @ApiOkResponse({ schema: PROPOSAL_RUN_SCHEMA })
+  @ApiFieldError()
+  @ApiNotFoundResponse({ description: "No such proposal in the caller's tenant", schema: HTTP_ERROR_SCHEMA })
+  async run(@CurrentCaller() caller: AdminCaller, @Param('id', ParseIdPipe) id: string): Promise<ProposalRun> {
+    const p = await this.pipeline.get(caller.tenantId, id);
+    if (!p.runId) return { runId: null, run: null, calls: [] };
+    const [run, calls] = await Promise.all([
+      this.runs ? this.runs.get(caller.tenantId, p.runId) : Promise.resolve(null),
+      this.audit ? this.audit.query({ tenantId: caller.tenantId, runId: p.runId, limit: RUN_CALLS_LIMIT }) : Promise.resolve([]),
+    ]);
+    return { runId: p.runId, run: run ? this.runView(run) : null, calls };
+  }
+
+  /** What an approver sees of a stored run: no lease, no permissions; tool arguments redacted as anything over HTTP. */
+  private runView(r: AgentRunRecord): ProposalRunRecord {
+    const redact = (v: unknown) => (this.redactor ? this.redactor.redact(v) : v);
+    return {
+      id: r.id,
+      agent: r.agent,
+      goal: this.redactor ? this.redactor.redactText(r.goal) : r.goal,
+      status: r.status,
+      answer: r.answer !== null && this.redactor ? this.redactor.redactText(r.answer) : r.answer,
+      stoppedReason: r.stoppedReason,
+      createdAt: r.createdAt,
+      startedAt: r.startedAt,
+      finishedAt: r.finishedAt,
+      steps: r.steps.map((s) => ({
+        index: s.index,
+        text: this.redactor ? this.redactor.redactText(s.text) : s.text,
+        toolCalls: s.toolCalls.map((c) => ({
+          id: c.id,
+          name: c.name,
+          arguments: redact(c.arguments),
+          decision: c.decision,
+          cause: c.cause,
+          outcome: c.outcome,
+          ok: c.ok,
+          durationMs: c.durationMs,
+        })),
+      })),
+    };
   }
 
   /**

@@ -6,7 +6,7 @@ import { McpToolsLoader } from './mcp-client/mcp-tools.loader';
 import { AgentJobsRunner } from './jobs/agent-jobs.runner';
 import { AGENT_JOB_STORE, agentJobStoreProvider } from './jobs/agent-job-store.provider';
 import { AgentWorker } from './worker/agent-worker';
-import { AGENT_GOAL_QUEUE } from './worker/agent-worker.constants';
+import { AGENT_GOAL_QUEUE, AGENT_RUN_STORE } from './worker/agent-worker.constants';
 import { agentRunStoreProvider } from './worker/agent-run-store.provider';
 import { goalQueueProvider } from './worker/goal-queue.provider';
 
@@ -31,6 +31,7 @@ import { goalQueueProvider } from './worker/goal-queue.provider';
   imports: [DiscoveryModule],
   providers: [AgentRegistry, McpToolsLoader, agentRunStoreProvider, goalQueueProvider, AgentWorker, agentJobStoreProvider, AgentJobsRunner],
   // AGENT_GOAL_QUEUE: for a health check of the queue in cluster mode (GoalQueueHealthIndicator of @zmodu/admin).
-  exports: [AgentRegistry, AgentWorker, AgentJobsRunner, AGENT_JOB_STORE, AGENT_GOAL_QUEUE],
+  // AGENT_RUN_STORE (null without a worker): the run behind a proposal, for the approvals console (@zmodu/admin).
+  exports: [AgentRegistry, AgentWorker, AgentJobsRunner, AGENT_JOB_STORE, AGENT_GOAL_QUEUE, AGENT_RUN_STORE],
 })
 export class AgentModule extends ConfigurableAgentModule {}

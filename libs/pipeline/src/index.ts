@@ -5,7 +5,7 @@ export { APPROVAL_RECORD_ACTION, DEFAULT_EXPIRY_MS, DEFAULT_STEPS, PipelineModul
 export type { AmountContext, AmountFunction, ApprovalChainRule, ApprovalOptions, StagedActionOptions } from './pipeline.options';
 export { InjectProposalStore, PROPOSAL_STORE } from './pipeline.constants';
 export { ProposalPipeline } from './proposal-pipeline';
-export type { Approver, ProposalPage } from './proposal-pipeline';
+export type { Approver, EditPreview, EditPreviewInput, ProposalPage } from './proposal-pipeline';
 export type {
   ApprovalStep,
   DecisionInput,

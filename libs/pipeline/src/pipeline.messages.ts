@@ -71,6 +71,8 @@ export const STEP_MESSAGE = () => 'step must be the index of the waiting step yo
 
 export const EDIT_ON_REJECT_MESSAGE = () => 'only an approval can carry an edited payload';
 
+export const PREVIEW_PAYLOAD_MESSAGE = () => 'payload is required: the edited payload to preview';
+
 export const PAGE_MESSAGE = () => 'page must be a whole number from 1';
 
 export const LIMIT_MESSAGE = () => 'limit must be a whole number from 1 to 100';

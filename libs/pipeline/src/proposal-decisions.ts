@@ -15,6 +15,7 @@ import {
   PROPOSAL_ALREADY_MESSAGE,
   PROPOSAL_CHANGED_MESSAGE,
   PROPOSAL_CHANGED_WHILE_DECIDING_MESSAGE,
+  PREVIEW_PAYLOAD_MESSAGE,
   PROPOSER_DECIDES_MESSAGE,
   REASON_MESSAGE,
   STEP_MESSAGE,
@@ -25,8 +26,31 @@ import {
 import { DEFAULT_STEPS } from './pipeline.options';
 import { ProposalExecution } from './proposal-execution';
 import { ProposalStore, StoredDecision } from './proposal.store';
-import { DecisionInput, PipelineOutcome, ProposalContext, ProposalRecord } from './proposal.types';
+import { ApprovalStep, DecisionInput, PipelineOutcome, ProposalContext, ProposalRecord } from './proposal.types';
 import { StagedActions } from './staged-actions';
+
+/** What an edit preview takes: the version the approver read and the edited payload. */
+export interface EditPreviewInput {
+  readonly version: number;
+  readonly payload: unknown;
+}
+
+/**
+ * What approving with an edited payload would do (nothing written): the amount the application computes, the chain that
+ * starts again for it (`restarts`: an edit is a counter-proposal, signed again from the first step by others), the steps
+ * of that chain the current one does not have, and the risk review's verdict; or why the edit cannot apply.
+ */
+export type EditPreview =
+  | {
+      readonly ok: true;
+      readonly amount: number | null;
+      readonly previousAmount: number | null;
+      readonly steps: ApprovalStep[];
+      readonly extraSteps: ApprovalStep[];
+      readonly restarts: true;
+      readonly risk: { readonly verdict: 'approve' | 'escalate'; readonly reason: string | null };
+    }
+  | { readonly ok: false; readonly reason: string; readonly field?: string };
 
 /** The caller of a human decision. */
 export interface Approver {
@@ -81,6 +105,48 @@ export class ProposalDecisions {
   private async edit(caller: Approver, id: string, version: number, payload: unknown): Promise<NonNullable<StoredDecision['edit']>> {
     const p = await this.current(caller.tenantId, id);
     if (p.version !== version || p.status !== 'pending') throw conflict(p, PROPOSAL_CHANGED_MESSAGE(id, p.version, version));
+    const checked = await this.checkEdit(p, payload);
+    if (!checked.ok) throw new ProposalEditRefusedException(checked.message, checked.field);
+    return checked.edit;
+  }
+
+  /**
+   * What an approval with this edited payload would do, without writing anything: the amount the application computes
+   * for it, the chain it would start again, the steps that chain adds, and the risk review's verdict; or why it cannot
+   * apply. For the version the approver read (another is a conflict, as for a decision).
+   */
+  async previewEdit(caller: Approver, id: string, input: EditPreviewInput): Promise<EditPreview> {
+    checkApprover(caller);
+    if (typeof id !== 'string' || !UUID.test(id)) throw new InvalidProposalException('id', ID_NOT_UUID_MESSAGE());
+    if (!input || typeof input !== 'object') throw new InvalidProposalException('preview', DECISION_SHAPE_MESSAGE());
+    const { version, payload } = input;
+    if (!Number.isInteger(version) || version < 1 || version > 2 ** 31 - 1)
+      throw new InvalidProposalException('version', VERSION_MESSAGE());
+    if (payload === undefined) throw new InvalidProposalException('payload', PREVIEW_PAYLOAD_MESSAGE());
+    const p = await this.current(caller.tenantId, id);
+    if (p.version !== version || p.status !== 'pending') throw conflict(p, PROPOSAL_CHANGED_MESSAGE(id, p.version, version));
+    const checked = await this.checkEdit(p, payload);
+    if (!checked.ok) return { ok: false, reason: checked.message, ...(checked.field !== undefined ? { field: checked.field } : {}) };
+    const current = new Set(p.steps.map((s) => `${s.name}\u0000${s.permission}`));
+    return {
+      ok: true,
+      amount: checked.edit.after.amount,
+      previousAmount: p.amount,
+      steps: [...checked.edit.steps],
+      extraSteps: checked.edit.steps.filter((s) => !current.has(`${s.name}\u0000${s.permission}`)),
+      restarts: true,
+      risk: checked.risk,
+    };
+  }
+
+  /** Validate, price and review an edited payload of `p` (as the proposer's context): the edit, or why it cannot apply. */
+  private async checkEdit(
+    p: ProposalRecord,
+    payload: unknown,
+  ): Promise<
+    | { ok: true; edit: NonNullable<StoredDecision['edit']>; risk: { verdict: 'approve' | 'escalate'; reason: string | null } }
+    | { ok: false; message: string; field?: string }
+  > {
     const ctx: ProposalContext = {
       tenantId: p.tenantId,
       userId: p.proposer,
@@ -88,13 +154,22 @@ export class ProposalDecisions {
       ...(p.agent ? { agent: p.agent } : {}),
     };
     const prepared = await this.actions.prepare(ctx, p.action, payload);
-    if (!prepared.ok) throw new ProposalEditRefusedException(EDIT_CANNOT_APPLY_MESSAGE(prepared.reason), prepared.field);
+    if (!prepared.ok)
+      return {
+        ok: false,
+        message: EDIT_CANNOT_APPLY_MESSAGE(prepared.reason),
+        ...(prepared.field !== undefined ? { field: prepared.field } : {}),
+      };
     const risk = await this.actions.review(ctx, p.action, prepared.payload, prepared.amount);
-    if (risk.verdict === 'reject') throw new ProposalEditRefusedException(EDIT_RISK_REJECTED_MESSAGE(risk.reason));
+    if (risk.verdict === 'reject') return { ok: false, message: EDIT_RISK_REJECTED_MESSAGE(risk.reason) };
     return {
-      before: { payload: p.payload, amount: p.amount },
-      after: { payload: prepared.payload, amount: prepared.amount },
-      steps: this.actions.stepsFor(p.action, prepared.amount),
+      ok: true,
+      edit: {
+        before: { payload: p.payload, amount: p.amount },
+        after: { payload: prepared.payload, amount: prepared.amount },
+        steps: this.actions.stepsFor(p.action, prepared.amount),
+      },
+      risk: risk.verdict === 'escalate' ? { verdict: 'escalate', reason: risk.reason } : { verdict: 'approve', reason: null },
     };
   }
 

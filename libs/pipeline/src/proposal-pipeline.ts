@@ -8,7 +8,7 @@ import { ProposalNotFoundException } from './exceptions/proposal-not-found.excep
 import { PipelineDataSourceMissingException } from './exceptions/pipeline-data-source-missing.exception';
 import { PIPELINE_OPTIONS } from './pipeline.constants';
 import { ResolvedPipelineOptions } from './pipeline.options';
-import { Approver, ProposalDecisions } from './proposal-decisions';
+import { Approver, EditPreview, EditPreviewInput, ProposalDecisions } from './proposal-decisions';
 import { ProposalExecution } from './proposal-execution';
 import { ProposalSubmission } from './proposal-submission';
 import { ProposalStore } from './proposal.store';
@@ -17,7 +17,7 @@ import { StagedActions } from './staged-actions';
 import { TypeOrmProposalStore } from './typeorm-proposal.store';
 import { ID_NOT_UUID_MESSAGE, LIMIT_MESSAGE, PAGE_MESSAGE, STATUS_MESSAGE } from './pipeline.messages';
 
-export type { Approver } from './proposal-decisions';
+export type { Approver, EditPreview, EditPreviewInput } from './proposal-decisions';
 
 export interface ProposalPage {
   readonly items: ProposalRecord[];
@@ -102,6 +102,23 @@ export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationSh
     if (outcome.verdict === 'rejected_by_human' || outcome.verdict === 'approved_pending_next_step')
       this.events?.emit({ type: 'proposal_verdict', verdict: outcome.verdict });
     return outcome;
+  }
+
+  /**
+   * What approving proposal `id` with an edited payload would do, for the version the approver read: the amount the
+   * application computes, the chain that starts again and the steps it adds, the risk review's verdict; or why the edit
+   * cannot apply. Nothing is written.
+   */
+  previewEdit(caller: Approver, id: string, input: EditPreviewInput): Promise<EditPreview> {
+    return this.decisions.previewEdit(caller, id, input);
+  }
+
+  /**
+   * The staged action's JSON Schema (its skill's parameters) and description, for a form that edits a payload; null
+   * when the pipeline does not execute that action.
+   */
+  actionSchema(action: string): { action: string; description: string; schema: Record<string, unknown> } | null {
+    return this.actions.schemaOf(action);
   }
 
   /** Execute an approved proposal if nobody else has it; null when it is not (or no longer) approved. */

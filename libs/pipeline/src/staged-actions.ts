@@ -151,6 +151,17 @@ export class StagedActions {
     return steps.length ? steps : [...this.options.approval.defaultSteps];
   }
 
+  /** The action's JSON Schema (its staged skill's parameters) and description; null for an action the pipeline does not execute. */
+  schemaOf(action: string): { action: string; description: string; schema: Record<string, unknown> } | null {
+    const skill = this.has(action) ? this.registry.get(action) : undefined;
+    if (!skill || !skill.staged) return null;
+    return {
+      action,
+      description: skill.description,
+      schema: structuredClone((skill.parameters ?? { type: 'object', properties: {} }) as Record<string, unknown>),
+    };
+  }
+
   defaultSteps(): ApprovalStep[] {
     return [...this.options.approval.defaultSteps];
   }

@@ -5,7 +5,8 @@ import { ClsService } from 'nestjs-cls';
 import type { Request } from 'express';
 import { EDGE_OPTIONS, EdgeOptions } from '../edge/edge.options';
 import { identifierProblem } from '../edge/text-rules';
-import { Caller, CLS_CALLER, IS_PUBLIC } from './auth.constants';
+import { Caller, CLS_CALLER } from './auth.constants';
+import { isPublicRoute } from './require-permission.decorator';
 
 /** Exactly `Bearer <token>`: one space, a token of JWT characters, nothing after. */
 const BEARER = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*)$/;
@@ -35,7 +36,7 @@ export class JwtAuthGuard implements CanActivate {
   ) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()])) return true;
+    if (isPublicRoute(this.reflector, context)) return true;
     const request = context.switchToHttp().getRequest<Request>();
     const header = request.headers.authorization;
     if (!header) throw new UnauthorizedException('Missing bearer token: send Authorization: Bearer <token> (npm run token mints one).');

@@ -1,7 +1,8 @@
 import { CanActivate, ExecutionContext, ForbiddenException, Injectable } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { ClsService } from 'nestjs-cls';
-import { Caller, CLS_CALLER, IS_PUBLIC, REQUIRED_PERMISSIONS } from './auth.constants';
+import { Caller, CLS_CALLER, REQUIRED_PERMISSIONS } from './auth.constants';
+import { isPublicRoute } from './require-permission.decorator';
 
 /** Enforces @RequirePermission against the caller in the request context: 403 naming what is missing. */
 @Injectable()
@@ -12,7 +13,7 @@ export class PermissionsGuard implements CanActivate {
   ) {}
 
   canActivate(context: ExecutionContext): boolean {
-    if (this.reflector.getAllAndOverride<boolean>(IS_PUBLIC, [context.getHandler(), context.getClass()])) return true;
+    if (isPublicRoute(this.reflector, context)) return true;
     const required = this.reflector.getAllAndMerge<string[]>(REQUIRED_PERMISSIONS, [context.getHandler(), context.getClass()]) ?? [];
     const caller = this.cls.get<Caller | undefined>(CLS_CALLER);
     if (!caller) throw new ForbiddenException('No authenticated caller in the request context.');

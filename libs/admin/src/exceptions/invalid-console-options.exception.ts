@@ -1,0 +1,12 @@
+import { CONSOLE_OPTION_MESSAGE } from '../admin.messages';
+
+/** AdminModule was given console options it cannot use: a boot error naming the field. */
+export class InvalidConsoleOptionsException extends Error {
+  constructor(
+    readonly field: string,
+    problem: string,
+  ) {
+    super(CONSOLE_OPTION_MESSAGE(field, problem));
+    this.name = 'InvalidConsoleOptionsException';
+  }
+}
