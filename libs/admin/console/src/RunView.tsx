@@ -1,7 +1,7 @@
 import { TableHead } from './TableHead';
 import { useEffect, useState } from 'preact/hooks';
 import { Api, ApiError } from './api';
-import { formatDate } from './format';
+import { formatDate, formatMs } from './format';
 import type { AuditRecord, ProposalRun } from './types';
 
 /** The agent run that produced a proposal: its steps and tool calls with the guard's decisions, and the run's audit entries. */
@@ -66,7 +66,7 @@ export function RunView(props: { api: Api; proposalId: string; onAudit: ((runId:
                             {c.cause ? ` (${c.cause})` : ''}
                           </td>
                           <td data-label="Outcome">
-                            {c.outcome} <span class="muted">{c.durationMs} ms</span>
+                            {c.outcome} <span class="muted">{formatMs(c.durationMs)}</span>
                           </td>
                         </tr>
                       ))}
@@ -117,7 +117,7 @@ export function AuditTable(props: { entries: readonly AuditRecord[]; caption: st
               {e.cause ? ` (${e.cause})` : ''}
             </td>
             <td data-label="Outcome">
-              {e.outcome} <span class="muted">{e.durationMs} ms</span>
+              {e.outcome} <span class="muted">{formatMs(e.durationMs)}</span>
             </td>
           </tr>
         ))}
