@@ -19,6 +19,9 @@ module.exports = {
     { ...base, displayName: 'unit', testMatch: ['<rootDir>/libs/**/*.spec.ts'] },
     // The repository's own tooling (lint, the quiet test environment): no database, so not rerun by test:db.
     { ...base, displayName: 'tooling', testMatch: ['<rootDir>/test/tooling/**/*.spec.ts'] },
+    // The approvals console in headless Chromium (/usr/bin/chromium) against the sample app on PGlite: run by npm test,
+    // not again by test:db.
+    { ...base, displayName: 'browser', testMatch: ['<rootDir>/test/**/*.browser-spec.ts'] },
     {
       ...base,
       displayName: 'db',
