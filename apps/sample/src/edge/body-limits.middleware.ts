@@ -2,8 +2,8 @@ import { BadRequestException, Inject, Injectable, NestMiddleware, PayloadTooLarg
 import type { NextFunction, Request, Response } from 'express';
 import { EDGE_OPTIONS, EdgeOptions } from './edge.options';
 
-/** Routes whose bodies are small by nature: an agent run's goal, an approval decision. */
-const SMALL_BODY_ROUTES = [/^\/agents\/[^/]+\/runs\/?$/, /^\/admin\/approvals\/[^/]+\/(approve|reject)\/?$/];
+/** Routes whose bodies are small by nature: an agent run's goal, an approval decision (and its preview: no larger). */
+const SMALL_BODY_ROUTES = [/^\/agents\/[^/]+\/runs\/?$/i, /^\/admin\/approvals\/[^/]+\/(approve|reject|preview)\/?$/i];
 
 /**
  * Checks a JSON body before anything walks it: over the route's size limit is a 413; nested
