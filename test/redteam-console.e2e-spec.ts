@@ -106,6 +106,39 @@ describe('red team: the approvals console API', () => {
       .expect(409);
   });
 
+  it('an outage of the database while the amount of an edit is computed is a 503 with Retry-After (preview and approve), not a refusal', async () => {
+    const app = await apps.boot();
+    const http = request(app.getHttpServer());
+    const res = await http.post('/agents/desk/runs').set('Authorization', trader('alice')).send({ goal: 'place the orders' }).expect(200);
+    const pending = JSON.parse(res.body.steps[0].toolCalls[2].observation) as { proposalId: string; version: number };
+    const manager = app.get(DataSource).manager;
+    const query = manager.query.bind(manager);
+    // The database goes away as the desk's amount function reads its prices: that read and every one after it fail.
+    let down = false;
+    const spy = jest.spyOn(manager, 'query').mockImplementation((sql: string, params?: Parameters<typeof query>[1]) => {
+      down ||= sql.includes('sample_instruments');
+      return down
+        ? Promise.reject(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }))
+        : query(sql, params);
+    });
+    const payload = { symbol: 'ACME', side: 'buy', qty: 20, limitPrice: 101.25 };
+    const preview = await http
+      .post(`/admin/approvals/${pending.proposalId}/preview`)
+      .set('Authorization', lead())
+      .send({ version: pending.version, payload });
+    expect(preview.status).toBe(503);
+    expect(preview.headers['retry-after']).toBeDefined();
+    expect(JSON.stringify(preview.body)).not.toMatch(/ECONNREFUSED|5432/);
+    down = false;
+    const approve = await http
+      .post(`/admin/approvals/${pending.proposalId}/approve`)
+      .set('Authorization', lead())
+      .send({ version: pending.version, step: 0, reason: 'ok', payload });
+    expect(approve.status).toBe(503);
+    expect(approve.headers['retry-after']).toBeDefined();
+    spy.mockRestore();
+  });
+
   /** A worker run of the desk agent for `user` (three proposals), finished: its run id. */
   const workerRun = async (app: INestApplication, user: string, goal: string) => {
     const worker = app.get(AgentWorker);

@@ -119,6 +119,9 @@ export class StagedActions {
         query: (sql, params) => read.query(sql, params),
       });
     } catch (err) {
+      // A database that cannot be reached is an outage (the caller's 503 with Retry-After), not a refusal of the payload:
+      // if the database does not answer now either, its error is thrown (nothing was written).
+      if (this.read) await this.read.query('SELECT 1');
       return {
         ok: false,
         reason: `the amount at stake of ${action} could not be computed: ${err instanceof Error ? err.message : String(err)}`,
