@@ -140,12 +140,12 @@ describe('red team: the approvals console API', () => {
   });
 
   /** A worker run of the desk agent for `user` (three proposals), finished: its run id. */
-  const workerRun = async (app: INestApplication, user: string, goal: string) => {
+  const workerRun = async (app: INestApplication, user: string, goal: string, tenantId = 'acme') => {
     const worker = app.get(AgentWorker);
     const done = new Promise<void>((resolve) => worker.onResult(() => resolve()));
     const { runId } = await worker.post(goal, {
       agent: 'desk',
-      tenantId: 'acme',
+      tenantId,
       userId: user,
       permissions: ['agent:run', 'order:submit'],
     });
@@ -196,5 +196,28 @@ describe('red team: the approvals console API', () => {
     const pending = await directRunUnder(app, 'mallory', runId);
     const shown = (await request(app.getHttpServer()).get(`/admin/approvals/${pending}/run`).set('Authorization', lead()).expect(200)).body;
     expect(shown.run).toBeNull();
+  });
+
+  it("a run id borrowed from another tenant's run shows nothing of that tenant; schema, preview and run need the decide permission", async () => {
+    const app = await apps.boot();
+    const runId = await workerRun(app, 'gina', 'place the orders', 'globex');
+    const pending = await directRunUnder(app, 'mallory', runId);
+    const http = request(app.getHttpServer());
+    const shown = (await http.get(`/admin/approvals/${pending}/run`).set('Authorization', lead()).expect(200)).body;
+    expect(shown.run).toBeNull();
+    expect(shown.calls.every((c: { tenantId: string; userId: string }) => c.tenantId === 'acme' && c.userId === 'mallory')).toBe(true);
+    const globexLead = lead('globex', 'gil');
+    const theirs = (await http.get('/admin/approvals').set('Authorization', globexLead).expect(200)).body.items;
+    expect(theirs.length).toBeGreaterThan(0);
+    for (const p of theirs as Array<{ id: string; payload: unknown }>) {
+      await http.get(`/admin/approvals/${p.id}/run`).set('Authorization', lead()).expect(404);
+      await http.get(`/admin/approvals/${p.id}/schema`).set('Authorization', lead()).expect(404);
+      await http.post(`/admin/approvals/${p.id}/preview`).set('Authorization', lead()).send({ version: 1, payload: p.payload }).expect(404);
+    }
+    const noDecide = bearer('acme', 'lee', ['desk:lead']);
+    await http.get(`/admin/approvals/${pending}/run`).set('Authorization', noDecide).expect(403);
+    await http.post(`/admin/approvals/${pending}/preview`).set('Authorization', noDecide).send({ version: 1, payload: {} }).expect(403);
+    await http.get(`/admin/approvals/${pending}/run`).expect(401);
+    await http.post(`/admin/approvals/${pending}/preview`).send({ version: 1, payload: {} }).expect(401);
   });
 });
