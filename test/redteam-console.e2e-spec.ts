@@ -220,4 +220,26 @@ describe('red team: the approvals console API', () => {
     await http.get(`/admin/approvals/${pending}/run`).expect(401);
     await http.post(`/admin/approvals/${pending}/preview`).send({ version: 1, payload: {} }).expect(401);
   });
+
+  it('GET :id/run, :id/schema and POST :id/preview with the database gone: 503 with Retry-After', async () => {
+    const app = await apps.boot();
+    const runId = await workerRun(app, 'alice', 'place the orders');
+    const http = request(app.getHttpServer());
+    const list = (await http.get('/admin/approvals?status=pending').set('Authorization', lead()).expect(200)).body;
+    const p = list.items.find((x: { runId: string }) => x.runId === runId);
+    const ds = app.get(DataSource);
+    const gone = () => Promise.reject(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }));
+    const spies = [jest.spyOn(ds, 'query').mockImplementation(gone), jest.spyOn(ds.manager, 'query').mockImplementation(gone)];
+    const answers = [
+      await http.get(`/admin/approvals/${p.id}/run`).set('Authorization', lead()),
+      await http.get(`/admin/approvals/${p.id}/schema`).set('Authorization', lead()),
+      await http.post(`/admin/approvals/${p.id}/preview`).set('Authorization', lead()).send({ version: p.version, payload: p.payload }),
+    ];
+    for (const spy of spies) spy.mockRestore();
+    expect(answers.map((a) => [a.status, a.headers['retry-after']])).toEqual([
+      [503, '5'],
+      [503, '5'],
+      [503, '5'],
+    ]);
+  });
 });
