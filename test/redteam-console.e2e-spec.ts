@@ -10,14 +10,23 @@ import { sampleAppsOnTestDatabase } from './support/sample-apps';
 const SECRET = 'test-secret-that-is-long-enough-for-hs256-0123456789';
 
 /** One raw HTTP/1.1 exchange (a request target supertest cannot send, e.g. the absolute form): the status line and headers, and the body. */
-async function rawGet(app: INestApplication, target: string): Promise<{ head: string; body: string }> {
+async function rawGet(
+  app: INestApplication,
+  target: string,
+  post?: { authorization: string; body: string },
+): Promise<{ head: string; body: string }> {
   const server = app.getHttpServer();
   if (!server.listening) await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
   const text = await new Promise<string>((resolve, reject) => {
     let out = '';
     const socket = connect(port, '127.0.0.1', () =>
-      socket.write(`GET ${target} HTTP/1.1\r\nHost: victim.example\r\nConnection: close\r\n\r\n`),
+      socket.write(
+        post
+          ? `POST ${target} HTTP/1.1\r\nHost: victim.example\r\nAuthorization: ${post.authorization}\r\nContent-Type: application/json\r\n` +
+              `Content-Length: ${Buffer.byteLength(post.body)}\r\nConnection: close\r\n\r\n${post.body}`
+          : `GET ${target} HTTP/1.1\r\nHost: victim.example\r\nConnection: close\r\n\r\n`,
+      ),
     );
     socket.on('data', (d: Buffer) => (out += d.toString('latin1')));
     socket.on('end', () => resolve(out));
@@ -80,6 +89,12 @@ describe('red team: the approvals console API', () => {
         .send({ version: 1, step: 0, reason: 'ok', payload })
         .expect(413);
       await http.post(`${base}/${id}/${preview}`).set('Authorization', lead()).send({ version: 1, payload }).expect(413);
+    }
+    // Nor does a request target in absolute form escape it.
+    const body = JSON.stringify({ version: 1, step: 0, reason: 'ok', payload });
+    for (const verb of ['approve', 'preview']) {
+      const res = await rawGet(app, `http://victim.example/admin/approvals/${id}/${verb}`, { authorization: lead(), body });
+      expect(res.head).toMatch(/^HTTP\/1\.1 413/);
     }
   });
 

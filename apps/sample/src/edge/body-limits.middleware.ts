@@ -15,7 +15,8 @@ export class BodyLimitsMiddleware implements NestMiddleware {
   constructor(@Inject(EDGE_OPTIONS) private readonly options: EdgeOptions) {}
 
   use(req: Request, _res: Response, next: NextFunction): void {
-    const path = (req.originalUrl ?? req.url).split('?')[0];
+    // The path as the router sees it (a request target in absolute form, http://host/admin/..., is routed by its path too).
+    const path = routePath(req.originalUrl ?? req.url);
     const limit = SMALL_BODY_ROUTES.some((r) => r.test(path)) ? this.options.smallBodyBytes : this.options.defaultBodyBytes;
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
@@ -27,6 +28,14 @@ export class BodyLimitsMiddleware implements NestMiddleware {
       if (!Number.isFinite(declared) && Buffer.byteLength(JSON.stringify(body)) > limit) throw tooLarge(limit);
     }
     next();
+  }
+}
+
+function routePath(url: string): string {
+  try {
+    return new URL(url, 'http://localhost').pathname;
+  } catch {
+    return url.split('?')[0];
   }
 }
 
