@@ -186,11 +186,15 @@ export class ApprovalsController {
   async run(@CurrentCaller() caller: AdminCaller, @Param('id', ParseIdPipe) id: string): Promise<ProposalRun> {
     const p = await this.pipeline.get(caller.tenantId, id);
     if (!p.runId) return { runId: null, run: null, calls: [] };
+    // A run id is not proof of origin (an application may let a caller name it): the stored run is shown only when it
+    // made this proposal, and the audited calls are the proposer's.
     const [run, calls] = await Promise.all([
       this.runs ? this.runs.get(caller.tenantId, p.runId) : Promise.resolve(null),
-      this.audit ? this.audit.query({ tenantId: caller.tenantId, runId: p.runId, limit: RUN_CALLS_LIMIT }) : Promise.resolve([]),
+      this.audit
+        ? this.audit.query({ tenantId: caller.tenantId, runId: p.runId, userId: p.proposer, limit: RUN_CALLS_LIMIT })
+        : Promise.resolve([]),
     ]);
-    return { runId: p.runId, run: run ? this.runView(run) : null, calls };
+    return { runId: p.runId, run: run && madeProposal(run, p) ? this.runView(run) : null, calls };
   }
 
   /** What an approver sees of a stored run: no lease, no permissions; tool arguments redacted as anything over HTTP. */
@@ -251,5 +255,27 @@ export class ApprovalsController {
     @Body(ParseDecisionBodyPipe) body: DecisionBody,
   ): Promise<PipelineOutcome> {
     return this.pipeline.decide(caller, id, { decision: 'reject', ...body });
+  }
+}
+
+/** Whether the stored run made the proposal: the proposer's run (of its agent) with a tool call that answered its id. */
+function madeProposal(run: AgentRunRecord, p: ProposalRecord): boolean {
+  if (run.userId !== p.proposer || (p.agent !== null && run.agent !== p.agent)) return false;
+  return run.steps.some((step) => step.toolCalls.some((call) => call.ok && answeredProposal(call.observation, p.id)));
+}
+
+/** Whether a tool call's observation is a pipeline outcome naming this proposal (`{ verdict, proposalId }`). */
+function answeredProposal(observation: unknown, id: string): boolean {
+  if (typeof observation !== 'string' || !observation.includes(id)) return false;
+  try {
+    const v: unknown = JSON.parse(observation);
+    return (
+      v !== null &&
+      typeof v === 'object' &&
+      (v as { proposalId?: unknown }).proposalId === id &&
+      typeof (v as { verdict?: unknown }).verdict === 'string'
+    );
+  } catch {
+    return false;
   }
 }

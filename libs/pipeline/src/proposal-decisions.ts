@@ -59,6 +59,10 @@ export interface Approver {
   readonly permissions: readonly string[];
 }
 
+/** Whether the proposal is expired, or pending past its expiry (nothing has marked it expired yet): no decision applies. */
+const pastExpiry = (p: ProposalRecord) =>
+  p.status === 'expired' || (p.status === 'pending' && p.expiresAt !== null && p.expiresAt <= new Date());
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
@@ -124,6 +128,8 @@ export class ProposalDecisions {
       throw new InvalidProposalException('version', VERSION_MESSAGE());
     if (payload === undefined) throw new InvalidProposalException('payload', PREVIEW_PAYLOAD_MESSAGE());
     const p = await this.current(caller.tenantId, id);
+    // Past its expiry (even before anything marks it expired) no approval applies: nor does a preview (as decide's 409).
+    if (pastExpiry(p)) throw conflict({ ...p, status: 'expired' }, `Proposal ${id} has expired.`);
     if (p.version !== version || p.status !== 'pending') throw conflict(p, PROPOSAL_CHANGED_MESSAGE(id, p.version, version));
     const checked = await this.checkEdit(p, payload);
     if (!checked.ok) return { ok: false, reason: checked.message, ...(checked.field !== undefined ? { field: checked.field } : {}) };
@@ -177,8 +183,7 @@ export class ProposalDecisions {
   private async explain(caller: Approver, id: string, version: number, step: number, alreadyDecided: boolean): Promise<never> {
     if (alreadyDecided) throw new ApprovalForbiddenException(ALREADY_DECIDED_MESSAGE());
     const p = await this.current(caller.tenantId, id);
-    if (p.status === 'expired' || (p.status === 'pending' && p.expiresAt && p.expiresAt <= new Date()))
-      throw conflict({ ...p, status: 'expired' }, `Proposal ${id} has expired.`);
+    if (pastExpiry(p)) throw conflict({ ...p, status: 'expired' }, `Proposal ${id} has expired.`);
     if (p.status !== 'pending') throw conflict(p, PROPOSAL_ALREADY_MESSAGE(id, p.status));
     if (p.version !== version) throw conflict(p, PROPOSAL_CHANGED_MESSAGE(id, p.version, version));
     if (p.waitingStep?.index !== step) throw conflict(p, STEP_NOT_WAITING_MESSAGE(id, step, p.waitingStep?.index ?? null));

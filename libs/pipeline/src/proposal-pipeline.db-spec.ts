@@ -409,6 +409,17 @@ describe('ProposalPipeline', () => {
         await expect(pipeline.previewEdit(lead(), id(p), input as never)).rejects.toMatchObject({ field });
       await expect(pipeline.previewEdit(lead(), 'not-a-uuid', { version: 1, payload: {} })).rejects.toMatchObject({ field: 'id' });
     });
+
+    it('a payload nested 100,000 deep (an application without a depth limit at its edge) is a refusal, not a RangeError', async () => {
+      const p = await pipeline.submit(ALICE, order(20_000));
+      let deep: unknown = 'x';
+      for (let i = 0; i < 100_000; i++) deep = { a: deep };
+      const payload = { symbol: 'ACME', qty: 1, note: deep };
+      expect(await pipeline.previewEdit(lead(), id(p), { version: 1, payload })).toMatchObject({ ok: false });
+      await expect(pipeline.decide(lead('lee'), id(p), approve(1, 0, 'deep', payload))).rejects.toThrow(ProposalEditRefusedException);
+      // (a submission measured it already: too big to be a payload)
+      await expect(pipeline.submit(ALICE, { action: 'order.submit', payload })).rejects.toMatchObject({ field: 'payload' });
+    });
   });
 
   describe('custom reviewers', () => {

@@ -89,6 +89,9 @@ export class StagedActions {
     if (!skill || !skill.staged) return { ok: false, reason: `'${action}' is not an action the pipeline executes` };
     if (payload === null || typeof payload !== 'object' || Array.isArray(payload))
       return { ok: false, reason: 'payload must be a JSON object', field: 'payload' };
+    // Before anything walks it (the checks below, the schema, the JSON written): a bounded depth, checked without recursion.
+    if (nestsDeeperThan(payload, MAX_PAYLOAD_DEPTH))
+      return { ok: false, reason: `payload nests deeper than ${MAX_PAYLOAD_DEPTH} levels`, field: 'payload' };
     const unstorable = unstorableText(payload);
     if (unstorable)
       return {
@@ -119,6 +122,9 @@ export class StagedActions {
         query: (sql, params) => read.query(sql, params),
       });
     } catch (err) {
+      // A database that cannot be reached is an outage (the caller's 503 with Retry-After), not a refusal of the payload:
+      // if the database does not answer now either, its error is thrown (nothing was written).
+      if (this.read) await this.read.query('SELECT 1');
       return {
         ok: false,
         reason: `the amount at stake of ${action} could not be computed: ${err instanceof Error ? err.message : String(err)}`,
@@ -165,6 +171,21 @@ export class StagedActions {
   defaultSteps(): ApprovalStep[] {
     return [...this.options.approval.defaultSteps];
   }
+}
+
+/** How deep a payload may nest (objects and arrays): deeper is refused before anything walks it recursively. */
+const MAX_PAYLOAD_DEPTH = 64;
+
+/** Whether `value` nests objects/arrays more than `max` levels deep; iterative, stops as soon as it knows. */
+function nestsDeeperThan(value: unknown, max: number): boolean {
+  const stack: Array<[unknown, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [node, depth] = stack.pop() as [unknown, number];
+    if (node === null || typeof node !== 'object') continue;
+    if (depth > max) return true;
+    for (const child of Object.values(node as object)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
+  }
+  return false;
 }
 
 /** The path of the first string (value or key) PostgreSQL's jsonb cannot hold: a NUL, or a lone UTF-16 surrogate. */

@@ -2,8 +2,8 @@ import { BadRequestException, Inject, Injectable, NestMiddleware, PayloadTooLarg
 import type { NextFunction, Request, Response } from 'express';
 import { EDGE_OPTIONS, EdgeOptions } from './edge.options';
 
-/** Routes whose bodies are small by nature: an agent run's goal, an approval decision. */
-const SMALL_BODY_ROUTES = [/^\/agents\/[^/]+\/runs\/?$/, /^\/admin\/approvals\/[^/]+\/(approve|reject)\/?$/];
+/** Routes whose bodies are small by nature: an agent run's goal, an approval decision (and its preview: no larger). */
+const SMALL_BODY_ROUTES = [/^\/agents\/[^/]+\/runs\/?$/i, /^\/admin\/approvals\/[^/]+\/(approve|reject|preview)\/?$/i];
 
 /**
  * Checks a JSON body before anything walks it: over the route's size limit is a 413; nested
@@ -15,7 +15,8 @@ export class BodyLimitsMiddleware implements NestMiddleware {
   constructor(@Inject(EDGE_OPTIONS) private readonly options: EdgeOptions) {}
 
   use(req: Request, _res: Response, next: NextFunction): void {
-    const path = (req.originalUrl ?? req.url).split('?')[0];
+    // The path as the router sees it (a request target in absolute form, http://host/admin/..., is routed by its path too).
+    const path = routePath(req.originalUrl ?? req.url);
     const limit = SMALL_BODY_ROUTES.some((r) => r.test(path)) ? this.options.smallBodyBytes : this.options.defaultBodyBytes;
     const declared = Number(req.headers['content-length']);
     if (Number.isFinite(declared) && declared > limit) throw tooLarge(limit);
@@ -27,6 +28,14 @@ export class BodyLimitsMiddleware implements NestMiddleware {
       if (!Number.isFinite(declared) && Buffer.byteLength(JSON.stringify(body)) > limit) throw tooLarge(limit);
     }
     next();
+  }
+}
+
+function routePath(url: string): string {
+  try {
+    return new URL(url, 'http://localhost').pathname;
+  } catch {
+    return url.split('?')[0];
   }
 }
 

@@ -119,8 +119,7 @@ export class ConsoleController {
   @Header('X-Frame-Options', 'DENY')
   page(@Req() req: Request, @Res({ passthrough: true }) res: Response): StreamableFile | undefined {
     // The page's files are relative to it (./assets/...): /admin/console is redirected to /admin/console/.
-    const url = req.originalUrl ?? req.url;
-    const [path, query] = splitUrl(url);
+    const [path, query] = splitUrl(req.originalUrl ?? req.url);
     if (!path.endsWith('/')) {
       res.redirect(308, `${path}/${query}`);
       return undefined;
@@ -135,7 +134,7 @@ export class ConsoleController {
   @Header('Cache-Control', 'no-store')
   config(@Req() req: Request): ConsoleConfig {
     const [path] = splitUrl(req.originalUrl ?? req.url);
-    const apiBase = path.replace(/\/console\/config\.json$/, '') || '/admin';
+    const apiBase = path.replace(/\/console\/config\.json\/?$/i, '') || '/admin';
     return {
       title: this.options.title,
       loginUrl: this.options.loginUrl,
@@ -175,15 +174,23 @@ export class ConsoleController {
   @publicRoute()
   @ApiOperation({ summary: "The console's built files (scripts, styles), by name" })
   @Header('X-Content-Type-Options', 'nosniff')
-  @Header('Cache-Control', 'public, max-age=31536000, immutable')
-  asset(@Param('file') file: string): StreamableFile {
+  asset(@Param('file') file: string, @Res({ passthrough: true }) res: Response): StreamableFile {
     const found = this.assets.get(file);
+    // A name this build does not have (the next release's, during a deployment) is not cached; a file of it is, for good.
+    res.setHeader('Cache-Control', found ? 'public, max-age=31536000, immutable' : 'no-store');
     if (!found) throw new NotFoundException('No such file of the console.');
     return new StreamableFile(found.body, { type: found.type, length: found.body.length });
   }
 }
 
+/**
+ * The path and query of the request. Only the path: a request target in absolute form (`GET http://other.example/admin/console`,
+ * which Node accepts and Express routes by its path) must not put another origin in a redirect or in the apiBase.
+ */
 function splitUrl(url: string): [string, string] {
   const q = url.indexOf('?');
-  return q < 0 ? [url, ''] : [url.slice(0, q), url.slice(q)];
+  const [target, query] = q < 0 ? [url, ''] : [url.slice(0, q), url.slice(q)];
+  const path = target.startsWith('/') ? target : target.replace(/^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/]*/, '');
+  // One leading slash: never `//host/...`, which a browser reads as another origin.
+  return [`/${path.replace(/^[/\\]+/, '')}`, query];
 }
