@@ -131,6 +131,8 @@ export class ProposalDecisions {
     // Past its expiry (even before anything marks it expired) no approval applies: nor does a preview (as decide's 409).
     if (pastExpiry(p)) throw conflict({ ...p, status: 'expired' }, `Proposal ${id} has expired.`);
     if (p.version !== version || p.status !== 'pending') throw conflict(p, PROPOSAL_CHANGED_MESSAGE(id, p.version, version));
+    // Only someone who may approve the waiting step may preview an edit of it (as for the decision itself).
+    mayDecide(caller, p);
     const checked = await this.checkEdit(p, payload);
     if (!checked.ok) return { ok: false, reason: checked.message, ...(checked.field !== undefined ? { field: checked.field } : {}) };
     const current = new Set(p.steps.map((s) => `${s.name}\u0000${s.permission}`));
@@ -187,11 +189,7 @@ export class ProposalDecisions {
     if (p.status !== 'pending') throw conflict(p, PROPOSAL_ALREADY_MESSAGE(id, p.status));
     if (p.version !== version) throw conflict(p, PROPOSAL_CHANGED_MESSAGE(id, p.version, version));
     if (p.waitingStep?.index !== step) throw conflict(p, STEP_NOT_WAITING_MESSAGE(id, step, p.waitingStep?.index ?? null));
-    if (p.proposer === caller.userId) throw new ApprovalForbiddenException(PROPOSER_DECIDES_MESSAGE());
-    if (p.decisions.some((d) => d.decidedBy === caller.userId)) throw new ApprovalForbiddenException(ALREADY_DECIDED_MESSAGE());
-    const permission = p.waitingStep?.permission ?? DEFAULT_STEPS[0].permission;
-    if (!caller.permissions.includes(permission))
-      throw new ApprovalForbiddenException(STEP_PERMISSION_MESSAGE(step, p.waitingStep?.name ?? 'approver', permission));
+    mayDecide(caller, p, step);
     // Everything matched on re-reading: another decision landed in between.
     throw conflict(p, PROPOSAL_CHANGED_WHILE_DECIDING_MESSAGE(id));
   }
@@ -205,6 +203,15 @@ export class ProposalDecisions {
   private async outcome(tenantId: string, id: string): Promise<PipelineOutcome> {
     return outcomeOf(await this.current(tenantId, id));
   }
+}
+
+/** Separation of duties: not the proposer, not someone who decided already, and holding the waiting step's permission. */
+function mayDecide(caller: Approver, p: ProposalRecord, step = p.waitingStep?.index ?? 0): void {
+  if (p.proposer === caller.userId) throw new ApprovalForbiddenException(PROPOSER_DECIDES_MESSAGE());
+  if (p.decisions.some((d) => d.decidedBy === caller.userId)) throw new ApprovalForbiddenException(ALREADY_DECIDED_MESSAGE());
+  const permission = p.waitingStep?.permission ?? DEFAULT_STEPS[0].permission;
+  if (!caller.permissions.includes(permission))
+    throw new ApprovalForbiddenException(STEP_PERMISSION_MESSAGE(step, p.waitingStep?.name ?? 'approver', permission));
 }
 
 export function outcomeOf(p: ProposalRecord): PipelineOutcome {

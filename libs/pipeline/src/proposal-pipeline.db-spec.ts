@@ -392,6 +392,16 @@ describe('ProposalPipeline', () => {
       expect(edited).toMatchObject({ amount: preview.ok ? preview.amount : -1, waitingFor: preview.ok ? preview.steps : [] });
     });
 
+    it('only someone who may approve the waiting step may preview an edit of it: not the proposer, not without its permission', async () => {
+      const p = await pipeline.submit(ALICE, order(20_000));
+      const edit = { version: 1, payload: { symbol: 'ACME', qty: 300 } };
+      await expect(pipeline.previewEdit({ ...lead(), userId: ALICE.userId }, id(p), edit)).rejects.toThrow(/proposer may not decide/);
+      await expect(
+        pipeline.previewEdit({ tenantId: 'acme', userId: 'sam', permissions: ['approval:decide'] }, id(p), edit),
+      ).rejects.toThrow(ApprovalForbiddenException);
+      expect(await pipeline.previewEdit(lead(), id(p), edit)).toMatchObject({ ok: true, amount: 30_000 });
+    });
+
     it('refuses a stale version (409 with the current one), another tenant (not found), and malformed input naming the field', async () => {
       const p = await pipeline.submit(ALICE, order(20_000));
       await expect(pipeline.previewEdit(lead(), id(p), { version: 2, payload: { symbol: 'ACME', qty: 1 } })).rejects.toMatchObject({
