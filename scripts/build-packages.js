@@ -35,15 +35,7 @@ for (const dir of PACKAGES) {
   execFileSync(process.execPath, [tsc, '-p', join(dir, 'tsconfig.build.json')], { cwd: root, stdio: 'inherit' });
   checkDeclared(dir, manifest);
   // @zmodu/admin ships the approvals console built (console-dist: static files served by its ConsoleController).
-  if (dir === 'libs/admin')
-    execFileSync(
-      process.execPath,
-      [require.resolve('vite/bin/vite.js'), 'build', '-c', 'libs/admin/console/vite.config.mts', '--logLevel', 'warn'],
-      {
-        cwd: root,
-        stdio: 'inherit',
-      },
-    );
+  if (dir === 'libs/admin') execFileSync('npm', ['run', '-s', 'build:console'], { cwd: root, stdio: 'inherit' });
   process.stderr.write(`built ${manifest.name} (${dir}/dist) in ${Date.now() - started} ms\n`);
 }
 

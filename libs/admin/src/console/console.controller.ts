@@ -16,7 +16,6 @@ import {
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
 import { readdirSync, readFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
-import type { Request, Response } from 'express';
 import { ADMIN_EXTRAS, ADMIN_OPTIONS, ADMIN_PUBLIC_ROUTE } from '../admin.constants';
 import { CONSOLE_NOT_BUILT_MESSAGE } from '../admin.messages';
 import { HTTP_ERROR_SCHEMA } from '../admin.openapi';
@@ -68,6 +67,18 @@ export interface ConsoleConfig {
 
 const publicRoute = () => SetMetadata(ADMIN_PUBLIC_ROUTE, true);
 
+/** What the console reads of a request (express's, structurally: the published declarations need no @types/express). */
+interface ConsoleRequest {
+  readonly originalUrl?: string;
+  readonly url: string;
+}
+
+/** What the console does with a response (express's, structurally). */
+interface ConsoleResponse {
+  redirect(status: number, url: string): void;
+  setHeader(name: string, value: string): unknown;
+}
+
 /**
  * The approvals console (`AdminModule.forRoot({ console: true })`): its built files at /admin/console (public: they
  * hold no data; every answer they show comes from the admin API with the signed-in user's bearer token), its settings
@@ -117,7 +128,7 @@ export class ConsoleController {
   @Header('X-Content-Type-Options', 'nosniff')
   @Header('Referrer-Policy', 'no-referrer')
   @Header('X-Frame-Options', 'DENY')
-  page(@Req() req: Request, @Res({ passthrough: true }) res: Response): StreamableFile | undefined {
+  page(@Req() req: ConsoleRequest, @Res({ passthrough: true }) res: ConsoleResponse): StreamableFile | undefined {
     // The page's files are relative to it (./assets/...): /admin/console is redirected to /admin/console/.
     const [path, query] = splitUrl(req.originalUrl ?? req.url);
     if (!path.endsWith('/')) {
@@ -132,7 +143,7 @@ export class ConsoleController {
   @publicRoute()
   @ApiOperation({ summary: "The console's settings: title, login page, polling interval, where the admin API is" })
   @Header('Cache-Control', 'no-store')
-  config(@Req() req: Request): ConsoleConfig {
+  config(@Req() req: ConsoleRequest): ConsoleConfig {
     const [path] = splitUrl(req.originalUrl ?? req.url);
     const apiBase = path.replace(/\/console\/config\.json\/?$/i, '') || '/admin';
     return {
@@ -150,7 +161,7 @@ export class ConsoleController {
   @ApiOperation({ summary: 'Who the bearer token is: tenant, user and permissions, and the permissions the console needs' })
   @ApiUnauthorizedResponse({ description: 'No authenticated caller with a tenant', schema: HTTP_ERROR_SCHEMA })
   @Header('Cache-Control', 'no-store')
-  session(@Req() req: Request): ConsoleSession {
+  session(@Req() req: ConsoleRequest): ConsoleSession {
     const caller = this.admin.resolveCaller(req) as AdminCaller | undefined;
     if (
       !caller ||
@@ -174,7 +185,7 @@ export class ConsoleController {
   @publicRoute()
   @ApiOperation({ summary: "The console's built files (scripts, styles), by name" })
   @Header('X-Content-Type-Options', 'nosniff')
-  asset(@Param('file') file: string, @Res({ passthrough: true }) res: Response): StreamableFile {
+  asset(@Param('file') file: string, @Res({ passthrough: true }) res: ConsoleResponse): StreamableFile {
     const found = this.assets.get(file);
     // A name this build does not have (the next release's, during a deployment) is not cached; a file of it is, for good.
     res.setHeader('Cache-Control', found ? 'public, max-age=31536000, immutable' : 'no-store');
