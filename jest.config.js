@@ -14,6 +14,9 @@ const base = {
 };
 module.exports = {
   testTimeout: 60000,
+  // Two workers even on two cores (jest's default is one fewer than the cores): most suites wait on a database, a child
+  // process or a browser, so two overlap well. JEST_MAX_WORKERS overrides it.
+  maxWorkers: process.env.JEST_MAX_WORKERS ?? 2,
   reporters: ['default', '<rootDir>/test/support/summary-reporter.js'],
   projects: [
     { ...base, displayName: 'unit', testMatch: ['<rootDir>/libs/**/*.spec.ts'] },

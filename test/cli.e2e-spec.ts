@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import fc from 'fast-check';
 import { DataSource } from 'typeorm';
 import { ALPHA, BETA, ENTITIES, KPIS, REPORTS, seedBusinessData } from '../libs/data/src/__fixtures__/business-fixture';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
@@ -508,6 +509,48 @@ describe('zmodu CLI end to end', () => {
     expect(out[6]).toMatchObject({ ok: true, value: { found: true, record: { tenant_id: BETA } } });
     expect(out[7]).toMatchObject({ ok: true, value: { metric: 'open_orders', value: expect.any(String) } });
     expect(out[8]).toMatchObject({ ok: false, error: 'TenantRequired' });
+  });
+
+  it('ai call --batch answers fuzzed lines (fast-check, seeded), one answer per line in order, never a crash or a stack', async () => {
+    const PROTO = ['__proto__', 'constructor', 'prototype', 'toString'];
+    const nasty = fc.oneof(
+      fc.string({ maxLength: 30 }),
+      fc.string({ unit: 'binary', maxLength: 30 }),
+      fc.constantFrom(...PROTO, '', '\u0000', '\ud800', '💥', "'; DROP TABLE orders; --"),
+      fc.integer({ min: 1000, max: 100_000 }).map((n) => 'y'.repeat(n)),
+    );
+    const value = fc.oneof(nasty, fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.boolean(), fc.constant(null));
+    const call = fc.record(
+      {
+        skill: fc.oneof(fc.constantFrom('db.query', 'entity.lookup', 'entity.list', 'kpi.query', 'report.generate', ...PROTO), nasty),
+        args: fc.oneof(fc.dictionary(fc.oneof(fc.constantFrom('sql', 'entity', 'id', 'metric', ...PROTO), fc.string()), value), value),
+        tenant: fc.oneof(fc.constantFrom(ALPHA, BETA), value, fc.constantFrom(2 ** 53, -1, 1.5)),
+        user: fc.oneof(fc.constant('u'), value),
+        permissions: fc.oneof(fc.array(fc.oneof(fc.string(), fc.constantFrom(...PROTO))), value),
+      },
+      { requiredKeys: ['skill'] },
+    );
+    const line = fc.oneof(
+      call.map((c) => JSON.stringify(c)),
+      fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v)),
+      nasty.map((t) => t.replace(/[\r\n]/g, ' ') || 'x'),
+      fc.integer({ min: 100, max: 5_000 }).map((d) => '['.repeat(d) + ']'.repeat(d)),
+    );
+    const seed = Number(process.env.ZMODU_FUZZ_SEED ?? 20261201);
+    const lines = fc.sample(line, { seed, numRuns: Number(process.env.ZMODU_FUZZ_RUNS ?? 40) * 2 });
+    const file = join(dir, 'fuzz.jsonl');
+    writeFileSync(file, lines.join('\n') + '\n');
+    const r = await zmodu('ai', 'call', '--batch', file, '--config', config);
+    expect([0, 1]).toContain(r.code);
+    const out = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { ok: boolean; line: number; error?: string });
+    const expected = lines.map((l, i) => (l.trim() === '' ? null : i + 1)).filter((n) => n !== null);
+    expect(out.map((o) => o.line)).toEqual(expected);
+    for (const o of out) if (!o.ok) expect(typeof o.error).toBe('string');
+    expect(r.stdout).not.toMatch(/\bat [\w$.<>]+ \(|node_modules|\.ts:\d+:\d+/);
+    expect(r.stderr).not.toMatch(/\bat [\w$.<>]+ \(/);
   });
 
   it('export-skills prints the catalog', async () => {

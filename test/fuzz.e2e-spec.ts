@@ -1,0 +1,203 @@
+import { INestApplication } from '@nestjs/common';
+import { Guard } from '@zmodu/guard';
+import { createSkillContext, SkillDispatcher, SkillRegistry } from '@zmodu/skills';
+import fc from 'fast-check';
+import request from 'supertest';
+import { DataSource } from 'typeorm';
+import { ALL_PERMISSIONS } from '../apps/sample/src/auth/auth.constants';
+import { mintToken } from '../apps/sample/src/auth/dev-token';
+import { sampleAppsOnTestDatabase } from './support/sample-apps';
+
+/**
+ * Bad input at the boundaries, fuzzed with fast-check (seeded: the same cases in every run; ZMODU_FUZZ_SEED and
+ * ZMODU_FUZZ_RUNS change them): random JSON, huge strings, deep nesting, unicode, prototype keys and numbers at the edges,
+ * against the sample's HTTP API and the dispatcher. Never a 500 or a stack in an answer, never a hang, never a throw from
+ * dispatch, and a refused decision writes nothing.
+ */
+const SEED = Number(process.env.ZMODU_FUZZ_SEED ?? 20261201);
+const RUNS = Number(process.env.ZMODU_FUZZ_RUNS ?? 40);
+const SECRET = 'fuzz-secret-that-is-long-enough-for-hs256-0123456789';
+
+/** A stack trace, or a file of ours, in an answer: what must never leak. */
+const STACK = /\bat [\w$.<>]+ \(|\bnode_modules\b|\.ts:\d+:\d+|\.js:\d+:\d+/;
+
+const PROTO_KEYS = ['__proto__', 'constructor', 'prototype', 'toString', 'valueOf', 'hasOwnProperty', '__defineGetter__'];
+const edgeNumber = fc.constantFrom(0, -0, 1, -1, 1e308, -1e308, 5e-324, 2 ** 31, -(2 ** 31) - 1, 2 ** 53, 2 ** 53 + 2, 0.1 + 0.2, 1e21);
+const nastyString = fc.oneof(
+  fc.string({ maxLength: 40 }),
+  fc.string({ unit: 'binary', maxLength: 40 }),
+  fc.constantFrom(
+    ...PROTO_KEYS,
+    '',
+    ' ',
+    '\u0000',
+    '\ud800',
+    '\udfff\ud800',
+    '\u202e\u2066',
+    '💥🧨',
+    '%00',
+    '../../etc/passwd',
+    "'; DROP TABLE zmodu_proposals; --",
+    '${jndi:ldap://x}',
+    '<script>alert(1)</script>',
+  ),
+  fc.integer({ min: 1_000, max: 200_000 }).map((n) => 'x'.repeat(n)),
+);
+const key = fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom(...PROTO_KEYS));
+const { json } = fc.letrec<{ json: unknown }>((tie) => ({
+  json: fc.oneof(
+    { depthSize: 'small', maxDepth: 4 },
+    fc.constant(null),
+    fc.boolean(),
+    edgeNumber,
+    fc.double({ noNaN: true, noDefaultInfinity: true }),
+    nastyString,
+    fc.array(tie('json'), { maxLength: 4 }),
+    fc.dictionary(key, tie('json'), { maxKeys: 5 }),
+  ),
+}));
+/** JSON nested `depth` deep, as text (a parser that recurses falls over it). */
+const deepText = fc
+  .tuple(fc.integer({ min: 50, max: 20_000 }), fc.boolean())
+  .map(([depth, asArray]) => (asArray ? '['.repeat(depth) + ']'.repeat(depth) : '{"a":'.repeat(depth) + '1' + '}'.repeat(depth)));
+/** A request body: a JSON value, an object with random members, deep JSON text, or text that is not JSON. */
+const body = fc.oneof(
+  json.map((v) => ({ text: JSON.stringify(v) ?? 'null', type: 'application/json' })),
+  fc.dictionary(key, json, { maxKeys: 6 }).map((v) => ({ text: JSON.stringify(v), type: 'application/json' })),
+  deepText.map((text) => ({ text, type: 'application/json' })),
+  nastyString.map((text) => ({ text, type: 'application/json' })),
+  nastyString.map((text) => ({ text, type: 'text/plain' })),
+);
+/** A path segment or a query value: random text, prototype names, ids of the wrong shape, huge ones. */
+const segment = fc.oneof(nastyString, fc.uuid(), edgeNumber.map(String));
+const uuid = '7f1c2b4e-1a2b-4c3d-8e9f-0a1b2c3d4e5f';
+
+/** Percent-encode text for a URL; a lone surrogate (which encodeURIComponent refuses) goes as the bytes of one (not UTF-8). */
+const enc = (text: string): string =>
+  text.replace(/[\ud800-\udbff][\udc00-\udfff]|[\ud800-\udfff]|[^]/g, (c) =>
+    c.length === 1 && c >= '\ud800' && c <= '\udfff' ? '%ED%A0%80' : encodeURIComponent(c),
+  );
+
+describe('bad input at every boundary (fast-check, seeded)', () => {
+  const apps = sampleAppsOnTestDatabase(SECRET);
+  let app: INestApplication;
+  const token = mintToken(SECRET, { tenant: 'acme', user: 'fuzz', permissions: ALL_PERMISSIONS });
+
+  beforeAll(async () => {
+    app = await apps.boot();
+    apps.forget(); // one app for the file, closed in afterAll
+  });
+
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  /** An answer to bad input: a 4xx (or a 2xx for input that happens to be good), JSON, without a stack, in time. */
+  const expectClean = (res: request.Response, what: string) => {
+    expect([what, res.status < 500]).toEqual([what, true]);
+    expect([what, STACK.test(res.text ?? '')]).toEqual([what, false]);
+  };
+  const send = (method: 'get' | 'post' | 'put' | 'delete', path: string, b?: { text: string; type: string }) => {
+    const r = request(app.getHttpServer())
+      [method](path)
+      .set('Authorization', `Bearer ${token}`)
+      .timeout({ response: 20_000, deadline: 30_000 });
+    return b ? r.set('Content-Type', b.type).send(b.text) : r;
+  };
+
+  it('the HTTP API answers random bodies, paths and queries with a 4xx or a 2xx, never a 500, a stack or a hang', async () => {
+    const statuses = new Map<number, number>();
+    const routes: Array<(seg: string, b: { text: string; type: string }) => [string, 'get' | 'post' | 'put' | 'delete', string, boolean]> =
+      [
+        (s, b) => ['agent run', 'post', `/agents/${enc(s)}/runs`, !!b],
+        (_s, _b) => ['trader run', 'post', '/agents/trader/runs', true],
+        (_s, _b) => ['worker goal', 'post', '/agents/desk/goals', true],
+        (s) => ['run read', 'get', `/agents/runs/${enc(s)}`, false],
+        (s) => ['approve', 'post', `/admin/approvals/${enc(s)}/approve`, true],
+        (_s) => ['approve uuid', 'post', `/admin/approvals/${uuid}/approve`, true],
+        (_s) => ['preview uuid', 'post', `/admin/approvals/${uuid}/preview`, true],
+        (s) => ['approvals list', 'get', `/admin/approvals?status=${enc(s)}&page=${enc(s)}`, false],
+        (s) => ['config put', 'put', `/admin/config/${enc(s)}`, true],
+        (_s) => ['config put known', 'put', '/admin/config/orders.maxQty', true],
+        (s) => ['audit', 'get', `/admin/audit?kind=${enc(s)}&cursor=${enc(s)}&since=${enc(s)}`, false],
+        (s) => ['quota', 'get', `/admin/quota?period=${enc(s)}&limit=${enc(s)}`, false],
+        (s) => ['memory', 'get', `/memory?limit=${enc(s)}`, false],
+        (s) => ['jobs', 'get', `/jobs?status=${enc(s)}`, false],
+      ];
+    await fc.assert(
+      fc.asyncProperty(fc.nat({ max: routes.length - 1 }), segment, body, async (i, seg, b) => {
+        const [what, method, path, withBody] = routes[i](seg, b);
+        const res = await send(method, path.slice(0, 9_000), withBody ? b : undefined);
+        expectClean(res, `${what} ${method.toUpperCase()} ${path.slice(0, 80)} ${b.text.slice(0, 80)}`);
+        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+      }),
+      { seed: SEED, numRuns: RUNS * 3, endOnFailure: true },
+    );
+    // The cases reached the handlers (not all refused at the door): some good input answered, several kinds of 4xx.
+    const codes = [...statuses.keys()];
+    expect(codes.some((c) => c < 300)).toBe(true);
+    expect(codes.filter((c) => c >= 400).length).toBeGreaterThanOrEqual(3);
+    expect(statuses.get(401) ?? 0).toBe(0);
+  });
+
+  it('a decision refused for its body writes nothing: the proposal keeps its version, status and decisions', async () => {
+    // A pending proposal of acme (the desk agent's third order waits for a desk lead).
+    const run = await request(app.getHttpServer())
+      .post('/agents/desk/runs')
+      .set('Authorization', `Bearer ${mintToken(SECRET, { tenant: 'acme', user: 'alice' })}`)
+      .send({ goal: 'place the orders' })
+      .expect(200);
+    const id = JSON.parse(run.body.steps[0].toolCalls[2].observation).proposalId as string;
+    const read = async () => (await send('get', `/admin/approvals/${id}`).expect(200)).body;
+    const before = await read();
+    const ds = app.get(DataSource);
+    const decisions = async () => Number((await ds.query('SELECT count(*) AS n FROM zmodu_approval_decisions'))[0].n);
+    const decided = await decisions();
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom('approve', 'reject', 'preview'), body, async (verb, b) => {
+        const res = await send('post', `/admin/approvals/${id}/${verb}`, b);
+        expectClean(res, `${verb} ${b.text.slice(0, 80)}`);
+        // Random bodies never carry the reason, version 1 and step 0 of a real decision together.
+        expect([verb, res.status === 200 && verb !== 'preview']).toEqual([verb, false]);
+      }),
+      { seed: SEED, numRuns: RUNS * 2, endOnFailure: true },
+    );
+    expect(await read()).toEqual(before);
+    expect(await decisions()).toBe(decided);
+  });
+
+  it('the dispatcher answers random arguments to every skill with a result, never a throw, a stack or a hang', async () => {
+    const registry = app.get(SkillRegistry);
+    const dispatcher = app.get(SkillDispatcher);
+    const names = registry.definitions().map((s) => s.name);
+    expect(names.length).toBeGreaterThan(10);
+    const guard = new Guard({ allow: names, allowExecute: true });
+    const args = fc.oneof(fc.dictionary(key, json, { maxKeys: 6 }), json);
+    const outcomes = new Set<string>();
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...names, ...PROTO_KEYS, 'no.such.skill'), args, nastyString, async (name, a, tenant) => {
+        const ctx = createSkillContext({
+          guard,
+          tenantId: tenant.length % 3 === 0 ? 'acme' : tenant.slice(0, 300),
+          userId: 'fuzz',
+          permissions: ALL_PERMISSIONS,
+          agent: 'fuzz',
+        });
+        let timer: NodeJS.Timeout | undefined;
+        const hang = new Promise<'hang'>((resolve) => (timer = setTimeout(() => resolve('hang'), 20_000)));
+        const result = await Promise.race([dispatcher.dispatch(ctx, name, a), hang]).finally(() => clearTimeout(timer));
+        expect([name, result === 'hang']).toEqual([name, false]);
+        const r = result as { ok: boolean; error?: { error?: unknown; reason?: unknown; message?: unknown } };
+        expect([name, typeof r.ok]).toEqual([name, 'boolean']);
+        outcomes.add(r.ok ? 'ok' : String(r.error?.error));
+        if (!r.ok) {
+          expect([name, typeof r.error?.error]).toEqual([name, 'string']);
+          expect([name, STACK.test(JSON.stringify(r.error) ?? '')]).toEqual([name, false]);
+        }
+      }),
+      { seed: SEED, numRuns: RUNS * 5, endOnFailure: true },
+    );
+    // The calls met the guard, the schemas and the skills: several kinds of refusal (and some calls that went through).
+    expect(outcomes.size).toBeGreaterThanOrEqual(3);
+  });
+});
