@@ -79,36 +79,40 @@ const enc = (text: string): string =>
   );
 
 describe('bad input at every boundary (fast-check, seeded)', () => {
+  // Its afterAll drops the database: after the inner block's afterAll closed the app (on PostgreSQL, an app closed after
+  // the drop meets a database that does not exist).
   const apps = sampleAppsOnTestDatabase(SECRET);
-  let app: INestApplication;
-  const token = mintToken(SECRET, { tenant: 'acme', user: 'fuzz', permissions: ALL_PERMISSIONS });
+  describe('against the sample app', () => {
+    let app: INestApplication;
+    const token = mintToken(SECRET, { tenant: 'acme', user: 'fuzz', permissions: ALL_PERMISSIONS });
 
-  beforeAll(async () => {
-    app = await apps.boot();
-    apps.forget(); // one app for the file, closed in afterAll
-  });
+    beforeAll(async () => {
+      app = await apps.boot();
+      apps.forget(); // one app for the file, closed in afterAll
+    });
 
-  afterAll(async () => {
-    await app?.close();
-  });
+    afterAll(async () => {
+      await app?.close();
+    });
 
-  /** An answer to bad input: a 4xx (or a 2xx for input that happens to be good), JSON, without a stack, in time. */
-  const expectClean = (res: request.Response, what: string) => {
-    expect([what, res.status < 500]).toEqual([what, true]);
-    expect([what, STACK.test(res.text ?? '')]).toEqual([what, false]);
-  };
-  const send = (method: 'get' | 'post' | 'put' | 'delete', path: string, b?: { text: string; type: string }) => {
-    const r = request(app.getHttpServer())
-      [method](path)
-      .set('Authorization', `Bearer ${token}`)
-      .timeout({ response: 20_000, deadline: 30_000 });
-    return b ? r.set('Content-Type', b.type).send(b.text) : r;
-  };
+    /** An answer to bad input: a 4xx (or a 2xx for input that happens to be good), JSON, without a stack, in time. */
+    const expectClean = (res: request.Response, what: string) => {
+      expect([what, res.status < 500]).toEqual([what, true]);
+      expect([what, STACK.test(res.text ?? '')]).toEqual([what, false]);
+    };
+    const send = (method: 'get' | 'post' | 'put' | 'delete', path: string, b?: { text: string; type: string }) => {
+      const r = request(app.getHttpServer())
+        [method](path)
+        .set('Authorization', `Bearer ${token}`)
+        .timeout({ response: 20_000, deadline: 30_000 });
+      return b ? r.set('Content-Type', b.type).send(b.text) : r;
+    };
 
-  it('the HTTP API answers random bodies, paths and queries with a 4xx or a 2xx, never a 500, a stack or a hang', async () => {
-    const statuses = new Map<number, number>();
-    const routes: Array<(seg: string, b: { text: string; type: string }) => [string, 'get' | 'post' | 'put' | 'delete', string, boolean]> =
-      [
+    it('the HTTP API answers random bodies, paths and queries with a 4xx or a 2xx, never a 500, a stack or a hang', async () => {
+      const statuses = new Map<number, number>();
+      const routes: Array<
+        (seg: string, b: { text: string; type: string }) => [string, 'get' | 'post' | 'put' | 'delete', string, boolean]
+      > = [
         (s, b) => ['agent run', 'post', `/agents/${enc(s)}/runs`, !!b],
         (_s, _b) => ['trader run', 'post', '/agents/trader/runs', true],
         (_s, _b) => ['worker goal', 'post', '/agents/desk/goals', true],
@@ -124,80 +128,81 @@ describe('bad input at every boundary (fast-check, seeded)', () => {
         (s) => ['memory', 'get', `/memory?limit=${enc(s)}`, false],
         (s) => ['jobs', 'get', `/jobs?status=${enc(s)}`, false],
       ];
-    await fc.assert(
-      fc.asyncProperty(fc.nat({ max: routes.length - 1 }), segment, body, async (i, seg, b) => {
-        const [what, method, path, withBody] = routes[i](seg, b);
-        const res = await send(method, path.slice(0, 9_000), withBody ? b : undefined);
-        expectClean(res, `${what} ${method.toUpperCase()} ${path.slice(0, 80)} ${b.text.slice(0, 80)}`);
-        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-      }),
-      { seed: SEED, numRuns: RUNS * 3, endOnFailure: true },
-    );
-    // The cases reached the handlers (not all refused at the door): some good input answered, several kinds of 4xx.
-    const codes = [...statuses.keys()];
-    expect(codes.some((c) => c < 300)).toBe(true);
-    expect(codes.filter((c) => c >= 400).length).toBeGreaterThanOrEqual(3);
-    expect(statuses.get(401) ?? 0).toBe(0);
-  });
+      await fc.assert(
+        fc.asyncProperty(fc.nat({ max: routes.length - 1 }), segment, body, async (i, seg, b) => {
+          const [what, method, path, withBody] = routes[i](seg, b);
+          const res = await send(method, path.slice(0, 9_000), withBody ? b : undefined);
+          expectClean(res, `${what} ${method.toUpperCase()} ${path.slice(0, 80)} ${b.text.slice(0, 80)}`);
+          statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+        }),
+        { seed: SEED, numRuns: RUNS * 3, endOnFailure: true },
+      );
+      // The cases reached the handlers (not all refused at the door): some good input answered, several kinds of 4xx.
+      const codes = [...statuses.keys()];
+      expect(codes.some((c) => c < 300)).toBe(true);
+      expect(codes.filter((c) => c >= 400).length).toBeGreaterThanOrEqual(3);
+      expect(statuses.get(401) ?? 0).toBe(0);
+    });
 
-  it('a decision refused for its body writes nothing: the proposal keeps its version, status and decisions', async () => {
-    // A pending proposal of acme (the desk agent's third order waits for a desk lead).
-    const run = await request(app.getHttpServer())
-      .post('/agents/desk/runs')
-      .set('Authorization', `Bearer ${mintToken(SECRET, { tenant: 'acme', user: 'alice' })}`)
-      .send({ goal: 'place the orders' })
-      .expect(200);
-    const id = JSON.parse(run.body.steps[0].toolCalls[2].observation).proposalId as string;
-    const read = async () => (await send('get', `/admin/approvals/${id}`).expect(200)).body;
-    const before = await read();
-    const ds = app.get(DataSource);
-    const decisions = async () => Number((await ds.query('SELECT count(*) AS n FROM zmodu_approval_decisions'))[0].n);
-    const decided = await decisions();
-    await fc.assert(
-      fc.asyncProperty(fc.constantFrom('approve', 'reject', 'preview'), body, async (verb, b) => {
-        const res = await send('post', `/admin/approvals/${id}/${verb}`, b);
-        expectClean(res, `${verb} ${b.text.slice(0, 80)}`);
-        // Random bodies never carry the reason, version 1 and step 0 of a real decision together.
-        expect([verb, res.status === 200 && verb !== 'preview']).toEqual([verb, false]);
-      }),
-      { seed: SEED, numRuns: RUNS * 2, endOnFailure: true },
-    );
-    expect(await read()).toEqual(before);
-    expect(await decisions()).toBe(decided);
-  });
+    it('a decision refused for its body writes nothing: the proposal keeps its version, status and decisions', async () => {
+      // A pending proposal of acme (the desk agent's third order waits for a desk lead).
+      const run = await request(app.getHttpServer())
+        .post('/agents/desk/runs')
+        .set('Authorization', `Bearer ${mintToken(SECRET, { tenant: 'acme', user: 'alice' })}`)
+        .send({ goal: 'place the orders' })
+        .expect(200);
+      const id = JSON.parse(run.body.steps[0].toolCalls[2].observation).proposalId as string;
+      const read = async () => (await send('get', `/admin/approvals/${id}`).expect(200)).body;
+      const before = await read();
+      const ds = app.get(DataSource);
+      const decisions = async () => Number((await ds.query('SELECT count(*) AS n FROM zmodu_approval_decisions'))[0].n);
+      const decided = await decisions();
+      await fc.assert(
+        fc.asyncProperty(fc.constantFrom('approve', 'reject', 'preview'), body, async (verb, b) => {
+          const res = await send('post', `/admin/approvals/${id}/${verb}`, b);
+          expectClean(res, `${verb} ${b.text.slice(0, 80)}`);
+          // Random bodies never carry the reason, version 1 and step 0 of a real decision together.
+          expect([verb, res.status === 200 && verb !== 'preview']).toEqual([verb, false]);
+        }),
+        { seed: SEED, numRuns: RUNS * 2, endOnFailure: true },
+      );
+      expect(await read()).toEqual(before);
+      expect(await decisions()).toBe(decided);
+    });
 
-  it('the dispatcher answers random arguments to every skill with a result, never a throw, a stack or a hang', async () => {
-    const registry = app.get(SkillRegistry);
-    const dispatcher = app.get(SkillDispatcher);
-    const names = registry.definitions().map((s) => s.name);
-    expect(names.length).toBeGreaterThan(10);
-    const guard = new Guard({ allow: names, allowExecute: true });
-    const args = fc.oneof(fc.dictionary(key, json, { maxKeys: 6 }), json);
-    const outcomes = new Set<string>();
-    await fc.assert(
-      fc.asyncProperty(fc.constantFrom(...names, ...PROTO_KEYS, 'no.such.skill'), args, nastyString, async (name, a, tenant) => {
-        const ctx = createSkillContext({
-          guard,
-          tenantId: tenant.length % 3 === 0 ? 'acme' : tenant.slice(0, 300),
-          userId: 'fuzz',
-          permissions: ALL_PERMISSIONS,
-          agent: 'fuzz',
-        });
-        let timer: NodeJS.Timeout | undefined;
-        const hang = new Promise<'hang'>((resolve) => (timer = setTimeout(() => resolve('hang'), 20_000)));
-        const result = await Promise.race([dispatcher.dispatch(ctx, name, a), hang]).finally(() => clearTimeout(timer));
-        expect([name, result === 'hang']).toEqual([name, false]);
-        const r = result as { ok: boolean; error?: { error?: unknown; reason?: unknown; message?: unknown } };
-        expect([name, typeof r.ok]).toEqual([name, 'boolean']);
-        outcomes.add(r.ok ? 'ok' : String(r.error?.error));
-        if (!r.ok) {
-          expect([name, typeof r.error?.error]).toEqual([name, 'string']);
-          expect([name, STACK.test(JSON.stringify(r.error) ?? '')]).toEqual([name, false]);
-        }
-      }),
-      { seed: SEED, numRuns: RUNS * 5, endOnFailure: true },
-    );
-    // The calls met the guard, the schemas and the skills: several kinds of refusal (and some calls that went through).
-    expect(outcomes.size).toBeGreaterThanOrEqual(3);
+    it('the dispatcher answers random arguments to every skill with a result, never a throw, a stack or a hang', async () => {
+      const registry = app.get(SkillRegistry);
+      const dispatcher = app.get(SkillDispatcher);
+      const names = registry.definitions().map((s) => s.name);
+      expect(names.length).toBeGreaterThan(10);
+      const guard = new Guard({ allow: names, allowExecute: true });
+      const args = fc.oneof(fc.dictionary(key, json, { maxKeys: 6 }), json);
+      const outcomes = new Set<string>();
+      await fc.assert(
+        fc.asyncProperty(fc.constantFrom(...names, ...PROTO_KEYS, 'no.such.skill'), args, nastyString, async (name, a, tenant) => {
+          const ctx = createSkillContext({
+            guard,
+            tenantId: tenant.length % 3 === 0 ? 'acme' : tenant.slice(0, 300),
+            userId: 'fuzz',
+            permissions: ALL_PERMISSIONS,
+            agent: 'fuzz',
+          });
+          let timer: NodeJS.Timeout | undefined;
+          const hang = new Promise<'hang'>((resolve) => (timer = setTimeout(() => resolve('hang'), 20_000)));
+          const result = await Promise.race([dispatcher.dispatch(ctx, name, a), hang]).finally(() => clearTimeout(timer));
+          expect([name, result === 'hang']).toEqual([name, false]);
+          const r = result as { ok: boolean; error?: { error?: unknown; reason?: unknown; message?: unknown } };
+          expect([name, typeof r.ok]).toEqual([name, 'boolean']);
+          outcomes.add(r.ok ? 'ok' : String(r.error?.error));
+          if (!r.ok) {
+            expect([name, typeof r.error?.error]).toEqual([name, 'string']);
+            expect([name, STACK.test(JSON.stringify(r.error) ?? '')]).toEqual([name, false]);
+          }
+        }),
+        { seed: SEED, numRuns: RUNS * 5, endOnFailure: true },
+      );
+      // The calls met the guard, the schemas and the skills: several kinds of refusal (and some calls that went through).
+      expect(outcomes.size).toBeGreaterThanOrEqual(3);
+    });
   });
 });
