@@ -90,7 +90,7 @@ export type { OutboxHealthLimits } from './health/outbox.health';
 export { GoalQueueHealthIndicator } from './health/goal-queue.health';
 export type { ProbedGoalQueue } from './health/goal-queue.health';
 export { ConsoleController, CONSOLE_CSP } from './console/console.controller';
-export type { ConsoleConfig, ConsoleSession } from './console/console.controller';
+export type { ConsoleConfig, ConsoleSession } from './console/console.types';
 export { CONSOLE_TOKEN_HANDOFF_KEY } from './console/console.options';
 export type { AdminConsoleOptions } from './console/console.options';
 export { InvalidConsoleOptionsException } from './exceptions/invalid-console-options.exception';

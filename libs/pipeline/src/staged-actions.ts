@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { ownValue } from '@zmodu/guard';
-import { describeErrors, SkillRegistry, SkillTransaction } from '@zmodu/skills';
+import { describeErrors, jsonDepth, SkillRegistry, SkillTransaction } from '@zmodu/skills';
 import { AmountSourceMissingException } from './exceptions/amount-source-missing.exception';
 import { InvalidPipelineOptionsException } from './exceptions/invalid-pipeline-options.exception';
 import { PipelineCannotStartException } from './exceptions/pipeline-cannot-start.exception';
@@ -90,7 +90,7 @@ export class StagedActions {
     if (payload === null || typeof payload !== 'object' || Array.isArray(payload))
       return { ok: false, reason: 'payload must be a JSON object', field: 'payload' };
     // Before anything walks it (the checks below, the schema, the JSON written): a bounded depth, checked without recursion.
-    if (nestsDeeperThan(payload, MAX_PAYLOAD_DEPTH))
+    if (jsonDepth(payload, MAX_PAYLOAD_DEPTH + 1) > MAX_PAYLOAD_DEPTH)
       return { ok: false, reason: `payload nests deeper than ${MAX_PAYLOAD_DEPTH} levels`, field: 'payload' };
     const unstorable = unstorableText(payload);
     if (unstorable)
@@ -175,18 +175,6 @@ export class StagedActions {
 
 /** How deep a payload may nest (objects and arrays): deeper is refused before anything walks it recursively. */
 const MAX_PAYLOAD_DEPTH = 64;
-
-/** Whether `value` nests objects/arrays more than `max` levels deep; iterative, stops as soon as it knows. */
-function nestsDeeperThan(value: unknown, max: number): boolean {
-  const stack: Array<[unknown, number]> = [[value, 1]];
-  while (stack.length > 0) {
-    const [node, depth] = stack.pop() as [unknown, number];
-    if (node === null || typeof node !== 'object') continue;
-    if (depth > max) return true;
-    for (const child of Object.values(node as object)) if (child !== null && typeof child === 'object') stack.push([child, depth + 1]);
-  }
-  return false;
-}
 
 /** The path of the first string (value or key) PostgreSQL's jsonb cannot hold: a NUL, or a lone UTF-16 surrogate. */
 function unstorableText(value: unknown, path = ''): string | null {

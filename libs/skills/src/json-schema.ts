@@ -31,7 +31,7 @@ export function schemaProblem(schema: unknown): string | null {
   if (schema === null || typeof schema !== 'object' || Array.isArray(schema)) return 'parameters must be a JSON Schema object';
   if ((schema as JsonSchema).type !== 'object')
     return `parameters must describe an object (type: 'object'), got type ${JSON.stringify((schema as JsonSchema).type)}`;
-  if (depthOf(schema, MAX_SCHEMA_DEPTH + 1) > MAX_SCHEMA_DEPTH) return `parameters nest deeper than ${MAX_SCHEMA_DEPTH} levels`;
+  if (jsonDepth(schema, MAX_SCHEMA_DEPTH + 1) > MAX_SCHEMA_DEPTH) return `parameters nest deeper than ${MAX_SCHEMA_DEPTH} levels`;
   try {
     if (!ajv.validateSchema(schema)) return `parameters is not a valid JSON Schema: ${ajv.errorsText(ajv.errors)}`;
     ajv.compile(schema);
@@ -45,7 +45,7 @@ export function schemaProblem(schema: unknown): string | null {
 }
 
 /** How deep objects and arrays nest in `value`, counted up to `limit` (no recursion, so no stack to overflow). */
-function depthOf(value: unknown, limit: number): number {
+export function jsonDepth(value: unknown, limit: number): number {
   let max = 0;
   const stack: Array<[unknown, number]> = [[value, 1]];
   while (stack.length) {

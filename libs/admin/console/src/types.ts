@@ -1,6 +1,7 @@
 /** The shapes the console reads over HTTP (see the console contract): the server's types, with dates as ISO strings. */
 import type { AuditRecord as ServerAuditRecord } from '../../../guard/src/audit/audit-entry';
 import type { ToolCallRecord } from '../../../agent/src/agent-run';
+import type { ConsoleConfig as ServerConsoleConfig, ConsoleSession } from '../../src/console/console.types';
 import type {
   ApprovalStep as ServerStep,
   DecisionRecord,
@@ -8,22 +9,8 @@ import type {
   ProposalRecord,
 } from '../../../pipeline/src/proposal.types';
 
-export interface ConsoleConfig {
-  readonly title: string;
-  readonly loginUrl: string | null;
-  readonly pollIntervalMs: number;
-  readonly apiBase: string;
-  readonly features: { readonly audit: boolean; readonly agents: boolean };
-}
-
-export interface Session {
-  readonly tenantId: string;
-  readonly userId: string;
-  readonly permissions: readonly string[];
-  readonly decidePermission: string;
-  readonly auditPermission: string;
-  readonly agentsPermission: string;
-}
+export type ConsoleConfig = ServerConsoleConfig;
+export type Session = ConsoleSession;
 
 /** A server type as JSON carries it: dates become ISO strings. */
 type Wire<T> = T extends Date

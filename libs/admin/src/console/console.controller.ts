@@ -21,6 +21,7 @@ import { CONSOLE_NOT_BUILT_MESSAGE } from '../admin.messages';
 import { HTTP_ERROR_SCHEMA } from '../admin.openapi';
 import { AdminCaller, AdminModuleExtras, ResolvedAdminOptions } from '../admin.options';
 import { AdminConsoleOptions, CONSOLE_TOKEN_HANDOFF_KEY, ResolvedConsoleOptions, resolveConsoleOptions } from './console.options';
+import type { ConsoleConfig, ConsoleSession } from './console.types';
 
 /** Answers of the console's own files: nothing but this origin, never framed, never a referrer. */
 export const CONSOLE_CSP =
@@ -42,27 +43,6 @@ const TYPES = new Map<string, string>([
 interface ConsoleFile {
   readonly body: Buffer;
   readonly type: string;
-}
-
-/** What GET /admin/console/session answers: who the token is, and the permissions the console needs to know. */
-export interface ConsoleSession {
-  readonly tenantId: string;
-  readonly userId: string;
-  readonly permissions: readonly string[];
-  readonly decidePermission: string;
-  readonly auditPermission: string;
-  readonly agentsPermission: string;
-}
-
-/** What GET /admin/console/config.json answers (public: nothing secret). */
-export interface ConsoleConfig {
-  readonly title: string;
-  readonly loginUrl: string | null;
-  readonly pollIntervalMs: number;
-  /** Where the admin API is, as seen from the console (`/admin`, or `/<global prefix>/admin`). */
-  readonly apiBase: string;
-  readonly tokenHandoffKey: string;
-  readonly features: { readonly audit: boolean; readonly agents: boolean };
 }
 
 const publicRoute = () => SetMetadata(ADMIN_PUBLIC_ROUTE, true);
