@@ -36,5 +36,7 @@ module.exports = {
         ...(process.env.ZMODU_TEST_DATABASE_URL ? ['<rootDir>/test/**/*.pg-spec.ts'] : []),
       ],
     },
+    // The chaos suite (npm run test:chaos, run by .ci/run): faults against a PostgreSQL server each spec starts itself.
+    ...(process.env.ZMODU_CHAOS === '1' ? [{ ...base, displayName: 'chaos', testMatch: ['<rootDir>/test/chaos/**/*.chaos-spec.ts'] }] : []),
   ],
 };

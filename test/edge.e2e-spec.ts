@@ -393,6 +393,8 @@ describe('the HTTP edge of the sample app', () => {
       for (const code of ['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', '57P01', '57P03', '08006', '53300'])
         expect(isDatabaseUnavailable({ name: 'QueryFailedError', message: 'x', driverError: { code } })).toBe(true);
       expect(isDatabaseUnavailable(new Error('Waited 5000 ms for the embedded database session (PGlite has one session).'))).toBe(true);
+      // A client whose connection the server cut (ListeningPgClient keeps its error; its next query says so).
+      expect(isDatabaseUnavailable(new Error('Client has encountered a connection error and is not queryable'))).toBe(true);
       expect(isDatabaseUnavailable({ message: 'syntax error', code: '42601' })).toBe(false);
       expect(isDatabaseUnavailable(new Error('boom'))).toBe(false);
     });

@@ -1,45 +1,30 @@
 import { execFileSync } from 'node:child_process';
 import { INestApplication } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
-import { serverDataSourceOptions } from '@zmodu/db';
 import request from 'supertest';
-import { AppModule } from '../apps/sample/src/app.module';
+import { OwnServerApp, POSTGRES_SCRIPT, sampleOnOwnServer, stopOwnServer } from './support/own-postgres';
 import { PERMISSIONS } from '../apps/sample/src/auth/auth.constants';
 import { mintToken } from '../apps/sample/src/auth/dev-token';
-import { freePort } from './support/free-port';
 
 const SECRET = 'test-secret-that-is-long-enough-for-hs256-0123456789';
-const script = `${__dirname}/../scripts/postgres.sh`;
+const script = POSTGRES_SCRIPT;
 
 /**
  * A database outage: the sample runs on a PostgreSQL server of its own, which the test stops and
  * starts again. Readiness says so (503 with Retry-After), liveness does not, and the service resumes.
  */
 describe('sample app during a database outage', () => {
-  let url: string;
-  let dir: string;
+  let own: OwnServerApp | undefined;
   let app: INestApplication;
+  let dir: string;
   const token = () => mintToken(SECRET, { tenant: 'acme', user: 'alice' });
 
   beforeAll(async () => {
-    [url, dir] = execFileSync(script, ['start', String(await freePort())], { encoding: 'utf8' })
-      .trim()
-      .split(' ');
-    const moduleRef = await Test.createTestingModule({
-      imports: [
-        AppModule.register({
-          dataSource: async () => serverDataSourceOptions(url, { extra: { connectionTimeoutMillis: 1000 } }),
-          jwtSecret: SECRET,
-        }),
-      ],
-    }).compile();
-    app = moduleRef.createNestApplication({ logger: false });
-    await app.init();
+    own = await sampleOnOwnServer(SECRET);
+    ({ app, dir } = own);
   }, 120_000);
 
   afterAll(async () => {
-    await app?.close().catch(() => undefined);
-    if (dir) execFileSync(script, ['stop', dir]);
+    await stopOwnServer(own);
   });
 
   it('readiness answers 200 while the database answers, 503 with Retry-After while it is away (liveness stays 200), and 200 again when it returns', async () => {

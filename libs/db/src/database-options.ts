@@ -1,3 +1,4 @@
+import { Client as PgClient } from 'pg';
 import type { DataSourceOptions } from 'typeorm';
 import type { EmbeddedDatabase } from './embedded-database';
 import { createPgliteDriver } from './pglite-driver';
@@ -15,7 +16,27 @@ export function embeddedDataSourceOptions(db: EmbeddedDatabase, extra: Extra = {
   } as DataSourceOptions;
 }
 
-/** TypeORM options for a PostgreSQL server. */
+/**
+ * A `pg` client that always listens for `'error'`. A server that ends a connection (a restart: 57P01) sends an error to
+ * every client; a client checked out but idle, or one whose query runner released it after a first error, then emits it
+ * with no listener, and Node throws (ERR_UNHANDLED_ERROR) into whatever runs: a request answered 500, or a process that
+ * dies. With this listener the broken client's next use fails as a lost connection (a 503), and the pool replaces it.
+ */
+export class ListeningPgClient extends PgClient {
+  constructor(config?: ConstructorParameters<typeof PgClient>[0]) {
+    super(config);
+    this.on('error', () => undefined);
+  }
+}
+
+/** TypeORM options for a PostgreSQL server (its pool's clients are ListeningPgClient unless `extra.Client` says otherwise). */
 export function serverDataSourceOptions(url: string, extra: Extra = {}): DataSourceOptions {
-  return { ...(extra as object), type: 'postgres', url, uuidExtension: 'pgcrypto' } as DataSourceOptions;
+  const given = extra as { extra?: Record<string, unknown> };
+  return {
+    ...(extra as object),
+    type: 'postgres',
+    url,
+    uuidExtension: 'pgcrypto',
+    extra: { Client: ListeningPgClient, ...(given.extra ?? {}) },
+  } as DataSourceOptions;
 }

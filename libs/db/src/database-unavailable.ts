@@ -25,6 +25,7 @@ const UNAVAILABLE_MESSAGES = [
   /^PGlite pool has ended/,
   /^Cannot use a pool after calling end on the pool/,
   /^Connection terminated/,
+  /^Client has encountered a connection error and is not queryable/,
   /^timeout exceeded when trying to connect/,
   /^Driver not Connected/,
 ];

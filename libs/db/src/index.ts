@@ -2,7 +2,7 @@
 // throwaway databases for tests are in @zmodu/db/testing.
 export { openEmbeddedDatabase, EmbeddedDatabase, EmbeddedDatabaseError } from './embedded-database';
 export type { EmbeddedDatabaseOptions, EmbeddedResult, ReadOnlyRequest, ReadOnlyResult } from './embedded-database';
-export { embeddedDataSourceOptions, serverDataSourceOptions } from './database-options';
+export { embeddedDataSourceOptions, ListeningPgClient, serverDataSourceOptions } from './database-options';
 export { isEmbeddedConnection } from './pglite-driver';
 export type { EmbeddedConnection, PgCompatibleDriver, PgliteDriverOptions } from './pglite-driver';
 export { runReadOnlyStatement } from './read-only';

@@ -1,0 +1,38 @@
+import { execFileSync } from 'node:child_process';
+import { INestApplication } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { serverDataSourceOptions } from '@zmodu/db';
+import { AppModule } from '../../apps/sample/src/app.module';
+import { freePort } from './free-port';
+
+/** scripts/postgres.sh: start, stop, pause (an outage or a restart: the data is kept) and resume a server of one's own. */
+export const POSTGRES_SCRIPT = `${__dirname}/../../scripts/postgres.sh`;
+
+/** The sample on a PostgreSQL server of its own (for faults: the test stops and starts the server). */
+export interface OwnServerApp {
+  readonly url: string;
+  readonly dir: string;
+  readonly app: INestApplication;
+}
+
+export async function sampleOnOwnServer(jwtSecret: string): Promise<OwnServerApp> {
+  const [url, dir] = execFileSync(POSTGRES_SCRIPT, ['start', String(await freePort())], { encoding: 'utf8' })
+    .trim()
+    .split(' ');
+  const moduleRef = await Test.createTestingModule({
+    imports: [
+      AppModule.register({
+        dataSource: async () => serverDataSourceOptions(url, { extra: { connectionTimeoutMillis: 1000 } }),
+        jwtSecret,
+      }),
+    ],
+  }).compile();
+  const app = moduleRef.createNestApplication({ logger: false });
+  await app.init();
+  return { url, dir, app };
+}
+
+export async function stopOwnServer(own: OwnServerApp | undefined): Promise<void> {
+  await own?.app.close().catch(() => undefined);
+  if (own?.dir) execFileSync(POSTGRES_SCRIPT, ['stop', own.dir]);
+}
