@@ -22,12 +22,12 @@ export function embeddedDataSourceOptions(db: EmbeddedDatabase, extra: Extra = {
  * with no listener, and Node throws (ERR_UNHANDLED_ERROR) into whatever runs: a request answered 500, or a process that
  * dies. With this listener the broken client's next use fails as a lost connection (a 503), and the pool replaces it.
  */
-export class ListeningPgClient extends PgClient {
+export const ListeningPgClient: new (config?: object) => object = class ListeningPgClient extends PgClient {
   constructor(config?: ConstructorParameters<typeof PgClient>[0]) {
     super(config);
     this.on('error', () => undefined);
   }
-}
+};
 
 /** TypeORM options for a PostgreSQL server (its pool's clients are ListeningPgClient unless `extra.Client` says otherwise). */
 export function serverDataSourceOptions(url: string, extra: Extra = {}): DataSourceOptions {
