@@ -8,7 +8,7 @@ import { AgentRegistry } from '@zmodu/agent';
 import { AgentAuditLog } from '@zmodu/guard';
 import { ProposalPipeline } from '@zmodu/pipeline';
 import request from 'supertest';
-import { DataSource } from 'typeorm';
+import { DataSource, QueryRunnerAlreadyReleasedError } from 'typeorm';
 import { AppModule } from '../apps/sample/src/app.module';
 import { mintToken } from '../apps/sample/src/auth/dev-token';
 import { traderAgent, TRADER_BUDGET } from '../apps/sample/src/agents/trader.agent';
@@ -395,6 +395,8 @@ describe('the HTTP edge of the sample app', () => {
       expect(isDatabaseUnavailable(new Error('Waited 5000 ms for the embedded database session (PGlite has one session).'))).toBe(true);
       // A client whose connection the server cut (ListeningPgClient keeps its error; its next query says so).
       expect(isDatabaseUnavailable(new Error('Client has encountered a connection error and is not queryable'))).toBe(true);
+      // A transaction whose connection was cut: TypeORM released its query runner, the COMMIT is refused unsent.
+      expect(isDatabaseUnavailable(new QueryRunnerAlreadyReleasedError())).toBe(true);
       expect(isDatabaseUnavailable({ message: 'syntax error', code: '42601' })).toBe(false);
       expect(isDatabaseUnavailable(new Error('boom'))).toBe(false);
     });

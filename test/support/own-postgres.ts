@@ -27,7 +27,7 @@ export async function sampleOnOwnServer(jwtSecret: string): Promise<OwnServerApp
       }),
     ],
   }).compile();
-  const app = moduleRef.createNestApplication({ logger: false });
+  const app = moduleRef.createNestApplication();
   await app.init();
   return { url, dir, app };
 }
