@@ -39,7 +39,7 @@ export function isDatabaseUnavailable(err: unknown): boolean {
     if (e.name === 'ConnectionIsNotSetError' || e.name === 'CannotExecuteNotConnectedError') return true;
     // TypeORM releases a transaction's query runner when its connection emits 'error' (the server ended it: a restart);
     // the transaction's next statement or its COMMIT then fails this way, before anything is sent: nothing committed.
-    if (e.name === 'QueryRunnerAlreadyReleasedError') return true;
+    if (e.name === 'QueryRunnerAlreadyReleasedError' || e.name === 'QueryRunnerProviderAlreadyReleasedError') return true;
     if (typeof e.message === 'string' && UNAVAILABLE_MESSAGES.some((m) => m.test(e.message as string))) return true;
     current = e.driverError ?? e.cause;
   }

@@ -52,6 +52,11 @@ class FixtureSkills {
     throw new Error('database password is hunter2');
   }
 
+  @Skill({ name: 'offline.thing', action: 'read', description: 'Its database connection is refused (a restart)' })
+  offline() {
+    throw Object.assign(new Error('connect ECONNREFUSED 10.0.0.7:5432 (password hunter2)'), { code: 'ECONNREFUSED' });
+  }
+
   @Skill({
     name: 'order.place',
     action: 'execute',
@@ -87,6 +92,7 @@ describe('SkillDispatcher', () => {
       'slow.thing',
       'public.info',
       'broken.thing',
+      'offline.thing',
       'picky.thing',
       'ghost.skill',
       'order.place',
@@ -262,6 +268,19 @@ describe('SkillDispatcher', () => {
     expect(r.observation).not.toContain('hunter2');
     const p = await dispatcher.dispatch(ctx(), 'picky.thing', {});
     expect(p.error).toMatchObject({ error: 'SkillFailed', reason: 'unknown_symbol', message: 'No such symbol: use market.list' });
+  });
+
+  it('tells a skill that lost its database as such (retryable), without the driver text', async () => {
+    const r = await dispatcher.dispatch(ctx(), 'offline.thing', {});
+    expect(r).toMatchObject({ ok: false, outcome: 'error' });
+    expect(r.error).toEqual({
+      error: 'SkillFailed',
+      reason: 'database_unavailable',
+      message: 'The database could not be reached while this call ran. Try again later.',
+      retryable: true,
+    });
+    expect(r.observation).not.toContain('hunter2');
+    expect(r.observation).not.toContain('10.0.0.7');
   });
 
   it('refuses with denied_budget when the persistent quota is used up, without running or charging', async () => {

@@ -7,7 +7,8 @@ import { isStagedExecution, SkillContext, SkillInvocation } from './skill-contex
 import { RegisteredSkill } from './skill-definition';
 import { SKILL_NAME_MAX_LENGTH } from './skill-options';
 import { estimateTokens, SkillCallResult, SkillErrorBody } from './skill-result';
-import { INVALID_CONTEXT_MESSAGE, MISSING_GUARD_MESSAGE } from './skill.messages';
+import { DATABASE_UNAVAILABLE_TEXT, INVALID_CONTEXT_MESSAGE, MISSING_GUARD_MESSAGE } from './skill.messages';
+import { isDatabaseUnavailable } from '@zmodu/db';
 import { SkillRegistry } from './skill.registry';
 import { withLogContext } from './telemetry/log-context';
 import { DispatchCall, traceDispatch } from './telemetry/skill-tracing';
@@ -250,7 +251,9 @@ export class SkillDispatcher {
       const body: SkillErrorBody =
         err instanceof SkillError
           ? { ...(err.details ?? {}), error: err.code, reason: err.reason, message: err.message }
-          : { error: 'SkillFailed', reason: 'internal_error' };
+          : isDatabaseUnavailable(err)
+            ? { error: 'SkillFailed', reason: 'database_unavailable', message: DATABASE_UNAVAILABLE_TEXT, retryable: true }
+            : { error: 'SkillFailed', reason: 'internal_error' };
       if (!(err instanceof SkillError))
         this.logger.error(this.redactor.redactText(`skill '${skill.name}' failed: ${(err as Error)?.stack ?? String(err)}`));
       return this.finish(ctx, skill.name, skill.action, started, argsText, 'allowed', null, 'error', body);

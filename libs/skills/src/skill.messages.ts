@@ -25,3 +25,6 @@ export const INVALID_PERMISSION_CODE_PROBLEM = (got: string, max: number) =>
 
 export const PINO_OPTIONS_REDACTOR_MESSAGE =
   "zmoduPinoOptions takes a Redactor (GuardModule's: inject: [Redactor] in LoggerModule.forRootAsync), or nothing for the default rules.";
+
+/** What the model is told when a skill failed because the database could not be reached (a lost connection, a restart). */
+export const DATABASE_UNAVAILABLE_TEXT = 'The database could not be reached while this call ran. Try again later.';

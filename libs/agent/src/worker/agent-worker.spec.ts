@@ -171,6 +171,52 @@ describe('AgentWorker (in-process, memory run store)', () => {
     expect(await store.get('t1', runId)).toMatchObject({ status: 'running', leaseOwner: 'other-instance', answer: null });
   });
 
+  /** A memory store whose next `n` calls of `method` fail the way a restarted PostgreSQL does (the connection refused). */
+  function failing(store: InMemoryAgentRunStore, method: 'finish' | 'claim', n: number): { failures: () => number } {
+    let failures = 0;
+    const original = store[method].bind(store) as (...args: unknown[]) => Promise<unknown>;
+    (store as unknown as Record<string, unknown>)[method] = async (...args: unknown[]) => {
+      if (failures < n) {
+        failures++;
+        throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+      }
+      return original(...args);
+    };
+    return { failures: () => failures };
+  }
+
+  it('stores the outcome of a finished run once the database answers again, without running the goal twice', async () => {
+    const store = new InMemoryAgentRunStore();
+    const lost = failing(store, 'finish', 3);
+    let completions = 0;
+    const counting = new ScriptedModelProvider([() => (completions++, { text: 'done once' })]);
+    const results: AgentRunRecord[] = [];
+    const worker = await boot([spec(counting)], { runStore: store, leaseMs: 60_000, onResult: (r) => void results.push(r) });
+    const { runId } = await worker.post('quote ACME', SCOPE);
+    await until(() => results.length === 1, 'the outcome to be stored after the outage');
+    expect(lost.failures()).toBe(3);
+    expect(completions).toBe(1);
+    expect(results[0]).toMatchObject({ id: runId, status: 'succeeded', answer: 'done once' });
+    expect(await store.get('t1', runId)).toMatchObject({ status: 'succeeded', attempts: 1, answer: 'done once' });
+    expect(worker.stats()).toMatchObject({ succeeded: 1, interrupted: 0, handlerErrors: 0 });
+  });
+
+  it('runs a goal whose claim failed (the database away) within seconds of its return, not a lease period later', async () => {
+    const store = new InMemoryAgentRunStore();
+    const lost = failing(store, 'claim', 2);
+    const results: AgentRunRecord[] = [];
+    const worker = await boot([spec(new ScriptedModelProvider([{ text: 'claimed later' }]))], {
+      runStore: store,
+      leaseMs: 600_000, // the regular sweep would come ten minutes later
+      onResult: (r) => void results.push(r),
+    });
+    const { runId } = await worker.post('quote ACME', SCOPE);
+    await until(() => results.length === 1, 'the run after its failed claims', 5000);
+    expect(lost.failures()).toBe(2);
+    expect(results[0]).toMatchObject({ id: runId, status: 'succeeded', answer: 'claimed later', attempts: 1 });
+    expect(worker.stats()).toMatchObject({ succeeded: 1, handlerErrors: 2 });
+  });
+
   it('takes up, at start, runs of an instance that died (lease expired), until maxAttempts', async () => {
     const store = new InMemoryAgentRunStore();
     const base = { tenantId: 't1', userId: 'alice', permissions: [], agent: 'trader', goal: 'quote ACME' };

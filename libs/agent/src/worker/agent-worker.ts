@@ -14,6 +14,7 @@ import { resolveWorkerOptions } from './resolve-worker-options';
 import { AgentRunOrigin, AgentRunOutcome, AgentRunRecord, AgentRunStore, GoalQueue, NewAgentRun } from './worker.ports';
 import { safeText } from '../error-text';
 import { scopeIdProblem } from '@zmodu/guard';
+import { isDatabaseUnavailable } from '@zmodu/db';
 
 /** Who posts a goal, and to which agent (optional when the application defines exactly one). */
 export interface PostGoalOptions extends AgentRunOrigin {
@@ -48,6 +49,13 @@ const FAILED_REASONS: ReadonlySet<StopReason> = new Set([
 ]);
 /** After the grace period, how long aborted runs get to return before their leases are released regardless. */
 const ABORT_WAIT_MS = 2000;
+/** A run's outcome the store refused for another reason than a lost database: tries before it is given up. */
+const OUTCOME_TRIES = 3;
+/** Waits between tries of storing an outcome: doubling from the first to the last. */
+const OUTCOME_RETRY_FIRST_MS = 100;
+const OUTCOME_RETRY_MAX_MS = 5000;
+/** After the store failed, recover again after this wait, doubling up to leaseMs until a recovery succeeds. */
+const RECOVER_SOON_FIRST_MS = 500;
 /** Cluster mode: how often the count of queued runs (the shared mailbox) is read again. */
 const SHARED_COUNT_MS = 1000;
 /** Cluster mode: runs a recovery sweep hands back at most. */
@@ -107,6 +115,9 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
   private stopped = false;
   private heartbeatTimer?: NodeJS.Timeout;
   private sweepTimer?: NodeJS.Timeout;
+  /** A recovery sooner than the next sweep, after the store failed (a lost database): its timer and next wait. */
+  private soonTimer?: NodeJS.Timeout;
+  private soonDelayMs = RECOVER_SOON_FIRST_MS;
   private runMsTotal = 0;
   private runsTimed = 0;
   private readonly counts = { succeeded: 0, failed: 0, interrupted: 0, rejected: 0, handlerErrors: 0 };
@@ -230,6 +241,7 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
     const { options, store, queue } = this.require();
     this.stopped = true;
     clearInterval(this.sweepTimer); // the heartbeat keeps the running leases until the end
+    clearTimeout(this.soonTimer);
     clearInterval(this.countTimer);
     await queue.stop(options.shutdownGraceMs);
     if (this.running.size) {
@@ -357,9 +369,27 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
     if (this.stopped || room <= 0) return;
     try {
       await queue.push(await store.recoverable(room));
+      this.soonDelayMs = RECOVER_SOON_FIRST_MS;
     } catch (err) {
       this.bookkeepingError('recovering queued runs', err);
+      this.recoverSoon(options, store);
     }
+  }
+
+  /**
+   * The store failed (a claim, a renewal, a recovery: the database went away): recover again soon rather than at the
+   * next sweep, so runs whose claim failed, or whose lease lapsed meanwhile, run again within seconds of the database
+   * coming back, not a lease period later. Waits double up to leaseMs until a recovery succeeds.
+   */
+  private recoverSoon(options: ResolvedAgentWorkerOptions, store: AgentRunStore): void {
+    if (this.stopped || this.soonTimer) return;
+    const wait = this.soonDelayMs;
+    this.soonDelayMs = Math.min(wait * 2, options.leaseMs);
+    this.soonTimer = setTimeout(() => {
+      this.soonTimer = undefined;
+      void this.recover(options, store);
+    }, wait);
+    this.soonTimer.unref?.();
   }
 
   private async heartbeat(options: ResolvedAgentWorkerOptions, store: AgentRunStore): Promise<void> {
@@ -379,6 +409,7 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
       }
     } catch (err) {
       this.bookkeepingError('renewing leases', err);
+      this.recoverSoon(options, store);
     }
   }
 
@@ -398,7 +429,9 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
     try {
       claimed = await store.claim(runId, this.instanceId, options.leaseMs);
     } catch (err) {
+      // Still queued (or interrupted) in the store: a recovery hands it over again once the store answers.
       this.bookkeepingError(`claiming run ${runId}`, err);
+      this.recoverSoon(options, store);
       return;
     }
     if (!claimed) return;
@@ -431,9 +464,10 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
         return;
       }
       const outcome = toOutcome(result, crash);
-      if (goal.stop === 'lease_lost' || !(await store.finish(runId, this.instanceId, outcome))) {
+      if (goal.stop === 'lease_lost' || !(await this.storeOutcome(store, runId, outcome))) {
         this.counts.interrupted++;
         this.logger.warn(`Run ${runId}: ${LEASE_LOST_MESSAGE}`);
+        this.recoverSoon(options, store); // its lapsed lease is taken back and the run handed over again
         return;
       }
       this.runMsTotal += Date.now() - started;
@@ -444,6 +478,24 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
       this.bookkeepingError(`storing the outcome of run ${runId}`, err);
     } finally {
       if (this.running.get(runId) === goal) this.running.delete(runId);
+    }
+  }
+
+  /**
+   * Store a finished run's outcome. The run has done its work, so while the database cannot be reached the write is
+   * tried again (waits doubling to 5 s) until it answers or the worker stops: running the goal again after its lease
+   * expired would repeat its calls. The write stays conditional on this instance's lease (false: another took it over).
+   * The run keeps its slot and its heartbeat meanwhile, so its lease is renewed as soon as the database is back.
+   */
+  private async storeOutcome(store: AgentRunStore, runId: string, outcome: AgentRunOutcome): Promise<boolean> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await store.finish(runId, this.instanceId, outcome);
+      } catch (err) {
+        if (this.stopped || (!isDatabaseUnavailable(err) && attempt >= OUTCOME_TRIES)) throw err;
+        if (attempt === 1) this.logger.warn(`Run ${runId} ended; its outcome is stored when the database answers again (${safeText(err)})`);
+        await new Promise((r) => setTimeout(r, Math.min(OUTCOME_RETRY_FIRST_MS * 2 ** (attempt - 1), OUTCOME_RETRY_MAX_MS)));
+      }
     }
   }
 
