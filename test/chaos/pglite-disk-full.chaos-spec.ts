@@ -114,7 +114,9 @@ describe('chaos: the embedded database (PGlite) on a full disk', () => {
 
   afterAll(async () => {
     try {
-      await app?.close().catch(() => undefined);
+      // Bounded: a wedged database must not keep the tmpfs mounted (the hook would time out before unmounting it).
+      const closed = app?.close().catch(() => undefined);
+      await Promise.race([closed, new Promise((r) => setTimeout(r, 20_000).unref())]);
     } finally {
       if (mounted) execFileSync('umount', ['-l', mnt]);
       rmSync(mnt, { recursive: true, force: true });
@@ -191,6 +193,8 @@ describe('chaos: the embedded database (PGlite) on a full disk', () => {
     expect(refusedApprovals).toBeGreaterThanOrEqual(3);
     expect(refusedRuns).toBeGreaterThanOrEqual(3);
     expectWhole((await committed(ds)).proposals);
+    // Readiness stays 200 here: reads are served (a write probe would spend the WAL space whose lack aborts PGlite).
+    expect((await request(server).get('/health/ready')).status).toBe(200);
 
     // 2. A write of the WAL past its segments: PGlite PANICs and aborts. The bulk delete is refused as a full disk
     // (53100, not "out of memory"), and while the disk stays full the folder cannot be reopened: readiness and every
