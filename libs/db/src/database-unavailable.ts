@@ -1,4 +1,7 @@
-/** pg / network error codes and SQLSTATEs that mean the database cannot be reached (not that a statement is wrong). */
+/**
+ * pg / network error codes and SQLSTATEs that mean the database cannot be reached or cannot take writes now (not that a
+ * statement is wrong): a retry later may succeed.
+ */
 const UNAVAILABLE_CODES = new Set([
   'ECONNREFUSED',
   'ECONNRESET',
@@ -16,6 +19,8 @@ const UNAVAILABLE_CODES = new Set([
   '08004',
   '08006',
   '53300', // too_many_connections
+  '53100', // disk_full: nothing can be written until space is freed (the statement itself is fine)
+  'ENOSPC',
 ]);
 
 /** Messages of pg, TypeORM and our embedded (PGlite) driver when there is no usable connection. */

@@ -53,6 +53,9 @@ export class EmbeddedDatabaseError extends Error {
   }
 }
 
+/** After a reopen failed (a full disk, say), calls fail at once with its error for this long before the next try. */
+const REOPEN_BACKOFF_MS = 2000;
+
 interface Pending {
   readonly resolve: (value: unknown) => void;
   readonly reject: (err: Error) => void;
@@ -78,6 +81,8 @@ export class EmbeddedDatabase {
   private loadDataDir?: ArrayBuffer;
   private restartCount = 0;
   private pid = 0;
+  /** The last failed (re)open and until when calls fail with its error instead of trying again. */
+  private openFailure?: { readonly error: Error; readonly until: number };
 
   private constructor(
     private readonly dataDir: string,
@@ -190,10 +195,27 @@ export class EmbeddedDatabase {
 
   private ensureStarted(): Promise<void> {
     if (this.worker) return Promise.resolve();
-    this.starting ??= this.start().finally(() => {
+    const failed = this.openFailure;
+    if (!this.starting && failed && Date.now() < failed.until) return Promise.reject(failed.error);
+    this.starting ??= this.startOrBackOff().finally(() => {
       this.starting = undefined;
     });
     return this.starting;
+  }
+
+  /**
+   * Start the worker; if it does not open (on a full disk PGlite aborts in its crash recovery), calls fail with that
+   * error for REOPEN_BACKOFF_MS before the next try: each try loads PGlite anew (seconds of CPU), and every caller in
+   * the session's line would otherwise make one after the other, each waiting for the last.
+   */
+  private async startOrBackOff(): Promise<void> {
+    try {
+      await this.start();
+      this.openFailure = undefined;
+    } catch (err) {
+      this.openFailure = { error: err as Error, until: Date.now() + REOPEN_BACKOFF_MS };
+      throw err;
+    }
   }
 
   private start(): Promise<void> {
@@ -218,7 +240,14 @@ export class EmbeddedDatabase {
           if (!ready && m.ready !== undefined) {
             if (!m.ready) {
               void worker.terminate();
-              return reject(new EmbeddedDatabaseError({ ...m.error, message: `The embedded database did not open: ${m.error?.message}` }));
+              // Without a SQLSTATE of its own, 57P03 (cannot_connect_now): callers treat it as a database that is away.
+              return reject(
+                new EmbeddedDatabaseError({
+                  code: '57P03',
+                  ...m.error,
+                  message: `The embedded database did not open: ${m.error?.message}`,
+                }),
+              );
             }
             ready = true;
             this.pid = m.pid ?? 0;
@@ -295,7 +324,7 @@ export class EmbeddedDatabase {
     this.failAll(new EmbeddedDatabaseError({ message: reason, code: '57P01' }));
     this.starting = (async () => {
       await worker?.terminate();
-      if (!this.closing) await this.start();
+      if (!this.closing) await this.startOrBackOff();
     })().finally(() => {
       this.starting = undefined;
     });

@@ -24,6 +24,23 @@ function loadPglite() {
 const { PGlite, types } = loadPglite();
 let db;
 
+// PostgreSQL writes its files through Emscripten's NODEFS, which calls this thread's fs.writeSync: note a write that
+// failed for lack of space, so that what it caused is told as a full disk. Most such writes come back as SQLSTATE 53100
+// (could not extend file); one of the WAL is a PANIC, which aborts PGlite's WebAssembly (RuntimeError: Aborted()).
+const fs = require('node:fs');
+let noSpace = false;
+const writeSync = fs.writeSync;
+fs.writeSync = function (...args) {
+  try {
+    return writeSync.apply(this, args);
+  } catch (e) {
+    if (e && e.code === 'ENOSPC') noSpace = true;
+    throw e;
+  }
+};
+const NO_SPACE_MESSAGE =
+  'The embedded database could not write to its data folder (no space left on device)';
+
 function serializeError(e) {
   const out = { message: String((e && e.message) || e) };
   for (const k of ['code', 'severity', 'detail', 'hint', 'position', 'schema', 'table', 'column', 'dataType', 'constraint', 'routine', 'where'])
@@ -105,7 +122,8 @@ async function handle(m) {
   }
 }
 
-// A WebAssembly trap (out of stack or memory) leaves PGlite unusable: the main thread restarts the worker.
+// A WebAssembly trap (out of stack or memory) or an abort (a PANIC: the WAL could not be written on a full disk) leaves
+// PGlite unusable: the main thread restarts the worker.
 function isFatal(e) {
   return e instanceof WebAssembly.RuntimeError || /Program terminated|memory access out of bounds|unreachable|Aborted\(/.test(String(e && e.message));
 }
@@ -113,10 +131,18 @@ function isFatal(e) {
 let tail = Promise.resolve();
 parentPort.on('message', (m) => {
   tail = tail.then(async () => {
+    noSpace = false;
     try {
       parentPort.postMessage({ id: m.id, ok: true, result: await handle(m) });
     } catch (e) {
-      if (isFatal(e))
+      if (isFatal(e) && noSpace)
+        parentPort.postMessage({
+          id: m.id,
+          ok: false,
+          fatal: true,
+          error: { message: NO_SPACE_MESSAGE + ' and is being restarted: free space on its disk.', code: '53100' },
+        });
+      else if (isFatal(e))
         parentPort.postMessage({
           id: m.id,
           ok: false,
@@ -130,6 +156,10 @@ parentPort.on('message', (m) => {
 
 open().then(
   (pid) => parentPort.postMessage({ ready: true, pid }),
-  (e) => parentPort.postMessage({ ready: false, error: serializeError(e) }),
+  (e) =>
+    parentPort.postMessage({
+      ready: false,
+      error: noSpace ? { message: NO_SPACE_MESSAGE + ' (' + String((e && e.message) || e) + ')', code: '53100' } : serializeError(e),
+    }),
 );
 `;
