@@ -1,64 +1,25 @@
-import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
-import { AddressInfo } from 'node:net';
+import { ServerResponse } from 'node:http';
+import { FakeTurn, localProtocolServer, LocalProtocolServer, ProtocolFault, ReceivedRequest } from './protocol-faults';
 
-/** One model turn the local server plays: text (streamed a word at a time when asked to stream) and tool calls. */
-export interface FakeTurn {
-  readonly text?: string;
-  readonly toolCalls?: ReadonlyArray<{ readonly name: string; readonly arguments: unknown }>;
-  /** Stream the first piece of text, then never finish (the client must cut it off). */
-  readonly hang?: boolean;
-}
+export type { FakeTurn, ProtocolFault } from './protocol-faults';
 
-export interface ChatRequest {
-  readonly body: {
-    readonly model: string;
-    readonly stream?: boolean;
-    readonly stream_options?: unknown;
-    readonly messages: ReadonlyArray<{ role: string; content: unknown }>;
-    readonly tools?: ReadonlyArray<{ function: { name: string } }>;
-  };
-  readonly headers: IncomingMessage['headers'];
-}
+export type ChatRequest = ReceivedRequest<{
+  readonly model: string;
+  readonly stream?: boolean;
+  readonly stream_options?: unknown;
+  readonly messages: ReadonlyArray<{ role: string; content: unknown }>;
+  readonly tools?: ReadonlyArray<{ function: { name: string } }>;
+}>;
 
-export interface OpenAIProtocolServer {
-  readonly url: string;
-  readonly requests: ChatRequest[];
-  /** Responses the client cut off before they ended. */
-  cut(): number;
-  close(): Promise<void>;
-}
+export type OpenAIProtocolServer = LocalProtocolServer<ChatRequest['body']>;
 
 /**
  * A local server speaking OpenAI Chat Completions (POST /v1/chat/completions), as JSON or, with `stream: true`, as
- * Server-Sent Events chunks (shapes from the OpenAI API reference). `play` decides each turn from the request.
+ * Server-Sent Events chunks (shapes from the OpenAI API reference). `play` decides each turn from the request, or a
+ * fault to play instead (see ProtocolFault).
  */
-export async function openAIProtocolServer(play: (request: ChatRequest) => FakeTurn): Promise<OpenAIProtocolServer> {
-  const requests: ChatRequest[] = [];
-  let cut = 0;
-  const server: Server = createServer((req, res) => {
-    let data = '';
-    req.on('data', (c: Buffer) => (data += c.toString()));
-    req.on('end', () => {
-      const request: ChatRequest = { body: JSON.parse(data) as ChatRequest['body'], headers: req.headers };
-      requests.push(request);
-      res.on('close', () => {
-        if (!res.writableEnded) cut++;
-      });
-      const turn = play(request);
-      if (request.body.stream) stream(res, turn);
-      else answer(res, turn);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
-    requests,
-    cut: () => cut,
-    close: () => {
-      server.closeAllConnections();
-      return new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
+export async function openAIProtocolServer(play: (request: ChatRequest) => FakeTurn | ProtocolFault): Promise<OpenAIProtocolServer> {
+  return localProtocolServer('/v1', { answer, stream, truncated }, play);
 }
 
 const USAGE = { prompt_tokens: 120, completion_tokens: 30, total_tokens: 150, prompt_tokens_details: { cached_tokens: 100 } };
@@ -68,7 +29,7 @@ function toolCalls(turn: FakeTurn) {
   return (turn.toolCalls ?? []).map((c, i) => ({
     id: `call_${i + 1}`,
     type: 'function',
-    function: { name: functionName(c.name), arguments: JSON.stringify(c.arguments) },
+    function: { name: functionName(c.name), arguments: c.raw ?? JSON.stringify(c.arguments) },
   }));
 }
 
@@ -92,6 +53,25 @@ function answer(res: ServerResponse, turn: FakeTurn): void {
       usage: USAGE,
     }),
   );
+}
+
+/** The start of an answer: the JSON body's first bytes, or the stream's first chunk (the fault then drops the connection). */
+function truncated(res: ServerResponse, streamed: boolean): void {
+  if (!streamed) {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.write('{"id":"chatcmpl-local","object":"chat.completion","choices":[{"index":0,"message":{"role":"assis');
+    return;
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  const delta = { role: 'assistant', content: 'Checking ' };
+  const chunk = {
+    id: 'chatcmpl-local',
+    object: 'chat.completion.chunk',
+    created: 1764500000,
+    model: 'local',
+    choices: [{ index: 0, delta, finish_reason: null }],
+  };
+  res.write(`data: ${JSON.stringify(chunk)}\n\n`);
 }
 
 function stream(res: ServerResponse, turn: FakeTurn): void {

@@ -3,6 +3,7 @@ import { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { serverDataSourceOptions } from '@zmodu/db';
 import { AppModule } from '../../apps/sample/src/app.module';
+import { SampleAppOptions } from '../../apps/sample/src/sample.options';
 import { freePort } from './free-port';
 
 /** scripts/postgres.sh: start, stop, pause (an outage or a restart: the data is kept) and resume a server of one's own. */
@@ -15,7 +16,8 @@ export interface OwnServerApp {
   readonly app: INestApplication;
 }
 
-export async function sampleOnOwnServer(jwtSecret: string): Promise<OwnServerApp> {
+/** `over`: more options of the sample (e.g. `model`). */
+export async function sampleOnOwnServer(jwtSecret: string, over: Partial<SampleAppOptions> = {}): Promise<OwnServerApp> {
   const [url, dir] = execFileSync(POSTGRES_SCRIPT, ['start', String(await freePort())], { encoding: 'utf8' })
     .trim()
     .split(' ');
@@ -24,6 +26,7 @@ export async function sampleOnOwnServer(jwtSecret: string): Promise<OwnServerApp
       AppModule.register({
         dataSource: async () => serverDataSourceOptions(url, { extra: { connectionTimeoutMillis: 1000 } }),
         jwtSecret,
+        ...over,
       }),
     ],
   }).compile();

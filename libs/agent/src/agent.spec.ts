@@ -269,6 +269,23 @@ describe('Agent.run', () => {
     await app.close();
   });
 
+  it('ends a run model_error when the provider returns something that is not a turn, never throwing', async () => {
+    const turns: unknown[] = [
+      { text: 42, toolCalls: [] },
+      { text: 'x' },
+      { text: 'x', toolCalls: [{ id: 1, name: 'market.quote' }] },
+      null,
+    ];
+    for (const turn of turns) {
+      const provider = { name: 'garbage', complete: async () => turn as never };
+      const app = await boot([trader({ provider })]);
+      const r = await app.get(AgentRegistry).get('trader').run('go', { tenantId: 't1', userId: 'u' });
+      expect(r).toMatchObject({ stoppedReason: 'model_error', steps: [], answer: '' });
+      expect(r.error).toMatch(/^the model provider garbage returned a malformed turn: /);
+      await app.close();
+    }
+  });
+
   it('tells a listener what happens as it happens: text deltas, a step per tool call with its guard decision, then the result', async () => {
     const app = await boot([trader()]);
     const events: AgentRunEvent[] = [];

@@ -170,6 +170,15 @@ export class Agent {
         this.logger.warn(`run ${runId}: model error: ${error}`);
         break;
       }
+      // A provider (ours given a broken server, or an application's own) that returns something that is not a
+      // ModelTurn ends the run as a model error, never as an exception or a turn of garbage.
+      const problem = turnProblem(turn);
+      if (problem) {
+        stoppedReason = 'model_error';
+        error = `the model provider ${this.spec.provider.name} returned a malformed turn: ${problem}`;
+        this.logger.warn(`run ${runId}: model error: ${error}`);
+        break;
+      }
       const usage = this.chargeableUsage(turn, system, messages, tools);
       const tokens = usage.inputTokens + usage.outputTokens;
       metrics.tokensIn += usage.inputTokens;
@@ -328,6 +337,21 @@ export class Agent {
       return 'unavailable';
     }
   }
+}
+
+/** What is wrong with a provider's turn (text, refusal, tool calls of the ModelTurn shape), or undefined. */
+function turnProblem(turn: unknown): string | undefined {
+  if (typeof turn !== 'object' || turn === null) return 'it is not an object';
+  const t = turn as { text?: unknown; refusal?: unknown; toolCalls?: unknown };
+  if (typeof t.text !== 'string') return 'text is not a string';
+  if (t.refusal !== undefined && typeof t.refusal !== 'string') return 'refusal is not a string';
+  if (!Array.isArray(t.toolCalls)) return 'toolCalls is not an array';
+  for (const call of t.toolCalls as unknown[]) {
+    const c = call as { id?: unknown; name?: unknown } | null;
+    if (typeof c !== 'object' || c === null || typeof c.id !== 'string' || typeof c.name !== 'string')
+      return 'a tool call without a string id and name';
+  }
+  return undefined;
 }
 
 /** Tool calls whose value says a proposal waits for a human. */

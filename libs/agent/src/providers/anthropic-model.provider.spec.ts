@@ -197,6 +197,47 @@ describe('AnthropicModelProvider (official SDK against a local protocol server)'
     s.server.closeAllConnections();
   });
 
+  it('names itself and the fault: a status after its attempts, an answer that is not JSON, of another shape or types, or cut off', async () => {
+    const fail = async (handler: Handler, maxRetries = 0) => {
+      const s = await messagesServer([handler]);
+      server = s.server;
+      const err = await new AnthropicModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries }).complete(request()).then(
+        () => undefined,
+        (e: Error) => e.message,
+      );
+      s.server.closeAllConnections();
+      return [err, s.requests.length];
+    };
+    const body =
+      (text: string, type = 'application/json'): Handler =>
+      (_b, _r, res) => {
+        res.writeHead(200, { 'content-type': type });
+        res.end(text);
+      };
+    expect(await fail((_b, _r, res) => json(res, 500, { type: 'error', error: { type: 'api_error', message: 'boom' } }), 1)).toEqual([
+      expect.stringMatching(/^AnthropicModelProvider: the model server answered HTTP 500 \(2 attempts\): 500 /),
+      2,
+    ]);
+    expect(await fail(body('{"content": ['))).toEqual([
+      expect.stringMatching(/^AnthropicModelProvider: the model server's answer is not valid JSON/),
+      1,
+    ]);
+    const notAnAnswer = /^AnthropicModelProvider: the model server's answer is not a Messages answer \(/;
+    for (const text of ['{"hello":"world"}', 'null', '[1]', '{"content":[null]}'])
+      expect(await fail(body(text))).toEqual([expect.stringMatching(notAnAnswer), 1]);
+    expect(await fail(body('<html>Bad gateway</html>', 'text/html'))).toEqual([expect.stringMatching(notAnAnswer), 1]);
+    expect(await fail((_b, _r, res) => json(res, 200, message([{ type: 'text', text: { not: 'text' } }], 'end_turn')))).toEqual([
+      "AnthropicModelProvider: the model server's answer is not a Messages answer (a text block whose text is not a string)",
+      1,
+    ]);
+    const cut: Handler = (_b, _r, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"id":"msg_1","type":"message","content":[{"ty');
+      setTimeout(() => res.destroy(), 20);
+    };
+    expect(await fail(cut)).toEqual([expect.stringMatching(/^AnthropicModelProvider: the connection to the model server was cut off/), 1]);
+  });
+
   describe('streaming (onTextDelta)', () => {
     it('streams the answer: deltas in order as they arrive, usage from message_start and message_delta with the cache counted once', async () => {
       let firstSeen!: () => void;

@@ -1,5 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type {
+  Message,
   MessageCreateParamsNonStreaming,
   MessageDeltaUsage,
   MessageParam,
@@ -8,6 +9,7 @@ import type {
 } from '@anthropic-ai/sdk/resources/messages';
 import { ChatMessage, ModelProvider, ModelRequest, ModelTurn, ToolCall } from './model-provider';
 import { modelClientSettings, ModelClientOptions } from './model-client';
+import { malformedAnswer, modelFailure } from './model-failure';
 import { StreamDeadline } from './stream-deadline';
 import { fromFunctionName, toFunctionName } from './tool-names';
 
@@ -26,9 +28,19 @@ export class AnthropicModelProvider implements ModelProvider {
     this.name = `anthropic:${options.model}`;
   }
 
+  /** One turn; a failed request throws an error naming this provider and what the model server did (see modelFailure). */
   async complete(request: ModelRequest): Promise<ModelTurn> {
-    if (request.onTextDelta) return this.stream(request, request.onTextDelta);
-    const message = await this.client.messages.create(this.params(request), { signal: request.signal });
+    const startedAt = Date.now();
+    try {
+      return request.onTextDelta ? await this.stream(request, request.onTextDelta) : await this.answer(request);
+    } catch (err) {
+      const { timeout, maxRetries } = this.client;
+      throw modelFailure(err, Anthropic, { provider: PROVIDER, startedAt, timeoutMs: timeout, maxRetries, signal: request.signal });
+    }
+  }
+
+  private async answer(request: ModelRequest): Promise<ModelTurn> {
+    const message = checkedMessage((await this.client.messages.create(this.params(request), { signal: request.signal })) as unknown);
     let text = '';
     const toolCalls: ToolCall[] = [];
     for (const block of message.content) {
@@ -55,6 +67,14 @@ export class AnthropicModelProvider implements ModelProvider {
     try {
       for await (const event of stream) {
         deadline.touch();
+        if (!isObject(event)) throw malformedAnswer(PROVIDER, PROTOCOL, 'a stream event is not an object');
+        if (event.type === 'content_block_delta' && !isObject(event.delta))
+          throw malformedAnswer(PROVIDER, PROTOCOL, 'a content_block_delta without a delta');
+        if (event.type === 'content_block_delta' && event.delta.type === 'text_delta' && typeof event.delta.text !== 'string')
+          throw malformedAnswer(PROVIDER, PROTOCOL, 'a text_delta whose text is not a string');
+        if (event.type === 'content_block_start' && isObject(event.content_block) && event.content_block.type === 'tool_use')
+          if (typeof event.content_block.id !== 'string' || typeof event.content_block.name !== 'string')
+            throw malformedAnswer(PROVIDER, PROTOCOL, 'a tool_use block without a string id and name');
         if (event.type === 'message_start') usage = { ...event.message.usage };
         else if (event.type === 'content_block_start' && event.content_block.type === 'tool_use') {
           const { id, name, input } = event.content_block;
@@ -97,6 +117,28 @@ export class AnthropicModelProvider implements ModelProvider {
       ...(this.options.temperature === undefined ? {} : { temperature: this.options.temperature }),
     };
   }
+}
+
+const PROVIDER = 'AnthropicModelProvider';
+const PROTOCOL = 'Messages';
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * A Messages answer, checked field by field: an answer of another shape (an HTML page, an error object, JSON with the
+ * wrong types) is a model error naming what is wrong, never a crash or a turn of garbage.
+ */
+function checkedMessage(message: unknown): Message {
+  const bad = (what: string) => malformedAnswer(PROVIDER, PROTOCOL, what);
+  if (!isObject(message) || !Array.isArray(message.content)) throw bad('no content array');
+  for (const block of message.content as unknown[]) {
+    if (!isObject(block)) throw bad('a content block is not an object');
+    if (block.type === 'text' && typeof block.text !== 'string') throw bad('a text block whose text is not a string');
+    if (block.type === 'tool_use' && (typeof block.id !== 'string' || typeof block.name !== 'string'))
+      throw bad('a tool_use block without a string id and name');
+  }
+  if (message.stop_reason !== undefined && message.stop_reason !== null && typeof message.stop_reason !== 'string')
+    throw bad('stop_reason is not a string');
+  return message as unknown as Message;
 }
 
 type Usage = Pick<MessageDeltaUsage, 'input_tokens' | 'output_tokens' | 'cache_read_input_tokens' | 'cache_creation_input_tokens'>;

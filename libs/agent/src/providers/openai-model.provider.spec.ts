@@ -184,9 +184,11 @@ describe('OpenAIModelProvider (official SDK against a local protocol server)', (
     server = s.server;
     const slow = new OpenAIModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, timeoutMs: 300, maxRetries: 0 });
     const t0 = Date.now();
-    // Node answers "Request timed out."; under jest the fetch's AbortError comes from another realm and the SDK
-    // reports it as a connection error: either way the call fails at its timeout instead of hanging.
-    await expect(slow.complete(request())).rejects.toThrow(/timed out|Connection error/i);
+    // Told as a timeout, also under jest (where the fetch's AbortError comes from another realm and the SDK reports
+    // a connection error): the request took its whole timeout.
+    await expect(slow.complete(request())).rejects.toThrow(
+      'OpenAIModelProvider: the model server did not answer within 300 ms (timeoutMs), 1 attempt',
+    );
     expect(Date.now() - t0).toBeLessThan(2000);
     const controller = new AbortController();
     const pending = new OpenAIModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries: 0 }).complete(
@@ -199,6 +201,53 @@ describe('OpenAIModelProvider (official SDK against a local protocol server)', (
     await new Promise((r) => setTimeout(r, 100));
     expect(s.closed()).toBe(2); // both requests were cut off at the server, none left running
     s.server.closeAllConnections();
+  });
+
+  it('names itself and the fault: a status after its attempts, an answer that is not JSON, of another shape or types, or cut off', async () => {
+    const fail = async (handler: Handler, maxRetries = 0) => {
+      const s = await protocolServer([handler]);
+      server = s.server;
+      const err = await new OpenAIModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries }).complete(request()).then(
+        () => undefined,
+        (e: Error) => e.message,
+      );
+      s.server.closeAllConnections();
+      s.server.close();
+      return [err, s.requests.length];
+    };
+    const body =
+      (text: string, type = 'application/json'): Handler =>
+      (_b, _r, res) => {
+        res.writeHead(200, { 'content-type': type });
+        res.end(text);
+      };
+    expect(await fail((_b, _r, res) => json(res, 500, { error: { message: 'boom', type: 'server_error' } }), 1)).toEqual([
+      'OpenAIModelProvider: the model server answered HTTP 500 (2 attempts): 500 boom',
+      2,
+    ]);
+    expect(await fail(body('{"choices": ['))).toEqual([
+      expect.stringMatching(/^OpenAIModelProvider: the model server's answer is not valid JSON/),
+      1,
+    ]);
+    const notAnAnswer = /^OpenAIModelProvider: the model server's answer is not a Chat Completions answer \(/;
+    for (const text of ['{"hello":"world"}', 'null', '[1]', '{"choices":[{}]}'])
+      expect(await fail(body(text))).toEqual([expect.stringMatching(notAnAnswer), 1]);
+    expect(await fail(body('<html>Bad gateway</html>', 'text/html'))).toEqual([expect.stringMatching(notAnAnswer), 1]);
+    expect(await fail((_b, _r, res) => json(res, 200, completion({ content: 42 })))).toEqual([
+      "OpenAIModelProvider: the model server's answer is not a Chat Completions answer (message.content is not a string)",
+      1,
+    ]);
+    const badCall = { id: 'c', type: 'function', function: { name: 5, arguments: '{}' } };
+    expect(await fail((_b, _r, res) => json(res, 200, completion({ content: null, tool_calls: [badCall] })))).toEqual([
+      expect.stringMatching(notAnAnswer),
+      1,
+    ]);
+    const cut: Handler = (_b, _r, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"id":"chatcmpl-1","choices":[{"ind');
+      setTimeout(() => res.destroy(), 20);
+    };
+    expect(await fail(cut)).toEqual([expect.stringMatching(/^OpenAIModelProvider: the connection to the model server was cut off/), 1]);
   });
 
   describe('streaming (onTextDelta)', () => {

@@ -7,6 +7,7 @@ import type {
 } from 'openai/resources/chat/completions';
 import { ChatMessage, ModelProvider, ModelRequest, ModelTurn, ToolCall } from './model-provider';
 import { modelClientSettings, ModelClientOptions } from './model-client';
+import { malformedAnswer, modelFailure } from './model-failure';
 import { StreamDeadline } from './stream-deadline';
 import { fromFunctionName, toFunctionName } from './tool-names';
 
@@ -23,16 +24,26 @@ export class OpenAIModelProvider implements ModelProvider {
     this.name = `openai:${options.model}`;
   }
 
+  /** One turn; a failed request throws an error naming this provider and what the model server did (see modelFailure). */
   async complete(request: ModelRequest): Promise<ModelTurn> {
-    if (request.onTextDelta) return this.stream(request, request.onTextDelta);
-    const completion = await this.client.chat.completions.create(this.params(request), { signal: request.signal });
-    const message = completion.choices[0]?.message;
+    const startedAt = Date.now();
+    try {
+      return request.onTextDelta ? await this.stream(request, request.onTextDelta) : await this.answer(request);
+    } catch (err) {
+      const { timeout, maxRetries } = this.client;
+      throw modelFailure(err, OpenAI, { provider: PROVIDER, startedAt, timeoutMs: timeout, maxRetries, signal: request.signal });
+    }
+  }
+
+  private async answer(request: ModelRequest): Promise<ModelTurn> {
+    const completion = (await this.client.chat.completions.create(this.params(request), { signal: request.signal })) as unknown;
+    const message = completionMessage(completion);
     const toolCalls: ToolCall[] = [];
-    for (const call of message?.tool_calls ?? []) {
+    for (const call of message.tool_calls ?? []) {
       if (call.type !== 'function') continue;
       toolCalls.push(toolCall(call.id, call.function.name, call.function.arguments));
     }
-    return turnOf(message?.content ?? '', message?.refusal ?? '', toolCalls, completion.usage);
+    return turnOf(message.content ?? '', message.refusal ?? '', toolCalls, (completion as { usage?: CompletionUsage }).usage);
   }
 
   /** Chat Completions with `stream: true`: text deltas as they come, tool-call pieces gathered by index, usage in the last chunk. */
@@ -51,10 +62,13 @@ export class OpenAIModelProvider implements ModelProvider {
     try {
       for await (const chunk of stream) {
         deadline.touch();
+        if (!isObject(chunk)) throw malformedAnswer(PROVIDER, PROTOCOL, 'a stream chunk is not an object');
         if (chunk.usage) usage = chunk.usage;
         const choice = chunk.choices?.[0];
         if (!choice) continue;
         const delta = choice.delta;
+        if (!stringOrNone(delta?.content) || !stringOrNone(delta?.refusal))
+          throw malformedAnswer(PROVIDER, PROTOCOL, 'a stream delta whose content is not a string');
         if (delta?.content) {
           text += delta.content;
           onTextDelta(delta.content);
@@ -63,6 +77,8 @@ export class OpenAIModelProvider implements ModelProvider {
         for (const piece of delta?.tool_calls ?? []) {
           const key = pieceKey(piece, calls);
           const call = calls.get(key) ?? { id: '', name: '', arguments: '' };
+          if (!stringOrNone(piece.id) || !stringOrNone(piece.function?.name) || !stringOrNone(piece.function?.arguments))
+            throw malformedAnswer(PROVIDER, PROTOCOL, 'a streamed tool call whose id, name or arguments is not a string');
           if (piece.id) call.id = piece.id;
           if (piece.function?.name) call.name += piece.function.name;
           if (piece.function?.arguments) call.arguments += piece.function.arguments;
@@ -77,7 +93,7 @@ export class OpenAIModelProvider implements ModelProvider {
     const toolCalls = [...calls.entries()]
       .sort(([a], [b]) => a - b)
       .map(([, c], i) => {
-        if (!c.name) throw new Error('OpenAIModelProvider: the stream ended with a tool call that has no function name');
+        if (!c.name) throw new Error(`${PROVIDER}: the stream ended with a tool call that has no function name`);
         return toolCall(c.id || `call_${i + 1}`, c.name, c.arguments);
       });
     return turnOf(text, refusal, toolCalls, usage);
@@ -100,6 +116,41 @@ export class OpenAIModelProvider implements ModelProvider {
       ...(this.options.maxTokens === undefined ? {} : { max_completion_tokens: this.options.maxTokens }),
     };
   }
+}
+
+const PROVIDER = 'OpenAIModelProvider';
+const PROTOCOL = 'Chat Completions';
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const stringOrNone = (v: unknown) => v === undefined || v === null || typeof v === 'string';
+
+interface CheckedMessage {
+  readonly content?: string | null;
+  readonly refusal?: string | null;
+  readonly tool_calls?: ReadonlyArray<{ type: string; id: string; function: { name: string; arguments: string } }> | null;
+}
+
+/**
+ * The first choice's message of a completion, checked field by field: an answer of another shape (an HTML page, an
+ * error object, JSON with the wrong types) is a model error naming what is wrong, never a crash or a turn of garbage.
+ */
+function completionMessage(completion: unknown): CheckedMessage {
+  const bad = (what: string) => malformedAnswer(PROVIDER, PROTOCOL, what);
+  if (!isObject(completion) || !Array.isArray(completion.choices)) throw bad('no choices array');
+  const message = (completion.choices[0] as { message?: unknown } | undefined)?.message;
+  if (!isObject(message)) throw bad('choices[0].message is not an object');
+  if (!stringOrNone(message.content)) throw bad('message.content is not a string');
+  if (!stringOrNone(message.refusal)) throw bad('message.refusal is not a string');
+  const calls = message.tool_calls;
+  if (calls !== undefined && calls !== null) {
+    if (!Array.isArray(calls)) throw bad('message.tool_calls is not an array');
+    for (const call of calls as unknown[]) {
+      if (!isObject(call) || call.type !== 'function') continue;
+      const fn = call.function;
+      if (typeof call.id !== 'string' || !isObject(fn) || typeof fn.name !== 'string' || typeof fn.arguments !== 'string')
+        throw bad('a tool call without a string id, function name and arguments');
+    }
+  }
+  return message as CheckedMessage;
 }
 
 /** Tool calls one streamed turn may hold. */
