@@ -159,6 +159,41 @@ describe('AgentJobScheduler (fake timers)', () => {
     expect(ticks).toEqual(['2026-01-01T09:00:00.000Z', '2026-01-01T09:00:00.000Z', '2026-01-01T09:05:00.000Z']);
   });
 
+  it('a tick whose claim failed (the database away): a catch_up job posts it at the next sync, once; a skip job never', async () => {
+    jest.setSystemTime(new Date('2026-01-01T08:59:59Z'));
+    const store = new InMemoryAgentJobStore();
+    await store.upsert(job({ id: 'catch', cron: '*/5 * * * *', missed: 'catch_up' }));
+    await store.upsert(job({ id: 'skip', cron: '*/5 * * * *', missed: 'skip' }));
+    let down = true;
+    const claimTick = store.claimTick.bind(store);
+    store.claimTick = async (id, tick) => {
+      if (down) throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+      return claimTick(id, tick);
+    };
+    const poster = new RecordingPoster();
+    const a = scheduler(store, poster, 10_000);
+    const b = scheduler(store, poster, 10_000); // a second instance: the catch-up is still posted once
+    await a.start();
+    await b.start();
+    await jest.advanceTimersByTimeAsync(1_000); // 09:00 fires on both; neither claim reaches the database
+    expect(poster.posts).toEqual([]);
+    down = false;
+    await jest.advanceTimersByTimeAsync(10_000); // the syncs after the database came back
+    expect(poster.posts.map((p) => [p.scope.jobId, p.scope.jobTick])).toEqual([['catch', '2026-01-01T09:00:00.000Z']]);
+    await jest.advanceTimersByTimeAsync(30_000); // later syncs post nothing more
+    expect(poster.posts).toHaveLength(1);
+    await jest.advanceTimersByTimeAsync(5 * 60_000); // and the schedule goes on for both
+    expect(
+      poster.posts
+        .map((p) => [p.scope.jobId, p.scope.jobTick])
+        .slice(1)
+        .sort(),
+    ).toEqual([
+      ['catch', '2026-01-01T09:05:00.000Z'],
+      ['skip', '2026-01-01T09:05:00.000Z'],
+    ]);
+  });
+
   it('a tick claimed by an instance that died before posting is posted by a sync of another, once', async () => {
     jest.setSystemTime(new Date('2026-01-01T09:00:00Z'));
     const store = new InMemoryAgentJobStore();

@@ -77,7 +77,21 @@ export class AgentJobScheduler {
       }
     }
     for (const job of jobs) if (this.armed.get(job.id)?.key !== keyOf(job)) this.arm(job);
+    await this.catchUp(jobs, new Date());
     await this.postUnposted();
+  }
+
+  /**
+   * `catch_up` jobs whose latest due tick was never claimed (its timer fired while the database was away, so the claim
+   * failed): claim and post it now, once (the claim is the store's conditional write), rather than at the next start.
+   * A `skip` job's tick missed that way stays missed, as a tick missed while no instance ran.
+   */
+  private async catchUp(jobs: AgentJobRecord[], now: Date): Promise<void> {
+    for (const job of jobs) {
+      if (job.missed !== 'catch_up' || this.stopped) continue;
+      const tick = latestTickBetween(job.cron, job.timeZone, job.lastTickAt ?? job.createdAt, now);
+      if (tick) await this.fire(job, tick);
+    }
   }
 
   /** Ticks claimed by an instance that died before posting (or whose post was refused): post them now, once. */
