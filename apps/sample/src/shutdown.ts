@@ -21,15 +21,28 @@ export function drainOnSignal(app: INestApplication, options: DrainOptions = {})
   const logger = new Logger('Shutdown');
   const drainMs = options.drainMs ?? 10_000;
   let draining = false;
-  type Res = { headersSent: boolean; setHeader(n: string, v: string): void; on(e: string, f: () => void): void };
+  type Res = {
+    headersSent: boolean;
+    setHeader(n: string, v: string): void;
+    on(e: string, f: () => void): void;
+    end: (...args: unknown[]) => unknown;
+  };
   const inFlight = new Map<Res, Socket>();
+  // Requests whose handler has not answered yet, even when their client went away (the handler still uses the database).
+  const running = new Set<Res>();
   app.use((req: { socket: Socket }, res: Res, next: () => void) => {
     // Answers while draining say Connection: close: Node ends the connection after them, and the
     // client opens no further request on it (closing the socket ourselves would race its next request).
     if (draining) res.setHeader('Connection', 'close');
     inFlight.set(res, req.socket);
+    running.add(res);
     res.on('finish', () => inFlight.delete(res));
     res.on('close', () => inFlight.delete(res));
+    const end = res.end;
+    res.end = function (this: unknown, ...args: unknown[]) {
+      running.delete(res);
+      return end.apply(this, args);
+    };
     next();
   });
   const onSignal = (signal: NodeJS.Signals) => {
@@ -49,8 +62,14 @@ export function drainOnSignal(app: INestApplication, options: DrainOptions = {})
       server.closeAllConnections();
     }, drainMs);
     force.unref();
+    const deadline = Date.now() + drainMs;
     void closed
       .then(() => clearTimeout(force))
+      .then(async () => {
+        // A closed connection is not a finished handler: wait for those still answering (within the drain time).
+        while (running.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        if (running.size > 0) logger.warn(`drain time over: closing with ${running.size} handlers still running`);
+      })
       .then(() => app.close())
       .then(
         () => (options.exit ?? process.exit)(0),
