@@ -30,21 +30,24 @@ export interface OpenAIProtocolServer {
 
 /**
  * A local server speaking OpenAI Chat Completions (POST /v1/chat/completions), as JSON or, with `stream: true`, as
- * Server-Sent Events chunks (shapes from the OpenAI API reference). `play` decides each turn from the request.
+ * Server-Sent Events chunks (shapes from the OpenAI API reference). `play` decides each turn from the request (or
+ * returns a promise of it, to hold the answer).
  */
-export async function openAIProtocolServer(play: (request: ChatRequest) => FakeTurn): Promise<OpenAIProtocolServer> {
+export async function openAIProtocolServer(play: (request: ChatRequest) => FakeTurn | Promise<FakeTurn>): Promise<OpenAIProtocolServer> {
   const requests: ChatRequest[] = [];
   let cut = 0;
   const server: Server = createServer((req, res) => {
     let data = '';
     req.on('data', (c: Buffer) => (data += c.toString()));
-    req.on('end', () => {
+    req.on('end', async () => {
       const request: ChatRequest = { body: JSON.parse(data) as ChatRequest['body'], headers: req.headers };
       requests.push(request);
       res.on('close', () => {
         if (!res.writableEnded) cut++;
       });
-      const turn = play(request);
+      // A turn may be held (a promise): the client waits, as on a slow model, until it settles or the client goes away.
+      const turn = await play(request);
+      if (res.destroyed) return;
       if (request.body.stream) stream(res, turn);
       else answer(res, turn);
     });
