@@ -201,6 +201,21 @@ describe('chaos: the sample process killed with SIGKILL mid-work, then restarted
       expect([id, p.status, orders]).toEqual([id, 'executed', 1]);
     }
 
+    // Each execution has its one audit entry (the trail is written in batches every second: wait for the flush).
+    const executed = await q<{ id: string }>(`SELECT id FROM zmodu_proposals WHERE status = 'executed'`);
+    expect(executed).toHaveLength(RUNS + APPROVALS);
+    const audited = await eventually(
+      async () => {
+        const found = await q<{ proposal_id: string; n: string }>(
+          `SELECT proposal_id, count(*) AS n FROM zmodu_audit_log WHERE skill = 'order.submit' AND outcome = 'ok' GROUP BY proposal_id`,
+        );
+        return found.length >= executed.length ? found : undefined;
+      },
+      10_000,
+      'the audit entries of the executions',
+    );
+    expect(audited.map((a) => [a.proposal_id, Number(a.n)]).sort()).toEqual(executed.map((e) => [e.id, 1]).sort());
+
     // (c) Each order cancelled once, by one command whose one event was delivered (at least once: the relay's promise).
     const events = await eventually(
       async () => {
