@@ -523,6 +523,14 @@ describe('ProposalPipeline', () => {
       expect((await pipeline.submit({ ...run, runId: 'run-retried-2' }, order(700))).proposalId).not.toBe(small.proposalId);
       const other = await pipeline.submit({ ...as('alice', 'globex'), runId: 'run-retried-1' }, order(700));
       expect([other.replayed, other.proposalId === small.proposalId]).toEqual([undefined, false]);
+      // Another user (or agent) of the tenant reusing the run id (a copied x-request-id): a proposal of their own.
+      for (const who of [
+        { ...run, userId: 'bob' },
+        { ...run, agent: 'trader' },
+      ]) {
+        const theirs = await pipeline.submit(who, order(700));
+        expect([theirs.replayed, theirs.proposalId === small.proposalId]).toEqual([undefined, false]);
+      }
       // Without a run id (a direct submit) every call is a proposal of its own.
       const direct = [await pipeline.submit(ALICE, order(900)), await pipeline.submit(ALICE, order(900))];
       expect(direct[0].proposalId).not.toBe(direct[1].proposalId);

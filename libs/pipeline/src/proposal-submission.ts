@@ -112,7 +112,7 @@ export class ProposalSubmission {
     const autoExecute = risk.verdict === 'approve' && this.guard.evaluate('execute', action).allowed && ctx.mayExecute !== false;
     // A run started again under its run id (its process died after this proposal committed) gets its proposal back.
     const findByRun = ctx.runId && this.store.findByRun ? this.store.findByRun.bind(this.store) : undefined;
-    const runKey = { tenantId: ctx.tenantId, runId: ctx.runId as string, action, payload };
+    const runKey = { tenantId: ctx.tenantId, runId: ctx.runId as string, proposer: ctx.userId, agent: ctx.agent ?? null, action, payload };
     let placed: Awaited<ReturnType<typeof place>> | { replay: ProposalRecord };
     try {
       placed = findByRun

@@ -86,9 +86,9 @@ export interface ProposalStore {
   approvedIds(limit: number): Promise<string[]>;
   /**
    * A run's earlier proposal (the AgentWorker starts a run again, under its run id, when its process died): lock the
-   * key (tenant, run id, action) until `tx` ends, then answer the proposal of that run with that action and an equal
-   * payload (JSON equality, keys in any order), or null. Optional: a store without it never replays, so a retried run
-   * proposes again.
+   * key (tenant, run id, action) until `tx` ends, then answer the proposal of that run by the same proposer and agent
+   * with that action and an equal payload (JSON equality, keys in any order), or null. Optional: a store without it
+   * never replays, so a retried run proposes again.
    */
   findByRun?(tx: SkillTransaction, key: RunProposalKey): Promise<ProposalRecord | null>;
 }
@@ -97,6 +97,9 @@ export interface ProposalStore {
 export interface RunProposalKey {
   readonly tenantId: string;
   readonly runId: string;
+  /** The proposing user and agent: another user (or agent) reusing a run id (a copied x-request-id) proposes anew. */
+  readonly proposer: string;
+  readonly agent: string | null;
   readonly action: string;
   readonly payload: unknown;
 }

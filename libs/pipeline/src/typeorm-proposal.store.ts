@@ -58,8 +58,9 @@ export class TypeOrmProposalStore implements ProposalStore {
     ]);
     const rows = await tx.query<Row>(
       `SELECT ${COLUMNS}, ${DECISIONS} AS decisions FROM zmodu_proposals p
-       WHERE p.tenant_id = $1 AND p.run_id = $2 AND p.action = $3 AND p.payload = $4::jsonb ORDER BY p.created_at, p.id LIMIT 1`,
-      [key.tenantId, key.runId, key.action, JSON.stringify(key.payload ?? null)],
+       WHERE p.tenant_id = $1 AND p.run_id = $2 AND p.action = $3 AND p.payload = $4::jsonb AND p.proposer = $5
+         AND p.agent IS NOT DISTINCT FROM $6 ORDER BY p.created_at, p.id LIMIT 1`,
+      [key.tenantId, key.runId, key.action, JSON.stringify(key.payload ?? null), key.proposer, key.agent],
     );
     return rows.length ? toRecord(rows[0]) : null;
   }
