@@ -151,8 +151,10 @@ describe('chaos: the sample process killed with SIGKILL mid-work, then restarted
       deskOrders: await count(`SELECT count(*) AS n FROM sample_orders WHERE qty BETWEEN 11 AND 20`),
       cancelled: await count(`SELECT count(*) AS n FROM sample_orders WHERE status = 'cancelled'`),
     };
+    const executedBeforeKill = (await q<{ id: string }>(`SELECT id FROM zmodu_proposals WHERE status = 'executed'`)).map((p) => p.id);
     // Killed mid-work: every background run was running, every approval decided and not executed, the even runs' writes done.
     expect(before).toEqual({ running: 2 * RUNS, approved: APPROVALS, deskOrders: RUNS / 2, cancelled: RUNS / 2 });
+    expect(executedBeforeKill).toHaveLength(RUNS / 2);
     await locker.query('COMMIT');
     await locker.end();
     locker = undefined;
@@ -201,20 +203,31 @@ describe('chaos: the sample process killed with SIGKILL mid-work, then restarted
       expect([id, p.status, orders]).toEqual([id, 'executed', 1]);
     }
 
-    // Each execution has its one audit entry (the trail is written in batches every second: wait for the flush).
-    const executed = await q<{ id: string }>(`SELECT id FROM zmodu_proposals WHERE status = 'executed'`);
-    expect(executed).toHaveLength(RUNS + APPROVALS);
+    // Audit: each execution after the restart has its one entry (the trail is written in batches every second: wait for
+    // the flush); one executed in the last second before the SIGKILL may have none (its entry was still in the batch
+    // buffer: a known gap, see the README), and none has two.
+    const executed = await q<{ id: string }>(`SELECT id FROM zmodu_proposals WHERE status = 'executed' AND NOT (id = ANY ($1))`, [
+      executedBeforeKill,
+    ]);
+    expect(executed).toHaveLength(RUNS / 2 + APPROVALS);
+    const audit = async () =>
+      new Map(
+        (
+          await q<{ proposal_id: string; n: string }>(
+            `SELECT proposal_id, count(*) AS n FROM zmodu_audit_log WHERE skill = 'order.submit' AND outcome = 'ok' GROUP BY proposal_id`,
+          )
+        ).map((a) => [a.proposal_id, Number(a.n)]),
+      );
     const audited = await eventually(
       async () => {
-        const found = await q<{ proposal_id: string; n: string }>(
-          `SELECT proposal_id, count(*) AS n FROM zmodu_audit_log WHERE skill = 'order.submit' AND outcome = 'ok' GROUP BY proposal_id`,
-        );
-        return found.length >= executed.length ? found : undefined;
+        const found = await audit();
+        return executed.every((e) => found.has(e.id)) ? found : undefined;
       },
       10_000,
-      'the audit entries of the executions',
+      'the audit entries of the executions after the restart',
     );
-    expect(audited.map((a) => [a.proposal_id, Number(a.n)]).sort()).toEqual(executed.map((e) => [e.id, 1]).sort());
+    expect(executed.map((e) => [e.id, audited.get(e.id)])).toEqual(executed.map((e) => [e.id, 1]));
+    for (const id of executedBeforeKill) expect([id, (audited.get(id) ?? 0) <= 1]).toEqual([id, true]);
 
     // (c) Each order cancelled once, by one command whose one event was delivered (at least once: the relay's promise).
     const events = await eventually(
