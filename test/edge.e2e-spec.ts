@@ -19,6 +19,7 @@ import {
   loggingFromEnv,
   optionsFromEnv,
   queueFromEnv,
+  workerFromEnv,
   traderBudgetFromEnv,
 } from '../apps/sample/src/config';
 import { deeperThan } from '../apps/sample/src/edge/body-limits.middleware';
@@ -221,6 +222,13 @@ describe('the HTTP edge of the sample app', () => {
       expect(() => queueFromEnv({ ZMODU_QUEUE: 'pg-boss' })).toThrow(/needs DATABASE_URL/);
       expect(() => queueFromEnv({ ZMODU_QUEUE: 'redis' })).toThrow(/ZMODU_QUEUE must be 'in-process'/);
       expect(() => optionsFromEnv({ ZMODU_JWT_SECRET: SECRET, ZMODU_QUEUE: 'pg-boss' })).toThrow(ConfigError);
+    });
+
+    it('reads the lease of a background run (ZMODU_WORKER_LEASE_MS) and refuses nonsense', () => {
+      expect(workerFromEnv({})).toEqual({});
+      expect(optionsFromEnv({ ZMODU_JWT_SECRET: SECRET, ZMODU_WORKER_LEASE_MS: '2000' }).worker).toEqual({ leaseMs: 2000 });
+      for (const bad of ['99', '2s', '-1', '3600001'])
+        expect(() => workerFromEnv({ ZMODU_WORKER_LEASE_MS: bad })).toThrow(/ZMODU_WORKER_LEASE_MS must be a whole number/);
     });
 
     it('reads the level of the JSON logs (LOG_LEVEL, default info) and refuses an unknown one', () => {

@@ -16,9 +16,11 @@ export type OpenAIProtocolServer = LocalProtocolServer<ChatRequest['body']>;
 /**
  * A local server speaking OpenAI Chat Completions (POST /v1/chat/completions), as JSON or, with `stream: true`, as
  * Server-Sent Events chunks (shapes from the OpenAI API reference). `play` decides each turn from the request, or a
- * fault to play instead (see ProtocolFault).
+ * fault to play instead (see ProtocolFault); a promise of either holds the answer until it settles.
  */
-export async function openAIProtocolServer(play: (request: ChatRequest) => FakeTurn | ProtocolFault): Promise<OpenAIProtocolServer> {
+export async function openAIProtocolServer(
+  play: (request: ChatRequest) => FakeTurn | ProtocolFault | Promise<FakeTurn | ProtocolFault>,
+): Promise<OpenAIProtocolServer> {
   return localProtocolServer('/v1', { answer, stream, truncated }, play);
 }
 

@@ -79,24 +79,28 @@ export interface LocalProtocolServer<B> {
   close(): Promise<void>;
 }
 
-/** A local HTTP server that answers each request with what `play` decides: a turn (JSON, or a stream when asked) or a fault. */
+/**
+ * A local HTTP server that answers each request with what `play` decides: a turn (JSON, or a stream when asked) or a
+ * fault. `play` may return a promise to hold the answer (the client waits, as on a slow model, until it settles or goes away).
+ */
 export async function localProtocolServer<B extends { readonly stream?: boolean }>(
   prefix: string,
   writer: ProtocolWriter,
-  play: (request: ReceivedRequest<B>) => FakeTurn | ProtocolFault,
+  play: (request: ReceivedRequest<B>) => FakeTurn | ProtocolFault | Promise<FakeTurn | ProtocolFault>,
 ): Promise<LocalProtocolServer<B>> {
   const requests: Array<ReceivedRequest<B>> = [];
   let cut = 0;
   const server: Server = createServer((req, res) => {
     let data = '';
     req.on('data', (c: Buffer) => (data += c.toString()));
-    req.on('end', () => {
+    req.on('end', async () => {
       const request: ReceivedRequest<B> = { body: JSON.parse(data) as B, headers: req.headers, at: Date.now() };
       requests.push(request);
       res.on('close', () => {
         if (!res.writableEnded) cut++;
       });
-      const played = play(request);
+      const played = await play(request);
+      if (res.destroyed) return;
       const streamed = request.body.stream === true;
       const turn = (t: FakeTurn) => (streamed ? writer.stream(res, t) : writer.answer(res, t));
       if (!isFault(played)) return turn(played);

@@ -25,8 +25,21 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): SampleAppO
     traderBudget: traderBudgetFromEnv(env),
     model: modelFromEnv(env),
     ...queueFromEnv(env),
+    ...workerFromEnv(env),
     ...metricsFromEnv(env),
   };
+}
+
+/**
+ * ZMODU_WORKER_LEASE_MS: the lease of a background run (default 30000). A run of an instance that died is taken up again
+ * within two leases of its last heartbeat, by this instance restarted or by another one of the cluster.
+ */
+export function workerFromEnv(env: NodeJS.ProcessEnv = process.env): Pick<SampleAppOptions, 'worker'> {
+  const raw = env.ZMODU_WORKER_LEASE_MS;
+  if (raw === undefined || raw === '') return {};
+  if (!/^\d{1,7}$/.test(raw) || Number(raw) < 100 || Number(raw) > 3_600_000)
+    throw new ConfigError(`ZMODU_WORKER_LEASE_MS must be a whole number of milliseconds from 100 to 3600000 (got "${raw}").`);
+  return { worker: { leaseMs: Number(raw) } };
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];

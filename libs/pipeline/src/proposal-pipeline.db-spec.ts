@@ -498,6 +498,43 @@ describe('ProposalPipeline', () => {
       const ran = [a, b].filter((o) => o?.verdict === 'executed').length + recovered;
       expect(ran).toBe(1);
     });
+
+    it('a run retried after its process died proposes again what it proposed: the stored proposal answers, nothing runs twice', async () => {
+      // The AgentWorker starts a run again under the same run id when its process was killed after approval.submit
+      // committed: the second start must not execute a second order, nor queue a second proposal for the humans.
+      const run = { ...ALICE, runId: 'run-retried-1', agent: 'desk' };
+      const small = await pipeline.submit(run, order(700));
+      const again = await Promise.all([pipeline.submit(run, order(700)), pipeline.submit(run, order(700))]);
+      for (const o of again)
+        expect(o).toMatchObject({ verdict: 'executed', status: 'executed', proposalId: small.proposalId, replayed: true });
+      expect(await effects(small.proposalId)).toBe(1);
+      const large = await pipeline.submit(run, order(20_000));
+      const largeAgain = await pipeline.submit(run, { action: 'order.submit', payload: { qty: 200, symbol: 'ACME' } });
+      expect(largeAgain).toMatchObject({
+        verdict: 'needs_human',
+        status: 'pending',
+        proposalId: large.proposalId,
+        version: 1,
+        replayed: true,
+      });
+      expect(Number((await ds.query(`SELECT count(*) AS n FROM zmodu_proposals WHERE run_id = 'run-retried-1'`))[0].n)).toBe(2);
+      // Another payload, another run, another tenant's same run id: proposals of their own.
+      expect((await pipeline.submit(run, order(800))).proposalId).not.toBe(small.proposalId);
+      expect((await pipeline.submit({ ...run, runId: 'run-retried-2' }, order(700))).proposalId).not.toBe(small.proposalId);
+      const other = await pipeline.submit({ ...as('alice', 'globex'), runId: 'run-retried-1' }, order(700));
+      expect([other.replayed, other.proposalId === small.proposalId]).toEqual([undefined, false]);
+      // Another user (or agent) of the tenant reusing the run id (a copied x-request-id): a proposal of their own.
+      for (const who of [
+        { ...run, userId: 'bob' },
+        { ...run, agent: 'trader' },
+      ]) {
+        const theirs = await pipeline.submit(who, order(700));
+        expect([theirs.replayed, theirs.proposalId === small.proposalId]).toEqual([undefined, false]);
+      }
+      // Without a run id (a direct submit) every call is a proposal of its own.
+      const direct = [await pipeline.submit(ALICE, order(900)), await pipeline.submit(ALICE, order(900))];
+      expect(direct[0].proposalId).not.toBe(direct[1].proposalId);
+    });
   });
 
   describe('tenants', () => {

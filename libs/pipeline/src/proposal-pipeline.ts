@@ -91,7 +91,7 @@ export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationSh
 
   async submit(ctx: ProposalContext, input: ProposalInput): Promise<PipelineOutcome> {
     const outcome = await this.submission.submit(ctx, input);
-    this.events?.emit({ type: 'proposal_verdict', verdict: outcome.verdict });
+    if (!outcome.replayed) this.events?.emit({ type: 'proposal_verdict', verdict: outcome.verdict });
     return outcome;
   }
 

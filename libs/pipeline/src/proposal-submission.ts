@@ -5,9 +5,18 @@ import { SkillTransaction } from '@zmodu/skills';
 import { InvalidProposalException } from './exceptions/invalid-proposal.exception';
 import { ResolvedPipelineOptions } from './pipeline.options';
 import { StagedCallFailed } from './exceptions/staged-call-failed.exception';
+import { outcomeOf } from './proposal-decisions';
 import { ProposalExecution } from './proposal-execution';
 import { NewProposal, ProposalStore } from './proposal.store';
-import { ApprovalStep, PipelineOutcome, ProposalContext, ProposalInput, ProposalStatus, ProposalVerdict } from './proposal.types';
+import {
+  ApprovalStep,
+  PipelineOutcome,
+  ProposalContext,
+  ProposalInput,
+  ProposalRecord,
+  ProposalStatus,
+  ProposalVerdict,
+} from './proposal.types';
 import { reviewByRules, RiskVerdict } from './risk-review';
 import { StagedActions } from './staged-actions';
 import {
@@ -101,9 +110,19 @@ export class ProposalSubmission {
       return { verdict: 'executed' as const, status: 'executed' as const, reason: null, steps: [], result };
     };
     const autoExecute = risk.verdict === 'approve' && this.guard.evaluate('execute', action).allowed && ctx.mayExecute !== false;
-    let placed: Awaited<ReturnType<typeof place>>;
+    // A run started again under its run id (its process died after this proposal committed) gets its proposal back.
+    const findByRun = ctx.runId && this.store.findByRun ? this.store.findByRun.bind(this.store) : undefined;
+    const runKey = { tenantId: ctx.tenantId, runId: ctx.runId as string, proposer: ctx.userId, agent: ctx.agent ?? null, action, payload };
+    let placed: Awaited<ReturnType<typeof place>> | { replay: ProposalRecord };
     try {
-      placed = velocity || autoExecute ? await this.store.transaction(place) : await place();
+      placed = findByRun
+        ? await this.store.transaction(async (tx) => {
+            const prior = await findByRun(tx, runKey);
+            return prior ? { replay: prior } : place(tx);
+          })
+        : velocity || autoExecute
+          ? await this.store.transaction(place)
+          : await place();
     } catch (err) {
       if (!(err instanceof StagedCallFailed)) throw err;
       this.logger.warn(`proposal ${id} (${action}) failed to execute: ${err.reason}`);
@@ -117,6 +136,8 @@ export class ProposalSubmission {
       });
       return { verdict: 'executor_failed', proposalId: id, status: 'failed', reason: err.reason, amount };
     }
+    // The stored proposal as it is now (a human may have decided it since).
+    if ('replay' in placed) return { ...outcomeOf(placed.replay), replayed: true };
     return {
       verdict: placed.verdict,
       proposalId: id,

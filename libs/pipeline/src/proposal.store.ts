@@ -84,4 +84,22 @@ export interface ProposalStore {
   markFailed(id: string, reason: string): Promise<boolean>;
   /** Ids of approved proposals, oldest first (for recovery). */
   approvedIds(limit: number): Promise<string[]>;
+  /**
+   * A run's earlier proposal (the AgentWorker starts a run again, under its run id, when its process died): lock the
+   * key (tenant, run id, action) until `tx` ends, then answer the proposal of that run by the same proposer and agent
+   * with that action and an equal payload (JSON equality, keys in any order), or null. Optional: a store without it
+   * never replays, so a retried run proposes again.
+   */
+  findByRun?(tx: SkillTransaction, key: RunProposalKey): Promise<ProposalRecord | null>;
+}
+
+/** What makes a proposal of a run the same proposal again. */
+export interface RunProposalKey {
+  readonly tenantId: string;
+  readonly runId: string;
+  /** The proposing user and agent: another user (or agent) reusing a run id (a copied x-request-id) proposes anew. */
+  readonly proposer: string;
+  readonly agent: string | null;
+  readonly action: string;
+  readonly payload: unknown;
 }

@@ -97,6 +97,11 @@ export interface PipelineOutcome {
   /** The version a decision must name next (pending proposals). */
   readonly version?: number;
   readonly amount?: number | null;
+  /**
+   * True when the run (the same run id, retried after its process died) had already proposed this action with this
+   * payload: the answer is that stored proposal as it is now, and nothing was written or executed again.
+   */
+  readonly replayed?: boolean;
 }
 
 /** A human decision: it binds to the version and the step the approver read. */

@@ -1,6 +1,6 @@
 import { entityManagerOf, SkillTransaction, transactionOf } from '@zmodu/skills';
 import { DataSource, EntityManager } from 'typeorm';
-import { DecisionWrite, NewProposal, ProposalPageQuery, ProposalStore, StoredDecision } from './proposal.store';
+import { DecisionWrite, NewProposal, ProposalPageQuery, ProposalStore, RunProposalKey, StoredDecision } from './proposal.store';
 import { ApprovalStep, DecisionRecord, ProposalEdit, ProposalRecord, ProposalStatus, ProposalVerdict } from './proposal.types';
 
 const COLUMNS =
@@ -50,6 +50,19 @@ export class TypeOrmProposalStore implements ProposalStore {
         executed ? JSON.stringify(p.result ?? null) : null,
       ],
     );
+  }
+
+  async findByRun(tx: SkillTransaction, key: RunProposalKey): Promise<ProposalRecord | null> {
+    await tx.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
+      `zmodu:proposal-run:${JSON.stringify([key.tenantId, key.runId, key.action])}`,
+    ]);
+    const rows = await tx.query<Row>(
+      `SELECT ${COLUMNS}, ${DECISIONS} AS decisions FROM zmodu_proposals p
+       WHERE p.tenant_id = $1 AND p.run_id = $2 AND p.action = $3 AND p.payload = $4::jsonb AND p.proposer = $5
+         AND p.agent IS NOT DISTINCT FROM $6 ORDER BY p.created_at, p.id LIMIT 1`,
+      [key.tenantId, key.runId, key.action, JSON.stringify(key.payload ?? null), key.proposer, key.agent],
+    );
+    return rows.length ? toRecord(rows[0]) : null;
   }
 
   async lockVelocity(tx: SkillTransaction, key: string): Promise<void> {

@@ -1,0 +1,129 @@
+import { mintToken } from '../../apps/sample/src/auth/dev-token';
+import { ChatRequest, conversation, FakeTurn, openAIProtocolServer, OpenAIProtocolServer } from '../support/openai-protocol-server';
+import {
+  call,
+  CHAOS_LEASE_MS as LEASE_MS,
+  CHAOS_SECRET as SECRET,
+  eventually,
+  killHard,
+  OwnServer,
+  proposeOrder,
+  ready,
+  rows,
+  SampleProcess,
+  sampleEnv,
+  startOwnServer,
+  startSample,
+  stopServer,
+} from '../support/sample-process';
+
+/** Goals posted to the instance that dies (it takes them all: it runs alone then), and to the survivor. */
+const ON_VICTIM = 3;
+const ON_SURVIVOR = 3;
+
+/**
+ * The chaos suite: two instances of the sample in cluster mode (ZMODU_QUEUE=pg-boss, one PostgreSQL of the test's own),
+ * the desk's goals posted to both; each goal proposes a small order that executes at once (a sample_orders row). Every
+ * run the victim holds has written its order and is waiting on its model when the victim is killed with SIGKILL. The
+ * survivor takes them over within the lease bound (2 x leaseMs) and every goal ends succeeded once, with one order and
+ * one proposal each: the retried runs get their stored proposal back instead of executing a second order.
+ */
+describe('chaos: two sample instances in cluster mode, one killed with SIGKILL mid-run', () => {
+  let pg: OwnServer;
+  let victimModel: OpenAIProtocolServer;
+  let survivorModel: OpenAIProtocolServer;
+  let victim: SampleProcess | undefined;
+  let survivor: SampleProcess | undefined;
+  const heldOnVictim: string[] = [];
+
+  /** Goal `desk <i>`: propose a buy of 31 + i ACME (small: executed at once), then answer. The victim's model never answers turn 1. */
+  const player =
+    (holdAfterWrite: boolean) =>
+    (request: ChatRequest): FakeTurn | Promise<FakeTurn> => {
+      const { goal, turn } = conversation(request);
+      const i = Number(goal.split(' ')[1]);
+      if (turn === 0) return proposeOrder('ACME', 31 + i, 101.25);
+      if (holdAfterWrite) {
+        heldOnVictim.push(goal);
+        return new Promise<FakeTurn>(() => undefined);
+      }
+      return { text: `done: ${goal}` };
+    };
+
+  const env = (model: OpenAIProtocolServer) => sampleEnv(pg, model.url, { ZMODU_QUEUE: 'pg-boss' });
+  const q = <T = Record<string, unknown>>(sql: string, params: unknown[] = []) => rows<T>(pg, sql, params);
+
+  beforeAll(async () => {
+    pg = await startOwnServer();
+    victimModel = await openAIProtocolServer(player(true));
+    survivorModel = await openAIProtocolServer(player(false));
+  }, 60_000);
+
+  afterAll(async () => {
+    await killHard(victim);
+    await killHard(survivor);
+    await victimModel?.close();
+    await survivorModel?.close();
+    await stopServer(pg);
+  });
+
+  it('the survivor finishes the dead instance’s runs within the lease bound: every goal succeeded once, each order written once', async () => {
+    const dana = mintToken(SECRET, { tenant: 'acme', user: 'dana' });
+    const post = async (sample: SampleProcess, i: number) => {
+      const res = await call(sample, 'POST', '/agents/desk/goals', dana, { goal: `desk ${i}` });
+      expect(res.status).toBe(202);
+      return String(res.body.runId);
+    };
+    // The victim first, alone (it runs the migrations): its goals run there, write their order and wait on its model.
+    victim = await startSample(env(victimModel));
+    const runIds: string[] = [];
+    for (let i = 0; i < ON_VICTIM; i++) runIds.push(await post(victim, i));
+    await eventually(async () => (heldOnVictim.length === ON_VICTIM ? true : undefined), 30_000, 'the victim’s runs to write and wait');
+    survivor = await startSample(env(survivorModel));
+    for (let i = ON_VICTIM; i < ON_VICTIM + ON_SURVIVOR; i++) runIds.push(await post(survivor, i));
+    await eventually(
+      async () => {
+        const [{ n }] = await q<{ n: string }>(`SELECT count(*) AS n FROM zmodu_agent_runs WHERE status = 'succeeded'`);
+        return Number(n) + heldOnVictim.length === runIds.length ? true : undefined;
+      },
+      30_000,
+      'the survivor’s runs to end',
+    );
+    const held = heldOnVictim.length;
+    expect(held).toBeGreaterThanOrEqual(ON_VICTIM);
+    // Every goal has written its order once, whichever instance runs it.
+    const ordersBefore = await q<{ n: string }>(`SELECT count(*) AS n FROM sample_orders WHERE qty BETWEEN 31 AND 40`);
+    expect(Number(ordersBefore[0].n)).toBe(runIds.length);
+
+    // The fault.
+    await killHard(victim);
+    const killedAt = Date.now();
+    const runs = await eventually(
+      async () => {
+        const rows = await q<{ id: string; status: string; attempts: number; finished_at: Date | null }>(
+          `SELECT id, status, attempts, finished_at FROM zmodu_agent_runs WHERE id = ANY ($1)`,
+          [runIds],
+        );
+        return rows.every((r) => r.status === 'succeeded' || r.status === 'failed') ? rows : undefined;
+      },
+      6 * LEASE_MS + 10_000,
+      'the victim’s runs to end on the survivor',
+    );
+    const lastEnd = Math.max(...runs.map((r) => (r.finished_at as Date).getTime()));
+    // Taken over within the README's bound (2 x leaseMs from the crash to the restart of its runs), plus the run itself.
+    expect(lastEnd - killedAt).toBeLessThan(2 * LEASE_MS + 2000);
+    expect(runs.map((r) => r.status)).toEqual(Array(runIds.length).fill('succeeded'));
+    expect(runs.map((r) => r.attempts).sort()).toEqual([...Array(runIds.length - held).fill(1), ...Array(held).fill(2)]);
+
+    // Each write once: one order and one proposal (executed) per goal.
+    const orders = await q<{ qty: number; n: string }>(
+      `SELECT qty, count(*) AS n FROM sample_orders WHERE qty BETWEEN 31 AND 40 GROUP BY qty ORDER BY qty`,
+    );
+    expect(orders.map((r) => [r.qty, Number(r.n)])).toEqual(runIds.map((_, i) => [31 + i, 1]));
+    const proposals = await q<{ qty: number; status: string }>(
+      `SELECT (payload->>'qty')::int AS qty, status FROM zmodu_proposals WHERE (payload->>'qty')::int BETWEEN 31 AND 40 ORDER BY 1`,
+    );
+    expect(proposals.map((r) => [r.qty, r.status])).toEqual(runIds.map((_, i) => [31 + i, 'executed']));
+    expect(await ready(survivor)).toBe(200);
+  }, 240_000);
+});

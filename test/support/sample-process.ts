@@ -1,0 +1,142 @@
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { Client } from 'pg';
+import { MODEL_VARS } from './model-env';
+import { freePort } from './free-port';
+import { POSTGRES_SCRIPT } from './own-postgres';
+
+/** A PostgreSQL server of the test's own (scripts/postgres.sh), and a client on it. */
+export interface OwnServer {
+  readonly url: string;
+  readonly dir: string;
+  readonly db: Client;
+}
+
+export async function startOwnServer(): Promise<OwnServer> {
+  const [url, dir] = execFileSync(POSTGRES_SCRIPT, ['start', String(await freePort())], { encoding: 'utf8' })
+    .trim()
+    .split(' ');
+  const db = new Client({ connectionString: url });
+  await db.connect();
+  return { url, dir, db };
+}
+
+/** The rows of a query on the test's own client. */
+export async function rows<T = Record<string, unknown>>(server: OwnServer, sql: string, params: unknown[] = []): Promise<T[]> {
+  return (await server.db.query(sql, params)).rows as T[];
+}
+
+/** The secret the chaos specs sign their tokens with, and the lease of a background run they give the sample. */
+export const CHAOS_SECRET = 'chaos-secret-that-is-long-enough-for-hs256-0123456789';
+export const CHAOS_LEASE_MS = 2000;
+
+/** The sample's environment on `server`, its agents on the local model server at `modelUrl`. */
+export function sampleEnv(server: OwnServer, modelUrl: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    DATABASE_URL: server.url,
+    ZMODU_JWT_SECRET: CHAOS_SECRET,
+    ZMODU_MODEL_PROVIDER: 'openai',
+    OPENAI_API_KEY: 'local',
+    OPENAI_BASE_URL: modelUrl,
+    ZMODU_WORKER_LEASE_MS: String(CHAOS_LEASE_MS),
+    ...extra,
+  };
+}
+
+/** A model turn that proposes buying `qty` of `symbol` at `limitPrice` with approval.submit. */
+export function proposeOrder(symbol: string, qty: number, limitPrice: number) {
+  return {
+    toolCalls: [{ name: 'approval.submit', arguments: { action: 'order.submit', payload: { symbol, side: 'buy', qty, limitPrice } } }],
+  };
+}
+
+export async function stopServer(server: OwnServer | undefined): Promise<void> {
+  await server?.db.end().catch(() => undefined);
+  if (server?.dir) execFileSync(POSTGRES_SCRIPT, ['stop', server.dir]);
+}
+
+/** The sample server (apps/sample/src/main.ts through ts-node, no build needed) as a child process. */
+export interface SampleProcess {
+  readonly child: ChildProcess;
+  readonly port: number;
+  /** Everything it wrote (JSON log lines on stdout, stderr), across its life. */
+  log(): string;
+  readonly exited: Promise<number | null>;
+}
+
+export async function startSample(env: Record<string, string>): Promise<SampleProcess> {
+  const port = await freePort();
+  const inherited = { ...process.env };
+  for (const name of MODEL_VARS) delete inherited[name];
+  const child = spawn(
+    process.execPath,
+    ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'apps/sample/src/main.ts'],
+    {
+      cwd: `${__dirname}/../..`,
+      env: { ...inherited, ZMODU_RATE_LIMIT: '100000', LOG_LEVEL: 'info', ...env, PORT: String(port) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let log = '';
+  child.stdout?.on('data', (c: Buffer) => (log += c.toString()));
+  child.stderr?.on('data', (c: Buffer) => (log += c.toString()));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  const sample = { child, port, log: () => log, exited };
+  const until = Date.now() + 90_000;
+  while ((await ready(sample)) !== 200) {
+    if (child.exitCode !== null || Date.now() > until) throw new Error(`the sample did not become ready:\n${log.slice(-3000)}`);
+    await sleep(200);
+  }
+  return sample;
+}
+
+/** GET /health/ready: its status, or 0 when nothing answers. */
+export async function ready(sample: SampleProcess): Promise<number> {
+  try {
+    return (await fetch(`http://127.0.0.1:${sample.port}/health/ready`, { signal: AbortSignal.timeout(5000) })).status;
+  } catch {
+    return 0;
+  }
+}
+
+/** SIGKILL: no shutdown hook, no drain, no flush. */
+export async function killHard(sample: SampleProcess | undefined): Promise<void> {
+  if (!sample || sample.child.exitCode !== null || sample.child.signalCode !== null) return;
+  sample.child.kill('SIGKILL');
+  await sample.exited;
+}
+
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Poll `check` until it returns a value other than undefined, at most `ms`. */
+export async function eventually<T>(check: () => Promise<T | undefined>, ms: number, what: string): Promise<T> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > until) throw new Error(`timed out after ${ms} ms waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+/** A JSON request to the sample as the bearer of `token`. */
+export async function call(
+  sample: SampleProcess,
+  method: string,
+  path: string,
+  token: string,
+  body?: unknown,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await fetch(`http://127.0.0.1:${sample.port}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let parsed: Record<string, unknown> = {};
+  try {
+    parsed = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    parsed = { text };
+  }
+  return { status: res.status, body: parsed };
+}
