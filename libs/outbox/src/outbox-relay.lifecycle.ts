@@ -1,11 +1,14 @@
-import { Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { OutboxRelay } from './outbox-relay';
 import { OUTBOX_OPTIONS } from './outbox.constants';
 import { ResolvedOutboxOptions } from './outbox.options';
 
-/** Starts the relay after boot (unless autoStart is false) and stops it at shutdown. */
+/**
+ * Starts the relay after boot (unless autoStart is false) and stops it at shutdown, before any module's
+ * onApplicationShutdown closes the database (TypeORM's DataSource): deliveries in flight settle while it still answers.
+ */
 @Injectable()
-export class RelayLifecycle implements OnApplicationBootstrap, OnApplicationShutdown {
+export class RelayLifecycle implements OnApplicationBootstrap, BeforeApplicationShutdown {
   constructor(
     private readonly relay: OutboxRelay,
     @Inject(OUTBOX_OPTIONS) private readonly options: ResolvedOutboxOptions,
@@ -16,7 +19,7 @@ export class RelayLifecycle implements OnApplicationBootstrap, OnApplicationShut
     if (this.options.relay.autoStart !== false) this.relay.start();
   }
 
-  async onApplicationShutdown(): Promise<void> {
+  async beforeApplicationShutdown(): Promise<void> {
     await this.relay.stop();
   }
 }

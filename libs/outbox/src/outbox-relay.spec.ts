@@ -28,3 +28,31 @@ describe('OutboxRelay options', () => {
     expect(() => new OutboxRelay(store, { pollIntervalMs: 0 })).toThrow(/pollIntervalMs/);
   });
 });
+
+describe('OutboxRelay.stop', () => {
+  it('waits for the reap of the current tick, and claims nothing after it (so nothing outlives the database)', async () => {
+    const calls: string[] = [];
+    let reaped!: () => void;
+    const store = {
+      reapExpired: () => {
+        calls.push('reap');
+        return new Promise<number>((resolve) => (reaped = () => resolve(0)));
+      },
+      claim: async () => {
+        calls.push('claim');
+        return [];
+      },
+    } as unknown as OutboxStore;
+    const relay = new OutboxRelay(store, { pollIntervalMs: 5 });
+    relay.start();
+    await new Promise((r) => setTimeout(r, 30)); // ticks meanwhile do not start a second reap beside the first
+    expect(calls).toEqual(['reap']);
+    let stopped = false;
+    const stopping = relay.stop().then(() => (stopped = true));
+    await new Promise((r) => setTimeout(r, 30));
+    expect(stopped).toBe(false);
+    reaped();
+    await stopping;
+    expect(calls).toEqual(['reap']);
+  });
+});

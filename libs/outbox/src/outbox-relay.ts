@@ -86,6 +86,8 @@ export class OutboxRelay {
   private running = false;
   private life: Life = { crashed: null };
   private claiming: Promise<void> | null = null;
+  /** The reap of the running relay's current tick (stop waits for it, so it never outlives the database). */
+  private reaping: Promise<void> | null = null;
   private claimAgain = false;
   private readonly active = new Set<Promise<void>>();
   private readonly totals: Counts = { claimed: 0, delivered: 0, failed: 0, dead: 0, stale: 0 };
@@ -134,11 +136,15 @@ export class OutboxRelay {
     this.running = true;
     this.life = { crashed: null };
     const tick = () => {
-      void this.store
+      if (this.reaping) return; // the last tick's reap still runs (a slow database): it pumps when it ends
+      this.reaping = this.store
         .reapExpired()
-        .then((n) => (this.totals.dead += n))
+        .then((n) => void (this.totals.dead += n))
         .catch((err) => this.logger.error(`relay reap failed: ${String(err)}`))
-        .finally(() => this.pump());
+        .finally(() => {
+          this.reaping = null;
+          this.pump();
+        });
     };
     this.timer = setInterval(tick, this.pollIntervalMs);
     this.timer.unref();
@@ -150,6 +156,7 @@ export class OutboxRelay {
     this.running = false;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
+    await this.reaping?.catch(() => undefined);
     await this.claiming?.catch(() => undefined);
     await Promise.allSettled([...this.active]);
   }

@@ -1,6 +1,7 @@
 import { Injectable, Module } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
 import { Guard, GuardModule } from '@zmodu/guard';
 import { createSkillContext, SkillDispatcher, SkillRegistry, SkillsModule } from '@zmodu/skills';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
@@ -73,5 +74,46 @@ describe('OutboxModule.forRootAsync and NotifyModule.forRootAsync', () => {
     );
     expect(r.value).toEqual({ channel: 'desk', delivered: true });
     expect(app.get(AppConfig).sunk).toEqual([expect.objectContaining({ channel: 'desk', message: 'hello', tenantId: 'acme' })]);
+  });
+});
+
+describe('OutboxModule at shutdown', () => {
+  let db: TestDatabase;
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  it('lets a delivery in flight settle before the database closes: the event ends delivered, not stuck delivering', async () => {
+    db = await createTestDatabase();
+    let started!: () => void;
+    const handlerStarted = new Promise<void>((resolve) => (started = resolve));
+    const app = await Test.createTestingModule({
+      imports: [
+        TypeOrmModule.forRoot(await db.options({ migrations: ZMODU_OUTBOX_MIGRATIONS, migrationsRun: true })),
+        GuardModule.forRoot({ auditStore: 'memory', quotaStore: 'memory' }),
+        SkillsModule.forRoot(),
+        OutboxModule.forRoot({
+          relay: { pollIntervalMs: 20 },
+          handlers: {
+            'slow.done': async () => {
+              started();
+              await new Promise((r) => setTimeout(r, 300));
+            },
+          },
+        }),
+      ],
+    }).compile();
+    await app.init();
+    const id = await app.get(OutboxService).publish({ tenantId: 'acme', topic: 'slow.done', payload: {} });
+    await handlerStarted;
+    await app.close(); // while the handler still runs
+    const check = new DataSource(await db.options());
+    await check.initialize();
+    try {
+      const [row] = await check.query(`SELECT status, attempts FROM zmodu_outbox WHERE id = $1`, [id]);
+      expect(row).toEqual({ status: 'delivered', attempts: 1 });
+    } finally {
+      await check.destroy();
+    }
   });
 });

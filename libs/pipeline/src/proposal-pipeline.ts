@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown, Optional } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, Optional } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { Guard, GuardStats, RuntimeEvents } from '@zmodu/guard';
 import { SkillDispatcher, SkillRegistry, transactionOf } from '@zmodu/skills';
@@ -38,7 +38,7 @@ const STATUSES: readonly ProposalStatus[] = ['refused', 'rejected', 'pending', '
  * review, decisions, execution and recovery, and the store.
  */
 @Injectable()
-export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationShutdown {
+export class ProposalPipeline implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('ProposalPipeline');
   readonly guard: Guard;
   /** Counters of the pipeline's guard (propose and execute checks, staged dispatches). */
@@ -79,7 +79,8 @@ export class ProposalPipeline implements OnApplicationBootstrap, OnApplicationSh
     }
   }
 
-  onApplicationShutdown(): void {
+  /** The recovery loop stops before any module's onApplicationShutdown closes the database. */
+  beforeApplicationShutdown(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
   }
