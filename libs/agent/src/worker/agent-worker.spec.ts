@@ -217,6 +217,57 @@ describe('AgentWorker (in-process, memory run store)', () => {
     expect(worker.stats()).toMatchObject({ succeeded: 1, handlerErrors: 2 });
   });
 
+  it('never takes back, in its own sweep, a run that ended here while the database was away longer than its lease', async () => {
+    // The outage outlasts the lease; when the database answers again the worker's own recovery comes before its
+    // heartbeat and before the outcome's next try (their connections are slow): it must not reap the run it still
+    // holds and run its goal a second time.
+    const store = new InMemoryAgentRunStore();
+    let down = false;
+    let back = false; // the database answers again after the outage
+    let swept: () => void = () => undefined;
+    const sweptOnce = new Promise<void>((r) => (swept = r));
+    const wrap = (method: 'finish' | 'heartbeat' | 'recoverable' | 'claim', after?: () => Promise<unknown> | undefined) => {
+      const original = store[method].bind(store) as (...args: unknown[]) => Promise<unknown>;
+      (store as unknown as Record<string, unknown>)[method] = async (...args: unknown[]) => {
+        if (down) throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+        await after?.();
+        const out = await original(...args);
+        if (method === 'recoverable' && back) swept();
+        return out;
+      };
+    };
+    wrap('finish', () => (back ? sweptOnce : undefined));
+    wrap('heartbeat', () => (back ? new Promise((r) => setTimeout(r, 1000)) : undefined));
+    wrap('recoverable');
+    wrap('claim');
+    const model = new GatedModel('done once');
+    const worker = await boot([spec(model)], { runStore: store, leaseMs: 300 });
+    const { runId } = await worker.post('quote ACME', SCOPE);
+    await until(() => model.started === 1, 'the run to start');
+    down = true;
+    model.open();
+    await new Promise((r) => setTimeout(r, 700)); // the lease (300 ms) lapses while the database is away
+    [down, back] = [false, true];
+    await until(async () => (await store.get('t1', runId))?.status === 'succeeded', 'the outcome to be stored', 8000);
+    expect(model.started).toBe(1);
+    expect(await store.get('t1', runId)).toMatchObject({ status: 'succeeded', attempts: 1, answer: 'done once' });
+    expect(worker.stats()).toMatchObject({ succeeded: 1, interrupted: 0 });
+  });
+
+  it('recovers soon only when the store lost its database: a claim failing for another reason waits for the sweep', async () => {
+    const store = new InMemoryAgentRunStore();
+    let claims = 0;
+    store.claim = async () => {
+      claims++;
+      throw new Error('a bug in the run store'); // not a lost database: retrying at once cannot help
+    };
+    const worker = await boot([spec(new ScriptedModelProvider([{ text: 'never' }]))], { runStore: store, leaseMs: 600_000 });
+    await worker.post('quote ACME', SCOPE);
+    await new Promise((r) => setTimeout(r, 1800));
+    expect(claims).toBe(1);
+    expect(worker.stats()).toMatchObject({ running: 0, succeeded: 0, handlerErrors: 1 });
+  });
+
   it('takes up, at start, runs of an instance that died (lease expired), until maxAttempts', async () => {
     const store = new InMemoryAgentRunStore();
     const base = { tenantId: 't1', userId: 'alice', permissions: [], agent: 'trader', goal: 'quote ACME' };

@@ -66,6 +66,8 @@ interface RunningGoal {
   stop?: 'shutdown' | 'lease_lost';
   /** When the last claim or renewal that succeeded was sent: the lease holds until leaseMs after it, at most. */
   renewedAt: number;
+  /** The run returned: its outcome is being stored (tried again while the database is away). */
+  ended?: boolean;
 }
 
 interface PendingPost {
@@ -368,11 +370,15 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
     const room = queue.shared ? Math.min(options.mailboxSize, SHARED_RECOVER_LIMIT) : options.mailboxSize - (queue.size ?? 0);
     if (this.stopped || room <= 0) return;
     try {
+      // Runs that ended here while the database was away hold their leases until their outcome is stored: renew them
+      // first, so this very sweep never takes one back (to run its goal again) because its lease lapsed meanwhile.
+      const ended = [...this.running].filter(([, goal]) => goal.ended).map(([runId]) => runId);
+      if (ended.length) await store.heartbeat(this.instanceId, ended, options.leaseMs);
       await queue.push(await store.recoverable(room));
       this.soonDelayMs = RECOVER_SOON_FIRST_MS;
     } catch (err) {
       this.bookkeepingError('recovering queued runs', err);
-      this.recoverSoon(options, store);
+      if (isDatabaseUnavailable(err)) this.recoverSoon(options, store);
     }
   }
 
@@ -409,7 +415,7 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
       }
     } catch (err) {
       this.bookkeepingError('renewing leases', err);
-      this.recoverSoon(options, store);
+      if (isDatabaseUnavailable(err)) this.recoverSoon(options, store);
     }
   }
 
@@ -431,7 +437,7 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
     } catch (err) {
       // Still queued (or interrupted) in the store: a recovery hands it over again once the store answers.
       this.bookkeepingError(`claiming run ${runId}`, err);
-      this.recoverSoon(options, store);
+      if (isDatabaseUnavailable(err)) this.recoverSoon(options, store); // otherwise the next sweep: no loop on a bug
       return;
     }
     if (!claimed) return;
@@ -464,6 +470,7 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
         return;
       }
       const outcome = toOutcome(result, crash);
+      goal.ended = true;
       if (goal.stop === 'lease_lost' || !(await this.storeOutcome(store, runId, outcome))) {
         this.counts.interrupted++;
         this.logger.warn(`Run ${runId}: ${LEASE_LOST_MESSAGE}`);
