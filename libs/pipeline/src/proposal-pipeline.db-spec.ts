@@ -537,6 +537,23 @@ describe('ProposalPipeline', () => {
     });
   });
 
+  describe('exactly once, a retried run after an approver edited its proposal', () => {
+    it('gets the edited proposal back for the payload it first proposed: no second proposal for the humans to approve', async () => {
+      const run = { ...ALICE, runId: 'run-edited-1', agent: 'desk' };
+      const first = await pipeline.submit(run, order(20_000));
+      expect(first).toMatchObject({ verdict: 'needs_human', status: 'pending' });
+      // A desk lead cuts the order to 150 before another signs it: the stored payload is now the edited one.
+      await pipeline.decide(lead('lee'), id(first), approve(1, 0, 'make it 150', { symbol: 'ACME', qty: 150 }));
+      const signed = await pipeline.decide(lead('max'), id(first), approve(2, 0, 'ok at 150'));
+      expect(signed).toMatchObject({ verdict: 'executed' });
+      // The run's process died after its submit committed: the run starts again and proposes what it proposed.
+      const again = await pipeline.submit(run, order(20_000));
+      expect(again).toMatchObject({ proposalId: first.proposalId, status: 'executed', replayed: true });
+      expect(Number((await ds.query(`SELECT count(*) AS n FROM zmodu_proposals WHERE run_id = 'run-edited-1'`))[0].n)).toBe(1);
+      expect(await effects(first.proposalId)).toBe(1);
+    });
+  });
+
   describe('tenants', () => {
     it('another tenant neither sees nor decides a proposal (not found, as if it did not exist)', async () => {
       const p = await pipeline.submit(ALICE, order(20_000));

@@ -87,7 +87,8 @@ export interface ProposalStore {
   /**
    * A run's earlier proposal (the AgentWorker starts a run again, under its run id, when its process died): lock the
    * key (tenant, run id, action) until `tx` ends, then answer the proposal of that run by the same proposer and agent
-   * with that action and an equal payload (JSON equality, keys in any order), or null. Optional: a store without it
+   * with that action and an equal payload (JSON equality, keys in any order; the payload as proposed, before any
+   * approver's edit), or null. Optional: a store without it
    * never replays, so a retried run proposes again.
    */
   findByRun?(tx: SkillTransaction, key: RunProposalKey): Promise<ProposalRecord | null>;

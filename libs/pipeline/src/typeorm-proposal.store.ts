@@ -58,8 +58,11 @@ export class TypeOrmProposalStore implements ProposalStore {
     ]);
     const rows = await tx.query<Row>(
       `SELECT ${COLUMNS}, ${DECISIONS} AS decisions FROM zmodu_proposals p
-       WHERE p.tenant_id = $1 AND p.run_id = $2 AND p.action = $3 AND p.payload = $4::jsonb AND p.proposer = $5
-         AND p.agent IS NOT DISTINCT FROM $6 ORDER BY p.created_at, p.id LIMIT 1`,
+       WHERE p.tenant_id = $1 AND p.run_id = $2 AND p.action = $3 AND p.proposer = $5 AND p.agent IS NOT DISTINCT FROM $6
+         -- the payload the run proposed: an approver's edit replaced p.payload, its first edit keeps it as 'before'
+         AND coalesce((SELECT x.edit -> 'before' -> 'payload' FROM zmodu_approval_decisions x
+                       WHERE x.proposal_id = p.id AND x.edit IS NOT NULL ORDER BY x.version, x.id LIMIT 1), p.payload) = $4::jsonb
+       ORDER BY p.created_at, p.id LIMIT 1`,
       [key.tenantId, key.runId, key.action, JSON.stringify(key.payload ?? null), key.proposer, key.agent],
     );
     return rows.length ? toRecord(rows[0]) : null;
