@@ -56,6 +56,22 @@ describe('Redactor', () => {
     expect(r.redactText('card 2345 4678 9012 2 and 2345-4678-9012-2')).toBe('card [redacted] and [redacted]');
   });
 
+  it('masks a card number glued to a label (a letter or a hyphen-joined word) but not the digits inside a UUID or a hex id', () => {
+    const r = new Redactor();
+    for (const [text, masked] of [
+      ['CC-4111111111111111', 'CC-[redacted]'],
+      ['visa-4111-1111-1111-1111', 'visa-[redacted]'],
+      ['card-number-4111111111111111', 'card-number-[redacted]'],
+      ['card4111111111111111', 'card[redacted]'],
+      ['4111111111111111exp 12/27', '[redacted]exp 12/27'],
+      ['card 4111-1111-1111-1111-exp', 'card [redacted]-exp'],
+    ])
+      expect(r.redactText(text)).toBe(masked);
+    // A 32-hex trace id or digest with a Luhn-passing run of 16 digits in it, and a UUID: ids, kept whole.
+    for (const id of ['926f231f4111111111111111effd9703', '926f231f-4111-1111-1111-1111effd9703', 'a4111111111111111b00000000000000'])
+      expect(r.redactText(`trace ${id}.`)).toBe(`trace ${id}.`);
+  });
+
   it('leaves e-mail addresses by default and masks them when emails is on', () => {
     expect(new Redactor().redactText('write to jane.doe+desk@example.co.uk')).toBe('write to jane.doe+desk@example.co.uk');
     const r = new Redactor({ emails: true, replacement: '***' });

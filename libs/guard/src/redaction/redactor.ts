@@ -8,7 +8,7 @@ type Kind = 'secrets' | 'tokens' | 'cards' | 'emails' | 'patterns';
 interface TextRule {
   readonly kind: Kind;
   readonly re: RegExp;
-  readonly replace: (match: string, groups: string[]) => string | null;
+  readonly replace: (match: string, groups: string[], where: { offset: number; input: string }) => string | null;
 }
 
 /** Deeper than this, a value's subtree is masked whole rather than walked (fail closed, no stack to overflow). */
@@ -33,9 +33,19 @@ const SECRET_KEY = new RegExp(
   'i',
 );
 // A card: a whole group of 13-19 digits (single spaces or dashes between them), starting 2-6 (the payment-card ranges:
-// this keeps epoch-millisecond timestamps out), that passes the Luhn check. Whole: no letter or digit touches it, nor
-// does a hyphen-joined one, so the digit groups inside a UUID (one id in about 500 has 13-19 of them that pass) stay.
-const CARD = /(?<![A-Za-z0-9])(?<![A-Za-z0-9]-)(?<!\d )[2-6](?:[ -]?\d){12,18}(?![A-Za-z0-9])(?!-[A-Za-z0-9])(?! \d)/g;
+// this keeps epoch-millisecond timestamps out), that passes the Luhn check. A card glued to a label stays a card
+// ('CC-4111…', 'card4111…'); only the digits inside an id token (a UUID, or 24 or more hex characters: a trace id, a
+// digest) are kept, since one UUID in about 500 holds 13-19 digits in a row that pass.
+const CARD = /(?<!\d)(?<!\d[ -])[2-6](?:[ -]?\d){12,18}(?![ -]?\d)/g;
+const ID_TOKEN = /^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|[0-9a-f]{24,})$/i;
+const TOKEN_CHAR = /[A-Za-z0-9-]/;
+
+/** Whether text[from, to) lies in a token (letters, digits, hyphens) that is a UUID or a long hex id. */
+function insideIdToken(input: string, from: number, to: number): boolean {
+  while (from > 0 && TOKEN_CHAR.test(input[from - 1])) from--;
+  while (to < input.length && TOKEN_CHAR.test(input[to])) to++;
+  return ID_TOKEN.test(input.slice(from, to));
+}
 const CARD_NUMBER = /^[2-6]\d{12,18}$/;
 const EMAIL = /(?<![A-Za-z0-9._%+-])[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24}\b/g;
 
@@ -94,7 +104,12 @@ export class Redactor {
       });
     }
     if (options.cards)
-      this.rules.push({ kind: 'cards', re: CARD, replace: (m) => (passesLuhn(m.replace(/[ -]/g, '')) ? replacement : null) });
+      this.rules.push({
+        kind: 'cards',
+        re: CARD,
+        replace: (m, _, { offset, input }) =>
+          passesLuhn(m.replace(/[ -]/g, '')) && !insideIdToken(input, offset, offset + m.length) ? replacement : null,
+      });
     if (options.emails) this.rules.push({ kind: 'emails', re: EMAIL, replace: mask });
     for (const re of own) this.rules.push({ kind: 'patterns', re, replace: mask });
     this.secretKeys = options.secrets === true;
@@ -108,7 +123,8 @@ export class Redactor {
       rule.re.lastIndex = 0;
       out = out.replace(rule.re, (match: string, ...rest: unknown[]) => {
         const groups = rest.filter((g): g is string => typeof g === 'string' || g === undefined).map((g) => g ?? '');
-        const replaced = rule.replace(match, groups);
+        const at = rest.findIndex((g) => typeof g === 'number');
+        const replaced = rule.replace(match, groups, { offset: rest[at] as number, input: rest[at + 1] as string });
         if (replaced === null) return match;
         this.counts[rule.kind]++;
         return replaced;
