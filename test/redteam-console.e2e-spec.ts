@@ -154,12 +154,12 @@ describe('red team: the approvals console API', () => {
     spy.mockRestore();
   });
 
-  /** A worker run of the desk agent for `user` (three proposals), finished: its run id. */
-  const workerRun = async (app: INestApplication, user: string, goal: string, tenantId = 'acme') => {
+  /** A worker run of the desk agent (three proposals), or of `agent`, for `user`, finished: its run id. */
+  const workerRun = async (app: INestApplication, user: string, goal: string, tenantId = 'acme', agent = 'desk') => {
     const worker = app.get(AgentWorker);
     const done = new Promise<void>((resolve) => worker.onResult(() => resolve()));
     const { runId } = await worker.post(goal, {
-      agent: 'desk',
+      agent,
       tenantId,
       userId: user,
       permissions: ['agent:run', 'order:submit'],
@@ -207,7 +207,9 @@ describe('red team: the approvals console API', () => {
 
   it("GET :id/run does not show the proposer's own worker run (its harmless goal) for a proposal another of their runs made under its id", async () => {
     const app = await apps.boot();
-    const runId = await workerRun(app, 'mallory', 'check the prices only');
+    // Another agent's run: under the same run id the desk's proposals are new ones (the same agent's run would get its
+    // own earlier proposals replayed, made by that run, which is then rightly the run shown).
+    const runId = await workerRun(app, 'mallory', 'check the prices only', 'acme', 'trader');
     const pending = await directRunUnder(app, 'mallory', runId);
     const shown = (await request(app.getHttpServer()).get(`/admin/approvals/${pending}/run`).set('Authorization', lead()).expect(200)).body;
     expect(shown.run).toBeNull();

@@ -179,7 +179,15 @@ describe('transactional outbox: nothing lost, nothing twice', () => {
     for (const stalled of [stalledBefore, stalledAfter]) {
       const id = await outbox.publish({ tenantId: 'acme', topic: 'fence.test', payload: {} });
       const stalledPass = stalled.runOnce();
-      await sleep(120); // the stalled relay's lease has run out
+      // The stalled relay's lease has run out (measured from its claim, which a busy machine may start late).
+      for (let i = 0; i < 200; i++) {
+        const [lease] = await t.ds.query(`SELECT lease_owner = $2 AND lease_until < now() AS "lapsed" FROM zmodu_outbox WHERE id = $1`, [
+          id,
+          stalled === stalledBefore ? 'stalled-before' : 'stalled-after',
+        ]);
+        if (lease?.lapsed) break;
+        await sleep(5);
+      }
       expect(await fast.runOnce()).toMatchObject({ claimed: 1, delivered: 1 });
       expect(await stalledPass).toMatchObject({ claimed: 1, delivered: 0, stale: 1 });
       const [row] = await t.ds.query('SELECT status, attempts FROM zmodu_outbox WHERE id = $1', [id]);
