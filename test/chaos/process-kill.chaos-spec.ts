@@ -203,13 +203,10 @@ describe('chaos: the sample process killed with SIGKILL mid-work, then restarted
       expect([id, p.status, orders]).toEqual([id, 'executed', 1]);
     }
 
-    // Audit: each execution after the restart has its one entry (the trail is written in batches every second: wait for
-    // the flush); one executed in the last second before the SIGKILL may have none (its entry was still in the batch
-    // buffer: a known gap, see the README), and none has two.
-    const executed = await q<{ id: string }>(`SELECT id FROM zmodu_proposals WHERE status = 'executed' AND NOT (id = ANY ($1))`, [
-      executedBeforeKill,
-    ]);
-    expect(executed).toHaveLength(RUNS / 2 + APPROVALS);
+    // Audit: every execution has exactly one entry, also the one executed just before the SIGKILL: a staged execution's
+    // entry is written in its own transaction (an intent), which the restarted process chains (wait for that flush).
+    const executed = await q<{ id: string }>(`SELECT id FROM zmodu_proposals WHERE status = 'executed'`);
+    expect(executed).toHaveLength(RUNS / 2 + APPROVALS + executedBeforeKill.length);
     const audit = async () =>
       new Map(
         (
@@ -224,10 +221,10 @@ describe('chaos: the sample process killed with SIGKILL mid-work, then restarted
         return executed.every((e) => found.has(e.id)) ? found : undefined;
       },
       10_000,
-      'the audit entries of the executions after the restart',
+      'the audit entries of every execution',
     );
     expect(executed.map((e) => [e.id, audited.get(e.id)])).toEqual(executed.map((e) => [e.id, 1]));
-    for (const id of executedBeforeKill) expect([id, (audited.get(id) ?? 0) <= 1]).toEqual([id, true]);
+    expect(executedBeforeKill.length).toBeGreaterThan(0);
 
     // (c) Each order cancelled once, by one command whose one event was delivered (at least once: the relay's promise).
     const events = await eventually(

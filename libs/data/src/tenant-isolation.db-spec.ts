@@ -30,7 +30,9 @@ describe('db.query tenant isolation', () => {
   const query = async (sql: string, args: unknown[] = [], limit?: number) => {
     const started = Date.now();
     const r = await t.call('db.query', { sql, args, ...(limit ? { limit } : {}) });
-    expect(Date.now() - started).toBeLessThan(t.db.kind === 'pglite' ? 2500 : 4000);
+    // No hang (a query never outlives its deadline by much); not a speed target: a loaded CI machine took 2.7 s on PGlite
+    // for the count that follows a timed-out query there (the session finishes the cancelled statement first).
+    expect(Date.now() - started).toBeLessThan(5000);
     return r;
   };
   const rowsOf = (r: Awaited<ReturnType<typeof query>>) => {

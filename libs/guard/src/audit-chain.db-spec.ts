@@ -31,7 +31,7 @@ describe('the audit hash chain on PostgreSQL', () => {
   });
 
   beforeEach(async () => {
-    await dataSource.query('TRUNCATE zmodu_audit_log, zmodu_audit_dead_letters');
+    await dataSource.query('TRUNCATE zmodu_audit_log, zmodu_audit_dead_letters, zmodu_audit_intents');
     store.forgetHeads(); // the heads it wrote are gone
   });
 
@@ -417,5 +417,56 @@ describe('the audit hash chain on PostgreSQL', () => {
   it('verifyAuditChain refuses a store that keeps no chain, saying what to use', async () => {
     const plain: AuditLogStore = { append: async () => undefined, query: async () => [] };
     await expect(verifyAuditChain(plain, 'acme')).rejects.toThrow(/keeps no hash chain.*TypeOrmAuditLogStore/);
+  });
+  describe('intents: entries written in the transaction of a staged execution', () => {
+    const intentCount = async () => Number((await sql('SELECT count(*)::text AS n FROM zmodu_audit_intents'))[0].n);
+    const inTransaction = async (
+      write: (tx: { query: (q: string, p?: readonly unknown[]) => Promise<unknown> }) => Promise<void>,
+      commit: boolean,
+    ) => {
+      const runner = dataSource.createQueryRunner();
+      await runner.startTransaction();
+      try {
+        await write({ query: (q, p) => runner.query(q, p ? [...p] : []) });
+        if (commit) await runner.commitTransaction();
+        else await runner.rollbackTransaction();
+      } finally {
+        await runner.release();
+      }
+    };
+
+    it('commit with the transaction or not at all, and are chained once: by a flush, or by the next start after a crash', async () => {
+      const audit = new AgentAuditLog(store, { flushIntervalMs: 60_000 });
+      await inTransaction((tx) => audit.recordWithin(tx, entry('kept', { proposalId: 'p1', approvers: ['lee'] })), true);
+      await inTransaction((tx) => audit.recordWithin(tx, entry('rolled-back', { proposalId: 'p2' })), false);
+      expect(await intentCount()).toBe(1);
+      expect(await sql('SELECT run_id FROM zmodu_audit_log')).toEqual([]);
+      await audit.flush();
+      expect(await intentCount()).toBe(0);
+      const rows = await sql(`SELECT run_id, proposal_id, approvers::text, seq::text FROM zmodu_audit_log`);
+      expect(rows).toEqual([{ run_id: 'kept', proposal_id: 'p1', approvers: expect.stringContaining('lee'), seq: '1' }]);
+      // A process that died after its commit, before any flush: its intent waits in the table; the next start chains it.
+      await inTransaction((tx) => new AgentAuditLog(store, { flushIntervalMs: 60_000 }).recordWithin(tx, entry('orphan')), true);
+      const next = new AgentAuditLog(store, { flushIntervalMs: 60_000 });
+      await next.flush();
+      expect((await sql(`SELECT run_id FROM zmodu_audit_log ORDER BY seq`)).map((r) => r.run_id)).toEqual(['kept', 'orphan']);
+      expect(await store.verify('acme')).toMatchObject({ ok: true });
+      await Promise.all([audit.close(), next.close()]);
+    });
+
+    it('chains each intent exactly once when many flushes of many stores move them at the same time, beside plain batches', async () => {
+      for (let i = 0; i < 60; i++)
+        await inTransaction((tx) => store.writeIntent(tx, entry(`i${i}`, { tenantId: i % 3 ? 'acme' : 'globex' })), true);
+      const stores = Array.from({ length: 6 }, () => new TypeOrmAuditLogStore(dataSource));
+      await Promise.all([
+        ...stores.map((s) => s.moveIntents(7).then(async (n) => n + (await s.moveIntents(100)))),
+        store.append([entry('plain-1'), entry('plain-2', { tenantId: 'globex' })]),
+      ]);
+      expect(await intentCount()).toBe(0);
+      const runIds = (await sql(`SELECT run_id FROM zmodu_audit_log`)).map((r) => r.run_id);
+      expect(runIds.filter((r) => r.startsWith('i')).sort()).toEqual(Array.from({ length: 60 }, (_, i) => `i${i}`).sort());
+      expect(runIds).toHaveLength(62);
+      for (const tenant of ['acme', 'globex']) expect(await store.verify(tenant)).toMatchObject({ ok: true });
+    });
   });
 });

@@ -5,6 +5,7 @@ import { ZmoduGuardStaged1764480000000 } from './migrations/1764480000000-zmodu-
 import { ZmoduGuardFairUse1764500000000 } from './migrations/1764500000000-zmodu-guard-fair-use';
 import { ZmoduGuardAuditChain1764520000000 } from './migrations/1764520000000-zmodu-guard-audit-chain';
 import { ZmoduGuardAuditPayload1764540000000 } from './migrations/1764540000000-zmodu-guard-audit-payload';
+import { ZmoduGuardAuditIntents1764620000000 } from './migrations/1764620000000-zmodu-guard-audit-intents';
 import { TokenUsageEntity } from './quota/token-usage.entity';
 import { TokenUserUsageEntity } from './quota/token-user-usage.entity';
 
@@ -17,4 +18,5 @@ export const ZMODU_GUARD_MIGRATIONS = [
   ZmoduGuardFairUse1764500000000,
   ZmoduGuardAuditChain1764520000000,
   ZmoduGuardAuditPayload1764540000000,
+  ZmoduGuardAuditIntents1764620000000,
 ];

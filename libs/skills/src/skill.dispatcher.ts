@@ -1,5 +1,16 @@
 import { Injectable, Logger, Optional } from '@nestjs/common';
-import { AgentAuditLog, DenialCause, DENIED, Guard, TokenQuota, AuditOutcome, QuotaBudget, QuotaKey, Redactor } from '@zmodu/guard';
+import {
+  AgentAuditLog,
+  AuditEntry,
+  DenialCause,
+  DENIED,
+  Guard,
+  TokenQuota,
+  AuditOutcome,
+  QuotaBudget,
+  QuotaKey,
+  Redactor,
+} from '@zmodu/guard';
 import { InvalidSkillContextException } from './exceptions/invalid-context.exception';
 import { SkillError } from './exceptions/skill.error';
 import { describeErrors } from './json-schema';
@@ -282,7 +293,7 @@ export class SkillDispatcher {
     const shownArgs = this.shownArguments(skill, argsText);
     const durationMs = performance.now() - started;
     const tokens = decision === 'allowed' ? estimateTokens(argsText ?? '') + estimateTokens(observation) : 0;
-    this.audit.record({
+    const entry: AuditEntry = {
       runId: ctx.runId,
       agent: ctx.agent ?? null,
       tenantId: ctx.tenantId ?? null,
@@ -298,7 +309,11 @@ export class SkillDispatcher {
       ...(shownArgs !== undefined ? { args: shownArgs } : {}),
       result: shownError ?? value,
       ...(isStagedExecution(ctx.staged) ? { proposalId: ctx.staged.proposalId, approvers: ctx.staged.approvers } : {}),
-    });
+    };
+    // A staged execution that succeeded: its entry is written in the execution's transaction, so it commits with the
+    // effect (a process killed right after the commit loses no entry) or, if the transaction fails, not at all.
+    if (outcome === 'ok' && isStagedExecution(ctx.staged)) await this.audit.recordWithin(ctx.staged.transaction, entry);
+    else this.audit.record(entry);
     if (tokens > 0) {
       const charge = this.quota.chargeQuietly(quotaKey(ctx), tokens);
       // A staged call runs inside the pipeline's open transaction: on one embedded session a charge

@@ -2,7 +2,10 @@ import { Logger } from '@nestjs/common';
 import type { RuntimeEvents } from '../events/runtime-events';
 import { withRetries } from '../retry';
 import { AuditEntry, AuditQuery, AuditRecord, cleanAuditEntry } from './audit-entry';
-import { AuditLogStore } from './audit-log.store';
+import { AuditLogStore, AuditTransaction } from './audit-log.store';
+
+/** How long after the last intent was written the flushes keep looking for intents (its transaction may commit late). */
+const INTENT_GRACE_MS = 60_000;
 
 export interface AuditBatchOptions {
   /** Flush when this many entries are waiting; also the size of one write. Default 100. */
@@ -64,6 +67,11 @@ export class AgentAuditLog {
   private closed = false;
   /** Entries taken out of the buffer by the write under way. */
   private inFlight = 0;
+  /** Intents may wait in the store: written lately, or left by a process that died (checked at the first flush). */
+  private intentsWaiting: boolean;
+  private lastIntentAt = 0;
+  private intentRetryAt = 0;
+  private intentRetryMs: number;
 
   constructor(
     private readonly store: AuditLogStore,
@@ -77,14 +85,13 @@ export class AgentAuditLog {
     this.maxRetryIntervalMs = Math.max(this.flushIntervalMs, options.maxRetryIntervalMs ?? 30_000);
     this.closeAttempts = Math.max(1, options.closeAttempts ?? 3);
     this.retryIntervalMs = this.flushIntervalMs;
+    this.intentRetryMs = this.flushIntervalMs;
+    this.intentsWaiting = typeof store.moveIntents === 'function';
+    if (this.intentsWaiting) this.arm(); // intents a process that died left: chained soon after the start
   }
 
   record(raw: AuditEntry): void {
-    const { entry, cleaned } = cleanAuditEntry(raw);
-    if (cleaned) {
-      this.sanitizedCount++;
-      this.logger.warn(`audit entry of run ${JSON.stringify(entry.runId)} held NUL or lone surrogates: replaced by U+FFFD`);
-    }
+    const entry = this.clean(raw);
     this.buffer.push(entry);
     this.events?.emit({ type: 'tool_call', entry });
     this.trim();
@@ -93,12 +100,38 @@ export class AgentAuditLog {
   }
 
   /**
+   * Record the entry of a call whose effect commits in `transaction` (a staged execution): with a store that keeps
+   * intents, the entry is written in that transaction, so it commits with the effect or not at all, and a process that
+   * dies right after the commit loses nothing; the next flush (of this instance, or at any instance's start) chains it.
+   * Without such a store it is recorded as usual. Rejects when the write fails (the caller's transaction then fails too).
+   */
+  async recordWithin(transaction: AuditTransaction, raw: AuditEntry): Promise<void> {
+    if (!this.store.writeIntent) return this.record(raw);
+    const entry = this.clean(raw);
+    await this.store.writeIntent(transaction, entry);
+    this.events?.emit({ type: 'tool_call', entry });
+    this.intentsWaiting = true;
+    this.lastIntentAt = Date.now();
+    this.arm();
+  }
+
+  private clean(raw: AuditEntry): AuditEntry {
+    const { entry, cleaned } = cleanAuditEntry(raw);
+    if (cleaned) {
+      this.sanitizedCount++;
+      this.logger.warn(`audit entry of run ${JSON.stringify(entry.runId)} held NUL or lone surrogates: replaced by U+FFFD`);
+    }
+    return entry;
+  }
+
+  /**
    * Write everything queued so far, in batches of `batchSize`, setting aside entries the store
-   * refuses on their own. Rejects if the store is down (the unwritten entries stay queued, in order).
+   * refuses on their own, and chain the committed intents. Rejects if the store is down (the unwritten
+   * entries stay queued, in order; intents stay in the store).
    */
   async flush(): Promise<void> {
     while (this.flushing) await this.flushing.catch(() => undefined);
-    if (this.buffer.length === 0) return;
+    if (this.buffer.length === 0 && !this.intentsWaiting) return;
     const run = this.drain();
     this.flushing = run;
     try {
@@ -167,6 +200,25 @@ export class AgentAuditLog {
   }
 
   private async drain(): Promise<void> {
+    if (this.intentsWaiting && this.store.moveIntents) {
+      // Committed intents first (their calls happened first). An intent whose transaction has not committed yet is moved
+      // by a later flush: the flushes go on while intents move, and for INTENT_GRACE_MS after the last one was written.
+      let moved = 0;
+      if (Date.now() < this.intentRetryAt) moved = 1;
+      else
+        try {
+          for (let n = this.batchSize; n === this.batchSize; moved += n) n = await this.store.moveIntents(this.batchSize);
+          this.intentRetryMs = this.flushIntervalMs;
+        } catch (err) {
+          // Kept in the store: tried again after a wait that doubles; the queued entries below are written meanwhile.
+          this.intentRetryAt = Date.now() + this.intentRetryMs;
+          this.logger.warn(`audit intents not chained yet (kept in the store; tried again in ${this.intentRetryMs} ms): ${String(err)}`);
+          this.intentRetryMs = Math.min(this.intentRetryMs * 2, this.maxRetryIntervalMs);
+          moved = 1;
+        }
+      this.intentsWaiting = moved > 0 || Date.now() - this.lastIntentAt < INTENT_GRACE_MS;
+      if (this.intentsWaiting) this.arm();
+    }
     while (this.buffer.length > 0) {
       const batch = this.buffer.splice(0, this.batchSize);
       this.inFlight = batch.length;

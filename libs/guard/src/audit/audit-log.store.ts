@@ -15,4 +15,16 @@ export interface AuditLogStore {
   deadLetters?(limit?: number): Promise<AuditDeadLetterRecord[]>;
   /** Walk the hash chain of one tenant (null: the entries without a tenant) and report the first entry not as written. */
   verify?(tenantId: string | null): Promise<AuditChainVerdict>;
+  /**
+   * Keep `entry` in the caller's open transaction (written through its `query`): it commits with the caller's writes, or
+   * not at all. `moveIntents` chains it once committed. Optional: without it, AgentAuditLog.recordWithin records as usual.
+   */
+  writeIntent?(transaction: AuditTransaction, entry: AuditEntry): Promise<void>;
+  /** Append up to `limit` committed intents to the log and delete them, in one transaction (each exactly once, whoever else moves them at the same time). How many moved. */
+  moveIntents?(limit: number): Promise<number>;
+}
+
+/** An open transaction of the caller's (a staged execution's): written through, never committed here. */
+export interface AuditTransaction {
+  query(sql: string, params?: readonly unknown[]): Promise<unknown>;
 }

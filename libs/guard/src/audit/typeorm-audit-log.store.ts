@@ -22,7 +22,7 @@ import {
   cleanText,
 } from './audit-entry';
 import { AuditLogEntity } from './audit-log.entity';
-import { AuditLogStore } from './audit-log.store';
+import { AuditLogStore, AuditTransaction } from './audit-log.store';
 
 /** Rows per INSERT statement (19 parameters a row). */
 const INSERT_ROWS = 1000;
@@ -149,6 +149,12 @@ function chainGroups(
   return links;
 }
 
+/** An intent's entry as written by writeIntent (its time back as a Date). */
+function intentEntry(text: string): AuditEntry {
+  const e = JSON.parse(text) as AuditEntry & { at: string };
+  return { ...e, at: new Date(e.at) };
+}
+
 /** A unique violation of the chain's (tenant, seq) indexes: another writer took those sequence numbers first. */
 function isChainConflict(err: unknown): boolean {
   const e = err as { code?: unknown; constraint?: unknown; message?: unknown; driverError?: { code?: unknown; constraint?: unknown } };
@@ -256,6 +262,44 @@ export class TypeOrmAuditLogStore implements AuditLogStore {
         });
         this.remember(byTenant, links);
         return;
+      } catch (err) {
+        if (!isChainConflict(err) || attempt >= LOCKED_ATTEMPTS) throw err;
+      }
+    }
+  }
+
+  /** An entry kept in the caller's transaction (a staged execution's): it commits with the effect, or not at all. */
+  async writeIntent(transaction: AuditTransaction, entry: AuditEntry): Promise<void> {
+    await transaction.query('INSERT INTO zmodu_audit_intents (entry) VALUES ($1)', [JSON.stringify(entry)]);
+  }
+
+  /**
+   * Chain committed intents: deleted and appended in one transaction, under the chain's locks (each tenant's head read
+   * under its advisory lock), so each is appended exactly once; two movers skip each other's rows (SKIP LOCKED).
+   */
+  async moveIntents(limit: number): Promise<number> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const moved = await this.dataSource.transaction(async (m) => {
+          const rows: Array<{ id: string; entry: string }> = await m.query(
+            `WITH moved AS (
+               DELETE FROM zmodu_audit_intents WHERE id IN (SELECT id FROM zmodu_audit_intents ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
+               RETURNING id, entry)
+             SELECT id::text AS id, entry FROM moved ORDER BY id`,
+            [limit],
+          );
+          if (rows.length === 0) return null;
+          const entries = rows.map((r) => intentEntry(r.entry));
+          const byTenant = groupByTenant(entries);
+          const heads = new Map<string | null, { seq: number; hash: string }>();
+          for (const tenantId of lockOrder(byTenant.keys())) heads.set(tenantId, await this.lockHead(m, tenantId));
+          const links = chainGroups(byTenant, (t) => heads.get(t) ?? GENESIS_HEAD);
+          await insertAuditRows(m, entries, links);
+          return { byTenant, links, n: entries.length };
+        });
+        if (!moved) return 0;
+        this.remember(moved.byTenant, moved.links);
+        return moved.n;
       } catch (err) {
         if (!isChainConflict(err) || attempt >= LOCKED_ATTEMPTS) throw err;
       }
