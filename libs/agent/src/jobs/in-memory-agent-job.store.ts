@@ -54,10 +54,10 @@ export class InMemoryAgentJobStore implements AgentJobStore {
 
   async claimTick(jobId: string, tick: Date): Promise<boolean> {
     const key = `${jobId}\u0000${tick.toISOString()}`;
-    if (this.ticks.has(key)) return false;
-    this.ticks.set(key, { jobId, tick, runId: null, claimedAt: Date.now() });
     const job = this.jobs.get(jobId);
-    if (job && (!job.lastTickAt || job.lastTickAt < tick)) this.jobs.set(jobId, { ...job, lastTickAt: tick });
+    if (!job || job.cancelledAt || this.ticks.has(key)) return false; // a cancelled job fires no more
+    this.ticks.set(key, { jobId, tick, runId: null, claimedAt: Date.now() });
+    if (!job.lastTickAt || job.lastTickAt < tick) this.jobs.set(jobId, { ...job, lastTickAt: tick });
     return true;
   }
 

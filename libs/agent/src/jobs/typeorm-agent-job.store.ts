@@ -97,7 +97,10 @@ export class TypeOrmAgentJobStore implements AgentJobStore {
 
   async claimTick(jobId: string, tick: Date): Promise<boolean> {
     const rows = await this.rows(
-      `INSERT INTO zmodu_agent_job_ticks (job_id, tick) VALUES ($1, $2) ON CONFLICT (job_id, tick) DO NOTHING RETURNING job_id`,
+      // Only a job still active: one cancelled on another instance (whose timer here has not heard yet) fires no more.
+      `INSERT INTO zmodu_agent_job_ticks (job_id, tick)
+         SELECT $1, $2 WHERE EXISTS (SELECT 1 FROM zmodu_agent_jobs WHERE id = $1 AND cancelled_at IS NULL)
+       ON CONFLICT (job_id, tick) DO NOTHING RETURNING job_id`,
       [jobId, tick.toISOString()],
     );
     if (rows.length !== 1) return false;

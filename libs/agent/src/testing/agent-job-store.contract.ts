@@ -85,6 +85,17 @@ export function agentJobStoreContract(name: string, factory: () => Promise<Agent
       await store.setTickRun(j.id, t1, 'run-1');
     });
 
+    it('claims no tick of a cancelled job (cancelled on another instance before this one synced), nor of an unknown one', async () => {
+      const j = job({ id: 'static:cancelled-elsewhere', origin: 'static' });
+      await store.upsert(j);
+      const tick = new Date('2026-01-01T09:00:00.000Z');
+      expect(await store.cancel('t1', j.id)).toBe(true);
+      expect(await store.claimTick(j.id, tick)).toBe(false);
+      expect(await store.claimTick('no-such-job', tick)).toBe(false);
+      await store.upsert(j); // active again (a static job declared again): its ticks are claimed once more
+      expect(await store.claimTick(j.id, tick)).toBe(true);
+    });
+
     it('retires static jobs no longer declared; an upsert of a static job revives it, a dynamic one stays cancelled', async () => {
       const kept = job({ id: 'static:kept', origin: 'static' });
       const gone = job({ id: 'static:gone', origin: 'static', tenantId: 't2' });
