@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { INestApplication } from '@nestjs/common';
 import request from 'supertest';
-import { OwnServerApp, POSTGRES_SCRIPT, sampleOnOwnServer, stopOwnServer } from './support/own-postgres';
+import { POSTGRES_SCRIPT, sampleOnOwnServerForSuite } from './support/own-postgres';
 import { PERMISSIONS } from '../apps/sample/src/auth/auth.constants';
 import { mintToken } from '../apps/sample/src/auth/dev-token';
 
@@ -13,19 +13,11 @@ const script = POSTGRES_SCRIPT;
  * starts again. Readiness says so (503 with Retry-After), liveness does not, and the service resumes.
  */
 describe('sample app during a database outage', () => {
-  let own: OwnServerApp | undefined;
   let app: INestApplication;
   let dir: string;
   const token = () => mintToken(SECRET, { tenant: 'acme', user: 'alice' });
 
-  beforeAll(async () => {
-    own = await sampleOnOwnServer(SECRET);
-    ({ app, dir } = own);
-  }, 120_000);
-
-  afterAll(async () => {
-    await stopOwnServer(own);
-  });
+  sampleOnOwnServerForSuite(SECRET, (own) => ({ app, dir } = own));
 
   it('readiness answers 200 while the database answers, 503 with Retry-After while it is away (liveness stays 200), and 200 again when it returns', async () => {
     const ready = await request(app.getHttpServer()).get('/health/ready');

@@ -4,7 +4,7 @@ import { INestApplication } from '@nestjs/common';
 import { ProposalPipeline } from '@zmodu/pipeline';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { OwnServerApp, POSTGRES_SCRIPT, sampleOnOwnServer, stopOwnServer } from '../support/own-postgres';
+import { POSTGRES_SCRIPT, sampleOnOwnServerForSuite } from '../support/own-postgres';
 import { mintToken } from '../../apps/sample/src/auth/dev-token';
 
 const SECRET = 'chaos-secret-that-is-long-enough-for-hs256-0123456789';
@@ -19,18 +19,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * QueryRunnerAlreadyReleasedError); once the server is back, every proposal is executed exactly once.
  */
 describe('chaos: PostgreSQL restarted in the middle of approvals', () => {
-  let own: OwnServerApp | undefined;
   let app: INestApplication;
   let dir: string;
 
-  beforeAll(async () => {
-    own = await sampleOnOwnServer(SECRET);
-    ({ app, dir } = own);
-  }, 120_000);
-
-  afterAll(async () => {
-    await stopOwnServer(own);
-  });
+  sampleOnOwnServerForSuite(SECRET, (own) => ({ app, dir } = own));
 
   const lead = () => `Bearer ${mintToken(SECRET, { tenant: 'acme', user: 'lee', permissions: ['approval:decide', 'desk:lead'] })}`;
   const approve = (id: string) =>

@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 import { INestApplication } from '@nestjs/common';
 import { AGENT_JOB_STORE, AgentJobsRunner, AgentJobStore, NewAgentJob } from '@zmodu/agent';
 import { DataSource } from 'typeorm';
-import { OwnServerApp, POSTGRES_SCRIPT, sampleOnOwnServer, stopOwnServer } from '../support/own-postgres';
+import { POSTGRES_SCRIPT, sampleOnOwnServerForSuite } from '../support/own-postgres';
 import { DESK_JOB_PERMISSIONS, MORNING_SUMMARY_GOAL } from '../../apps/sample/src/jobs/desk-jobs';
 
 const SECRET = 'chaos-secret-that-is-long-enough-for-hs256-0123456789';
@@ -16,18 +16,10 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * run at once) and its run ends succeeded; the `skip` job's tick stays missed, as documented; the schedule goes on.
  */
 describe('chaos: PostgreSQL down when scheduled jobs tick', () => {
-  let own: OwnServerApp | undefined;
   let app: INestApplication;
   let dir: string;
 
-  beforeAll(async () => {
-    own = await sampleOnOwnServer(SECRET);
-    ({ app, dir } = own);
-  }, 120_000);
-
-  afterAll(async () => {
-    await stopOwnServer(own);
-  });
+  sampleOnOwnServerForSuite(SECRET, (own) => ({ app, dir } = own));
 
   it('a catch_up tick missed by the outage runs once after it, a skip tick never; nothing runs twice', async () => {
     const store = app.get<AgentJobStore>(AGENT_JOB_STORE);

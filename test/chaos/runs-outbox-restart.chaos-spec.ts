@@ -3,7 +3,7 @@ import { promisify } from 'node:util';
 import { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { OwnServerApp, POSTGRES_SCRIPT, sampleOnOwnServer, stopOwnServer } from '../support/own-postgres';
+import { POSTGRES_SCRIPT, sampleOnOwnServerForSuite } from '../support/own-postgres';
 import { mintToken } from '../../apps/sample/src/auth/dev-token';
 import { deskLog } from '../../apps/sample/src/trading/order-commands';
 
@@ -29,20 +29,14 @@ async function until<T>(what: string, timeoutMs: number, check: () => Promise<T 
  * again without a restart of its own.
  */
 describe('chaos: PostgreSQL restarted in the middle of agent runs and outbox relays', () => {
-  let own: OwnServerApp | undefined;
   let app: INestApplication;
   let dir: string;
   let ds: DataSource;
   const bearer = `Bearer ${mintToken(SECRET, { tenant: 'acme', user: 'olga' })}`;
 
-  beforeAll(async () => {
-    own = await sampleOnOwnServer(SECRET);
+  sampleOnOwnServerForSuite(SECRET, (own) => {
     ({ app, dir } = own);
     ds = app.get(DataSource);
-  }, 120_000);
-
-  afterAll(async () => {
-    await stopOwnServer(own);
   });
 
   const post = (goal: string) =>

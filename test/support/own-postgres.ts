@@ -39,3 +39,22 @@ export async function stopOwnServer(own: OwnServerApp | undefined): Promise<void
   await own?.app.close().catch(() => undefined);
   if (own?.dir) execFileSync(POSTGRES_SCRIPT, ['stop', own.dir]);
 }
+
+/**
+ * The sample on a PostgreSQL server of its own for the enclosing describe: started in a beforeAll (handed to `ready`),
+ * closed and removed in an afterAll.
+ */
+export function sampleOnOwnServerForSuite(
+  jwtSecret: string,
+  ready: (own: OwnServerApp) => void,
+  over: Partial<SampleAppOptions> = {},
+): void {
+  let own: OwnServerApp | undefined;
+  beforeAll(async () => {
+    own = await sampleOnOwnServer(jwtSecret, over);
+    ready(own);
+  }, 120_000);
+  afterAll(async () => {
+    await stopOwnServer(own);
+  });
+}
