@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleInit, Optional } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { queryRows } from '@zmodu/db';
 import { SkillError } from '@zmodu/skills';
 import { SkillInvocation } from '@zmodu/skills';
 import { SkillRegistration } from '@zmodu/skills';
@@ -20,6 +21,7 @@ import { qualifiedTable, quoteIdent, tenantBound } from './identifiers';
 import { loadSqlParser } from './sql/pg-parser';
 import { SqlGuard } from './sql/sql-guard';
 import { SqlRefusal } from './sql/sql-refusal';
+import { tenantSpellingProblem } from './tenant-spelling';
 
 const SOURCE = 'DataSkillsModule';
 /** How often a missing fence is looked for again (it may be installed while the app runs). */
@@ -150,6 +152,7 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
   /** After migrations ran (TypeORM runs them when the DataSource starts): the data-model audit, then db.query's second fence. */
   async onApplicationBootstrap(): Promise<void> {
     if (!(this.options.dataSource ?? this.appDataSource)) return;
+    await this.readServerVersion();
     await this.auditAtBoot();
     await this.fenceAtBoot();
   }
@@ -199,6 +202,17 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
     const lines = audit.findings.map((f) => `${f.code} on ${f.table}: ${f.detail}; fix: ${f.fix}`);
     if (strict) throw new DataModelHazardException(DataMessages.dataModelHazards(lines), audit.findings);
     for (const line of lines) this.logger.warn(`data model: ${line}`);
+  }
+
+  /** db.query refuses syntax newer than the server it runs on (with what to write instead), rather than send it to fail there. */
+  private async readServerVersion(): Promise<void> {
+    try {
+      const [row] = await queryRows<{ version: string }>(this.dataSource, "SELECT current_setting('server_version_num') AS version");
+      const version = Number(row?.version);
+      if (Number.isSafeInteger(version) && version > 0) this.guard.useServerVersion(version);
+    } catch (err) {
+      this.logger.warn(`Could not read the database's version (db.query accepts all the syntax it knows): ${(err as Error).message}`);
+    }
   }
 
   private async fenceAtBoot(): Promise<void> {
@@ -423,7 +437,7 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
       throw err;
     }
     const fence = ctx.tenantId !== undefined ? await this.fenceFor(ctx.tenantId) : undefined;
-    return runReadOnly(this.dataSource, prepared.text, prepared.values, this.limits(rows), fence);
+    return runReadOnly(this.dataSource, prepared.text, prepared.values, this.limits(rows), fence, prepared.settings);
   }
 
   async lookup(args: { entity: string; id: string | number }, ctx: SkillInvocation) {
@@ -547,19 +561,4 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
     const l = this.options.limits;
     return { timeoutMs: l.timeoutMs, maxRows, maxBytes: l.maxBytes };
   }
-}
-
-const CANONICAL_INTEGER = /^(0|-?[1-9][0-9]{0,18})$/;
-const CANONICAL_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-/** Why a tenant id is not the one spelling its tenant columns read it as (undefined: it is). */
-export function tenantSpellingProblem(tenant: string, types: readonly string[] | undefined): string | undefined {
-  // eslint-disable-next-line no-control-regex
-  if (/^\s|\s$|[\u0000-\u001f\u007f-\u009f]/.test(tenant)) return 'has surrounding spaces or control characters';
-  for (const type of types ?? []) {
-    if (/^(smallint|integer|bigint)$/.test(type) && !CANONICAL_INTEGER.test(tenant))
-      return `is not a whole number written plainly (no sign but '-', no leading zeros), as the ${type} tenant column needs`;
-    if (type === 'uuid' && !CANONICAL_UUID.test(tenant)) return 'is not a lower-case hyphenated uuid, as the uuid tenant column needs';
-  }
-  return undefined;
 }

@@ -18,13 +18,27 @@ export interface BusinessApp {
   close(): Promise<void>;
 }
 
+export interface BusinessAppSetup {
+  /** The search path of every connection of the app (as an application's role or database may set it). */
+  readonly searchPath?: string;
+  /** Run after the data is seeded, before the fence is installed and the module starts (as the application's owner). */
+  readonly prepare?: (ds: DataSource) => Promise<void>;
+}
+
 /**
  * The data skills over two tenants' data, with db.query's second fence installed (mode `required`,
  * so every tenant's db.query runs under it) unless `options.fence` says otherwise.
  */
-export async function startBusinessApp(options: Partial<DataSkillsModuleOptions> = {}, perTenant = 60): Promise<BusinessApp> {
+export async function startBusinessApp(
+  options: Partial<DataSkillsModuleOptions> = {},
+  perTenant = 60,
+  setup: BusinessAppSetup = {},
+): Promise<BusinessApp> {
   const db = await createTestDatabase();
-  const dsOptions = await db.options();
+  // On a server, every connection of the pool starts with the search path; the embedded database has one session.
+  const dsOptions = await db.options(
+    setup.searchPath ? { extra: { options: `-c search_path=${setup.searchPath.replace(/\s+/g, '')}` } } : {},
+  );
   const fence = options.fence ?? { mode: 'required' as const, role: db.fenceRole };
   const app = await Test.createTestingModule({
     imports: [
@@ -43,7 +57,9 @@ export async function startBusinessApp(options: Partial<DataSkillsModuleOptions>
   }).compile();
   // The DataSource exists (and migrations ran) at compile; the module looks for the fence at init.
   const ds = app.get<DataSource>(getDataSourceToken());
+  if (setup.searchPath && db.kind === 'pglite') await ds.query(`SET search_path = ${setup.searchPath}`);
   await seedBusinessData(ds, perTenant);
+  await setup.prepare?.(ds);
   if (fence.mode !== 'off') await ds.transaction((m) => installTenantFence(m, app.get(BusinessSkills).fenceTables(), { role: fence.role }));
   await app.init();
   const dispatcher = app.get(SkillDispatcher);

@@ -1,5 +1,6 @@
 import { queryRows } from '@zmodu/db';
 import type { SqlRunner } from '../fence/tenant-fence';
+import { isTenantTypeSupported } from '../tenant-spelling';
 
 /** An entity as the audit sees it: its table, its tenant column (null: shared), its writable columns. */
 export interface AuditedEntity {
@@ -17,7 +18,8 @@ export type DataFindingCode =
   | 'no_tenant_index'
   | 'shared_sequence'
   | 'view'
-  | 'tenant_type_mismatch';
+  | 'tenant_type_mismatch'
+  | 'tenant_type_unsupported';
 
 export interface DataFinding {
   readonly code: DataFindingCode;
@@ -32,7 +34,10 @@ export interface DataFinding {
 export interface DataAudit {
   readonly tables: number;
   readonly findings: DataFinding[];
-  /** The types of the registered tenant columns (format_type), distinct and sorted. */
+  /**
+   * The types of the registered tenant columns (format_type), distinct and sorted; a string type under a
+   * nondeterministic collation is given as `text (nondeterministic collation "x")`, which no tenant id matches.
+   */
   readonly tenantTypes: string[];
 }
 
@@ -48,6 +53,8 @@ interface Column {
   type: string;
   identity: string;
   default: string | null;
+  /** The column's collation, when it is nondeterministic (it equates strings that differ: 'ACME' and 'acme'). */
+  nondeterministic: string | null;
 }
 
 interface Index {
@@ -93,7 +100,8 @@ export async function auditDataModel(db: SqlRunner, entities: readonly AuditedEn
     const columns = await queryRows<Column>(
       db,
       `SELECT a.attnum::int AS attnum, a.attname::text AS name, format_type(a.atttypid, a.atttypmod) AS type, a.attidentity::text AS identity,
-              pg_get_expr(d.adbin, d.adrelid) AS default
+              pg_get_expr(d.adbin, d.adrelid) AS default,
+              (SELECT co.collname::text FROM pg_collation co WHERE co.oid = a.attcollation AND NOT co.collisdeterministic) AS nondeterministic
          FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
         WHERE a.attrelid = $1 AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`,
       [rel.oid],
@@ -109,7 +117,15 @@ export async function auditDataModel(db: SqlRunner, entities: readonly AuditedEn
       });
       continue;
     }
-    tenantTypes.set(label, tenant.type);
+    const tenantType = tenant.nondeterministic ? `${tenant.type} (nondeterministic collation "${tenant.nondeterministic}")` : tenant.type;
+    tenantTypes.set(label, tenantType);
+    if (!isTenantTypeSupported(tenantType))
+      findings.push({
+        code: 'tenant_type_unsupported',
+        table: label,
+        detail: `the tenant column ${e.tenantColumn} of ${label} is ${tenantType}, which reads several spellings as one tenant: no tenant id is accepted for it`,
+        fix: `make ${e.tenantColumn} text, varchar, an integer type or uuid (with a deterministic collation)`,
+      });
 
     if (rel.relkind === 'v' || rel.relkind === 'm') {
       const invoker = rel.relkind === 'v' && (rel.options ?? []).some((o) => /^security_invoker=(true|on|1)$/i.test(o));

@@ -48,6 +48,8 @@ export async function runReadOnly(
   values: unknown[],
   limits: ReadOnlyLimits,
   fence?: ReadOnlyFence,
+  /** More transaction settings (db.query's checked statements pin `search_path`). */
+  settings?: Readonly<Record<string, string>>,
 ): Promise<ReadOnlyResult> {
   const timeoutMs = Math.max(1, Math.floor(limits.timeoutMs ?? DEFAULT_TIMEOUT_MS));
   const maxBytes = limits.maxBytes ?? DEFAULT_MAX_BYTES;
@@ -55,8 +57,9 @@ export async function runReadOnly(
   try {
     // The driver's own connection (a pg client, or the embedded database's): no ORM layers.
     const connection = (await runner.connect()) as { processID?: number | null };
-    const settings = fence?.settings(connection.processID ?? 0);
-    const result = await runReadOnlyStatement(connection, { text, values, timeoutMs, role: fence?.role, settings, maxBytes });
+    const fenced = fence?.settings(connection.processID ?? 0);
+    const all = settings && fenced ? { ...settings, ...fenced } : (fenced ?? settings);
+    const result = await runReadOnlyStatement(connection, { text, values, timeoutMs, role: fence?.role, settings: all, maxBytes });
     const shaped = shape(result.rows, result.fields, limits.maxRows, maxBytes);
     return result.truncated ? { ...shaped, truncated: true } : shaped;
   } catch (err) {

@@ -111,6 +111,36 @@ export const ALLOWED_FUNCTIONS: ReadonlySet<string> = new Set([
   'to_jsonb',
   'json_agg',
   'jsonb_agg',
+  'json_build_object',
+  'jsonb_build_object',
+  'json_build_array',
+  'jsonb_build_array',
+  'json_object_agg',
+  'jsonb_object_agg',
+  // json read from the caller's rows (or from args): access, not search (no jsonpath, which runs regular expressions)
+  'json_extract_path',
+  'json_extract_path_text',
+  'jsonb_extract_path',
+  'jsonb_extract_path_text',
+  'json_array_length',
+  'jsonb_array_length',
+  'json_typeof',
+  'jsonb_typeof',
+  'json_strip_nulls',
+  'jsonb_strip_nulls',
+  'jsonb_set',
+  'jsonb_insert',
+  'jsonb_pretty',
+  'json_array_elements',
+  'json_array_elements_text',
+  'jsonb_array_elements',
+  'jsonb_array_elements_text',
+  'json_each',
+  'json_each_text',
+  'jsonb_each',
+  'jsonb_each_text',
+  'json_object_keys',
+  'jsonb_object_keys',
   // misc
   'coalesce',
   'nullif',
@@ -174,6 +204,96 @@ export const ALLOWED_OPERATORS: ReadonlySet<string> = new Set([
   '!~~',
   '~~*',
   '!~~*',
+  // json and jsonb access and containment (the ? key operators cannot be written: ? is a placeholder)
+  '->',
+  '->>',
+  '#>',
+  '#>>',
+  '@>',
+  '<@',
+  '#-',
+]);
+
+/**
+ * Functions that may stand in FROM (a lateral set of rows from one of the caller's json values):
+ * `FROM orders o, jsonb_array_elements(o.lines) AS line`. Each is on ALLOWED_FUNCTIONS too.
+ */
+export const ALLOWED_FROM_FUNCTIONS: ReadonlySet<string> = new Set([
+  'json_array_elements',
+  'json_array_elements_text',
+  'jsonb_array_elements',
+  'jsonb_array_elements_text',
+  'json_each',
+  'json_each_text',
+  'jsonb_each',
+  'jsonb_each_text',
+  'json_object_keys',
+  'jsonb_object_keys',
+]);
+
+/**
+ * PostgreSQL reads `o.f` as the call `f(o)` on the whole row when o has no column f ("functional
+ * notation"), so a qualified column named like a function calls it. These are the pg_catalog
+ * functions and aggregates that take one argument a whole row can be passed as (record, "any",
+ * anyelement, anycompatible, anynonarray, a variadic "any"), as of PostgreSQL 18; a database
+ * suite checks the list against the connected server's catalog. A qualified reference to one
+ * of these names is refused unless the name is a declared column of a registered table.
+ * (Functions of other schemas are out of reach: the statement runs with search_path pg_catalog.)
+ */
+export const ROW_FUNCTION_NAMES: ReadonlySet<string> = new Set([
+  'any_out',
+  'any_value',
+  'anycompatible_out',
+  'anycompatiblenonarray_out',
+  'anyelement_out',
+  'anynonarray_out',
+  'array_agg',
+  'concat',
+  'count',
+  'cume_dist',
+  'dense_rank',
+  'first_value',
+  'hash_record',
+  'hash_record_extended',
+  'json_agg',
+  'json_agg_strict',
+  'json_build_array',
+  'json_build_object',
+  'jsonb_agg',
+  'jsonb_agg_strict',
+  'jsonb_build_array',
+  'jsonb_build_object',
+  'lag',
+  'last_value',
+  'lead',
+  'mode',
+  'num_nonnulls',
+  'num_nulls',
+  'percent_rank',
+  'pg_collation_for',
+  'pg_column_compression',
+  'pg_column_size',
+  'pg_column_toast_chunk_id',
+  'pg_typeof',
+  'quote_literal',
+  'quote_nullable',
+  'rank',
+  'record_out',
+  'record_send',
+  'row_to_json',
+  'to_json',
+  'to_jsonb',
+]);
+
+/**
+ * The first PostgreSQL release (server_version_num) that has a construct db.query accepts: on an
+ * older server it is refused with what to write instead, not sent to fail with the server's error.
+ */
+export const MIN_SERVER_VERSION: ReadonlyMap<string, { readonly version: number; readonly instead: string }> = new Map([
+  ['AT LOCAL', { version: 170000, instead: 'write AT TIME ZONE ? and pass the time zone name' }],
+  ['GROUP BY DISTINCT', { version: 140000, instead: 'write GROUP BY without DISTINCT' }],
+  ['JOIN ... USING ... AS', { version: 140000, instead: 'drop the alias after USING (...)' }],
+  ['date_bin()', { version: 140000, instead: 'use date_trunc()' }],
 ]);
 
 /** SQL value functions that read only the clock. */

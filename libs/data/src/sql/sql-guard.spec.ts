@@ -3,7 +3,7 @@ import { parseSync } from 'libpg-query';
 import { bindPlaceholders } from './placeholders';
 import * as parser from './pg-parser';
 import { loadSqlParser } from './pg-parser';
-import { ALLOWED_FUNCTIONS } from './sql-allowlists';
+import { ALLOWED_FUNCTIONS, ROW_FUNCTION_NAMES } from './sql-allowlists';
 import { SqlGuard } from './sql-guard';
 import * as printer from './sql-printer';
 import { printSelect } from './sql-printer';
@@ -65,9 +65,11 @@ describe('SqlGuard', () => {
     // The caller's value, one tenant parameter per table (each takes its column's type), then the row cap.
     expect(p.values).toEqual([5, 't1', 't1', 21]);
     expect(p.tables).toEqual(['customers', 'orders']);
-    expect(p.text).toContain('(SELECT * FROM "orders" AS "_zt_t" WHERE ("_zt_t"."tenant_id" = $2) OFFSET 0) AS "o"');
     expect(p.text).toContain(
-      '(SELECT "_zt_t"."id", "_zt_t"."name" FROM "customers" AS "_zt_t" WHERE ("_zt_t"."tenant_id" = $3) OFFSET 0) AS "c"',
+      '(SELECT * FROM "public"."orders" AS "_zt_t" WHERE ("_zt_t"."tenant_id" OPERATOR("pg_catalog".=) $2) OFFSET 0) AS "o"',
+    );
+    expect(p.text).toContain(
+      '(SELECT "_zt_t"."id", "_zt_t"."name" FROM "public"."customers" AS "_zt_t" WHERE ("_zt_t"."tenant_id" OPERATOR("pg_catalog".=) $3) OFFSET 0) AS "c"',
     );
     expect(p.text).toMatch(/^SELECT \* FROM \(.*\) AS "_zt_result" LIMIT \$4$/);
   });
@@ -162,7 +164,7 @@ function prepareAndInspect(sql: string, args: unknown[] = []) {
   for (const f of r.functions) expect(ALLOWED_FUNCTIONS.has(f.replace(/^pg_catalog\./, ''))).toBe(true);
   // Every table is read through its scoped subquery: as many tenant parameters as tenant tables read.
   const tenantTables = r.tables.filter((t) => t !== 'currencies').length;
-  expect((prepared.text.match(/\("_zt_t"\."tenant_id" = \$\d+\) OFFSET 0\)/g) ?? []).length).toBe(tenantTables);
+  expect((prepared.text.match(/\("_zt_t"\."tenant_id" OPERATOR\("pg_catalog"\.=\) \$\d+\) OFFSET 0\)/g) ?? []).length).toBe(tenantTables);
   // Printing what the text parses to gives the same text: nothing in it was ever reinterpreted.
   const again = parseSync(prepared.text).stmts![0].stmt as unknown as { SelectStmt: Record<string, unknown> };
   expect(printSelect(again.SelectStmt)).toBe(prepared.text);
@@ -251,7 +253,7 @@ describe('SqlGuard: only checked text runs', () => {
     ]) {
       const r = prepareAndInspect(sql);
       expect(r.refused).toBeNull();
-      expect(r.prepared!.text).toMatch(/\("_zt_t"\."tenant_id" = \$1\) OFFSET 0\)/);
+      expect(r.prepared!.text).toMatch(/\("_zt_t"\."tenant_id" OPERATOR\("pg_catalog"\.=\) \$1\) OFFSET 0\)/);
     }
     // The CTE named exactly is the CTE.
     const cte = prepareAndInspect('WITH "SECRETS" AS (SELECT id FROM orders) SELECT * FROM "SECRETS"');
@@ -304,9 +306,9 @@ describe('SqlGuard: only checked text runs', () => {
     // The printed statement keeps the array type and re-parses to the same tree (prepareAndInspect checks the fixpoint).
     const r = prepareAndInspect('SELECT id FROM orders WHERE status = ANY(?::text[]) AND id = ANY(CAST(? AS int[]))', [['open'], [1]]);
     expect(r.refused).toBeNull();
-    expect(r.prepared!.text).toContain('CAST($1 AS "text"[])');
+    expect(r.prepared!.text).toContain('CAST($1 AS "pg_catalog"."text"[])');
     expect(r.prepared!.text).toContain('CAST($2 AS "pg_catalog"."int4"[])');
-    expect(r.prepared!.text).toMatch(/\("_zt_t"\."tenant_id" = \$3\) OFFSET 0\)/);
+    expect(r.prepared!.text).toMatch(/\("_zt_t"\."tenant_id" OPERATOR\("pg_catalog"\.=\) \$3\) OFFSET 0\)/);
   });
 
   it('a type size is a whole number of at most 10000 (char(10485760) would pad each value to 10 MB on the server)', () => {
@@ -370,9 +372,9 @@ describe('SqlGuard: only checked text runs', () => {
       tenantId: '7',
       maxRows: 5,
     });
-    expect(p.text).toContain('("_zt_t"."tenant_no" = $1)');
-    expect(p.text).toContain('("_zt_t"."tenant_key" = $2)');
-    expect((p.text.match(/"tenant_no" = \$1/g) ?? []).length).toBe(2); // the same table twice: one parameter
+    expect(p.text).toContain('("_zt_t"."tenant_no" OPERATOR("pg_catalog".=) $1)');
+    expect(p.text).toContain('("_zt_t"."tenant_key" OPERATOR("pg_catalog".=) $2)');
+    expect((p.text.match(/"tenant_no" OPERATOR\("pg_catalog"\.=\) \$1/g) ?? []).length).toBe(2); // the same table twice: one parameter
     expect(p.values).toEqual(['7', '7', 6]);
   });
 });
@@ -542,5 +544,179 @@ describe('SqlGuard: every construct it accepts prints back to itself', () => {
     const args = Array.from({ length: (sql.match(/\?/g) ?? []).length }, () => 1);
     const r = prepareAndInspect(sql, args);
     if (r.refused) throw new Error(`refused as ${r.refused}: ${sql}`);
+  });
+});
+
+// ---------------------------------------------------------------- what a name stands for
+
+describe('SqlGuard: every name the statement uses is pg_catalog s', () => {
+  beforeAll(async () => {
+    await loadSqlParser();
+  });
+  afterEach(() => {
+    expect(defects).toEqual([]);
+  });
+
+  /** Every FuncCall, operator and type of the text that runs, with its schema as written (none: ''). */
+  function namesOf(text: string): { functions: string[]; operators: string[]; types: string[]; relations: string[] } {
+    const out = { functions: [] as string[], operators: [] as string[], types: [] as string[], relations: [] as string[] };
+    const parts = (list: unknown) => ((list as Array<{ String: { sval: string } }>) ?? []).map((p) => p.String.sval).join('.');
+    const walk = (v: unknown): void => {
+      if (Array.isArray(v)) return v.forEach(walk);
+      if (!v || typeof v !== 'object') return;
+      const o = v as Record<string, Record<string, unknown>>;
+      if (o.FuncCall) out.functions.push(parts(o.FuncCall.funcname));
+      if (o.A_Expr && o.A_Expr.name) out.operators.push(`${o.A_Expr.kind}:${parts(o.A_Expr.name)}`);
+      if (o.SubLink && o.SubLink.operName) out.operators.push(`sublink:${parts(o.SubLink.operName)}`);
+      if (o.TypeName) out.types.push(parts(o.TypeName.names));
+      if (o.TypeCast) out.types.push(parts((o.TypeCast.typeName as Record<string, unknown>).names));
+      if (o.RangeVar) out.relations.push(`${o.RangeVar.schemaname ?? ''}.${o.RangeVar.relname}${o.RangeVar.inh ? '' : ' ONLY'}`);
+      Object.values(o).forEach(walk);
+    };
+    walk(parseSync(text).stmts![0].stmt);
+    return out;
+  }
+
+  it('prints functions, aggregates, window functions, operators and types qualified (attack: public.round(float8, int) SECURITY DEFINER)', () => {
+    const p = strict.prepare({
+      sql: `SELECT round(amount::float8, ?), count(*), row_number() OVER (ORDER BY id), -amount, note || ?, id::text
+              FROM orders WHERE note LIKE ? AND note NOT ILIKE ? AND id = ANY(?::int[]) AND id IN (SELECT id FROM customers)
+               AND id < ALL (SELECT id FROM customers) GROUP BY id, amount, note`,
+      args: [2, 'x', 'a%', 'b%', [1], 1].slice(0, 5),
+      tenantId: 'alpha',
+    });
+    const n = namesOf(p.text);
+    expect(n.functions.length).toBeGreaterThanOrEqual(3);
+    for (const f of n.functions) expect(f).toMatch(/^pg_catalog\./);
+    expect(n.operators.length).toBeGreaterThanOrEqual(9);
+    for (const o of n.operators) expect(o).toMatch(/:pg_catalog\./);
+    // LIKE and ILIKE run as the operators they are, named.
+    expect(n.operators).toEqual(expect.arrayContaining(['AEXPR_OP:pg_catalog.~~', 'AEXPR_OP:pg_catalog.!~~*', 'sublink:pg_catalog.=']));
+    expect(n.types.length).toBeGreaterThanOrEqual(3);
+    for (const t of n.types) expect(t).toMatch(/^pg_catalog\./);
+    // Every table is named with its schema, so no search path and no CTE can stand in for it.
+    for (const r of n.relations) expect(r).toMatch(/^public\./);
+    expect(p.settings).toEqual({ search_path: 'pg_catalog' });
+  });
+
+  it('a CTE named like a registered table cannot capture the scoped subquery of the table (attack: WITH customers AS ...)', () => {
+    const p = strict.prepare({
+      sql: 'WITH customers AS (SELECT id, note AS name FROM orders) SELECT c.name FROM customers c, (SELECT * FROM customers) x',
+      tenantId: 'alpha',
+    });
+    // The model's own references read its CTE; the rewrite's read public.orders, by schema.
+    expect(namesOf(p.text).relations.sort()).toEqual(['.customers', '.customers', 'public.orders']);
+  });
+
+  it('FROM ONLY keeps its ONLY inside the scoped subquery (attack: read the rows of the tables that inherit from it)', () => {
+    const only = namesOf(strict.prepare({ sql: 'SELECT id FROM ONLY orders', tenantId: 'alpha' }).text).relations;
+    expect(only).toEqual(['public.orders ONLY']);
+    expect(namesOf(strict.prepare({ sql: 'SELECT id FROM orders', tenantId: 'alpha' }).text).relations).toEqual(['public.orders']);
+  });
+
+  it.each([...ROW_FUNCTION_NAMES])('refuses o.%s: a qualified column named like a function calls it on the whole row', (name) => {
+    expect(reason(() => strict.prepare({ sql: `SELECT o.${quoted(name)} FROM orders o`, tenantId: 'alpha' }))).toBe('column_not_allowed');
+    expect(reason(() => strict.prepare({ sql: `SELECT public.orders.${quoted(name)} FROM orders`, tenantId: 'alpha' }))).toBe(
+      'column_not_allowed',
+    );
+  });
+
+  it('takes a qualified column named like a function when a registered table declares it, and any other qualified column', () => {
+    const g = new SqlGuard([{ table: 'stats', tenantColumn: 'tenant_id', columns: ['id', 'count', 'rank'] }]);
+    expect(reason(() => g.prepare({ sql: 'SELECT s.count, s.rank, s.id FROM stats s', tenantId: 'alpha' }))).toBe('accepted');
+    expect(reason(() => g.prepare({ sql: 'SELECT s.pg_typeof FROM stats s', tenantId: 'alpha' }))).toBe('column_not_allowed');
+    expect(reason(() => strict.prepare({ sql: 'SELECT o.amount, o.note FROM orders o', tenantId: 'alpha' }))).toBe('accepted');
+  });
+
+  it('substring takes positions only: substring(x FROM ?) and substring(x SIMILAR ? ESCAPE ?) run no regular expression', () => {
+    for (const sql of [
+      'SELECT substring(note FROM ?) FROM orders',
+      'SELECT substring(note, ?) FROM orders',
+      'SELECT substring(note SIMILAR ? ESCAPE ?) FROM orders',
+      'SELECT substring(note FROM ? FOR ?) FROM orders',
+      'SELECT substring(note FROM ?::int) FROM orders',
+    ]) {
+      const p = strict.prepare({ sql, args: (sql.match(/\?/g) ?? []).map(() => '1'), tenantId: 'alpha' });
+      const tree = JSON.stringify(parseSync(p.text));
+      const args = /"funcname":\[\{"String":\{"sval":"pg_catalog"\}\},\{"String":\{"sval":"substring"\}\}\],"args":(\[.*?\]),"func/.exec(
+        tree,
+      );
+      expect(args).not.toBeNull();
+      // Each argument after the string is cast to an integer.
+      const casts = args![1].match(/"TypeCast"/g) ?? [];
+      expect(casts.length).toBe((sql.match(/\?/g) ?? []).length);
+      expect(args![1]).toContain('"int4"');
+    }
+    expect(reason(() => strict.prepare({ sql: 'SELECT id FROM orders WHERE note SIMILAR TO ?', args: ['%'], tenantId: 'alpha' }))).toBe(
+      'operator_not_allowed',
+    );
+  });
+
+  it('refuses syntax newer than the connected server with what to write instead (attack: AT LOCAL on PostgreSQL 15)', () => {
+    const on = (version: number | undefined) => new SqlGuard(TABLES, { serverVersion: version });
+    const sql = 'SELECT created_at AT LOCAL FROM orders';
+    let refusal: unknown;
+    try {
+      on(150004).prepare({ sql, tenantId: 'alpha' });
+    } catch (err) {
+      refusal = err;
+    }
+    expect(refusal).toBeInstanceOf(SqlRefusal);
+    expect((refusal as SqlRefusal).reason).toBe('unsupported_syntax');
+    expect((refusal as SqlRefusal).message).toMatch(
+      /AT LOCAL needs PostgreSQL 17 or later, and this database runs PostgreSQL 15\.4: write AT TIME ZONE/,
+    );
+    expect(reason(() => on(170005).prepare({ sql, tenantId: 'alpha' }))).toBe('accepted');
+    expect(reason(() => on(undefined).prepare({ sql, tenantId: 'alpha' }))).toBe('accepted');
+    expect(
+      reason(() =>
+        on(130010).prepare({
+          sql: 'SELECT date_bin(?::interval, created_at, ?::timestamptz) FROM orders',
+          args: ['1 day', '2026-01-01'],
+          tenantId: 'alpha',
+        }),
+      ),
+    ).toBe('unsupported_syntax');
+    expect(reason(() => on(130010).prepare({ sql: 'SELECT count(*) FROM orders GROUP BY DISTINCT id', tenantId: 'alpha' }))).toBe(
+      'unsupported_syntax',
+    );
+    // A version learned later applies to statements planned before it (the plan cache is dropped).
+    const g = on(undefined);
+    expect(reason(() => g.prepare({ sql, tenantId: 'alpha' }))).toBe('accepted');
+    g.useServerVersion(150004);
+    expect(reason(() => g.prepare({ sql, tenantId: 'alpha' }))).toBe('unsupported_syntax');
+  });
+
+  it('reads json: ->, ->>, #>, #>>, @>, <@ and the json functions, bound like everything else', () => {
+    for (const sql of [
+      'SELECT note::jsonb -> ?, note::jsonb ->> ?, note::jsonb #> ?::text[], note::jsonb #>> ?::text[] FROM orders',
+      'SELECT id FROM orders WHERE note::jsonb @> ?::jsonb AND ?::jsonb <@ note::jsonb',
+      'SELECT jsonb_array_length(note::jsonb), jsonb_typeof(note::jsonb), jsonb_extract_path_text(note::jsonb, ?) FROM orders',
+      'SELECT jsonb_array_elements(note::jsonb) FROM orders',
+      'SELECT o.id, line.value ->> ? FROM orders o, jsonb_array_elements(o.note::jsonb) AS line',
+      'SELECT o.id, e.key, e.value FROM orders o CROSS JOIN LATERAL jsonb_each_text(o.note::jsonb) WITH ORDINALITY AS e(key, value, n)',
+      'SELECT k FROM orders o, jsonb_object_keys(o.note::jsonb) AS k',
+    ]) {
+      const r = prepareAndInspect(
+        sql,
+        (sql.match(/\?/g) ?? []).map(() => 'a'),
+      );
+      expect([sql, r.refused]).toEqual([sql, null]);
+    }
+    for (const [sql, why] of [
+      ['SELECT g FROM orders, generate_series(?::int, ?::int) AS g', 'function_in_from'],
+      ['SELECT x FROM orders, unnest(?::int[]) AS x', 'function_in_from'],
+      ['SELECT x FROM orders o, ROWS FROM (jsonb_array_elements(o.note::jsonb)) AS x', 'function_in_from'],
+      ['SELECT jsonb_path_exists(note::jsonb, ?::jsonpath) FROM orders', 'function_not_allowed'],
+      ['SELECT id FROM orders WHERE note::jsonb @@ ?', 'operator_not_allowed'],
+      ['SELECT jsonb_path_query(note::jsonb, ?) FROM orders', 'function_not_allowed'],
+    ] as const)
+      expect([
+        sql,
+        prepareAndInspect(
+          sql,
+          (sql.match(/\?/g) ?? []).map(() => 'a'),
+        ).refused,
+      ]).toEqual([sql, why]);
   });
 });

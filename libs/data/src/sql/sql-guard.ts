@@ -5,12 +5,15 @@ import { bindPlaceholders } from './placeholders';
 import { parseSql } from './pg-parser';
 import {
   ALLOWED_A_EXPR_KINDS,
+  ALLOWED_FROM_FUNCTIONS,
   ALLOWED_FUNCTIONS,
   ALLOWED_OPERATORS,
   ALLOWED_SQL_VALUE_FUNCTIONS,
   ALLOWED_SUBLINK_TYPES,
   ALLOWED_TYPES,
   EXTRACT_FIELDS,
+  MIN_SERVER_VERSION,
+  ROW_FUNCTION_NAMES,
   SYSTEM_COLUMNS,
 } from './sql-allowlists';
 import { printSelect, treeDifference } from './sql-printer';
@@ -38,6 +41,12 @@ export interface PreparedQuery {
   readonly values: unknown[];
   /** The registered tables the statement reads. */
   readonly tables: string[];
+  /**
+   * Transaction settings to run it with: `search_path` is `pg_catalog` alone, so that an operator written as a
+   * keyword (IN, BETWEEN, IS DISTINCT FROM, NULLIF, CASE x WHEN, JOIN ... USING) can only be pg_catalog's,
+   * as every function, operator and type the text names already is.
+   */
+  readonly settings: Readonly<Record<string, string>>;
 }
 
 export interface PrepareInput {
@@ -52,6 +61,11 @@ export interface PrepareInput {
 export interface SqlGuardOptions {
   /** Accepted statements kept rewritten (default 500; 0 turns the cache off). */
   readonly cacheSize?: number;
+  /**
+   * The connected server's `server_version_num` (e.g. 150004), when known: syntax newer than it is refused
+   * with what to write instead. Unknown: everything the parser knows is accepted. See `useServerVersion`.
+   */
+  readonly serverVersion?: number;
   /** Where a rewrite defect is reported (default: the Nest logger, as an error). */
   readonly onDefect?: (message: string) => void;
 }
@@ -106,6 +120,13 @@ const INNER_ALIAS = '_zt_t';
 const innerColumn = (name: string): Node => ({ ColumnRef: { fields: [{ String: { sval: INNER_ALIAS } }, { String: { sval: name } }] } });
 const PLAN_CACHE_SIZE = 500;
 const RESULT_ALIAS = '_zt_result';
+/** The schema every function, operator and type the statement names is taken from. */
+const CATALOG = 'pg_catalog';
+const catalogName = (name: string): Node[] => [{ String: { sval: CATALOG } }, { String: { sval: name } }];
+/** The schema of a registered table that names none (as the fence and the data audit read it). */
+const DEFAULT_SCHEMA = 'public';
+/** The setting a checked statement runs with (see `PreparedQuery.settings`). */
+export const CHECKED_STATEMENT_SETTINGS: Readonly<Record<string, string>> = Object.freeze({ search_path: CATALOG });
 
 interface Plan {
   readonly text: string;
@@ -136,15 +157,28 @@ export class SqlGuard {
   private readonly cache = new Map<string, Plan>();
   private readonly cacheSize: number;
   private readonly onDefect: (message: string) => void;
+  /** Every declared column of a registered table (exact names): `o.count` may mean the column where one is declared. */
+  private readonly declaredColumns = new Set<string>();
+  private serverVersion: number | undefined;
 
   constructor(tables: readonly QueryableTable[], options: SqlGuardOptions = {}) {
     this.cacheSize = Math.max(0, options.cacheSize ?? PLAN_CACHE_SIZE);
+    this.serverVersion = options.serverVersion;
     const logger = new Logger('SqlGuard');
     this.onDefect = options.onDefect ?? ((m) => logger.error(m));
     for (const t of tables) {
       const key = t.table.toLowerCase();
       this.byName.set(key, [...(this.byName.get(key) ?? []), t]);
+      for (const c of t.columns ?? []) this.declaredColumns.add(c);
+      if (t.tenantColumn) this.declaredColumns.add(t.tenantColumn);
     }
+  }
+
+  /** The connected server's `server_version_num`, once known: later statements are checked against it. */
+  useServerVersion(version: number | undefined): void {
+    if (version === this.serverVersion) return;
+    this.serverVersion = version;
+    this.cache.clear();
   }
 
   tableNames(): string[] {
@@ -189,7 +223,7 @@ export class SqlGuard {
     const bound = [...values];
     for (let i = 0; i < plan.tenantParams; i++) bound.push(input.tenantId);
     bound.push(maxRows + 1);
-    return { text: plan.text, values: bound, tables: plan.tables };
+    return { text: plan.text, values: bound, tables: plan.tables, settings: CHECKED_STATEMENT_SETTINGS };
   }
 
   /** Parse, check, rewrite, print and verify (the result depends only on the text and on whether a tenant is in scope). */
@@ -306,8 +340,11 @@ export class SqlGuard {
         return this.children(fields, ['subquery'], scope, s, 'a subquery in FROM');
       case 'JoinExpr':
         this.relation(s);
-        if (fields.rarg && isNode(fields.rarg, 'RangeFunction')) refuse('function_in_from', 'Functions in FROM are not allowed.');
+        if (fields.join_using_alias) this.needs('JOIN ... USING ... AS');
         return this.children(fields, ['larg', 'rarg', 'quals', 'usingClause'], scope, s, 'a JOIN');
+      case 'RangeFunction':
+        this.relation(s);
+        return this.rangeFunction(fields, scope, s);
       case 'ResTarget':
         return this.children(fields, ['val', 'indirection'], scope, s, 'the select list');
       case 'ColumnRef':
@@ -351,6 +388,7 @@ export class SqlGuard {
         return this.children(fields, ['partitionClause', 'orderClause', 'startOffset', 'endOffset'], scope, s, 'a window');
       case 'TypeCast':
         checkTypeName(fields.typeName as Node);
+        qualifyType(fields.typeName as Node);
         // An array of a plain type takes its elements from a ? placeholder (one JS array) or ARRAY[...]:
         // never from a column or an expression, whose text the server would parse as an array literal.
         if (isArrayType(fields.typeName as Node) && !isNode(fields.arg, 'ParamRef') && !isNode(fields.arg, 'A_ArrayExpr'))
@@ -363,7 +401,10 @@ export class SqlGuard {
         return this.visit(fields, 'arg', scope, s, 'a cast');
       case 'SubLink': {
         if (!ALLOWED_SUBLINK_TYPES.has(fields.subLinkType as string)) refuse('unsupported_syntax', 'This kind of subquery is not allowed.');
-        if (Array.isArray(fields.operName) && fields.operName.length) checkOperator(fields.operName as Node[]);
+        // x IN (SELECT ...) is x = ANY (SELECT ...): its operator is named, pg_catalog's, like every other.
+        if (Array.isArray(fields.operName) && fields.operName.length)
+          fields.operName = catalogName(checkOperator(fields.operName as Node[]));
+        else if (fields.subLinkType === 'ANY_SUBLINK') fields.operName = catalogName('=');
         return this.children(fields, ['testexpr', 'subselect'], scope, s, 'a subquery');
       }
       case 'SQLValueFunction':
@@ -373,6 +414,16 @@ export class SqlGuard {
       default:
         return refuse('unsupported_syntax', `${describeNode(type)} is not allowed in db.query.`);
     }
+  }
+
+  /** Refuses a construct the connected server is too old for, saying what to write instead. */
+  private needs(construct: string): void {
+    const min = MIN_SERVER_VERSION.get(construct);
+    if (!min || this.serverVersion === undefined || this.serverVersion >= min.version) return;
+    refuse(
+      'unsupported_syntax',
+      `${construct} needs PostgreSQL ${min.version / 10000} or later, and this database runs ${formatVersion(this.serverVersion)}: ${min.instead}.`,
+    );
   }
 
   private relation(s: WalkState): void {
@@ -425,6 +476,7 @@ export class SqlGuard {
         s.depth--;
       }
     }
+    if (f.groupDistinct) this.needs('GROUP BY DISTINCT');
     this.children(f, ['targetList', 'fromClause', 'whereClause', 'havingClause', 'windowClause', 'distinctClause'], scope, s, 'the query');
     for (const listKey of ['groupClause', 'sortClause'] as const) {
       const list = f[listKey];
@@ -446,6 +498,7 @@ export class SqlGuard {
     if (rv.catalogname) refuse('table_not_allowed', 'Cross-database references are not allowed.');
     // A CTE of an enclosing WITH, by its exact name, as PostgreSQL resolves it. (A registered table is
     // matched without regard to case: it is replaced by its scoped subquery, whatever the model meant.)
+    // The subquery names its table with its schema, so no CTE of the model's can stand in for it.
     if (!schema && scope.has(exact)) return;
     const candidates = this.byName.get(relname) ?? [];
     const table = candidates.find((t) => (schema ? (t.schema ?? 'public').toLowerCase() === schema : true));
@@ -488,9 +541,11 @@ export class SqlGuard {
       fromClause: [
         {
           RangeVar: {
-            ...(table.schema ? { schemaname: table.schema } : {}),
+            schemaname: table.schema ?? DEFAULT_SCHEMA,
             relname: table.table,
-            inh: true,
+            // FROM ONLY t reads t without the tables that inherit from it, and so does its scoped subquery
+            // (the parser leaves inh out for ONLY).
+            ...(rv.inh === true ? { inh: true } : {}),
             relpersistence: 'p',
             alias: { aliasname: INNER_ALIAS },
           },
@@ -501,7 +556,7 @@ export class SqlGuard {
             whereClause: {
               A_Expr: {
                 kind: 'AEXPR_OP',
-                name: [{ String: { sval: '=' } }],
+                name: catalogName('='),
                 lexpr: innerColumn(tenantColumn),
                 rexpr: { ParamRef: { number: param } },
               },
@@ -516,17 +571,56 @@ export class SqlGuard {
   }
 
   private columnRef(f: Node): void {
-    for (const field of (f.fields as Node[]) ?? []) {
+    const fields = (f.fields as Node[]) ?? [];
+    for (const field of fields) {
       if (isNode(field, 'A_Star')) continue;
       const name = String(((field as Node).String as Node | undefined)?.sval ?? '').toLowerCase();
       if (SYSTEM_COLUMNS.has(name)) refuse('column_not_allowed', `System column ${name} is not available.`);
     }
+    // o.f where o has no column f is the call f(o) on the whole row: a function that is not on the list.
+    const last = fields.length > 1 ? fields[fields.length - 1] : undefined;
+    const name = last && isNode(last, 'String') ? String((last.String as Node).sval) : undefined;
+    if (name !== undefined && ROW_FUNCTION_NAMES.has(name) && !this.declaredColumns.has(name))
+      refuse(
+        'column_not_allowed',
+        `${fields.map((x) => String(((x as Node).String as Node | undefined)?.sval ?? '*')).join('.')}: PostgreSQL reads a qualified ${name} ` +
+          `that is not a declared column as the function ${name}() of the whole row. Give the column another name (SELECT count(*) AS n), or write it unqualified.`,
+      );
+  }
+
+  /** jsonb_array_elements(o.lines) AS line in FROM: one json set function on the list, nothing else. */
+  private rangeFunction(f: Node, scope: Scope, s: WalkState): void {
+    const functions = (f.functions as Node[] | undefined) ?? [];
+    const items = functions.length === 1 && isNode(functions[0], 'List') ? (((functions[0].List as Node).items as unknown[]) ?? []) : [];
+    const call = items[0] as Node | undefined;
+    const coldef = items[1];
+    const name =
+      call && isNode(call, 'FuncCall') ? String(((((call.FuncCall as Node).funcname as Node[]) ?? [])[0]?.String as Node)?.sval ?? '') : '';
+    if (
+      items.length !== 2 ||
+      !(coldef === null || coldef === undefined || (typeof coldef === 'object' && Object.keys(coldef as object).length === 0)) ||
+      f.is_rowsfrom ||
+      (Array.isArray(f.coldeflist) && f.coldeflist.length) ||
+      ((call!.FuncCall as Node).funcname as unknown[]).length !== 1 ||
+      !ALLOWED_FROM_FUNCTIONS.has(name)
+    )
+      refuse(
+        'function_in_from',
+        `Functions in FROM are not allowed, but for one json set function: ${[...ALLOWED_FROM_FUNCTIONS].sort().join(', ')}, e.g. FROM orders o, jsonb_array_elements(o.lines) AS line.`,
+      );
+    this.visit(items, 0, scope, s, 'FROM');
   }
 
   private aExpr(f: Node, scope: Scope, s: WalkState): void {
     if (!ALLOWED_A_EXPR_KINDS.has(f.kind as string))
       refuse('operator_not_allowed', f.kind === 'AEXPR_SIMILAR' ? 'SIMILAR TO is not allowed: use LIKE.' : 'This operator is not allowed.');
-    if (f.kind === 'AEXPR_OP' || f.kind === 'AEXPR_OP_ANY' || f.kind === 'AEXPR_OP_ALL') checkOperator(f.name as Node[]);
+    // Every operator named is pg_catalog's: printed OPERATOR(pg_catalog.op), LIKE and ILIKE as the ~~ operators they are.
+    if (f.kind === 'AEXPR_OP' || f.kind === 'AEXPR_OP_ANY' || f.kind === 'AEXPR_OP_ALL')
+      f.name = catalogName(checkOperator(f.name as Node[]));
+    else if (f.kind === 'AEXPR_LIKE' || f.kind === 'AEXPR_ILIKE') {
+      f.name = catalogName(checkOperator(f.name as Node[]));
+      f.kind = 'AEXPR_OP';
+    }
     this.children(f, ['lexpr', 'rexpr'], scope, s, 'an expression');
   }
 
@@ -536,16 +630,24 @@ export class SqlGuard {
     let name: string;
     // Names exactly as PostgreSQL resolves them: "LOWER" is not lower.
     if (parts.length === 1) name = parts[0];
-    else if (parts.length === 2 && parts[0] === 'pg_catalog' && sqlSyntax) name = parts[1];
-    else if (parts.length === 2 && parts[0] === 'pg_catalog' && (parts[1] === 'like_escape' || parts[1] === 'similar_to_escape'))
+    // pg_catalog's own name for it is the name it is printed with anyway.
+    else if (parts.length === 2 && parts[0] === CATALOG && !isEscapeFunction(parts[1])) name = parts[1];
+    else if (parts.length === 2 && parts[0] === CATALOG)
       return refuse(
         'operator_not_allowed',
         'LIKE ... ESCAPE is not allowed: a LIKE pattern escapes with a backslash, in the value you pass.',
       );
-    else return refuse('function_not_allowed', `Function ${parts.join('.')} is not allowed: schema-qualified functions are refused.`);
+    else return refuse('function_not_allowed', `Function ${parts.join('.')} is not allowed: only pg_catalog's functions are.`);
     if (!ALLOWED_FUNCTIONS.has(name)) refuse('function_not_allowed', `Function ${name}() is not allowed in db.query.`);
     if (f.func_variadic) refuse('function_not_allowed', 'VARIADIC calls are not allowed.');
     const args = (f.args as unknown[]) ?? [];
+    if (name === 'date_bin') this.needs('date_bin()');
+    if (name === 'timezone' && sqlSyntax && args.length === 1) this.needs('AT LOCAL');
+    // The function is pg_catalog's, whatever else the search path holds (the SQL forms name it so already).
+    if (!sqlSyntax) f.funcname = catalogName(name);
+    // substring(x FROM pattern) and substring(x SIMILAR pattern ESCAPE e) run regular expressions: the
+    // arguments after the string are positions, as integers.
+    if (name === 'substring') for (let i = 1; i < args.length; i++) args[i] = asInteger(args[i] as Node);
     const sized = SIZED_FUNCTIONS.get(name);
     if (sized !== undefined) {
       // Its result grows with this argument: it must be a ? placeholder, whose value each call checks.
@@ -590,9 +692,39 @@ function aConst(c: Node, where: string): void {
   refuse('literal_not_allowed', `${hint} (in ${where}): use ? placeholders instead of literals and pass the values in args.`);
 }
 
-function checkOperator(name: Node[] | undefined): void {
+/** The operator a name stands for (written bare or as pg_catalog's), if it is on the list. */
+function checkOperator(name: Node[] | undefined): string {
   const parts = (name ?? []).map((p) => String(((p as Node).String as Node)?.sval ?? ''));
-  if (parts.length !== 1 || !ALLOWED_OPERATORS.has(parts[0])) refuse('operator_not_allowed', `Operator ${parts.join('.')} is not allowed.`);
+  const op = parts.length === 1 ? parts[0] : parts.length === 2 && parts[0] === CATALOG ? parts[1] : '';
+  if (!ALLOWED_OPERATORS.has(op)) refuse('operator_not_allowed', `Operator ${parts.join('.')} is not allowed.`);
+  return op;
+}
+
+/** A type named bare is pg_catalog's (`text` becomes `pg_catalog.text`; `int` is parsed as `pg_catalog.int4` already). */
+function qualifyType(t: Node): void {
+  const names = (t.names as Node[]) ?? [];
+  if (names.length === 1) t.names = catalogName(String((names[0].String as Node).sval));
+}
+
+/** What LIKE ... ESCAPE and SIMILAR TO ... ESCAPE parse to. */
+function isEscapeFunction(name: string): boolean {
+  return name === 'like_escape' || name === 'similar_to_escape';
+}
+
+const INTEGER_TYPES: ReadonlySet<string> = new Set(['int2', 'int4', 'int8']);
+
+/** An argument as an integer: itself when it is cast to one already, else cast to pg_catalog.int4. */
+function asInteger(arg: Node): Node {
+  if (isNode(arg, 'TypeCast')) {
+    const names = (((arg.TypeCast as Node).typeName as Node).names as Node[]) ?? [];
+    const last = String((names[names.length - 1]?.String as Node | undefined)?.sval ?? '');
+    if (INTEGER_TYPES.has(last) && !isArrayType((arg.TypeCast as Node).typeName as Node)) return arg;
+  }
+  return { TypeCast: { arg, typeName: { names: catalogName('int4'), typemod: -1 } } };
+}
+
+function formatVersion(version: number): string {
+  return version >= 100000 ? `PostgreSQL ${Math.floor(version / 10000)}.${version % 10000}` : `PostgreSQL ${version}`;
 }
 
 function checkTypeName(t: Node | undefined): void {

@@ -139,10 +139,23 @@ function fromItem(node: unknown): string {
     case 'RangeVar': {
       if (f.catalogname || (f.relpersistence !== undefined && f.relpersistence !== 'p')) return unsupported('This table reference');
       const name = `${f.schemaname !== undefined ? `${quoteName(f.schemaname)}.` : ''}${quoteName(f.relname)}`;
-      return `${f.inh === false ? 'ONLY ' : ''}${name}${alias(f.alias)}`;
+      // The parser leaves inh out (false) for ONLY t.
+      return `${f.inh === true ? '' : 'ONLY '}${name}${alias(f.alias)}`;
     }
     case 'RangeSubselect':
       return `${f.lateral ? 'LATERAL ' : ''}(${subquery(f.subquery)})${alias(f.alias)}`;
+    case 'RangeFunction': {
+      // One plain function call, no ROWS FROM and no column definitions: f(args) [WITH ORDINALITY] [AS alias(cols)].
+      const functions = list(f.functions);
+      if (functions.length !== 1 || f.is_rowsfrom || list(f.coldeflist).length) return unsupported('This function in FROM');
+      const [lt, l] = single(functions[0]);
+      const items = lt === 'List' ? list(l.items) : [];
+      if (items.length !== 2 || !(items[1] === null || isEmptyObject(items[1]))) return unsupported('This function in FROM');
+      const [ct, call] = single(items[0]);
+      if (ct !== 'FuncCall' || call.over || call.agg_star || call.agg_filter || list(call.agg_order).length)
+        return unsupported('This function in FROM');
+      return `${f.lateral ? 'LATERAL ' : ''}${funcCall(call)}${f.ordinality ? ' WITH ORDINALITY' : ''}${alias(f.alias)}`;
+    }
     case 'JoinExpr':
       return f.alias !== undefined ? `(${joinBody(f)})${alias(f.alias)}` : joinBody(f);
     default:
@@ -319,12 +332,13 @@ const SQL_VALUE_FUNCTIONS: Record<string, [string, boolean]> = {
 /** Operators are printed as symbols only when they are made of operator characters. */
 const OPERATOR = /^[+\-*/<>=~!@#%^&|`?]{1,4}$/;
 
+/** An operator as written: a bare symbol, or OPERATOR("pg_catalog".op) for pg_catalog's (the only schema printed). */
 function operator(name: unknown): string {
   const parts = list(name);
-  if (parts.length !== 1) return unsupported('A qualified operator');
-  const sym = stringOf(parts[0]);
+  if (parts.length !== 1 && !(parts.length === 2 && stringOf(parts[0]) === 'pg_catalog')) return unsupported('A qualified operator');
+  const sym = stringOf(parts[parts.length - 1]);
   if (!OPERATOR.test(sym) || sym.includes('--') || sym.includes('/*')) return unsupported('This operator');
-  return sym;
+  return parts.length === 2 ? `OPERATOR(${quoteName('pg_catalog')}.${sym})` : sym;
 }
 
 function integer(v: unknown): string {

@@ -1,0 +1,179 @@
+import { DataSource } from 'typeorm';
+import { ENTITIES, leaksBeta } from '../__fixtures__/business-fixture';
+import { BusinessApp, startBusinessApp } from '../__fixtures__/business-app';
+import { ROW_FUNCTION_NAMES } from './sql-allowlists';
+
+/**
+ * What a name in db.query stands for is pg_catalog's, whatever the application's database holds beside it.
+ * The application here has what applications have: a SECURITY DEFINER helper that shares a name with a
+ * built-in (public.round(double precision, integer), which pg_catalog lacks, so it is the better match),
+ * operators and a type of the same names in public, and an extension's schema on the search path ahead
+ * of pg_catalog. Each helper reads the table `secrets`, which holds tenant beta's secret: an answer that
+ * shows it, or a count that shows the helper ran, is the attack working.
+ */
+const HOSTILE = [
+  'CREATE SCHEMA ext',
+  `CREATE FUNCTION public.round(double precision, integer) RETURNS text LANGUAGE sql SECURITY DEFINER
+     AS $$ SELECT pg_catalog.string_agg(value, ',') FROM public.secrets $$`,
+  `CREATE FUNCTION ext.lower(pg_catalog.text) RETURNS pg_catalog.text LANGUAGE sql SECURITY DEFINER
+     AS $$ SELECT pg_catalog.string_agg(value, ',') FROM public.secrets $$`,
+  `CREATE FUNCTION public.always(double precision, integer) RETURNS boolean LANGUAGE sql SECURITY DEFINER
+     AS $$ SELECT EXISTS (SELECT 1 FROM public.secrets) $$`,
+  'CREATE OPERATOR public.= (LEFTARG = double precision, RIGHTARG = integer, FUNCTION = public.always)',
+  'CREATE OPERATOR public.>= (LEFTARG = double precision, RIGHTARG = integer, FUNCTION = public.always)',
+  'CREATE OPERATOR public.<= (LEFTARG = double precision, RIGHTARG = integer, FUNCTION = public.always)',
+  // A type named like an allowed one, whose every value fails: a cast that resolves to it fails the statement.
+  'CREATE DOMAIN public.jsonb AS pg_catalog.text CHECK (false)',
+  'CREATE DOMAIN ext.date AS pg_catalog.text CHECK (false)',
+  // json documents of both tenants, for json access.
+  'CREATE TABLE docs (id integer PRIMARY KEY, tenant_id pg_catalog.text NOT NULL, body pg_catalog.jsonb NOT NULL)',
+  'CREATE INDEX docs_tenant_idx ON docs (tenant_id)',
+  `INSERT INTO docs VALUES (1, 'alpha', '{"tag": "a", "lines": [{"sku": "A-1", "qty": 2}, {"sku": "A-2", "qty": 3}]}'::pg_catalog.jsonb),
+                           (100001, 'beta', '{"tag": "a", "lines": [{"sku": "BETA-1", "qty": 50000}]}'::pg_catalog.jsonb)`,
+];
+
+async function prepareHostile(ds: DataSource): Promise<void> {
+  for (const sql of HOSTILE) await ds.query(sql);
+}
+
+const ENTITIES_AND_DOCS = [...ENTITIES, { name: 'doc', table: 'docs', pk: 'id', tenantColumn: 'tenant_id' }];
+
+describe.each([
+  ['without the second fence', 'off'],
+  ['with the second fence (the reader role)', 'required'],
+] as const)('db.query names only pg_catalog, %s', (_label, mode) => {
+  let t: BusinessApp;
+
+  beforeAll(async () => {
+    t = await startBusinessApp(
+      { entities: ENTITIES_AND_DOCS, ...(mode === 'off' ? { fence: { mode: 'off', role: 'zmodu_reader' } } : {}) },
+      60,
+      { searchPath: 'public, ext, pg_catalog', prepare: prepareHostile },
+    );
+  });
+
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  const query = (sql: string, args: unknown[] = []) => t.call('db.query', { sql, args });
+  const rows = async (sql: string, args: unknown[] = []) => {
+    const r = await query(sql, args);
+    expect([sql, r.ok, r.error]).toEqual([sql, true, undefined]);
+    expect(leaksBeta(r.value)).toBe(false);
+    return (r.value as { rows: Record<string, unknown>[] }).rows;
+  };
+  const count = async (sql: string, args: unknown[] = []) => Number((await rows(sql, args))[0].n);
+
+  it('round(x::float8, ?) does not reach public.round(double precision, integer) (attack: SECURITY DEFINER helper)', async () => {
+    for (const sql of [
+      'SELECT round(o.amount::float8, ?) AS r FROM orders o',
+      'SELECT round(count(*) * ?::float8 / ?::float8, ?) AS r FROM orders',
+    ]) {
+      const args = sql.includes('count') ? [100, 60, 1] : [2];
+      const r = await query(sql, args);
+      expect(leaksBeta(r)).toBe(false);
+      // pg_catalog has no round(double precision, integer): the statement fails, as it would without the helper.
+      expect([r.ok, r.error?.reason]).toEqual([false, 'undefined_function']);
+    }
+    // The analyst's query written for pg_catalog's round(numeric, integer) gets the right answer.
+    expect(await rows('SELECT round((count(*) * ?::float8 / ?::float8)::numeric, ?) AS r FROM orders', [100, 60, 1])).toEqual([
+      { r: '100.0' },
+    ]);
+  });
+
+  it('an operator written, or implied by IN, BETWEEN or NULLIF, is pg_catalog s (attack: public.=, >=, <= on float8 and int)', async () => {
+    // No order has a negative amount: a count above 0 is the hostile operator answering true.
+    expect(await count('SELECT count(*) AS n FROM orders o WHERE o.amount::float8 = ?::int', [-1])).toBe(0);
+    expect(await count('SELECT count(*) AS n FROM orders o WHERE o.amount::float8 IN (?::int, ?::int)', [-1, -2])).toBe(0);
+    expect(await count('SELECT count(*) AS n FROM orders o WHERE o.amount::float8 BETWEEN ?::int AND ?::int', [-2, -1])).toBe(0);
+    expect(await count('SELECT count(*) AS n FROM orders o WHERE NULLIF(o.amount::float8, ?::int) IS NULL', [-1])).toBe(0);
+    expect(await count('SELECT count(*) AS n FROM orders o WHERE (CASE o.amount::float8 WHEN ?::int THEN ? END) = ?', [-1, 1, 1])).toBe(0);
+    expect(await count('SELECT count(*) AS n FROM orders o WHERE o.amount::float8 IS NOT DISTINCT FROM ?::int', [-1])).toBe(0);
+  });
+
+  it('a type and a function of a schema ahead of pg_catalog on the search path are not used (attack: extension schema)', async () => {
+    expect(await count('SELECT count(*) AS n FROM orders WHERE ?::jsonb IS NOT NULL', ['{}'])).toBe(60);
+    expect(await count('SELECT count(*) AS n FROM orders WHERE created_at::date >= ?::date', ['2026-01-01'])).toBe(60);
+    const lowered = await rows('SELECT lower(o.note) AS l FROM orders o ORDER BY o.id LIMIT ?', [2]);
+    expect(lowered).toEqual([{ l: 'alpha note 0' }, { l: 'alpha note 1' }]);
+  });
+
+  it('a qualified column named like a function is refused, not called on the whole row (attack: o.pg_typeof, o.quote_literal)', async () => {
+    for (const name of ['pg_typeof', 'quote_literal', 'to_json', 'count']) {
+      const r = await query(`SELECT o.${name} FROM orders o`);
+      expect([name, r.ok, r.error?.reason]).toEqual([name, false, 'column_not_allowed']);
+    }
+  });
+
+  it('reads json of the caller s documents only: ->, ->>, @> and a json set function in FROM', async () => {
+    expect(
+      await rows(
+        'SELECT d.id, line ->> ? AS sku, (line ->> ?)::int AS qty FROM docs d, jsonb_array_elements(d.body -> ?) AS line ORDER BY 2',
+        ['sku', 'qty', 'lines'],
+      ),
+    ).toEqual([
+      { id: 1, sku: 'A-1', qty: 2 },
+      { id: 1, sku: 'A-2', qty: 3 },
+    ]);
+    expect(await count('SELECT count(*) AS n FROM docs WHERE body @> ?::jsonb', ['{"tag": "a"}'])).toBe(1);
+    expect(await rows('SELECT body #>> ?::text[] AS sku FROM docs', [['lines', '0', 'sku']])).toEqual([{ sku: 'A-1' }]);
+  });
+
+  it('the list of names a whole row can be passed to holds every such function of the connected server', async () => {
+    const found = await t.ds.query(
+      `SELECT DISTINCT p.proname::pg_catalog.text AS name FROM pg_catalog.pg_proc p
+        WHERE p.pronamespace = 'pg_catalog'::pg_catalog.regnamespace AND p.pronargs >= 1 AND p.pronargs - p.pronargdefaults <= 1
+          AND (p.proargtypes[0] IN ('record'::pg_catalog.regtype, '"any"'::pg_catalog.regtype, 'anyelement'::pg_catalog.regtype,
+                                    'anycompatible'::pg_catalog.regtype, 'anynonarray'::pg_catalog.regtype,
+                                    'anycompatiblenonarray'::pg_catalog.regtype)
+               OR p.provariadic = '"any"'::pg_catalog.regtype)`,
+    );
+    expect(found.length).toBeGreaterThan(20);
+    expect(found.map((r: { name: string }) => r.name).filter((n: string) => !ROW_FUNCTION_NAMES.has(n))).toEqual([]);
+  });
+
+  it('syntax newer than the server is refused with what to write instead, or runs where the server has it', async () => {
+    const [{ v }] = await t.ds.query("SELECT pg_catalog.current_setting('server_version_num') AS v");
+    const r = await query('SELECT o.created_at AT LOCAL AS at FROM orders o LIMIT ?', [1]);
+    if (Number(v) < 170000) {
+      expect([r.ok, r.error?.reason]).toEqual([false, 'unsupported_syntax']);
+      expect(r.error?.message).toMatch(
+        /AT LOCAL needs PostgreSQL 17 or later, and this database runs PostgreSQL \d+\.\d+: write AT TIME ZONE/,
+      );
+    } else expect([r.ok, (r.value as { rowCount: number }).rowCount]).toEqual([true, 1]);
+  });
+});
+
+describe('a numeric tenant column takes one spelling of each tenant id', () => {
+  let t: BusinessApp;
+
+  beforeAll(async () => {
+    t = await startBusinessApp(
+      { entities: [{ name: 'ledger', table: 'ledger', pk: 'id', tenantColumn: 'tenant_no' }], kpis: [], reports: [] },
+      3,
+      {
+        prepare: async (ds) => {
+          await ds.query('CREATE TABLE ledger (id integer PRIMARY KEY, tenant_no numeric NOT NULL, amount integer NOT NULL)');
+          await ds.query('CREATE INDEX ledger_tenant_idx ON ledger (tenant_no)');
+          await ds.query('INSERT INTO ledger VALUES (1, 1, 10), (2, 1, 20), (3, 2, 50000)');
+        },
+      },
+    );
+  });
+
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('reads tenant 1 as 1, and refuses 1.0, 1e0 and 01 (attack: other spellings of tenant 1 read its rows)', async () => {
+    const ok = await t.call('db.query', { sql: 'SELECT sum(amount) AS s FROM ledger', args: [] }, '1');
+    expect([ok.ok, (ok.value as { rows: unknown[] }).rows]).toEqual([true, [{ s: '30' }]]);
+    for (const spelling of ['1.0', '1e0', '01', '1.00', '+1']) {
+      const r = await t.call('db.query', { sql: 'SELECT sum(amount) AS s FROM ledger', args: [] }, spelling);
+      expect([spelling, r.ok, r.error?.reason]).toEqual([spelling, false, 'invalid_tenant']);
+      const list = await t.call('entity.list', { entity: 'ledger' }, spelling);
+      expect([spelling, list.ok, list.error?.reason]).toEqual([spelling, false, 'invalid_tenant']);
+    }
+  });
+});
