@@ -1,7 +1,9 @@
+import fc from 'fast-check';
 import { DataSource } from 'typeorm';
 import { ENTITIES, leaksBeta } from '../__fixtures__/business-fixture';
 import { BusinessApp, startBusinessApp } from '../__fixtures__/business-app';
-import { ROW_FUNCTION_NAMES } from './sql-allowlists';
+import { ALLOWED_FUNCTIONS, ROW_FUNCTION_NAMES } from './sql-allowlists';
+import { quoteName } from './sql-printer';
 
 /**
  * What a name in db.query stands for is pg_catalog's, whatever the application's database holds beside it.
@@ -32,8 +34,29 @@ const HOSTILE = [
                            (100001, 'beta', '{"tag": "a", "lines": [{"sku": "BETA-1", "qty": 50000}]}'::pg_catalog.jsonb)`,
 ];
 
+/** Argument shapes a model writes, and the signature of the hostile overload that matches each best. */
+const SHAPES: ReadonlyArray<{ args: string; params: string; values: unknown[] }> = [
+  { args: 'o.amount::float8, ?::int', params: 'double precision, integer', values: [2] },
+  { args: 'o.note', params: 'pg_catalog.text', values: [] },
+  { args: 'o.note, ?', params: 'pg_catalog.text, pg_catalog.text', values: ['a'] },
+  { args: 'o.id, o.id', params: 'integer, integer', values: [] },
+  { args: 'o.created_at', params: 'timestamp with time zone', values: [] },
+];
+
+/**
+ * The class, not the one case: for every allow-listed name, an overload in public (a better match than
+ * pg_catalog's, or the only one) and one in the extension's schema, each SECURITY DEFINER and each
+ * answering with tenant beta's secret.
+ */
 async function prepareHostile(ds: DataSource): Promise<void> {
   for (const sql of HOSTILE) await ds.query(sql);
+  for (const name of ALLOWED_FUNCTIONS)
+    for (const schema of ['public', 'ext'])
+      for (const shape of SHAPES)
+        await ds.query(
+          `CREATE OR REPLACE FUNCTION ${schema}.${quoteName(name)}(${shape.params}) RETURNS pg_catalog.text LANGUAGE sql SECURITY DEFINER
+             AS $$ SELECT pg_catalog.string_agg(value, ',') FROM public.secrets $$`,
+        );
 }
 
 const ENTITIES_AND_DOCS = [...ENTITIES, { name: 'doc', table: 'docs', pk: 'id', tenantColumn: 'tenant_id' }];
@@ -118,6 +141,38 @@ describe.each([
     ]);
     expect(await count('SELECT count(*) AS n FROM docs WHERE body @> ?::jsonb', ['{"tag": "a"}'])).toBe(1);
     expect(await rows('SELECT body #>> ?::text[] AS sku FROM docs', [['lines', '0', 'sku']])).toEqual([{ sku: 'A-1' }]);
+  });
+
+  it('property: no allow-listed name, however written, reaches a same-named overload of another schema', async () => {
+    const names = [...ALLOWED_FUNCTIONS];
+    const spelling = fc.constantFrom(
+      (n: string) => n,
+      (n: string) => quoteName(n),
+      (n: string) => `pg_catalog.${quoteName(n)}`,
+      (n: string) => `public.${quoteName(n)}`,
+      (n: string) => `ext.${quoteName(n)}`,
+      (n: string) => n.toUpperCase(),
+    );
+    const where = fc.constantFrom('select', 'where', 'order', 'subquery', 'cte');
+    let accepted = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...names), fc.constantFrom(...SHAPES), spelling, where, async (name, shape, spell, at) => {
+        const call = `${spell(name)}(${shape.args})`;
+        const sql = {
+          select: `SELECT ${call} AS v FROM orders o`,
+          where: `SELECT o.id FROM orders o WHERE ${call} IS NOT NULL`,
+          order: `SELECT o.id FROM orders o ORDER BY ${call}`,
+          subquery: `SELECT (SELECT ${call} FROM orders o LIMIT ?) AS v`,
+          cte: `WITH w AS (SELECT ${call} AS v FROM orders o) SELECT * FROM w`,
+        }[at];
+        const r = await query(sql, at === 'subquery' ? [...shape.values, 1] : shape.values);
+        if (r.ok) accepted++;
+        expect([sql, leaksBeta(r)]).toEqual([sql, false]);
+      }),
+      { seed: 20261202, numRuns: 300 },
+    );
+    // Not a vacuous property: many of the calls are pg_catalog's and run.
+    expect(accepted).toBeGreaterThan(15);
   });
 
   it('the list of names a whole row can be passed to holds every such function of the connected server', async () => {
