@@ -71,8 +71,9 @@ export function markdownFiles(root: string): string[] {
 
 /**
  * The compiler options of a default `nest new` project (its tsconfig.json: nodenext modules, isolatedModules,
- * emitDecoratorMetadata, experimentalDecorators, ES2023), at its strictest (`strict`, which `nest new --strict` only
- * partly sets), with `@zmodu/*` resolved to this repository's libraries as the root tsconfig.json maps them.
+ * emitDecoratorMetadata, experimentalDecorators, ES2023), at its strictest (`strict`, of which `nest new --strict` sets
+ * a part; not strictPropertyInitialization, which no `nest new` sets and TypeORM entities and DTOs are written
+ * without), with `@zmodu/*` resolved to this repository's libraries as the root tsconfig.json maps them.
  */
 export function nestProjectOptions(root: string): ts.CompilerOptions {
   const config = ts.readConfigFile(join(root, 'tsconfig.json'), ts.sys.readFile);
@@ -89,6 +90,7 @@ export function nestProjectOptions(root: string): ts.CompilerOptions {
     target: ts.ScriptTarget.ES2023,
     skipLibCheck: true,
     strict: true,
+    strictPropertyInitialization: false,
     forceConsistentCasingInFileNames: true,
     noFallthroughCasesInSwitch: true,
     noEmit: true,
@@ -106,10 +108,11 @@ export interface BlockProblem {
 
 /**
  * Compile `blocks` (type-check the whole ones, parse the fragments) in one program over `root`, with `ambient` (a
- * declaration file: the names the documents take as the reader's own) beside them. Returns every problem, told as
+ * declaration file: the names the documents take as the reader's own) beside them, and the source files `files`
+ * (paths relative to `root`: code a reader copies, such as the sample application). Returns every problem, told as
  * `<file>:<line>`.
  */
-export function compileBlocks(root: string, blocks: readonly CodeBlock[], ambient: string): BlockProblem[] {
+export function compileBlocks(root: string, blocks: readonly CodeBlock[], ambient: string, files: readonly string[] = []): BlockProblem[] {
   const options = nestProjectOptions(root);
   const dir = join(root, '.markdown-blocks');
   const virtual = new Map<string, string>();
@@ -130,14 +133,25 @@ export function compileBlocks(root: string, blocks: readonly CodeBlock[], ambien
   };
   host.fileExists = (name) => virtual.has(name) || fileExists.call(host, name);
   host.readFile = (name) => virtual.get(name) ?? readFile.call(host, name);
-  const program = ts.createProgram({ rootNames: [...virtual.keys()], options, host });
+  const sources = files.map((f) => join(root, f));
+  const program = ts.createProgram({ rootNames: [...virtual.keys(), ...sources], options, host });
 
   const problems: BlockProblem[] = program.getOptionsDiagnostics().map((d) => ({ at: 'compiler options', ...describe(d) }));
-  for (const d of [...program.getSyntacticDiagnostics(), ...program.getSemanticDiagnostics()]) {
-    const block = d.file ? byFile.get(d.file.fileName) : undefined;
-    if (!d.file || (!block && d.file.fileName !== ambientFile)) continue; // the libraries' own files are the root tsconfig's job
-    const line = d.start === undefined ? 0 : d.file.getLineAndCharacterOfPosition(d.start).line;
-    problems.push({ at: block ? `${block.file}:${block.line + line}` : `your-application.d.ts:${line + 1}`, ...describe(d) });
+  // Only the blocks' and the given files' problems: the libraries' own files are the root tsconfig's job.
+  for (const name of [ambientFile, ...byFile.keys(), ...sources]) {
+    const file = program.getSourceFile(name);
+    if (!file) {
+      problems.push({ at: relative(root, name), code: 0, message: 'not found' });
+      continue;
+    }
+    const block = byFile.get(name);
+    for (const d of [...program.getSyntacticDiagnostics(file), ...program.getSemanticDiagnostics(file)]) {
+      const line = d.start === undefined ? 0 : file.getLineAndCharacterOfPosition(d.start).line;
+      const at = block
+        ? `${block.file}:${block.line + line}`
+        : `${name === ambientFile ? 'your-application.d.ts' : relative(root, name)}:${line + 1}`;
+      problems.push({ at, ...describe(d) });
+    }
   }
   for (const block of blocks) if (block.fragment) problems.push(...fragmentProblems(block));
   return problems.sort((a, b) => a.at.localeCompare(b.at, 'en', { numeric: true }));

@@ -1,8 +1,17 @@
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BlockProblem, CodeBlock, compileBlocks, markdownFiles, typescriptBlocks, YOUR_APPLICATION } from '../support/markdown-code';
 
 const ROOT = join(__dirname, '..', '..');
+
+/** The sample application's sources (not its specs), relative to the root. */
+function sampleFiles(): string[] {
+  const dir = join(ROOT, 'apps', 'sample', 'src');
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((f) => f.endsWith('.ts') && !/\.(spec|e2e-spec|db-spec)\.ts$/.test(f))
+    .map((f) => join('apps', 'sample', 'src', f))
+    .sort();
+}
 
 const blocksOf = (file: string): CodeBlock[] => typescriptBlocks(file, readFileSync(join(ROOT, file), 'utf8'));
 
@@ -56,7 +65,7 @@ describe('TypeScript blocks of the Markdown files', () => {
   beforeAll(() => {
     documents = markdownFiles(ROOT).flatMap(blocksOf);
     // One program for every block (the libraries are read once): the documents' and the probe's.
-    problems = compileBlocks(ROOT, [...documents, ...typescriptBlocks('docs/probe.md', PROBE)], YOUR_APPLICATION);
+    problems = compileBlocks(ROOT, [...documents, ...typescriptBlocks('docs/probe.md', PROBE)], YOUR_APPLICATION, sampleFiles());
   });
 
   it('takes the README and every Markdown file under docs/, none of node_modules', () => {
@@ -67,10 +76,17 @@ describe('TypeScript blocks of the Markdown files', () => {
   });
 
   it('compiles every block as a default `nest new` project compiles it (isolatedModules, emitDecoratorMetadata, strict), fragments parsed only', () => {
-    const found = problems.filter((p) => !p.at.startsWith('docs/probe.md:')).map((p) => `${p.at}: TS${p.code}: ${p.message}`);
+    const found = problems
+      .filter((p) => !p.at.startsWith('docs/probe.md:') && !p.at.startsWith('apps/'))
+      .map((p) => `${p.at}: TS${p.code}: ${p.message}`);
     expect(found).toEqual([]);
     // Fragments are few: each one is code that cannot be whole where it stands.
     expect(documents.filter((b) => b.fragment).map((b) => `${b.file}:${b.line}`).length).toBeLessThanOrEqual(3);
+  });
+
+  it('compiles the sample application the README points at as code to copy under the same options (no TS1272 in a nest new project)', () => {
+    expect(sampleFiles().length).toBeGreaterThan(20);
+    expect(problems.filter((p) => p.at.startsWith('apps/')).map((p) => `${p.at}: TS${p.code}: ${p.message}`)).toEqual([]);
   });
 
   it("reports the README's first @Skill example as a new user copied it, at its line, and a broken fragment (attack: TS1272 under isolatedModules)", () => {
