@@ -32,6 +32,9 @@ async function demo(env: Record<string, string>): Promise<{ code: number | null;
 }
 
 describe('npm run demo', () => {
+  // Each case starts the demo from its sources (ts-node) and boots the sample: a minute or more on a loaded machine.
+  jest.setTimeout(240_000);
+
   it('runs on a real model when the variables are set (the official SDK against a local OpenAI-protocol server), says so, and prints what happened', async () => {
     const key = 'sk-demo-key-never-printed';
     // A model of its own mind: it quotes whatever it is asked about, then answers, proposing nothing.
@@ -53,10 +56,12 @@ describe('npm run demo', () => {
       expect(run.stdout).toContain('part 1 on the real model: the run ended final after 2 model turns; 1 tool calls (market.quote): 1 ran');
       expect(run.stdout).toContain('part 2 on the real model: the run ended final');
       expect(run.stdout).toContain('no proposal waits for a human, so there is nothing to approve');
+      // Part 3 asks the model too: this one answers without a tool call, and the demo says so.
+      expect(run.stdout).toContain('part 3 on the real model: the run ended final after 1 model turns; 0 tool calls (none)');
       expect(run.stdout).toMatch(/step 1 {2}model: Checking the price\.\n {8}-> market\.quote \{"symbol":"ACME"\}\n {11}allowed: /);
       expect(run.code).toBe(0);
-      // Both parts reached the model, streamed, through the SDK with the key from the environment.
-      expect(model.requests.length).toBe(4);
+      // Every part reached the model, through the SDK with the key from the environment.
+      expect(model.requests.length).toBe(5);
       expect(model.requests.every((r) => r.body.stream === true && r.body.model === 'local-model')).toBe(true);
       expect(model.requests.every((r) => r.headers.authorization === `Bearer ${key}`)).toBe(true);
     } finally {
@@ -74,11 +79,36 @@ describe('npm run demo', () => {
     expect(run.code).toBe(1);
   });
 
-  it('stays on the scripted model without the variables, says so, and checks the scripted outcome', async () => {
+  it('stays on the scripted model without the variables, says so, checks the scripted outcome, and shows an execute-class call refused with the ToolDenied observation and the model falling back to a propose skill (regression: the demo had lost that first scenario)', async () => {
     const run = await demo({});
     expect(run.stdout.split('\n')[0]).toBe('zmodu for NestJS: offline demo (scripted model, no model key needed)');
     expect(run.stdout).toContain('part 1 complete');
     expect(run.stdout).toContain('part 2 complete: executed, risk_rejected, needs_human, then approved over HTTP and executed.');
+    // Part 3: the junior's policy lists command.execute but may not execute; boot reports the blind spot.
+    expect(run.stdout).toMatch(
+      /Agent 'junior' policy needs attention: execute-class skills are allowed by name but refused by class .*: command\.execute/,
+    );
+    expect(run.stdout).toContain('auditPolicy: classDeniedTools=[command.execute] hasClassBlindSpot=true');
+    const orderId = /goal: Cancel order ([0-9a-f-]{36})\./.exec(run.stdout)?.[1];
+    expect(orderId).toBeDefined();
+    // The model tries to execute, gets the ToolDenied observation, and proposes instead.
+    expect(run.stdout).toContain(
+      [
+        `        -> command.execute {"command":"order.cancel","args":{"orderId":"${orderId}","reason":"requested"}}`,
+        '           DENIED (denied_execute_class): {"error":"ToolDenied","reason":"denied_execute_class"}',
+        'step 2  model: Executing was refused (denied_execute_class); asking the desk to cancel it instead.',
+        `        -> notification.send {"channel":"desk-log","subject":"cancel request","message":"please cancel order ${orderId}"}`,
+        '           allowed: {"channel":"desk-log","delivered":true}',
+      ].join('\n'),
+    );
+    expect(run.stdout).toContain('metrics: steps 3, tool calls 2, denied {"denied_execute_class":1}');
+    expect(run.stdout).toMatch(
+      / {2}command\.execute +execute +denied +denied_execute_class +denied +tenant=acme user=demo-trader\n {2}notification\.send +propose +allowed +- +ok /,
+    );
+    expect(run.stdout).toContain(
+      'part 3 complete: command.execute was refused by class ({"error":"ToolDenied","reason":"denied_execute_class"}) and the junior proposed instead (notification.send).',
+    );
+    expect(run.stdout).not.toContain('did NOT go as expected');
     expect(run.code).toBe(0);
   });
 

@@ -201,6 +201,7 @@ function sampleAgents(options: SampleAppOptions, memory: MemoryRecall) {
     opsAgent(real),
     schedulerAgent(real),
     adminAgent(real),
+    ...(options.extraAgents ?? []),
   ];
 }
 

@@ -2,6 +2,7 @@ import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { AgentRegistry, AgentRunEvent, AgentRunResult, ToolCallRecord } from '@zmodu/agent';
 import { AgentAuditLog, AuditRecord } from '@zmodu/guard';
+import { juniorAgent } from './agents';
 import { AppModule } from './app.module';
 import { ALL_PERMISSIONS, PERMISSIONS } from './auth/auth.constants';
 import { mintToken } from './auth/dev-token';
@@ -13,10 +14,15 @@ const GOAL = 'Buy 10 ACME at the current price.';
 /** The scripted desk proposes these three whatever the goal says; a real model reads them from it. */
 const DESK_GOAL = 'Place these desk orders: buy 10 ACME at 101.25, buy 5000 ACME at 101.25, and buy 500 GLOBEX at 48.10.';
 
+/** What the guard answers a model for an execute-class call its policy may not make: the observation part 3 shows. */
+const DENIED_EXECUTE_OBSERVATION = '{"error":"ToolDenied","reason":"denied_execute_class"}';
+
 /**
  * The demo. On the scripted model (no model variables): the trader quotes and proposes an order, which waits for a
- * human (the trader may not execute); then the desk's orders go through the pipeline over HTTP, and it exits 0 when
- * both parts end so. On a real model (see modelFromEnv) the same two parts run, streamed as they happen, and the demo
+ * human (the trader may not execute); then the desk's orders go through the pipeline over HTTP; then a junior trader
+ * whose policy may not execute tries to cancel the executed order with command.execute, is refused by class (the
+ * ToolDenied observation), and falls back to proposing: it asks the desk with notification.send. It exits 0 when the
+ * three parts end so. On a real model (see modelFromEnv) the same parts run, streamed as they happen, and the demo
  * prints what the model did rather than check it against the script: it exits 0 when the model could be used.
  */
 export async function runDemo(): Promise<number> {
@@ -31,7 +37,11 @@ export async function runDemo(): Promise<number> {
   );
   out(`database: ${databaseDescription()}`);
   out();
-  const app: INestApplication = await NestFactory.create(AppModule.register(options), { logger: ['error', 'warn'] });
+  // The junior's policy lists an execute skill it may not run: AgentRegistry warns of that blind spot at boot.
+  const junior = juniorAgent(options.model.provider);
+  const app: INestApplication = await NestFactory.create(AppModule.register({ ...options, extraAgents: [junior] }), {
+    logger: ['error', 'warn'],
+  });
   await app.listen(0, '127.0.0.1');
   try {
     const agent = app.get(AgentRegistry).get('trader');
@@ -72,7 +82,23 @@ export async function runDemo(): Promise<number> {
           : 'part 2 did NOT go as expected.',
       );
     else out(`part 2 on the real model: ${staged.summary}`);
-    return scripted ? (scenarioHeld(result) && staged.held ? 0 : 1) : staged.usable ? 0 : 1;
+    out();
+    const fallback = await refusedThenProposed(app, staged.orderId, out);
+    out();
+    if (scripted)
+      out(
+        fallbackHeld(fallback)
+          ? `part 3 complete: command.execute was refused by class (${DENIED_EXECUTE_OBSERVATION}) and the junior proposed instead (notification.send).`
+          : 'part 3 did NOT go as expected.',
+      );
+    else out(`part 3 on the real model: ${whatHappened(fallback)}`);
+    return scripted
+      ? scenarioHeld(result) && staged.held && fallbackHeld(fallback)
+        ? 0
+        : 1
+      : staged.usable && modelWasUsable(fallback)
+        ? 0
+        : 1;
   } finally {
     await app.close();
   }
@@ -87,7 +113,7 @@ async function stagedExecution(
   secret: string,
   scripted: boolean,
   out: (l?: string) => void,
-): Promise<{ held: boolean; usable: boolean; summary: string }> {
+): Promise<{ held: boolean; usable: boolean; summary: string; orderId?: string }> {
   const base = (await app.getUrl()).replace('[::1]', '127.0.0.1');
   const call = async (method: string, path: string, token: string, body?: unknown) => {
     const res = await fetch(`${base}${path}`, {
@@ -135,7 +161,33 @@ async function stagedExecution(
     approved.status === 200 &&
     approved.body.verdict === 'executed';
   const summary = `${whatHappened(run.result!)}; the proposal that waited for a human was approved over HTTP: ${approved.status} ${String(approved.body.verdict ?? approved.body.message)}.`;
-  return { held, usable: usable && approved.status === 200, summary };
+  const executed = outcomes.find((o) => o.value.verdict === 'executed')?.value.result as { orderId?: string } | undefined;
+  return { held, usable: usable && approved.status === 200, summary, orderId: executed?.orderId };
+}
+
+/**
+ * Part 3, the guard's refusal by class: the junior trader's policy lists command.execute but may not execute. Its
+ * model tries to cancel an order with it, gets the ToolDenied observation (no handler runs, nothing is cancelled),
+ * and falls back to a propose skill: notification.send asks the desk on desk-log.
+ */
+async function refusedThenProposed(app: INestApplication, orderId: string | undefined, out: (l?: string) => void): Promise<AgentRunResult> {
+  const agent = app.get(AgentRegistry).get('junior');
+  const health = agent.auditPolicy();
+  const goal = orderId ? `Cancel order ${orderId}.` : 'Cancel the last order of the desk.';
+  out('part 3: an execute-class call refused by the guard, and the fallback to a propose skill');
+  out(`agent: junior   allow: ${agent.spec.guard.allow.join(', ')}   allowExecute: ${agent.spec.guard.allowExecute}`);
+  out(
+    `auditPolicy: classDeniedTools=[${health.classDeniedTools.join(', ')}] hasClassBlindSpot=${health.hasClassBlindSpot} (the boot warning above: listed, refused by class)`,
+  );
+  out(`caller: tenant ${TENANT}, user ${USER}`);
+  out(`goal: ${goal}`);
+  out();
+  const live = new LiveRun(out);
+  const result = await agent.run(goal, { tenantId: TENANT, userId: USER, permissions: ALL_PERMISSIONS, onEvent: (e) => live.event(e) });
+  live.close();
+  printResult(result, out);
+  printAudit(await app.get(AgentAuditLog).query({ runId: result.runId }), out);
+  return result;
 }
 
 /** POSTs a goal with `Accept: text/event-stream` and prints the run's events as they arrive; returns its final result. */
@@ -251,6 +303,16 @@ export function scenarioHeld(result: AgentRunResult): boolean {
   return result.stoppedReason === 'final' && quoted && verdict === 'execute_not_permitted' && result.pendingApprovals.length === 1;
 }
 
+/** Part 3 as scripted: command.execute refused by class with the ToolDenied observation, then notification.send ran. */
+export function fallbackHeld(result: AgentRunResult): boolean {
+  const calls = result.steps.flatMap((s) => s.toolCalls);
+  const refused = calls.findIndex(
+    (c) => c.name === 'command.execute' && c.cause === 'denied_execute_class' && c.observation === DENIED_EXECUTE_OBSERVATION,
+  );
+  const proposed = calls.findIndex((c, i) => i > refused && c.name === 'notification.send' && c.ok);
+  return result.stoppedReason === 'final' && refused >= 0 && proposed > refused && result.metrics.toolDenied.denied_execute_class === 1;
+}
+
 function printResult(result: AgentRunResult, out: (l?: string) => void): void {
   out();
   out(`answer: ${result.answer}`);
@@ -265,6 +327,6 @@ function printAudit(rows: AuditRecord[], out: (l?: string) => void): void {
   out(`audit trail (run ${rows[0]?.runId ?? '-'}):`);
   for (const r of rows)
     out(
-      `  ${r.skill.padEnd(14)} ${r.action.padEnd(8)} ${r.decision.padEnd(8)} ${(r.cause ?? '-').padEnd(22)} ${r.outcome.padEnd(8)} tenant=${r.tenantId} user=${r.userId}`,
+      `  ${r.skill.padEnd(17)} ${r.action.padEnd(8)} ${r.decision.padEnd(8)} ${(r.cause ?? '-').padEnd(22)} ${r.outcome.padEnd(8)} tenant=${r.tenantId} user=${r.userId}`,
     );
 }

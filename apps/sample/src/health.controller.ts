@@ -2,11 +2,11 @@ import { Controller, Get, Inject, Optional, Res } from '@nestjs/common';
 import { ApiTags } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService, TypeOrmHealthIndicator } from '@nestjs/terminus';
 import { SkipThrottle } from '@nestjs/throttler';
-import { GoalQueueHealthIndicator, OutboxHealthIndicator, OutboxHealthLimits, ProbedGoalQueue } from '@zmodu/admin';
+import { GoalQueueHealthIndicator, OutboxHealthIndicator, type OutboxHealthLimits, type ProbedGoalQueue } from '@zmodu/admin';
 import { AGENT_GOAL_QUEUE } from '@zmodu/agent';
 import type { Response } from 'express';
 import { Public } from './auth/require-permission.decorator';
-import { SAMPLE_OPTIONS, SampleAppOptions } from './sample.options';
+import { SAMPLE_OPTIONS, type SampleAppOptions } from './sample.options';
 
 /** How long readiness waits for `SELECT 1` (and each other check) before it calls that part unavailable. */
 const READY_TIMEOUT_MS = 1500;

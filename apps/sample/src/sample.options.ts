@@ -1,5 +1,5 @@
 import type { OutboxHealthLimits } from '@zmodu/admin';
-import type { AgentBudget, AgentQueueOptions, AgentWorkerOptions } from '@zmodu/agent';
+import type { AgentBudget, AgentQueueOptions, AgentSpec, AgentWorkerOptions } from '@zmodu/agent';
 import type { DestinationStream } from 'pino';
 import type { DataSourceOptions } from 'typeorm';
 import type { EdgeOptions } from './edge/edge.options';
@@ -16,6 +16,8 @@ export interface SampleAppOptions {
   readonly edge?: Partial<EdgeOptions>;
   /** Overrides of the trader's budget (default TRADER_BUDGET: 20,000 tokens a run, 1,000,000 a day per tenant, a fifth of it per user). */
   readonly traderBudget?: Partial<AgentBudget>;
+  /** Agents beside the sample's own (the demo adds `junior`, whose policy may not execute). Default: none. */
+  readonly extraAgents?: readonly AgentSpec[];
   /** The model every agent runs on (see modelFromEnv). Default: each agent's scripted model, offline. */
   readonly model?: Pick<SampleModel, 'provider'>;
   /** Overrides of the AgentWorker behind POST /agents/:name/goals (default: the TypeORM run store, 4 slots). */

@@ -20,7 +20,7 @@ export { createSkillContext, stagedExecution, isStagedExecution } from './skill-
 export type { SkillContext, SkillContextInit, SkillInvocation, StagedExecution } from './skill-context';
 export type { SkillTransaction } from './transaction';
 export { entityManagerOf, transactionOf } from './transaction';
-export { compileSchema, describeErrors, jsonDepth, schemaProblem, EMPTY_PARAMETERS } from './json-schema';
+export { compileSchema, describeErrors, jsonDepth, jsonSchemaProblem, schemaProblem, EMPTY_PARAMETERS } from './json-schema';
 export type { JsonSchema, ArgumentProblem } from './json-schema';
 export { toSkillsJson, toOpenApi } from './catalog-export';
 export type { SkillsJsonEntry, OpenApiOptions } from './catalog-export';

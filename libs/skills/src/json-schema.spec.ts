@@ -36,4 +36,63 @@ describe('skill parameter schemas', () => {
     for (let i = 0; i < 10; i++) ok = { type: 'object', properties: { a: ok } };
     expect(schemaProblem(ok)).toBeNull();
   });
+
+  it('checks formats: a bad uuid, e-mail or date-time is refused (attack: format "uuid" was ignored and a bad id reached PostgreSQL)', () => {
+    const schema = {
+      type: 'object',
+      properties: {
+        id: { type: 'string', format: 'uuid' },
+        mail: { type: 'string', format: 'email' },
+        at: { type: 'string', format: 'date-time' },
+      },
+    };
+    expect(schemaProblem(schema)).toBeNull();
+    const validate = compileSchema(schema);
+    expect(validate({ id: '123e4567-e89b-12d3-a456-426614174000', mail: 'lee@example.com', at: '2026-01-02T03:04:05Z' })).toBe(true);
+    expect(validate({ id: "1' OR '1'='1" })).toBe(false);
+    expect(validate.errors).toMatchObject([{ instancePath: '/id', keyword: 'format', params: { format: 'uuid' } }]);
+    expect(validate({ mail: 'not an address' })).toBe(false);
+    expect(validate({ at: '2026-02-30T00:00:00Z' })).toBe(false);
+  });
+
+  it('refuses a keyword the validator would ignore, naming it, its path and what to do (attack: a misspelt keyword checks nothing)', () => {
+    const problem = (property: Record<string, unknown>) => schemaProblem({ type: 'object', properties: { 'a/b': property } });
+    expect(problem({ type: 'string', maxLenght: 8 })).toBe(
+      'parameters has the keyword "maxLenght" at #/properties/a~1b, which the validator does not know and would ignore: ' +
+        'remove it, or spell a JSON Schema (draft-07) keyword such as type, properties, required, enum, pattern, format, minimum or maxLength',
+    );
+    // Own keywords only: `toString` and `constructor` are found on every object's prototype, and ajv took them for keywords.
+    expect(problem({ type: 'string', toString: 1 })).toMatch(/^parameters has the keyword "toString" at #\/properties\/a~1b, which/);
+    expect(problem({ type: 'string', constructor: {} })).toMatch(/the keyword "constructor"/);
+    expect(problem({ type: 'string', format: 'uuidv4' })).toMatch(
+      /^parameters has format "uuidv4" at #\/properties\/a~1b, which the validator cannot check and would ignore: use one of date, .*uuid.*, or a pattern$/,
+    );
+    expect(problem({ type: 'string', format: 'toString' })).toMatch(/format "toString" .* cannot check/);
+    expect(problem({ type: 'string', maximum: 10 })).toMatch(
+      /"maximum" at #\/properties\/a~1b, which checks only number values while the type there is string, so it would never be checked/,
+    );
+    expect(problem({ type: 'string', format: 'int32' })).toMatch(/format "int32" at .* checks only number values/);
+    expect(problem({ type: 'integer', format: 'int32', minimum: 0 })).toBeNull();
+    expect(problem({ type: ['string', 'null'], maxLength: 3 })).toBeNull();
+    expect(problem({ anyOf: [{ type: 'string' }, { type: 'number', maxLength: 2 }] })).toMatch(
+      /"maxLength" at #\/properties\/a~1b\/anyOf\/1,/,
+    );
+    expect(problem({ type: 'string', then: { minLength: 1 } })).toMatch(
+      /"then" at #\/properties\/a~1b, which the validator would ignore because there is no "if"/,
+    );
+    expect(problem({ if: { type: 'string' } })).toMatch(/"if" .* no "then" or "else"/);
+    expect(problem({ type: 'array', items: { type: 'string' }, additionalItems: false })).toMatch(
+      /"additionalItems" .* not a list of schemas/,
+    );
+    // Deeper places: definitions, dependencies, tuple items; annotations are known keywords.
+    expect(schemaProblem({ type: 'object', $defs: { x: { type: 'string', nope: 1 } } })).toMatch(/"nope" at #\/\$defs\/x,/);
+    expect(schemaProblem({ type: 'object', dependencies: { a: ['b'], c: { zzz: 1 } } })).toMatch(/"zzz" at #\/dependencies\/c,/);
+    expect(problem({ type: 'array', items: [{ type: 'string' }, { type: 'string', formt: 'uuid' }] })).toMatch(
+      /"formt" at #\/properties\/a~1b\/items\/1,/,
+    );
+    expect(problem({ type: 'string', title: 'Id', description: 'The id', default: 'x', examples: ['y'], readOnly: true })).toBeNull();
+    // Our own annotation, read by the redactor: known, and only as a boolean.
+    expect(problem({ type: 'string', 'x-sensitive': true })).toBeNull();
+    expect(problem({ type: 'string', 'x-sensitive': 'yes' })).toMatch(/x-sensitive value must be \["boolean"\]/);
+  });
 });

@@ -17,6 +17,13 @@ describe('@Skill', () => {
     expect(() => Skill({ name: 'a.b', description: 'x', parameters: [] as never })).toThrow(/JSON Schema object/);
   });
 
+  it('fails when applied with a keyword or a format the validator would ignore, at import (attack: an unknown format was only a console warning)', () => {
+    const parameters = { type: 'object', properties: { id: { type: 'string', format: 'objectid' } } };
+    expect(() => Skill({ name: 'a.b', description: 'x', parameters })).toThrow(
+      /^Invalid @Skill 'a\.b': parameters has format "objectid" at #\/properties\/id, which the validator cannot check/,
+    );
+  });
+
   it('fails on a missing description, a bad action, timeout, permission or cost', () => {
     expect(() => Skill({ name: 'a.b', description: ' ' })).toThrow(/description/);
     expect(() => Skill({ name: 'a.b', description: 'x', action: 'write' as never })).toThrow(/action must be/);

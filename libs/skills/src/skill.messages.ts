@@ -28,3 +28,22 @@ export const PINO_OPTIONS_REDACTOR_MESSAGE =
 
 /** What the model is told when a skill failed because the database could not be reached (a lost connection, a restart). */
 export const DATABASE_UNAVAILABLE_TEXT = 'The database could not be reached while this call ran. Try again later.';
+
+/** A schema keyword the validator would not enforce: each message names the keyword, where it is, and what to do. */
+export const UNKNOWN_KEYWORD_PROBLEM = (subject: string, keyword: string, path: string) =>
+  `${subject} has the keyword ${JSON.stringify(keyword)} at ${path}, which the validator does not know and would ignore: ` +
+  'remove it, or spell a JSON Schema (draft-07) keyword such as type, properties, required, enum, pattern, format, minimum or maxLength';
+export const UNKNOWN_FORMAT_PROBLEM = (subject: string, format: string, path: string, known: readonly string[]) =>
+  `${subject} has format ${JSON.stringify(format)} at ${path}, which the validator cannot check and would ignore: ` +
+  `use one of ${known.join(', ')}, or a pattern`;
+export const KEYWORD_FOR_OTHER_TYPE_PROBLEM = (
+  subject: string,
+  keyword: string,
+  path: string,
+  appliesTo: readonly string[],
+  declared: readonly string[],
+) =>
+  `${subject} has ${keyword} at ${path}, which checks only ${appliesTo.join(' or ')} values while the type there is ` +
+  `${declared.join(' or ')}, so it would never be checked: remove it or use a keyword for that type (maxLength for a string, maximum for a number, ...)`;
+export const IGNORED_KEYWORD_PROBLEM = (subject: string, keyword: string, path: string, why: string) =>
+  `${subject} has ${JSON.stringify(keyword)} at ${path}, which the validator would ignore because ${why}: complete it or remove it`;

@@ -1,4 +1,5 @@
 import { DuplicateSkillException } from './exceptions/duplicate-skill.exception';
+import { InvalidSkillDefinitionException } from './exceptions/invalid-skill-definition.exception';
 import { UnknownSkillException } from './exceptions/unknown-skill.exception';
 import { SkillRegistry } from './skill.registry';
 
@@ -45,5 +46,20 @@ describe('SkillRegistry', () => {
     expect(s.validate({ n: 1 })).toBe(true);
     expect(s.validate({ n: 'x' })).toBe(false);
     expect(r.get('q.one')?.validate).toBe(s.validate);
+  });
+
+  it('refuses a registration whose schema has a keyword or a format the validator would ignore, naming the skill, the path and what to do (attack: format "uuid" was ignored with a console warning)', () => {
+    const r = new SkillRegistry();
+    const register = (id: Record<string, unknown>) =>
+      r.register({ name: 'order.lookup', description: 'x', parameters: { type: 'object', properties: { id } }, handler });
+    expect(() => register({ type: 'string', format: 'guid' })).toThrow(InvalidSkillDefinitionException);
+    expect(() => register({ type: 'string', format: 'guid' })).toThrow(
+      /^Invalid @Skill 'order\.lookup': parameters has format "guid" at #\/properties\/id, which the validator cannot check and would ignore: use one of .*uuid.*, or a pattern\.$/,
+    );
+    expect(() => register({ type: 'string', uuid: true })).toThrow(
+      /^Invalid @Skill 'order\.lookup': parameters has the keyword "uuid" at #\/properties\/id, which the validator does not know and would ignore: remove it, or spell a JSON Schema/,
+    );
+    expect(r.has('order.lookup')).toBe(false);
+    expect(register({ type: 'string', format: 'uuid' }).validate({ id: 'not-a-uuid' })).toBe(false);
   });
 });

@@ -1,6 +1,6 @@
 import { Controller, Get, Inject } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import { AGENT_JOB_STORE, AgentJobStore } from '@zmodu/agent';
+import { AGENT_JOB_STORE, type AgentJobStore } from '@zmodu/agent';
 import { PERMISSIONS } from '../auth/auth.constants';
 import { RequestContext } from '../auth/request-context';
 import { RequirePermission } from '../auth/require-permission.decorator';

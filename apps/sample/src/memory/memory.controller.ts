@@ -1,6 +1,6 @@
 import { Controller, Delete, Get, HttpCode } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
-import { InjectMemoryStore, MemoryStore } from '@zmodu/memory';
+import { InjectMemoryStore, type MemoryStore } from '@zmodu/memory';
 import { PERMISSIONS } from '../auth/auth.constants';
 import { RequestContext } from '../auth/request-context';
 import { RequirePermission } from '../auth/require-permission.decorator';

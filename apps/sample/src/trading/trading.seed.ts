@@ -1,7 +1,7 @@
 import { Inject, Injectable, OnApplicationBootstrap } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { SAMPLE_OPTIONS, SampleAppOptions } from '../sample.options';
+import { SAMPLE_OPTIONS, type SampleAppOptions } from '../sample.options';
 
 /** Two desks (tenants) with their own prices, so that isolation is visible. */
 export const SEED_INSTRUMENTS: ReadonlyArray<[tenant: string, symbol: string, price: string, currency: string]> = [

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
-import { entityManagerOf, Skill, SkillError, SkillInvocation } from '@zmodu/skills';
+import { entityManagerOf, Skill, SkillError, type SkillInvocation } from '@zmodu/skills';
 import { DataSource, EntityManager } from 'typeorm';
 import { PERMISSIONS } from '../auth/auth.constants';
 import { Instrument } from './instrument.entity';

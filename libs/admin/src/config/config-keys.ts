@@ -1,5 +1,5 @@
 import { ownOptions } from '@zmodu/guard';
-import { compileSchema, describeErrors, JsonSchema } from '@zmodu/skills';
+import { compileSchema, describeErrors, JsonSchema, jsonSchemaProblem } from '@zmodu/skills';
 import type { ValidateFunction } from 'ajv';
 import type { AdminConfigOptions, ConfigKeySpec, ConfigValueType } from './admin-config.types';
 import {
@@ -27,17 +27,15 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v ===
 
 /** The checker of a value type: a JSON type name or a JSON Schema (finite numbers only, JSON only, bounded size). */
 function checkerOf(type: ConfigValueType, field: string, fail: (field: string, problem: string) => never): DeclaredConfigKey['check'] {
-  let validate: ValidateFunction;
   const schema: JsonSchema = typeof type === 'string' ? { type } : type;
   if (typeof type === 'string' && !(TYPE_NAMES as readonly string[]).includes(type))
     fail(`${field}.type`, `must be one of ${TYPE_NAMES.join(', ')} or a JSON Schema object`);
   if (typeof type !== 'string' && !isPlainObject(type))
     fail(`${field}.type`, `must be one of ${TYPE_NAMES.join(', ')} or a JSON Schema object`);
-  try {
-    validate = compileSchema(schema);
-  } catch (err) {
-    return fail(`${field}.type`, `is not a JSON Schema that compiles: ${(err as Error).message}`);
-  }
+  // The checks of skill parameters: a keyword or format the validator would ignore is refused, with its path.
+  const problem = jsonSchemaProblem(schema, 'the schema');
+  if (problem) fail(`${field}.type`, `is not a JSON Schema we can enforce: ${problem}`);
+  const validate: ValidateFunction = compileSchema(schema);
   return (value) => {
     const json = jsonText(value);
     if (json === undefined) return ['the value must be JSON'];

@@ -82,6 +82,27 @@ describe('resolveAdminSkillsOptions', () => {
     fails({ config: 'a' }, 'config', /keys/);
   });
 
+  it('refuses a config key whose schema has a keyword or a format the validator would ignore, with its path (attack: a value outside the declared format was written)', () => {
+    const schema = (over: Record<string, unknown>) => ({
+      config: { keys: { 'ui.colour': { type: { type: 'object', properties: { c: over } } } } },
+    });
+    fails(
+      schema({ type: 'string', format: 'colour' }),
+      'config.keys["ui.colour"].type',
+      /the schema has format "colour" at #\/properties\/c, which the validator cannot check/,
+    );
+    fails(
+      schema({ type: 'string', enumm: ['red'] }),
+      'config.keys["ui.colour"].type',
+      /the schema has the keyword "enumm" at #\/properties\/c, which the validator does not know/,
+    );
+    const key = resolveAdminSkillsOptions({
+      config: { keys: { 'ops.contact': { type: { type: 'string', format: 'email' }, mutable: true } } },
+    }).configKeys.get('ops.contact');
+    expect(key?.check('ops@example.com')).toEqual([]);
+    expect(key?.check('=cmd|calc')).toEqual(['value must match format "email"']);
+  });
+
   it('checks the store, the callbacks and the audit option', () => {
     const store = new InMemoryAdminConfigStore();
     expect(resolveAdminSkillsOptions({ store }).store).toBe(store);

@@ -231,6 +231,47 @@ describe('hostile external MCP server: tool lists', () => {
     },
   );
 
+  it('tools whose inputSchema has a keyword or a format our validator would ignore are skipped with a warning, not a boot crash (attack: an unchecked schema passes any arguments to the server)', async () => {
+    const tools: HostileTool[] = [
+      {
+        name: 'vendor',
+        inputSchema: { type: 'object', properties: { q: { type: 'string', 'x-maxChars': 3 } } },
+        annotations: { readOnlyHint: true },
+      },
+      {
+        name: 'guid',
+        inputSchema: { type: 'object', properties: { id: { type: 'string', format: 'guid' } } },
+        annotations: { readOnlyHint: true },
+      },
+      { name: 'fine', annotations: { readOnlyHint: true } },
+    ];
+    let registered: string[] = [];
+    const logs = await logsOf(() =>
+      withHostile(
+        tools,
+        ['evil.vendor', 'evil.guid', 'evil.fine'],
+        async (app) => {
+          registered = app
+            .get(SkillRegistry)
+            .list()
+            .map((s) => s.name);
+        },
+        { required: true },
+      ),
+    );
+    expect(registered).toEqual(['evil.fine']);
+    expect(logs).toContainEqual(
+      expect.stringMatching(
+        /tool 'vendor' is not registered as 'evil\.vendor': its inputSchema has the keyword "x-maxChars" at #\/properties\/q, which the validator does not know/,
+      ),
+    );
+    expect(logs).toContainEqual(
+      expect.stringMatching(
+        /tool 'guid' is not registered as 'evil\.guid': its inputSchema has format "guid" at #\/properties\/id, which the validator cannot check/,
+      ),
+    );
+  });
+
   @Injectable()
   class Market {
     @Skill({ name: 'market.quote', action: 'read', description: 'A quote.', tenantScoped: false })
