@@ -144,12 +144,12 @@ describe('external MCP server over stdio: a result too large, a server that dies
 });
 
 describe('external MCP server over Streamable HTTP: a result too large', () => {
-  const endless: HostileTool = {
+  /** A tool answered by a body that starts as `prefix` and never ends: the SDK would wait for all of it. */
+  const endless = (type: string, prefix: string): HostileTool => ({
     name: 'endless',
-    // A JSON body that never ends: the SDK's response.json() would wait for all of it.
     raw: (res) => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.write('{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"');
+      res.writeHead(200, { 'content-type': type });
+      res.write(prefix);
       const chunk = 'A'.repeat(64 * 1024);
       const pump = () => {
         while (!res.destroyed && res.write(chunk));
@@ -157,47 +157,28 @@ describe('external MCP server over Streamable HTTP: a result too large', () => {
       };
       pump();
     },
-  };
+  });
+  const TEXT_RESULT = '{"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"';
   const echo: HostileTool = { name: 'echo', result: () => ({ content: [{ type: 'text', text: 'fine' }] }) };
 
-  it('refuses a JSON body past maxMessageBytes as it streams, without waiting for its end (attack: an answer that never ends)', async () => {
-    const server = await startHostile([endless, echo]);
-    const app = await boot({ name: 'evil', url: server.url, maxMessageBytes: MiB, timeoutMs: 20_000 }, ['evil.endless', 'evil.echo']);
-    try {
-      const r = await call(app, 'evil.endless', {});
-      expect(r.seen).toMatchObject({ error: 'ToolError', reason: 'mcp_result_too_large', maxMessageBytes: MiB });
-      expect((await call(app, 'evil.echo', {})).seen).toBe('fine');
-    } finally {
-      await app.close();
-      await server.close();
-    }
-  });
-
-  it('refuses an SSE event past maxMessageBytes and the next call works (attack: an event that never ends)', async () => {
-    const sseEndless: HostileTool = {
-      name: 'endless',
-      raw: (res) => {
-        res.writeHead(200, { 'content-type': 'text/event-stream' });
-        res.write('event: message\ndata: {"jsonrpc":"2.0","result":{"content":[{"type":"text","text":"');
-        const chunk = 'A'.repeat(64 * 1024);
-        const pump = () => {
-          while (!res.destroyed && res.write(chunk));
-          if (!res.destroyed) res.once('drain', pump);
-        };
-        pump();
-      },
-    };
-    const server = await startHostile([sseEndless, echo], { sse: true });
-    const app = await boot({ name: 'evil', url: server.url, maxMessageBytes: MiB, timeoutMs: 20_000 }, ['evil.endless', 'evil.echo']);
-    try {
-      const r = await call(app, 'evil.endless', {});
-      expect(r.seen).toMatchObject({ error: 'ToolError', reason: 'mcp_result_too_large', maxMessageBytes: MiB });
-      expect((await call(app, 'evil.echo', {})).seen).toBe('fine');
-    } finally {
-      await app.close();
-      await server.close();
-    }
-  });
+  it.each([
+    ['a JSON body', 'application/json', TEXT_RESULT, false],
+    ['an SSE event', 'text/event-stream', `event: message\ndata: ${TEXT_RESULT}`, true],
+  ])(
+    'refuses %s past maxMessageBytes as it streams, not at its end, and the next call works (attack: an answer that never ends)',
+    async (_what, type, prefix, sse) => {
+      const server = await startHostile([endless(type, prefix), echo], { sse });
+      const app = await boot({ name: 'evil', url: server.url, maxMessageBytes: MiB, timeoutMs: 20_000 }, ['evil.endless', 'evil.echo']);
+      try {
+        const r = await call(app, 'evil.endless', {});
+        expect(r.seen).toMatchObject({ error: 'ToolError', reason: 'mcp_result_too_large', maxMessageBytes: MiB });
+        expect((await call(app, 'evil.echo', {})).seen).toBe('fine');
+      } finally {
+        await app.close();
+        await server.close();
+      }
+    },
+  );
 
   it('refuses one large SSE event and passes the small ones around it byte for byte', async () => {
     const server = await startHostile(
