@@ -145,3 +145,62 @@ describe('the sample over MCP (Streamable HTTP at /mcp, behind its JWT auth)', (
     expect(JSON.parse(text(await alice.client.callTool({ name: 'market.quote', arguments: { symbol: 'ACME' } }))).price).toBe(101.25);
   });
 });
+
+describe('the sample over MCP: the rate limit counts calls, not HTTP requests', () => {
+  let db: TestDatabase;
+  let app: INestApplication;
+  let url: URL;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    const options = { dataSource: () => db.options(), jwtSecret: SECRET, edge: { rateLimit: 8, rateWindowMs: 60_000 } };
+    app = await NestFactory.create(AppModule.register(options), { logger: ['error'] });
+    await app.listen(0, '127.0.0.1');
+    url = new URL(`http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}/mcp`);
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await db?.drop();
+  });
+
+  it('answers a batch of 20 tools/call in one request with 8 results and 12 rate-limit errors (attack: a batch counted as one request)', async () => {
+    const bearer = mintToken(SECRET, { tenant: 'acme', user: 'alice' });
+    const transport = new StreamableHTTPClientTransport(url, { requestInit: { headers: { Authorization: `Bearer ${bearer}` } } });
+    const client = new Client({ name: 'sample-e2e', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      const batch = Array.from({ length: 20 }, (_, i) => ({
+        jsonrpc: '2.0',
+        id: i + 1,
+        method: 'tools/call',
+        params: { name: 'market.quote', arguments: { symbol: 'ACME' } },
+      }));
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          Authorization: `Bearer ${bearer}`,
+          'mcp-session-id': transport.sessionId!,
+          'mcp-protocol-version': '2025-06-18',
+        },
+        body: JSON.stringify(batch),
+      });
+      expect(res.status).toBe(200);
+      const answers = (await res.text())
+        .split('\n')
+        .filter((line) => line.startsWith('data: '))
+        .map((line) => JSON.parse(line.slice(6)) as { id: number; result?: unknown; error?: { data?: { reason?: string } } });
+      expect(answers).toHaveLength(20);
+      expect(answers.filter((a) => a.result).map((a) => a.id)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+      expect(answers.filter((a) => a.error?.data?.reason === 'rate_limited')).toHaveLength(12);
+      const audit = app.get(AgentAuditLog);
+      await audit.flush();
+      // The refused calls never ran: only the 8 reached the dispatcher.
+      expect((await audit.query({ agent: 'mcp' })).filter((r) => r.skill === 'market.quote')).toHaveLength(8);
+    } finally {
+      await client.close().catch(() => undefined);
+    }
+  });
+});

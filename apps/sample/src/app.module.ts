@@ -166,7 +166,12 @@ export class AppModule implements NestModule {
         }),
         // The skill catalog over MCP (Streamable HTTP) at /mcp, behind the same JWT guard: every request's
         // caller is req.user as JwtAuthGuard sets it; a session belongs to the tenant and user that opened it.
-        McpModule.forRoot({ path: SAMPLE_MCP_PATH, policy: SAMPLE_MCP_POLICY }),
+        // The throttler counts HTTP requests; McpModule counts the calls in them (each call of a batch), at the same rate.
+        McpModule.forRoot({
+          path: SAMPLE_MCP_PATH,
+          policy: SAMPLE_MCP_POLICY,
+          rateLimit: { limit: edge.rateLimit, windowMs: edge.rateWindowMs },
+        }),
       ],
       controllers: [AgentsController, HealthController, MemoryController, JobsController],
       providers: [

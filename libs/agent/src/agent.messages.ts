@@ -54,11 +54,29 @@ export const MCP_TOOLS_COLLIDE_MESSAGE = (server: string, skill: string, tools: 
 export const MCP_TOOLS_CAPPED_MESSAGE = (server: string, listed: number, maxTools: number) =>
   `MCP server '${server}' lists ${listed} tools, more than maxTools (${maxTools}): only the first ${maxTools} are considered, the rest are ignored. Raise maxTools on the entry if the server really has that many.`;
 
+export const MCP_TOOL_NAMES_TOO_LONG_MESSAGE = (server: string, count: number, max: number) =>
+  `MCP server '${server}': ${count} tool${count === 1 ? '' : 's'} with a name that is empty, not a string or longer than ${max} characters ${count === 1 ? 'is' : 'are'} ignored (no skill name can be made of ${count === 1 ? 'it' : 'them'}).`;
+
+export const MCP_TOOLS_OVER_BUDGET_MESSAGE = (server: string, max: number, kept: readonly string[], left: readonly string[]) =>
+  `MCP server '${server}': the tools agents list take more than maxToolBytesPerServer (${max} bytes of schema and description, sent to the model with every request): registered, in skill-name order, those that fit (${kept.length ? kept.slice(0, MAX_NAMES_SHOWN).join(', ') + (kept.length > MAX_NAMES_SHOWN ? ` and ${kept.length - MAX_NAMES_SHOWN} more` : '') : 'none'}); not registered: ${left.slice(0, MAX_NAMES_SHOWN).join(', ')}${left.length > MAX_NAMES_SHOWN ? ` and ${left.length - MAX_NAMES_SHOWN} more` : ''}. List fewer of its tools, or raise maxToolBytesPerServer on the entry.`;
+
+export const MCP_ACTION_UNKNOWN_MESSAGE = (server: string, tool: string) =>
+  `MCP server '${server}': actions names the tool '${shownToolName(tool)}', which the server does not list (a tool name as the server lists it, e.g. 'get-weather').`;
+
 export const MCP_SKILL_TAKEN_MESSAGE = (server: string, tool: string, skill: string, source: string) =>
   `MCP server '${server}': tool '${shownToolName(tool)}' maps to the skill name '${skill}', which ${source} already declares. Rename the server entry (its name is the first segment) or the skill; or set required: false on the entry to boot without that tool.`;
 
 export const MCP_TOOL_MISSING_MESSAGE = (server: string, skill: string, known: readonly string[]) =>
   `MCP server '${server}' has no tool for '${skill}', which an agent lists. Its tools map to: ${known.length ? known.join(', ') : '(none)'}.`;
+
+export const MCP_CONNECTION_LOST_MESSAGE = (server: string, delayMs: number) =>
+  `MCP server '${server}' closed the connection: its tools fail at once (mcp_unavailable) until it is reopened; next attempt in ${delayMs} ms.`;
+
+export const MCP_RECONNECT_FAILED_MESSAGE = (server: string, attempt: number, cause: string, delayMs: number) =>
+  `MCP server '${server}': reopening the connection failed (attempt ${attempt}): ${cause}; next attempt in ${delayMs} ms.`;
+
+export const MCP_RECONNECTED_MESSAGE = (server: string, attempts: number) =>
+  `MCP server '${server}': connection reopened (after ${attempts} attempt${attempts === 1 ? '' : 's'}); its tools answer again.`;
 
 export const MCP_SERVER_UNUSED_MESSAGE = (server: string) =>
   `MCP server '${server}': no agent lists a '${server}.<tool>' name in guard.allow or in a skills array, so it is not connected.`;

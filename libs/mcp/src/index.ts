@@ -12,5 +12,7 @@ export type { McpSessionStats } from './mcp-sessions';
 export { InvalidMcpOptionsException } from './exceptions/invalid-mcp-options.exception';
 export { jsonRpcErrorBody } from './json-rpc-error';
 export type { JsonRpcErrorBody } from './json-rpc-error';
+export { McpCallLimiter, DEFAULT_MCP_RATE_LIMIT } from './mcp-call-limiter';
+export type { McpRateLimit } from './mcp-call-limiter';
 export { serveMcpOverStdio } from './stdio';
 export type { McpStdioOptions, McpStdioSession } from './stdio';

@@ -6,12 +6,16 @@ import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import { GuardStats } from '@zmodu/guard';
 import { SkillDispatcher, SkillRegistry } from '@zmodu/skills';
+import { McpCallLimiter } from './mcp-call-limiter';
+import { boundToLoopback, hostAllowed, hostOf, LOOPBACK_HOSTS } from './mcp-origin';
 import { McpPrincipal, principalKey } from './mcp-principal';
 import { createMcpSkillServer, MCP_PRINCIPAL_KEY, McpSkillServer, principalFromAuthInfo } from './mcp-skill-server';
 import { MCP_OPTIONS } from './mcp.constants';
 import {
   BODY_TOO_LARGE_MESSAGE,
+  HOST_FORBIDDEN_MESSAGE,
   NO_PRINCIPAL_MESSAGE,
+  ORIGIN_FORBIDDEN_MESSAGE,
   PARSE_ERROR_MESSAGE,
   PRINCIPAL_SESSION_CAP_MESSAGE,
   SESSION_CAP_MESSAGE,
@@ -57,12 +61,16 @@ export class McpSessions implements OnModuleInit, OnModuleDestroy {
   private readonly openingBy = new Map<string, number>();
   private sweeper?: NodeJS.Timeout;
   private destroyed = false;
+  /** The calls of every caller, across its sessions (a batch counts each of its calls). */
+  private readonly limiter?: McpCallLimiter;
 
   constructor(
     @Inject(MCP_OPTIONS) private readonly options: ResolvedMcpOptions,
     private readonly registry: SkillRegistry,
     private readonly dispatcher: SkillDispatcher,
-  ) {}
+  ) {
+    if (options.rateLimit) this.limiter = new McpCallLimiter(options.rateLimit);
+  }
 
   onModuleInit(): void {
     const every = Math.max(1000, Math.min(60_000, Math.floor(this.options.sessionIdleMs / 2)));
@@ -102,6 +110,9 @@ export class McpSessions implements OnModuleInit, OnModuleDestroy {
   }
 
   private async route(req: McpRequest, res: ServerResponse): Promise<void> {
+    // DNS rebinding protection, before anything else is read (the MCP transport specification: Origin, then Host).
+    const forbidden = this.originOrHostProblem(req);
+    if (forbidden) return writeJsonRpcError(res, 403, -32000, forbidden);
     if (this.destroyed) return writeJsonRpcError(res, 503, -32000, 'Service Unavailable: the server is shutting down.');
     // Every request, not only initialize: the caller as the application's authentication has it now.
     const principal = await this.options.principal(req);
@@ -128,6 +139,32 @@ export class McpSessions implements OnModuleInit, OnModuleDestroy {
     if (this.heldBy(key) >= this.options.maxSessionsPerPrincipal)
       return writeJsonRpcError(res, 429, -32000, PRINCIPAL_SESSION_CAP_MESSAGE(this.options.maxSessionsPerPrincipal));
     return this.open(principal, req, res, body);
+  }
+
+  /**
+   * Why the request's Host or Origin is refused, or null. The Host must be an allowed one (by default, when the server
+   * listens on loopback, a loopback name: a page of a rebound domain sends its own); an Origin, when there is one, must
+   * be listed or be the origin of that checked Host. A request with no Origin is not a browser's, and passes.
+   */
+  private originOrHostProblem(req: McpRequest): string | null {
+    const configured = this.options.allowedHosts;
+    const rules = configured === undefined ? (boundToLoopback(req) ? LOOPBACK_HOSTS : null) : configured;
+    const rawHost = req.headers.host;
+    const host = typeof rawHost === 'string' ? hostOf(rawHost) : null;
+    if (rules && !(host && hostAllowed(rules, host))) return HOST_FORBIDDEN_MESSAGE;
+    const origin = req.headers.origin;
+    if (origin === undefined) return null;
+    let url: URL | undefined;
+    try {
+      url = typeof origin === 'string' ? new URL(origin) : undefined;
+    } catch {
+      url = undefined;
+    }
+    if (!url || (url.protocol !== 'http:' && url.protocol !== 'https:')) return ORIGIN_FORBIDDEN_MESSAGE;
+    if (this.options.allowedOrigins.has(url.origin)) return null;
+    // The app's own origin: only when its Host was checked (else a rebound page's Origin matches its own Host).
+    const sameOrigin = rules && host && url.hostname === host.hostname && url.port === (host.port ?? '');
+    return sameOrigin ? null : ORIGIN_FORBIDDEN_MESSAGE;
   }
 
   /** Over the size limit: 413; parsed into something that is not a JSON-RPC message or batch: a parse error. */
@@ -161,6 +198,7 @@ export class McpSessions implements OnModuleInit, OnModuleDestroy {
       principal: principalFromAuthInfo,
       agent: this.options.agent,
       maxCallsPerSession: this.options.maxCallsPerSession,
+      limiter: this.limiter ?? false,
       stats: this.guardStats,
       serverInfo: this.options.serverInfo,
     });

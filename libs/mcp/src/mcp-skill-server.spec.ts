@@ -2,7 +2,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { AgentAuditLog, InMemoryAuditLogStore, InMemoryTokenQuotaStore, TokenQuota } from '@zmodu/guard';
 import { SkillDispatcher, SkillRegistry } from '@zmodu/skills';
+import { PassThrough } from 'node:stream';
 import { toolText } from './__fixtures__/tool-text';
+import { serveMcpOverStdio } from './stdio';
 import { annotationsFor, createMcpSkillServer, McpSkillServer } from './mcp-skill-server';
 import { InvalidMcpOptionsException } from './exceptions/invalid-mcp-options.exception';
 
@@ -131,6 +133,54 @@ describe('McpSkillServer without Nest', () => {
     await client.close();
   });
 
+  it('over stdio, spends the same rate limit per call: past it a call is a JSON-RPC error and never runs (attack: a stdio client calling without end)', async () => {
+    const input = new PassThrough();
+    const output = new PassThrough();
+    const lines: Record<string, unknown>[] = [];
+    let tail = '';
+    output.on('data', (chunk: Buffer) => {
+      const text = tail + chunk.toString('utf8');
+      const parts = text.split('\n');
+      tail = parts.pop() ?? '';
+      for (const line of parts) if (line) lines.push(JSON.parse(line) as Record<string, unknown>);
+    });
+    const session = await serveMcpOverStdio({
+      registry,
+      dispatcher,
+      policy: { allow: ['market.quote'] },
+      principal,
+      limiter: { limit: 3, windowMs: 60_000 },
+      input,
+      output,
+    });
+    const send = (m: unknown) => input.write(`${JSON.stringify(m)}\n`);
+    send({
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    });
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    for (let id = 1; id <= 5; id++)
+      send({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'market.quote', arguments: { symbol: 'A' } } });
+    const end = Date.now() + 5000;
+    while (lines.length < 6 && Date.now() < end) await new Promise((r) => setTimeout(r, 10));
+    const answers = lines.filter((l) => typeof l.id === 'number' && l.id > 0);
+    expect(answers.filter((a) => a.result).map((a) => a.id)).toEqual([1, 2, 3]);
+    expect(answers.filter((a) => a.error).map((a) => [a.id, a.error])).toEqual(
+      [4, 5].map((id) => [
+        id,
+        {
+          code: -32000,
+          message: expect.stringMatching(/Too many requests: at most 3 MCP calls per 60 s per caller .*Retry after \d+ s\./),
+          data: { reason: 'rate_limited', retryAfterSeconds: expect.any(Number) },
+        },
+      ]),
+    );
+    expect(handlerCalls).toBe(3);
+    await session.close();
+  });
+
   it('checks its options when made', () => {
     const policy = { allow: [] };
     expect(() => createMcpSkillServer({ registry: {} as SkillRegistry, dispatcher, policy, principal })).toThrow(
@@ -141,5 +191,8 @@ describe('McpSkillServer without Nest', () => {
     );
     expect(() => createMcpSkillServer({ registry, dispatcher, policy, principal, maxCallsPerSession: 0 })).toThrow(/maxCallsPerSession/);
     expect(() => createMcpSkillServer({ registry, dispatcher, policy: { allow: 'x' as never }, principal })).toThrow();
+    expect(() => createMcpSkillServer({ registry, dispatcher, policy, principal, limiter: { limit: 0, windowMs: 1000 } })).toThrow(
+      /limiter' limit must be a whole number of calls of at least 1/,
+    );
   });
 });

@@ -16,8 +16,9 @@ import {
 import { ActionClass, Guard, GuardPolicy, GuardStats } from '@zmodu/guard';
 import { createSkillContext, SkillCallResult, SkillDispatcher, SkillRegistry } from '@zmodu/skills';
 import { InvalidMcpOptionsException } from './exceptions/invalid-mcp-options.exception';
-import { McpPrincipal, toPrincipal } from './mcp-principal';
-import { INVALID_OPTION_MESSAGE, NO_PRINCIPAL_IN_REQUEST_MESSAGE } from './mcp.messages';
+import { DEFAULT_MCP_RATE_LIMIT, McpCallLimiter, McpRateLimit, rateLimitProblem } from './mcp-call-limiter';
+import { McpPrincipal, principalKey, toPrincipal } from './mcp-principal';
+import { INVALID_OPTION_MESSAGE, NO_PRINCIPAL_IN_REQUEST_MESSAGE, RATE_LIMITED_MESSAGE } from './mcp.messages';
 
 export type McpRequestExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
@@ -38,6 +39,13 @@ export interface McpSkillServerOptions {
   readonly agent?: string;
   /** At most this many tools/call per session; later calls are refused as `denied_turn_cap`. Default: no cap. */
   readonly maxCallsPerSession?: number;
+  /**
+   * MCP calls (tools/call, tools/list) per caller per window: each JSON-RPC request counts, those of a batch too; one
+   * past it is a JSON-RPC error (-32000, data `{ reason: 'rate_limited', retryAfterSeconds }`), never run. A limiter
+   * shares one count between servers (McpModule: every session of a caller); `false` for none. Default
+   * { limit: 600, windowMs: 60000 } for this server.
+   */
+  readonly limiter?: McpCallLimiter | McpRateLimit | false;
   /** Shared guard counters (e.g. one GuardStats for all MCP sessions). */
   readonly stats?: GuardStats;
   /** Name and version the server reports at initialize. Default { name: 'zmodu', version: '0.1.0' }. */
@@ -67,6 +75,7 @@ export class McpSkillServer {
   /** The run id of the session's audit entries. */
   readonly runId = `mcp-${randomUUID()}`;
   private calls = 0;
+  private readonly limiter?: McpCallLimiter;
   /** The tail of this session's calls: the next one starts when it settles. */
   private queue: Promise<unknown> = Promise.resolve();
 
@@ -82,12 +91,22 @@ export class McpSkillServer {
       throw new InvalidMcpOptionsException(
         INVALID_OPTION_MESSAGE('principal', 'must be { tenantId, userId, permissions } with non-empty ids, or a function'),
       );
+    const limit = options.limiter ?? DEFAULT_MCP_RATE_LIMIT;
+    if (limit instanceof McpCallLimiter) this.limiter = limit;
+    else {
+      const problem = rateLimitProblem(limit);
+      if (problem) throw new InvalidMcpOptionsException(INVALID_OPTION_MESSAGE('limiter', problem));
+      if (limit) this.limiter = new McpCallLimiter(limit);
+    }
     this.guard = new Guard(options.policy, { stats: options.stats });
     const info = options.serverInfo ?? { name: 'zmodu', version: '0.1.0' };
     this.server = new Server({ name: info.name, version: info.version }, { capabilities: { tools: { listChanged: false } } });
-    this.server.setRequestHandler(ListToolsRequestSchema, (_req, extra) => ({ tools: this.listTools(this.principalOf(extra)) }));
+    // Each request spends from the caller's rate limit as it arrives, in the order of its batch.
+    this.server.setRequestHandler(ListToolsRequestSchema, (_req, extra) => ({
+      tools: this.listTools(this.spend(this.principalOf(extra))),
+    }));
     this.server.setRequestHandler(CallToolRequestSchema, (req, extra) =>
-      this.callTool(this.principalOf(extra), req.params.name, req.params.arguments, extra.signal),
+      this.callTool(this.spend(this.principalOf(extra)), req.params.name, req.params.arguments, extra.signal),
     );
   }
 
@@ -151,6 +170,15 @@ export class McpSkillServer {
   private policyLets(action: ActionClass, name: string): boolean {
     const decision = this.guard.evaluate(action, name, 0);
     return decision.allowed || decision.cause === 'denied_budget';
+  }
+
+  /** The principal, once one call of its rate limit is spent; a JSON-RPC error past the limit (the call does not run). */
+  private spend(principal: McpPrincipal): McpPrincipal {
+    const wait = this.limiter?.take(principalKey(principal)) ?? 0;
+    if (wait === 0) return principal;
+    const { limit, windowMs } = this.limiter!.rate;
+    const retryAfterSeconds = Math.ceil(wait / 1000);
+    throw new McpError(-32000, RATE_LIMITED_MESSAGE(limit, windowMs, retryAfterSeconds), { reason: 'rate_limited', retryAfterSeconds });
   }
 
   private principalOf(extra: McpRequestExtra): McpPrincipal {

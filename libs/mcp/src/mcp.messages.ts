@@ -14,3 +14,9 @@ export const BODY_TOO_LARGE_MESSAGE = (limit: number) =>
   `Payload Too Large: the body is over ${limit} bytes, the limit of the MCP endpoint.`;
 export const NO_PRINCIPAL_IN_REQUEST_MESSAGE = 'no principal for this request: the transport must pass one (authInfo.extra.principal)';
 export const INVALID_OPTION_MESSAGE = (option: string, rule: string) => `McpModule: option '${option}' ${rule}.`;
+export const ORIGIN_FORBIDDEN_MESSAGE =
+  "Forbidden: this request's Origin may not call the MCP endpoint (DNS rebinding protection). List the web app's origin in McpModule's allowedOrigins.";
+export const HOST_FORBIDDEN_MESSAGE =
+  "Forbidden: this request's Host is not one the MCP endpoint answers (DNS rebinding protection). List the names it is served under in McpModule's allowedHosts.";
+export const RATE_LIMITED_MESSAGE = (limit: number, windowMs: number, retryAfterSeconds: number) =>
+  `Too many requests: at most ${limit} MCP calls per ${Math.round(windowMs / 1000)} s per caller (each call of a batch counts). Retry after ${retryAfterSeconds} s.`;

@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { UnauthorizedException } from '@nestjs/common';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -28,6 +29,32 @@ async function post(url: URL, body: string, headers: Record<string, string> = {}
 }
 
 const LIST = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
+const INIT = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 0,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+});
+
+/** One POST with headers fetch would not let us set (Host), as a browser on a rebound name sends it. */
+function rawPost(url: URL, body: string, headers: Record<string, string>): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      url,
+      {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
 
 describe('McpModule over Streamable HTTP, with the official MCP client', () => {
   let fixture: FixtureApp;
@@ -315,6 +342,48 @@ describe('McpModule limits', () => {
     }
   });
 
+  it('counts every call of a batch against the caller rate limit: past it those calls get the rate-limit error (attack: 100 tools/call in one HTTP request)', async () => {
+    const fixture = await startFixtureApp({ forRoot: { rateLimit: { limit: 30, windowMs: 60_000 } } });
+    try {
+      const call = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'desk.whoami', arguments: {} } });
+      const { transport } = await connect(fixture.url, 'alice-token');
+      const res = await post(fixture.url, JSON.stringify(Array.from({ length: 100 }, (_, i) => call(i + 1))), {
+        Authorization: 'Bearer alice-token',
+        'mcp-session-id': transport.sessionId!,
+        'mcp-protocol-version': '2025-06-18',
+      });
+      const answers = res.text
+        .split('\n')
+        .filter((line) => line.startsWith('data: '))
+        .map(
+          (line) =>
+            JSON.parse(line.slice(6)) as { id: number; result?: unknown; error?: { code: number; message: string; data?: unknown } },
+        );
+      expect(answers).toHaveLength(100);
+      const ran = answers.filter((a) => a.result).map((a) => a.id);
+      expect(ran).toEqual(Array.from({ length: 30 }, (_, i) => i + 1));
+      const refused = answers.filter((a) => a.error);
+      expect(refused).toHaveLength(70);
+      for (const r of refused)
+        expect(r.error).toEqual({
+          code: -32000,
+          message: expect.stringMatching(/Too many requests: at most 30 MCP calls per 60 s per caller \(each call of a batch counts\)/),
+          data: { reason: 'rate_limited', retryAfterSeconds: expect.any(Number) },
+        });
+      // Another session of the same caller shares the limit; another caller has its own.
+      const again = await connect(fixture.url, 'alice-token');
+      await expect(again.client.callTool({ name: 'desk.whoami', arguments: {} })).rejects.toThrow(/Too many requests/);
+      const gina = await connect(fixture.url, 'gina-token');
+      expect(JSON.parse(text(await gina.client.callTool({ name: 'desk.whoami', arguments: {} })))).toEqual({
+        tenantId: 'globex',
+        userId: 'gina',
+      });
+    } finally {
+      await Promise.all(clients.splice(0).map((c) => c.close().catch(() => undefined)));
+      await fixture.close();
+    }
+  });
+
   it('closes every session when the module is destroyed', async () => {
     fixture = await startFixtureApp();
     await connect(fixture.url, 'alice-token');
@@ -323,5 +392,58 @@ describe('McpModule limits', () => {
     expect(sessions.stats().open).toBe(2);
     await fixture.close();
     expect(sessions.stats().open).toBe(0);
+  });
+});
+
+describe('McpModule against DNS rebinding (Origin and Host, as the MCP transport requires)', () => {
+  let fixture: FixtureApp;
+
+  afterEach(async () => {
+    await Promise.all(clients.splice(0).map((c) => c.close().catch(() => undefined)));
+    await fixture?.close();
+  });
+
+  const auth = { Authorization: 'Bearer alice-token' };
+
+  it('answers 403 to an Origin not allowed, and to a rebound Host, on a server bound to loopback (attack: a web page rebinds its name to 127.0.0.1)', async () => {
+    fixture = await startFixtureApp();
+    const port = fixture.url.port;
+    // A page of evil.example sends its own Origin; once rebound, its Host is evil.example too.
+    for (const headers of [
+      { ...auth, Origin: 'http://evil.example' },
+      { ...auth, Origin: `http://evil.example:${port}`, Host: `evil.example:${port}` },
+      { ...auth, Host: `evil.example:${port}` },
+      { ...auth, Origin: 'null' },
+    ]) {
+      const res = await rawPost(fixture.url, INIT, headers);
+      expect(res.status).toBe(403);
+      expect(JSON.parse(res.text)).toEqual({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32000, message: expect.stringMatching(/^Forbidden: this request's (Origin|Host) .*DNS rebinding protection/) },
+      });
+    }
+    // No Origin (not a browser), or the server's own origin on a loopback name: served.
+    expect((await rawPost(fixture.url, INIT, auth)).status).toBe(200);
+    expect((await rawPost(fixture.url, INIT, { ...auth, Origin: `http://127.0.0.1:${port}` })).status).toBe(200);
+    expect((await rawPost(fixture.url, INIT, { ...auth, Origin: `http://localhost:${port}`, Host: `localhost:${port}` })).status).toBe(200);
+    // The official client sends no Origin: it connects as before.
+    const { client } = await connect(fixture.url, 'alice-token');
+    expect((await client.listTools()).tools.length).toBeGreaterThan(0);
+  });
+
+  it('takes allowedOrigins and allowedHosts', async () => {
+    fixture = await startFixtureApp({
+      forRoot: { allowedOrigins: ['https://app.example.com/'], allowedHosts: ['api.example.com', '127.0.0.1'] },
+    });
+    const port = fixture.url.port;
+    expect((await rawPost(fixture.url, INIT, { ...auth, Origin: 'https://app.example.com' })).status).toBe(200);
+    expect((await rawPost(fixture.url, INIT, { ...auth, Origin: 'https://app.example.com:8443' })).status).toBe(403);
+    expect((await rawPost(fixture.url, INIT, { ...auth, Host: 'api.example.com' })).status).toBe(200);
+    expect((await rawPost(fixture.url, INIT, { ...auth, Host: `localhost:${port}` })).status).toBe(403);
+    await fixture.close();
+    fixture = await startFixtureApp({ forRoot: { allowedHosts: ['*'] } });
+    expect((await rawPost(fixture.url, INIT, { ...auth, Host: 'anything.example' })).status).toBe(200);
+    expect((await rawPost(fixture.url, INIT, { ...auth, Host: 'anything.example', Origin: 'http://anything.example' })).status).toBe(403);
   });
 });

@@ -4,7 +4,15 @@ import { ResolvedMcpOptions } from './mcp.options';
 describe('McpModule options', () => {
   it('applies the defaults once and reads the principal from req.user by default', async () => {
     const options = new ResolvedMcpOptions({ policy: { allow: ['a.b'] } });
-    expect(options).toMatchObject({ maxSessions: 1000, sessionIdleMs: 900_000, maxBodyBytes: 1_048_576, agent: 'mcp' });
+    expect(options).toMatchObject({
+      maxSessions: 1000,
+      sessionIdleMs: 900_000,
+      maxBodyBytes: 1_048_576,
+      agent: 'mcp',
+      rateLimit: { limit: 600, windowMs: 60_000 },
+    });
+    expect([...options.allowedOrigins]).toEqual([]);
+    expect(options.allowedHosts).toBeUndefined();
     const req = { user: { tenantId: 't', userId: 'u', permissions: ['p'] } } as never;
     expect(await options.principal(req)).toEqual({ tenantId: 't', userId: 'u', permissions: ['p'] });
     // Half a caller is no caller.
@@ -34,6 +42,27 @@ describe('McpModule options', () => {
     expect(() => new ResolvedMcpOptions({ policy: { allow: ['a.b', ''] } })).toThrow(/'policy'.*non-empty string/);
     expect(() => new ResolvedMcpOptions({ policy: { allow: ['a.b'], allowExecute: 'yes' as never } })).toThrow(/allowExecute/);
     expect(() => new ResolvedMcpOptions({ policy: { allow: ['a.b'], budget: -1 } })).toThrow(/budget/);
+    expect(() => new ResolvedMcpOptions({ policy: { allow: [] }, rateLimit: { limit: 0, windowMs: 1000 } })).toThrow(
+      /'rateLimit' limit must be a whole number of calls of at least 1 \(got 0\)/,
+    );
+    expect(() => new ResolvedMcpOptions({ policy: { allow: [] }, rateLimit: { limit: 5 } as never })).toThrow(/'rateLimit' windowMs/);
+    expect(new ResolvedMcpOptions({ policy: { allow: [] }, rateLimit: false }).rateLimit).toBe(false);
+    expect(() => new ResolvedMcpOptions({ policy: { allow: [] }, allowedOrigins: ['https://app.example.com/login'] })).toThrow(
+      /'allowedOrigins\[0\]' must be scheme:\/\/host\[:port\] only/,
+    );
+    expect(() => new ResolvedMcpOptions({ policy: { allow: [] }, allowedOrigins: 'https://a.example' as never })).toThrow(
+      /'allowedOrigins' must be an array/,
+    );
+    expect(() => new ResolvedMcpOptions({ policy: { allow: [] }, allowedHosts: ['https://api.example.com'] })).toThrow(
+      /'allowedHosts\[0\]' must be a host name, optionally with a port/,
+    );
+    expect(new ResolvedMcpOptions({ policy: { allow: [] }, allowedOrigins: ['HTTPS://App.Example.com:443'] }).allowedOrigins).toEqual(
+      new Set(['https://app.example.com']),
+    );
+    expect(new ResolvedMcpOptions({ policy: { allow: [] }, allowedHosts: ['API.example.com:8443', '[::1]'] }).allowedHosts).toEqual([
+      { hostname: 'api.example.com', port: '8443' },
+      { hostname: '[::1]' },
+    ]);
     expect(() => createMcpController('/mcp/:id')).toThrow(/'path' must be a plain route/);
     expect(() => createMcpController('')).toThrow(/'path'/);
     expect(createMcpController('/api/mcp')).toEqual(expect.any(Function));

@@ -1,6 +1,8 @@
 import type { IncomingMessage } from 'node:http';
 import { Guard, GuardPolicy } from '@zmodu/guard';
 import { InvalidMcpOptionsException } from './exceptions/invalid-mcp-options.exception';
+import { DEFAULT_MCP_RATE_LIMIT, McpRateLimit, rateLimitProblem } from './mcp-call-limiter';
+import { HostRule, normalizeOrigin, parseHost } from './mcp-origin';
 import { McpPrincipal, toPrincipal } from './mcp-principal';
 import { INVALID_OPTION_MESSAGE } from './mcp.messages';
 
@@ -26,6 +28,24 @@ export interface McpModuleOptions {
   readonly maxBodyBytes?: number;
   /** At most this many tools/call per session (then `denied_turn_cap`). Default: no cap. */
   readonly maxCallsPerSession?: number;
+  /**
+   * MCP calls (tools/call and tools/list) per caller (tenant and user) per window, across its sessions: every JSON-RPC
+   * request of a batch counts, and one past the limit is answered with a JSON-RPC error (code -32000, data
+   * `{ reason: 'rate_limited', retryAfterSeconds }`). Default { limit: 600, windowMs: 60000 }; false for none.
+   */
+  readonly rateLimit?: McpRateLimit | false;
+  /**
+   * Origins (`scheme://host[:port]`) whose web pages may call the endpoint. A request whose Origin header is neither
+   * listed nor the origin of an allowed Host is answered 403 (DNS rebinding protection); a request with no Origin (a
+   * non-browser client) passes. Default none.
+   */
+  readonly allowedOrigins?: readonly string[];
+  /**
+   * The Host header values the endpoint answers (`api.example.com`, `api.example.com:8443`, `[::1]`; `'*'` for any);
+   * any other is 403. Default: when the server listens on a loopback address, `localhost`, `127.0.0.1` and `[::1]` on
+   * any port; else any host (list the names the app is served under, or put it behind a proxy that checks them).
+   */
+  readonly allowedHosts?: readonly string[];
   /** The agent name of MCP calls in audit entries and the token quota. Default 'mcp'. */
   readonly agent?: string;
   /** Name and version reported at initialize. Default { name: 'zmodu', version: '0.1.0' }. */
@@ -49,6 +69,10 @@ export class ResolvedMcpOptions {
   readonly sessionIdleMs: number = 15 * 60_000;
   readonly maxBodyBytes: number = 1024 * 1024;
   readonly maxCallsPerSession?: number;
+  readonly rateLimit: McpRateLimit | false = DEFAULT_MCP_RATE_LIMIT;
+  readonly allowedOrigins: ReadonlySet<string> = new Set();
+  /** The allowed hosts; null for any; undefined for the default (the loopback names when bound to loopback). */
+  readonly allowedHosts?: readonly HostRule[] | null;
   readonly agent: string = 'mcp';
   readonly serverInfo: { readonly name: string; readonly version: string } = { name: 'zmodu', version: '0.1.0' };
 
@@ -80,12 +104,35 @@ export class ResolvedMcpOptions {
     this.sessionIdleMs = positiveInteger('sessionIdleMs', own('sessionIdleMs')) ?? this.sessionIdleMs;
     this.maxBodyBytes = positiveInteger('maxBodyBytes', own('maxBodyBytes')) ?? this.maxBodyBytes;
     this.maxCallsPerSession = positiveInteger('maxCallsPerSession', own('maxCallsPerSession'));
+    const rateLimit = own('rateLimit');
+    const rateProblem = rateLimit === undefined ? null : rateLimitProblem(rateLimit);
+    if (rateProblem) throw new InvalidMcpOptionsException(INVALID_OPTION_MESSAGE('rateLimit', rateProblem));
+    this.rateLimit =
+      rateLimit === undefined ? this.rateLimit : rateLimit === false ? false : { limit: rateLimit.limit, windowMs: rateLimit.windowMs };
+    this.allowedOrigins = new Set(list('allowedOrigins', own('allowedOrigins'), normalizeOrigin));
+    const hosts = own('allowedHosts');
+    if (hosts !== undefined) {
+      const rules = list('allowedHosts', hosts, parseHost);
+      this.allowedHosts = rules.includes(null) ? null : (rules as HostRule[]);
+    }
     const agent = own('agent');
     if (agent !== undefined && (typeof agent !== 'string' || agent === ''))
       throw new InvalidMcpOptionsException(INVALID_OPTION_MESSAGE('agent', 'must be a non-empty string'));
     this.agent = agent ?? this.agent;
     this.serverInfo = own('serverInfo') ?? this.serverInfo;
   }
+}
+
+function list<T>(name: string, value: unknown, parse: (item: unknown) => T): T[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) throw new InvalidMcpOptionsException(INVALID_OPTION_MESSAGE(name, 'must be an array of strings'));
+  return value.map((item, i) => {
+    try {
+      return parse(item);
+    } catch (err) {
+      throw new InvalidMcpOptionsException(INVALID_OPTION_MESSAGE(`${name}[${i}]`, (err as Error).message));
+    }
+  });
 }
 
 function positiveInteger(name: string, value: unknown): number | undefined {

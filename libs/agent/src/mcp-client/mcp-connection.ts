@@ -1,61 +1,74 @@
 import { Logger } from '@nestjs/common';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { MCP_SERVER_FAILED_MESSAGE } from '../agent.messages';
+import {
+  MCP_CONNECTION_LOST_MESSAGE,
+  MCP_RECONNECT_FAILED_MESSAGE,
+  MCP_RECONNECTED_MESSAGE,
+  MCP_SERVER_FAILED_MESSAGE,
+} from '../agent.messages';
 import { McpConnectError } from '../exceptions/mcp-connect.error';
+import { McpUnavailableError } from '../exceptions/mcp-unavailable.error';
+import { cappedFetch } from './mcp-capped-fetch';
 import { AcceptingOutputValidator } from './mcp-output-validator';
 import { describeCause, describeServer, redact } from './mcp-describe';
+import { isOversize } from './mcp-oversize';
 import { NormalizedMcpServer } from './mcp-server-options';
+import { McpStdioTransport } from './mcp-stdio-transport';
 
 const CLIENT_INFO = { name: 'zmodu-agent', version: '0.1.0' };
 const STDERR_TAIL = 1000;
 const MAX_TOOL_PAGES = 100;
 const TERMINATE_WAIT_MS = 1000;
 
-/** One connected external MCP server: its client, its tools, and how to close it. */
+/** One tool of tools/list with the sizes measured as it came (an oversized schema or description is not kept). */
+export interface ListedTool {
+  readonly tool: Tool;
+  /** JSON bytes of its inputSchema; null when it cannot be serialized. */
+  readonly schemaBytes: number | null;
+  /** Characters of the text that would be its description (description, else title). */
+  readonly descriptionLength: number;
+}
+
+type AnyTransport = McpStdioTransport | StreamableHTTPClientTransport;
+
+/** One open client of the server: the SDK client and its transport. */
+interface Link {
+  readonly client: Client;
+  readonly transport: AnyTransport;
+  readonly openedAt: number;
+}
+
+/**
+ * One external MCP server: its current client, reopened when it is lost. A stdio child that exits, or an HTTP server
+ * that forgot our session (404), loses the link; it is reopened after a backoff (`reconnectDelayMs`, doubled at each
+ * failed attempt up to `reconnectMaxDelayMs`, each wait drawn between half and all of it), forever, one attempt at a
+ * time. While it is down a call fails at once (McpUnavailableError, with when the next attempt is due), never waits.
+ */
 export class McpConnection {
+  private link: Link | undefined;
   private closing = false;
+  private attempt = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private nextAttemptAt = 0;
+  private stderr = '';
 
   private constructor(
     readonly server: NormalizedMcpServer,
-    readonly client: Client,
-    private readonly transport: StdioClientTransport | StreamableHTTPClientTransport,
     private readonly logger: Logger,
   ) {}
 
   /** Start (stdio) or reach (HTTP) the server, initialize, within `connectTimeoutMs`. Throws McpConnectError. */
   static async open(server: NormalizedMcpServer, logger: Logger): Promise<McpConnection> {
-    // No output validation by the SDK (it would run the server's own patterns synchronously): see AcceptingOutputValidator.
-    const client = new Client(CLIENT_INFO, { capabilities: {}, jsonSchemaValidator: new AcceptingOutputValidator() });
-    let stderr = '';
-    const transport =
-      server.transport === 'stdio'
-        ? new StdioClientTransport({
-            command: server.command as string,
-            args: [...server.args],
-            ...(server.env ? { env: { ...server.env } } : {}),
-            ...(server.cwd ? { cwd: server.cwd } : {}),
-            stderr: 'pipe',
-          })
-        : new StreamableHTTPClientTransport(server.url as URL, { requestInit: { headers: { ...server.headers } } });
-    if (transport instanceof StdioClientTransport)
-      transport.stderr?.on('data', (chunk: Buffer) => {
-        const text = chunk.toString('utf8');
-        stderr = (stderr + text).slice(-STDERR_TAIL);
-        for (const line of text.split('\n')) if (line.trim()) logger.debug(`[${server.name} stderr] ${redact(line, server)}`);
-      });
-    const connection = new McpConnection(server, client, transport, logger);
-    client.onclose = () => {
-      if (!connection.closing)
-        logger.warn(`MCP server '${server.name}' closed the connection: its tools fail (mcp_unavailable) until the app restarts.`);
-    };
+    const connection = new McpConnection(server, logger);
     try {
-      await client.connect(transport, { timeout: server.connectTimeoutMs });
+      connection.link = await connection.connect();
     } catch (err) {
-      await connection.close();
-      const tail = stderr.trim() ? `; its stderr ends: ${JSON.stringify(redact(stderr.trim(), server).slice(-300))}` : '';
+      const tail = connection.stderr.trim()
+        ? `; its stderr ends: ${JSON.stringify(redact(connection.stderr.trim(), server).slice(-300))}`
+        : '';
       const phase = server.transport === 'stdio' ? 'could not be started and initialized' : 'could not be reached and initialized';
       throw new McpConnectError(MCP_SERVER_FAILED_MESSAGE(server.name, describeServer(server), phase, `${bootCause(err, server)}${tail}`));
     }
@@ -64,44 +77,173 @@ export class McpConnection {
 
   /**
    * The tools of the server (the pages of tools/list, within `connectTimeoutMs` each), paging stopped once more than
-   * `maxTools` came (the caller warns and keeps the first ones). Throws McpConnectError.
+   * `maxTools` came (the caller warns and keeps the first ones). Each tool's schema and description are measured as
+   * its page arrives, and dropped when over their caps, so a listing holds no more than the caps. Throws McpConnectError.
    */
-  async listTools(): Promise<Tool[]> {
-    const tools: Tool[] = [];
+  async listTools(): Promise<ListedTool[]> {
+    const tools: ListedTool[] = [];
     let cursor: string | undefined;
     try {
       for (let page = 0; page < MAX_TOOL_PAGES; page++) {
-        const result = await this.client.listTools(cursor ? { cursor } : undefined, { timeout: this.server.connectTimeoutMs });
-        tools.push(...result.tools);
+        const result = await this.current().listTools(cursor ? { cursor } : undefined, { timeout: this.server.connectTimeoutMs });
+        for (const tool of result.tools) tools.push(this.measured(tool));
         cursor = result.nextCursor;
         if (!cursor || tools.length > this.server.maxTools) break;
       }
     } catch (err) {
+      const cause =
+        err instanceof McpError && isOversize(err.data)
+          ? `a page of tools/list was larger than maxMessageBytes (${this.server.maxMessageBytes} bytes)`
+          : bootCause(err, this.server);
       throw new McpConnectError(
-        MCP_SERVER_FAILED_MESSAGE(
-          this.server.name,
-          describeServer(this.server),
-          'answered initialize but tools/list failed',
-          bootCause(err, this.server),
-        ),
+        MCP_SERVER_FAILED_MESSAGE(this.server.name, describeServer(this.server), 'answered initialize but tools/list failed', cause),
       );
     }
     return tools;
+  }
+
+  /** tools/call on the current client; McpUnavailableError at once when there is none. */
+  callTool(name: string, args: Record<string, unknown> | undefined, options: RequestOptions): Promise<unknown> {
+    return this.current().callTool({ name, arguments: args }, undefined, options);
+  }
+
+  /**
+   * Tell the connection that a call found the link lost though the transport is still open (an HTTP server that
+   * answers 404 to our session id restarted and forgot it): it is reopened as if it had closed.
+   */
+  lost(): void {
+    const link = this.link;
+    if (link) void link.client.close().catch(() => undefined);
+  }
+
+  /** When the next attempt to reopen is due, in ms from now (0 when the link is up or an attempt runs now). */
+  retryAfterMs(): number {
+    return this.link ? 0 : Math.max(0, this.nextAttemptAt - Date.now());
   }
 
   /** Close the client: a stdio child is ended (stdin closed, then SIGTERM, then SIGKILL); an HTTP session is ended. */
   async close(): Promise<void> {
     if (this.closing) return;
     this.closing = true;
-    if (this.transport instanceof StreamableHTTPClientTransport && this.transport.sessionId) {
+    clearTimeout(this.timer);
+    const link = this.link;
+    this.link = undefined;
+    if (link) await this.shut(link);
+  }
+
+  private current(): Client {
+    if (this.link) return this.link.client;
+    throw new McpUnavailableError(
+      this.closing ? 'the application is shutting down' : 'its connection was lost and is being reopened',
+      this.retryAfterMs(),
+    );
+  }
+
+  private measured(tool: Tool): ListedTool {
+    let schemaBytes: number | null;
+    try {
+      schemaBytes = Buffer.byteLength(JSON.stringify(tool.inputSchema) ?? '');
+    } catch {
+      schemaBytes = null;
+    }
+    const text = typeof tool.description === 'string' && tool.description.trim() ? tool.description : tool.title;
+    const descriptionLength = typeof text === 'string' ? text.trim().length : 0;
+    // Not kept past their caps: the tool is refused for them, and a listing must not hold megabytes per tool.
+    if (schemaBytes === null || schemaBytes > this.server.maxSchemaBytes) tool = { ...tool, inputSchema: { type: 'object' } };
+    if (descriptionLength > this.server.maxDescriptionLength) tool = { ...tool, description: '', title: '' };
+    return { tool, schemaBytes, descriptionLength };
+  }
+
+  /** One new client, connected and initialized within `connectTimeoutMs`; on failure nothing is left running. */
+  private async connect(): Promise<Link> {
+    const server = this.server;
+    // No output validation by the SDK (it would run the server's own patterns synchronously): see AcceptingOutputValidator.
+    const client = new Client(CLIENT_INFO, { capabilities: {}, jsonSchemaValidator: new AcceptingOutputValidator() });
+    this.stderr = '';
+    const transport: AnyTransport =
+      server.transport === 'stdio'
+        ? new McpStdioTransport({
+            command: server.command as string,
+            args: server.args,
+            ...(server.env ? { env: server.env } : {}),
+            ...(server.cwd ? { cwd: server.cwd } : {}),
+            maxMessageBytes: server.maxMessageBytes,
+            terminateWaitMs: TERMINATE_WAIT_MS,
+          })
+        : new StreamableHTTPClientTransport(server.url as URL, {
+            requestInit: { headers: { ...server.headers } },
+            fetch: cappedFetch(server.maxMessageBytes),
+          });
+    if (transport instanceof McpStdioTransport)
+      transport.stderr.on('data', (chunk: Buffer) => {
+        const text = chunk.toString('utf8');
+        this.stderr = (this.stderr + text).slice(-STDERR_TAIL);
+        for (const line of text.split('\n')) if (line.trim()) this.logger.debug(`[${server.name} stderr] ${redact(line, server)}`);
+      });
+    client.onerror = (err) => this.logger.debug(`MCP server '${server.name}': ${describeCause(err, server)}`);
+    const link: Link = { client, transport, openedAt: Date.now() };
+    client.onclose = () => this.closed(link);
+    try {
+      await client.connect(transport, { timeout: server.connectTimeoutMs });
+    } catch (err) {
+      await this.shut(link);
+      throw err;
+    }
+    return link;
+  }
+
+  /** The link closed: unless we closed it, reopen it after the backoff. */
+  private closed(link: Link): void {
+    if (this.closing || this.link !== link) return;
+    this.link = undefined;
+    // A link that stayed up longer than the longest wait starts the backoff over.
+    if (Date.now() - link.openedAt > this.server.reconnectMaxDelayMs) this.attempt = 0;
+    const delay = this.schedule();
+    this.logger.warn(MCP_CONNECTION_LOST_MESSAGE(this.server.name, delay));
+    void this.shut(link);
+  }
+
+  private schedule(): number {
+    const { reconnectDelayMs, reconnectMaxDelayMs } = this.server;
+    const ceiling = Math.min(reconnectMaxDelayMs, reconnectDelayMs * 2 ** Math.min(this.attempt, 30));
+    const delay = Math.round(ceiling / 2 + (Math.random() * ceiling) / 2);
+    this.attempt++;
+    this.nextAttemptAt = Date.now() + delay;
+    this.timer = setTimeout(() => void this.reopen(), delay);
+    this.timer.unref();
+    return delay;
+  }
+
+  private async reopen(): Promise<void> {
+    if (this.closing) return;
+    this.nextAttemptAt = Date.now();
+    let link: Link;
+    try {
+      link = await this.connect();
+    } catch (err) {
+      if (this.closing) return;
+      const delay = this.schedule();
+      this.logger.warn(MCP_RECONNECT_FAILED_MESSAGE(this.server.name, this.attempt - 1, bootCause(err, this.server), delay));
+      return;
+    }
+    if (this.closing) return void this.shut(link);
+    this.link = link;
+    this.logger.log(MCP_RECONNECTED_MESSAGE(this.server.name, this.attempt));
+  }
+
+  private async shut(link: Link): Promise<void> {
+    const { client, transport } = link;
+    if (transport instanceof StreamableHTTPClientTransport && transport.sessionId) {
       let timer: NodeJS.Timeout | undefined;
       const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, TERMINATE_WAIT_MS)));
-      await Promise.race([this.transport.terminateSession().catch(() => undefined), waited]);
+      await Promise.race([transport.terminateSession().catch(() => undefined), waited]);
       clearTimeout(timer);
     }
-    await this.client
+    await client
       .close()
       .catch((err: unknown) => this.logger.debug(`MCP server '${this.server.name}': close failed: ${describeCause(err, this.server)}`));
+    // A client that never connected does not close its transport: end the child ourselves.
+    await transport.close().catch(() => undefined);
   }
 }
 

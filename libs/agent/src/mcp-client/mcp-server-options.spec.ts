@@ -47,9 +47,16 @@ describe('validateMcpServers', () => {
       connectTimeoutMs: 10_000,
       tenantScoped: true,
       maxResultBytes: 262_144,
+      maxMessageBytes: 8 * 1024 * 1024,
       maxTools: 1000,
-      trustReadOnlyHint: true,
+      maxSchemaBytes: 65_536,
+      maxDescriptionLength: 4096,
+      maxToolBytesPerServer: 524_288,
+      trustReadOnlyHint: false,
+      reconnectDelayMs: 500,
+      reconnectMaxDelayMs: 30_000,
     });
+    expect(http.actions.size).toBe(0);
     expect(http.url?.href).toBe('https://tools.example.com/mcp');
     expect(stdio).toMatchObject({ transport: 'stdio', command: 'mcp-weather', args: ['--stdio'], env: { KEY: 'v' }, cwd: '/tmp' });
     expect(validateMcpServers(undefined)).toEqual([]);
@@ -85,6 +92,29 @@ describe('validateMcpServers', () => {
     expect(bad({ name: 'w', command: 'x', trustReadOnlyHint: 'no' })).toThrow(/trustReadOnlyHint must be true or false/);
     expect(validateMcpServers([{ name: 'w', command: 'x', trustReadOnlyHint: false }])[0].trustReadOnlyHint).toBe(false);
     expect(bad({ name: 'w', command: 'x', header: {} })).toThrow(/unknown option 'header'/);
+    expect(bad({ name: 'w', command: 'x', maxSchemaBytes: 0 })).toThrow(/maxSchemaBytes must be a whole number of bytes from 1 to 4194304/);
+    expect(bad({ name: 'w', command: 'x', maxSchemaBytes: 4096, maxToolBytesPerServer: 1024 })).toThrow(
+      /maxToolBytesPerServer \(1024\) is smaller than maxSchemaBytes \(4096\): a tool of that schema size could never be registered/,
+    );
+    expect(bad({ name: 'w', command: 'x', maxDescriptionLength: 100_000 })).toThrow(
+      /maxDescriptionLength must be a whole number of characters/,
+    );
+    expect(bad({ name: 'w', command: 'x', maxMessageBytes: 1000 })).toThrow(/maxMessageBytes must be at least 65536 bytes/);
+    expect(bad({ name: 'w', command: 'x', maxMessageBytes: 100_000, maxResultBytes: 200_000 })).toThrow(
+      /maxMessageBytes \(100000\) is smaller than maxResultBytes \(200000\)/,
+    );
+    // A large maxResultBytes raises the default message cap (a result may come as text and as structuredContent).
+    expect(validateMcpServers([{ name: 'w', command: 'x', maxResultBytes: 16 * 1024 * 1024 }])[0].maxMessageBytes).toBe(32 * 1024 * 1024);
+    expect(bad({ name: 'w', command: 'x', actions: { lookup: 'readonly' } })).toThrow(
+      /actions\["lookup"\] must be 'read', 'propose' or 'execute' \(got "readonly"\)/,
+    );
+    expect(bad({ name: 'w', command: 'x', actions: ['lookup'] })).toThrow(/actions must be an object of tool names/);
+    expect(validateMcpServers([{ name: 'w', command: 'x', actions: { 'get-weather': 'read' } }])[0].actions.get('get-weather')).toBe(
+      'read',
+    );
+    expect(bad({ name: 'w', command: 'x', reconnectDelayMs: 5000, reconnectMaxDelayMs: 1000 })).toThrow(
+      /reconnectMaxDelayMs \(1000\) is smaller than reconnectDelayMs \(5000\)/,
+    );
     expect(() =>
       validateMcpServers([
         { name: 'w', command: 'x' },

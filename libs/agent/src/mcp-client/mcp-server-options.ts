@@ -1,3 +1,5 @@
+import type { ActionClass } from '@zmodu/guard';
+
 /** What every external MCP server entry of `AgentModule.forRoot({ mcpServers })` takes. */
 export interface McpServerCommonOptions {
   /**
@@ -21,13 +23,42 @@ export interface McpServerCommonOptions {
    */
   readonly maxResultBytes?: number;
   /**
+   * Largest JSON-RPC message read from the server, in bytes, on every transport (a stdio line, a JSON body, one SSE
+   * event). A larger answer to a call is the tool error `mcp_result_too_large` (nothing of it is kept, the connection
+   * stays up); a larger tools/list page fails the listing. Default 8 MiB (below the SDK's 10 MiB stdio buffer), at
+   * least 64 KiB, at most 64 MiB, and at least maxResultBytes.
+   */
+  readonly maxMessageBytes?: number;
+  /**
    * Whether a tool the server marks `annotations.readOnlyHint: true` (and not `destructiveHint: true`) is a `read`
-   * skill (default true). Annotations come from the server: false makes every tool of this server `execute`, so
-   * an agent with `allowExecute: false` cannot call any of them whatever the server says.
+   * skill. Default false: annotations come from the server, and a server we defend against does not decide that its
+   * own tool is harmless; every tool is `execute` unless `actions` names its class. Set true only for a server you run.
    */
   readonly trustReadOnlyHint?: boolean;
+  /**
+   * The class of tools, by the name the server lists them under (`{ 'get-weather': 'read' }`): the application's
+   * word, which the server's annotations never override. A name the server does not list is a boot warning.
+   */
+  readonly actions?: Readonly<Record<string, ActionClass>>;
   /** Most tools of the server considered at boot; past it the rest are ignored with a warning. Default 1000, at most 100000. */
   readonly maxTools?: number;
+  /**
+   * Largest `inputSchema` of one tool, as JSON bytes: it is sent to the model with every request. A tool past it is not
+   * registered (a warning says why). Default 64 KiB, at most 4 MiB.
+   */
+  readonly maxSchemaBytes?: number;
+  /** Longest description (or title) of one tool, in characters; a tool past it is not registered. Default 4096, at most 65536. */
+  readonly maxDescriptionLength?: number;
+  /**
+   * The most bytes of tool definitions (each tool's inputSchema JSON and description) registered from this server:
+   * tools are taken in skill-name order while they fit, the others are not registered (a warning names them).
+   * Default 512 KiB, at most 64 MiB, and at least maxSchemaBytes.
+   */
+  readonly maxToolBytesPerServer?: number;
+  /** Wait before reopening a lost connection, in ms; doubled at each failed attempt (jittered) up to reconnectMaxDelayMs. Default 500. */
+  readonly reconnectDelayMs?: number;
+  /** Longest wait between two attempts to reopen a lost connection, in ms. Default 30000. */
+  readonly reconnectMaxDelayMs?: number;
 }
 
 /** A server started as a child process, spoken to over its stdin and stdout. */
@@ -62,6 +93,19 @@ export const DEFAULT_MCP_MAX_RESULT_BYTES = 256 * 1024;
 export const MAX_MCP_MAX_RESULT_BYTES = 16 * 1024 * 1024;
 export const DEFAULT_MCP_MAX_TOOLS = 1000;
 export const MAX_MCP_MAX_TOOLS = 100_000;
+export const DEFAULT_MCP_MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
+export const MIN_MCP_MAX_MESSAGE_BYTES = 64 * 1024;
+export const MAX_MCP_MAX_MESSAGE_BYTES = 64 * 1024 * 1024;
+export const DEFAULT_MCP_MAX_SCHEMA_BYTES = 64 * 1024;
+export const MAX_MCP_MAX_SCHEMA_BYTES = 4 * 1024 * 1024;
+export const DEFAULT_MCP_MAX_DESCRIPTION_LENGTH = 4096;
+export const MAX_MCP_MAX_DESCRIPTION_LENGTH = 65_536;
+export const DEFAULT_MCP_MAX_TOOL_BYTES_PER_SERVER = 512 * 1024;
+export const MAX_MCP_MAX_TOOL_BYTES_PER_SERVER = 64 * 1024 * 1024;
+export const DEFAULT_MCP_RECONNECT_DELAY_MS = 500;
+export const DEFAULT_MCP_RECONNECT_MAX_DELAY_MS = 30_000;
+/** The longest tool name considered (the MCP specification's 128): a longer one is refused before it is mapped. */
+export const MCP_TOOL_NAME_MAX_LENGTH = 128;
 export const MCP_SERVER_NAME_PATTERN = /^[a-z][a-z0-9_]{0,31}$/;
 
 /** @internal An entry after validation, defaults filled. */
@@ -80,6 +124,14 @@ export interface NormalizedMcpServer {
   readonly tenantScoped: boolean;
   readonly requiredPermission?: string;
   readonly maxResultBytes: number;
+  readonly maxMessageBytes: number;
   readonly maxTools: number;
+  readonly maxSchemaBytes: number;
+  readonly maxDescriptionLength: number;
+  readonly maxToolBytesPerServer: number;
   readonly trustReadOnlyHint: boolean;
+  /** The application's classes of tools, by tool name as the server lists them. */
+  readonly actions: ReadonlyMap<string, ActionClass>;
+  readonly reconnectDelayMs: number;
+  readonly reconnectMaxDelayMs: number;
 }

@@ -1,7 +1,10 @@
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { SkillError, SkillHandler } from '@zmodu/skills';
+import { McpUnavailableError } from '../exceptions/mcp-unavailable.error';
+import type { McpConnection } from './mcp-connection';
 import { describeCause, redact } from './mcp-describe';
+import { isOversize } from './mcp-oversize';
 import { NormalizedMcpServer } from './mcp-server-options';
 
 /** Longest error text of a tool or a transport that reaches the model. */
@@ -26,21 +29,25 @@ interface ToolResult {
  * The handler of the skill for one MCP tool: `tools/call` with the original tool name, under the call's signal
  * (it aborts at the skill's deadline or when the run is aborted) and the server's request timeout.
  * A result with `isError: true` is a SkillError the model sees (`ToolError`, `mcp_tool_error`, the tool's text);
- * a transport or protocol failure is one too (`mcp_unavailable`, `mcp_timeout`, `mcp_error`), never an exception
- * that ends the run; no error text carries the entry's URL query, header or env values (`redact`), and a result
- * past `maxResultBytes` is refused. Only the dispatcher calls it, after guard, permission, schema and tenant.
+ * a transport or protocol failure is one too (`mcp_unavailable` with `retryAfterMs` while the connection is reopened,
+ * `mcp_timeout`, `mcp_error`), never an exception that ends the run; no error text carries the entry's URL query,
+ * header or env values (`redact`), and a result past `maxResultBytes` (or a message past `maxMessageBytes`, dropped by
+ * the transport) is `mcp_result_too_large`. Only the dispatcher calls it, after guard, permission, schema and tenant.
  */
-export function mcpToolHandler(client: Client, server: NormalizedMcpServer, tool: string): SkillHandler {
+export function mcpToolHandler(connection: McpConnection, tool: string): SkillHandler {
+  const server = connection.server;
   const { timeoutMs, maxResultBytes } = server;
   return async (args, invocation) => {
     let result: ToolResult;
     try {
-      result = (await client.callTool({ name: tool, arguments: args }, undefined, {
+      result = (await connection.callTool(tool, args as Record<string, unknown> | undefined, {
         signal: invocation.signal,
         timeout: timeoutMs,
       })) as ToolResult;
     } catch (err) {
-      throw transportError(server, tool, err);
+      // An HTTP server that no longer knows our session (it restarted): reopen, as for a stdio child that exited.
+      if (err instanceof StreamableHTTPError && err.code === 404) connection.lost();
+      throw transportError(connection, tool, err);
     }
     if (result.isError === true)
       throw new SkillError(
@@ -59,10 +66,14 @@ export function mcpToolHandler(client: Client, server: NormalizedMcpServer, tool
  */
 function capped(value: unknown, server: string, tool: string, maxResultBytes: number): unknown {
   if (Buffer.byteLength(JSON.stringify(value) ?? 'null') <= maxResultBytes) return value;
-  throw new SkillError(
+  throw tooLarge(server, tool, maxResultBytes, 'maxResultBytes');
+}
+
+function tooLarge(server: string, tool: string, max: number, option: 'maxResultBytes' | 'maxMessageBytes'): SkillError {
+  return new SkillError(
     'mcp_result_too_large',
-    `the MCP server '${server}' answered '${tool}' with more than ${maxResultBytes} bytes (maxResultBytes): nothing of it is passed on; ask for less (a narrower query, a page) or do without it`,
-    { maxResultBytes },
+    `the MCP server '${server}' answered '${tool}' with more than ${max} bytes (${option}): nothing of it is passed on; ask for less (a narrower query, a page) or do without it`,
+    { [option]: max },
     'ToolError',
   );
 }
@@ -103,7 +114,10 @@ function textOf(content: readonly ContentBlock[] | undefined): string {
     .trim();
 }
 
-function transportError(server: NormalizedMcpServer, tool: string, err: unknown): SkillError {
+function transportError(connection: McpConnection, tool: string, err: unknown): SkillError {
+  const server = connection.server;
+  if (err instanceof McpError && isOversize(err.data)) return tooLarge(server.name, tool, server.maxMessageBytes, 'maxMessageBytes');
+  if (err instanceof McpUnavailableError) return unavailable(server, tool, err.why, err.retryAfterMs);
   if (err instanceof McpError && err.code === ErrorCode.RequestTimeout)
     return new SkillError(
       'mcp_timeout',
@@ -118,12 +132,16 @@ function transportError(server: NormalizedMcpServer, tool: string, err: unknown)
       undefined,
       'ToolError',
     );
+  return unavailable(server, tool, describeCause(err, server), connection.retryAfterMs());
+}
+
+/** `mcp_unavailable`, with when to try again: the next attempt to reopen the connection (at least a second). */
+function unavailable(server: NormalizedMcpServer, tool: string, why: string, retryAfterMs: number): SkillError {
+  const wait = Math.max(1000, Math.ceil(retryAfterMs / 1000) * 1000);
   return new SkillError(
     'mcp_unavailable',
-    clip(
-      `the MCP server '${server.name}' could not be reached for '${tool}' (${describeCause(err, server)}); try again later or do without it`,
-    ),
-    undefined,
+    clip(`the MCP server '${server.name}' could not be reached for '${tool}' (${why}); try again in ${wait / 1000} s or do without it`),
+    { retryAfterMs: wait },
     'ToolError',
   );
 }

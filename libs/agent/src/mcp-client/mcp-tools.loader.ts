@@ -5,21 +5,24 @@ import { JsonSchema, schemaProblem, SKILL_NAME_MAX_LENGTH, SkillExplorer, SkillR
 import { AgentModuleOptions } from '../agent-module.options';
 import { AGENT_MODULE_OPTIONS } from '../agent.module-definition';
 import {
+  MCP_ACTION_UNKNOWN_MESSAGE,
   MCP_SERVER_SKIPPED_MESSAGE,
   MCP_SERVER_UNUSED_MESSAGE,
   MCP_TOOL_MISSING_MESSAGE,
   MCP_TOOL_SKIPPED_MESSAGE,
   MCP_TOOLS_CAPPED_MESSAGE,
+  MCP_TOOL_NAMES_TOO_LONG_MESSAGE,
   MCP_TOOLS_COLLIDE_MESSAGE,
+  MCP_TOOLS_OVER_BUDGET_MESSAGE,
   shownToolName,
 } from '../agent.messages';
 import { AgentRegistry } from '../agent.registry';
 import { McpServerUnavailableException } from '../exceptions/mcp-server-unavailable.exception';
 import { McpConnectError } from '../exceptions/mcp-connect.error';
 import { McpSkillNameTakenException } from '../exceptions/mcp-skill-name-taken.exception';
-import { McpConnection } from './mcp-connection';
+import { ListedTool, McpConnection } from './mcp-connection';
 import { describeServer } from './mcp-describe';
-import { NormalizedMcpServer } from './mcp-server-options';
+import { MCP_TOOL_NAME_MAX_LENGTH, NormalizedMcpServer } from './mcp-server-options';
 import { mcpToolHandler } from './mcp-tool-call';
 import { mcpToolSegment } from './mcp-tool-name';
 import { validateMcpServers } from './validate-mcp-server-options';
@@ -55,7 +58,7 @@ export class McpToolsLoader implements OnModuleInit, OnModuleDestroy {
     });
     const opened = await Promise.allSettled(used.map((server) => this.open(server)));
     const failures: string[] = [];
-    const loaded: Array<{ connection: McpConnection; tools: Tool[] }> = [];
+    const loaded: Array<{ connection: McpConnection; tools: ListedTool[] }> = [];
     opened.forEach((outcome, i) => {
       if (outcome.status === 'fulfilled') return loaded.push(outcome.value);
       const message = outcome.reason instanceof McpConnectError ? outcome.reason.message : String(outcome.reason);
@@ -79,7 +82,7 @@ export class McpToolsLoader implements OnModuleInit, OnModuleDestroy {
     await Promise.allSettled(open.map((c) => c.close()));
   }
 
-  private async open(server: NormalizedMcpServer): Promise<{ connection: McpConnection; tools: Tool[] }> {
+  private async open(server: NormalizedMcpServer): Promise<{ connection: McpConnection; tools: ListedTool[] }> {
     const connection = await McpConnection.open(server, this.logger);
     this.connections.push(connection);
     try {
@@ -102,21 +105,27 @@ export class McpToolsLoader implements OnModuleInit, OnModuleDestroy {
   }
 
   /**
-   * Register the listed tools of one server. A tool that cannot be used (its name, its schema, a collision) is
-   * skipped with a warning, never a boot failure; a name another skill already has fails boot for a required server.
+   * Register the listed tools of one server. A tool that cannot be used (its name, its schema, its size, a collision)
+   * is skipped with a warning, never a boot failure; a name another skill already has fails boot for a required server.
    */
-  private register(connection: McpConnection, listed: Tool[], wanted: Set<string>): void {
+  private register(connection: McpConnection, listed: ListedTool[], wanted: Set<string>): void {
     const server = connection.server;
     if (listed.length > server.maxTools) this.logger.warn(MCP_TOOLS_CAPPED_MESSAGE(server.name, listed.length, server.maxTools));
-    const tools = listed.slice(0, server.maxTools);
-    const bySkill = new Map<string, Tool[]>();
-    for (const tool of tools) {
-      const skill = `${server.name}.${mcpToolSegment(tool.name)}`;
+    const bySkill = new Map<string, ListedTool[]>();
+    let badNames = 0;
+    for (const entry of listed.slice(0, server.maxTools)) {
+      // Refused before it is mapped: no skill name is that long, and the mapping would scan it.
+      if (typeof entry.tool.name !== 'string' || entry.tool.name === '' || entry.tool.name.length > MCP_TOOL_NAME_MAX_LENGTH) {
+        badNames++;
+        continue;
+      }
+      const skill = `${server.name}.${mcpToolSegment(entry.tool.name)}`;
       const same = bySkill.get(skill);
-      if (same) same.push(tool);
-      else bySkill.set(skill, [tool]);
+      if (same) same.push(entry);
+      else bySkill.set(skill, [entry]);
     }
-    const registered: string[] = [];
+    if (badNames) this.logger.warn(MCP_TOOL_NAMES_TOO_LONG_MESSAGE(server.name, badNames, MCP_TOOL_NAME_MAX_LENGTH));
+    const fit: Array<{ skill: string; entry: ListedTool }> = [];
     for (const [skill, same] of bySkill) {
       if (!wanted.has(skill)) continue;
       if (same.length > 1) {
@@ -124,30 +133,39 @@ export class McpToolsLoader implements OnModuleInit, OnModuleDestroy {
           MCP_TOOLS_COLLIDE_MESSAGE(
             server.name,
             skill,
-            same.map((t) => t.name),
+            same.map((t) => t.tool.name),
           ),
         );
         continue;
       }
-      const tool = same[0];
+      const entry = same[0];
       const taken = this.skills.get(skill);
       if (taken) {
-        if (server.required) throw new McpSkillNameTakenException(server.name, tool.name, skill, taken.source);
-        this.logger.warn(MCP_TOOL_SKIPPED_MESSAGE(server.name, tool.name, skill, `${taken.source} already declares that name`));
+        if (server.required) throw new McpSkillNameTakenException(server.name, entry.tool.name, skill, taken.source);
+        this.logger.warn(MCP_TOOL_SKIPPED_MESSAGE(server.name, entry.tool.name, skill, `${taken.source} already declares that name`));
         continue;
       }
-      const problem = this.problemOf(skill, tool);
+      const problem = this.problemOf(server, skill, entry);
       if (problem) {
-        this.logger.warn(MCP_TOOL_SKIPPED_MESSAGE(server.name, tool.name, skill, problem));
+        this.logger.warn(MCP_TOOL_SKIPPED_MESSAGE(server.name, entry.tool.name, skill, problem));
         continue;
       }
-      const action = actionOf(server, tool);
+      fit.push({ skill, entry });
+    }
+    const registered: string[] = [];
+    for (const { skill, entry } of this.withinServerBudget(server, fit)) {
+      const action = actionOf(server, entry.tool);
       try {
-        this.registerTool(connection, skill, tool, action);
+        this.registerTool(connection, skill, entry.tool, action);
       } catch (err) {
-        // The registry's own checks (a description too long, ...): this tool only, never the boot.
+        // The registry's own checks: this tool only, never the boot.
         this.logger.warn(
-          MCP_TOOL_SKIPPED_MESSAGE(server.name, tool.name, skill, `it cannot be registered: ${(err as Error)?.message ?? String(err)}`),
+          MCP_TOOL_SKIPPED_MESSAGE(
+            server.name,
+            entry.tool.name,
+            skill,
+            `it cannot be registered: ${(err as Error)?.message ?? String(err)}`,
+          ),
         );
         continue;
       }
@@ -156,9 +174,43 @@ export class McpToolsLoader implements OnModuleInit, OnModuleDestroy {
     for (const name of wanted)
       if (name.startsWith(`${server.name}.`) && !bySkill.has(name))
         this.logger.warn(MCP_TOOL_MISSING_MESSAGE(server.name, name, [...bySkill.keys()]));
+    const names = new Set(listed.map((t) => t.tool.name));
+    for (const tool of server.actions.keys()) if (!names.has(tool)) this.logger.warn(MCP_ACTION_UNKNOWN_MESSAGE(server.name, tool));
     this.logger.log(
       `MCP server '${server.name}' (${describeServer(server)}): ${listed.length} tools, registered ${registered.length ? registered.join(', ') : 'none'}.`,
     );
+  }
+
+  /**
+   * The tools that fit in `maxToolBytesPerServer` together: taken in skill-name order (whatever order the server
+   * lists them in), each kept while the sum of what is kept stays within the cap; the others are named in a warning.
+   */
+  private withinServerBudget(
+    server: NormalizedMcpServer,
+    fit: Array<{ skill: string; entry: ListedTool }>,
+  ): Array<{ skill: string; entry: ListedTool }> {
+    const kept: Array<{ skill: string; entry: ListedTool }> = [];
+    const left: string[] = [];
+    let used = 0;
+    for (const item of [...fit].sort((a, b) => (a.skill < b.skill ? -1 : a.skill > b.skill ? 1 : 0))) {
+      const bytes = (item.entry.schemaBytes ?? 0) + Buffer.byteLength(descriptionOf(server, item.entry.tool));
+      if (used + bytes > server.maxToolBytesPerServer) {
+        left.push(item.skill);
+        continue;
+      }
+      used += bytes;
+      kept.push(item);
+    }
+    if (left.length)
+      this.logger.warn(
+        MCP_TOOLS_OVER_BUDGET_MESSAGE(
+          server.name,
+          server.maxToolBytesPerServer,
+          kept.map((k) => k.skill),
+          left,
+        ),
+      );
+    return kept;
   }
 
   private registerTool(connection: McpConnection, skill: string, tool: Tool, action: ActionClass): void {
@@ -166,21 +218,27 @@ export class McpToolsLoader implements OnModuleInit, OnModuleDestroy {
     this.skills.register({
       name: skill,
       action,
-      description: tool.description?.trim() || tool.title?.trim() || `The tool '${tool.name}' of the MCP server '${server.name}'.`,
+      description: descriptionOf(server, tool),
       parameters: tool.inputSchema as JsonSchema,
       timeoutMs: server.timeoutMs,
       tenantScoped: server.tenantScoped,
       ...(server.requiredPermission !== undefined ? { requiredPermission: server.requiredPermission } : {}),
-      handler: mcpToolHandler(connection.client, server, tool.name),
+      handler: mcpToolHandler(connection, tool.name),
       source: `MCP server '${server.name}' (${describeServer(server)}), tool '${shownToolName(tool.name)}'`,
     });
   }
 
   /** Why a tool cannot be a skill, or null. Never throws: a schema that breaks the check is a problem too. */
-  private problemOf(skill: string, tool: Tool): string | null {
+  private problemOf(server: NormalizedMcpServer, skill: string, { tool, schemaBytes, descriptionLength }: ListedTool): string | null {
     if (skill.length > SKILL_NAME_MAX_LENGTH) return `the name is longer than ${SKILL_NAME_MAX_LENGTH} characters`;
     if (tool.execution?.taskSupport === 'required')
       return 'it runs only as a task (execution.taskSupport: required), which this client does not use';
+    if (descriptionLength > server.maxDescriptionLength)
+      return `its description is ${descriptionLength} characters, more than maxDescriptionLength (${server.maxDescriptionLength})`;
+    // Measured before it is compiled: a schema of megabytes is not even looked at.
+    if (schemaBytes === null) return 'its inputSchema cannot be measured (not JSON, or nested too deep)';
+    if (schemaBytes > server.maxSchemaBytes)
+      return `its inputSchema is ${schemaBytes} bytes of JSON, more than maxSchemaBytes (${server.maxSchemaBytes}); it would be sent to the model with every request`;
     try {
       return (
         schemaProblem(tool.inputSchema)
@@ -193,11 +251,19 @@ export class McpToolsLoader implements OnModuleInit, OnModuleDestroy {
   }
 }
 
+/** The description the model reads: the tool's, else its title, else one naming it. */
+function descriptionOf(server: NormalizedMcpServer, tool: Tool): string {
+  return tool.description?.trim() || tool.title?.trim() || `The tool '${shownToolName(tool.name)}' of the MCP server '${server.name}'.`;
+}
+
 /**
- * `read` when the server marks the tool read-only and the entry trusts that hint (trustReadOnlyHint, default true);
- * else `execute`. A tool also marked `destructiveHint: true` is `execute`: of two contradictory hints, the safer class.
+ * The class the application gives the tool (`actions`), else `read` when the server marks it read-only and the entry
+ * trusts that hint (trustReadOnlyHint, default false), else `execute`. A tool also marked `destructiveHint: true` is
+ * `execute`: of two contradictory hints, the safer class. No hint ever makes a tool `propose`.
  */
 function actionOf(server: NormalizedMcpServer, tool: Tool): ActionClass {
+  const mapped = server.actions.get(tool.name);
+  if (mapped) return mapped;
   const hints = tool.annotations;
   return server.trustReadOnlyHint && hints?.readOnlyHint === true && hints.destructiveHint !== true ? 'read' : 'execute';
 }

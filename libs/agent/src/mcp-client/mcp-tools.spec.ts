@@ -26,6 +26,12 @@ const LISTED = [
   'weather.slow',
 ];
 
+/**
+ * The application's classes of the fixture's read-only tools: the server's readOnlyHint is not trusted by default
+ * (trustReadOnlyHint: false), so a tool is `read` only because the application says so.
+ */
+const READS = { actions: { 'get-weather': 'read', getForecast: 'read', flaky_station: 'read', slow: 'read' } } as const;
+
 const guarded = (turns: ScriptedTurn[], over: Partial<AgentSpec> = {}): AgentSpec => ({
   name: 'forecaster',
   provider: new ScriptedModelProvider(turns),
@@ -50,6 +56,7 @@ function stdioServer(dir: string, over: Partial<McpServerOptions> = {}): McpServ
     args: ['-r', 'ts-node/register/transpile-only', STDIO_FIXTURE],
     env: { EXTERNAL_MCP_CALL_LOG: join(dir, 'calls.jsonl') },
     cwd: ROOT,
+    ...READS,
     ...over,
   } as McpServerOptions;
 }
@@ -111,7 +118,7 @@ describe.each([
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'zmodu-mcp-'));
     if (kind === 'http') http = await startExternalMcpHttpServer();
-    const server = kind === 'stdio' ? stdioServer(dir) : { name: 'weather', url: http!.url };
+    const server = kind === 'stdio' ? stdioServer(dir) : { name: 'weather', url: http!.url, ...READS };
     warnings = await logsOf(async () => void (app = await boot([server], [guarded(script)])));
   });
 
@@ -124,7 +131,7 @@ describe.each([
   const received = (): ReceivedCall[] =>
     kind === 'http' ? http!.received : (stdioLog(dir).filter((l) => l.tool !== undefined) as ReceivedCall[]);
 
-  it('registers only the listed tools, named <server>.<tool>, read-only ones as read and the others as execute', () => {
+  it('registers only the listed tools, named <server>.<tool>, those the application maps to read as read and the others as execute', () => {
     const skills = app.get(SkillRegistry);
     const mcp = skills.list().filter((s) => s.name.startsWith('weather.'));
     expect(mcp.map((s) => [s.name, s.action, s.tenantScoped])).toEqual([
@@ -223,12 +230,13 @@ describe('external MCP server over stdio: lifecycle', () => {
     expect(alive(pid)).toBe(false);
   });
 
-  it('answers the calls of a server that died with a tool error, and warns once', async () => {
+  it('answers the calls of a server that died at once with mcp_unavailable and when to retry, and warns', async () => {
     const turns: ScriptedTurn[] = [
       { toolCalls: [{ name: 'weather.get_weather', arguments: { city: 'Oslo' } }] },
       (req) => ({ text: JSON.stringify(toolMessages(req).at(-1)) }),
     ];
-    const app = await boot([stdioServer(dir)], [reader(turns)]);
+    // The next attempt to reopen is a minute away: the call must not wait for it.
+    const app = await boot([stdioServer(dir, { reconnectDelayMs: 60_000 })], [reader(turns)]);
     const pid = stdioLog(dir)[0].pid as number;
     const logs = await logsOf(async () => {
       process.kill(pid, 'SIGKILL');
@@ -236,9 +244,15 @@ describe('external MCP server over stdio: lifecycle', () => {
       await new Promise((r) => setTimeout(r, 100));
       const r = await app.get(AgentRegistry).get('forecaster').run('Oslo?', { tenantId: 't1', userId: 'u' });
       expect(r.stoppedReason).toBe('final');
-      expect(JSON.parse(r.answer)).toMatchObject({ error: 'ToolError', reason: 'mcp_unavailable' });
+      const seen = JSON.parse(r.answer) as { reason: string; retryAfterMs: number; message: string };
+      expect(seen).toMatchObject({ error: 'ToolError', reason: 'mcp_unavailable' });
+      expect(seen.retryAfterMs).toBeGreaterThanOrEqual(29_000);
+      expect(seen.retryAfterMs).toBeLessThanOrEqual(60_000);
+      expect(seen.message).toMatch(/its connection was lost and is being reopened\); try again in \d+ s/);
     });
-    expect(logs).toContainEqual(expect.stringMatching(/MCP server 'weather' closed the connection: its tools fail \(mcp_unavailable\)/));
+    expect(logs).toContainEqual(
+      expect.stringMatching(/MCP server 'weather' closed the connection: its tools fail at once \(mcp_unavailable\) until it is reopened/),
+    );
     await app.close();
   });
 
@@ -288,7 +302,7 @@ describe('external MCP server over Streamable HTTP: headers, failures, timeouts'
     const logs = await logsOf(async () => {
       app = await boot(
         [
-          { name: 'weather', url: http.url, headers },
+          { name: 'weather', url: http.url, headers, ...READS },
           { name: 'backup', url: `${unreachable}?token=q-secret`, headers, required: false },
         ],
         [reader([quote, relay]), reader([{ text: 'ok' }], 'backup')].map((a, i) => ({ ...a, name: `agent${i}` })),
@@ -326,7 +340,7 @@ describe('external MCP server over Streamable HTTP: headers, failures, timeouts'
   });
 
   it('turns a server that went away into a tool error the model sees, not a crash of the run', async () => {
-    const app = await boot([{ name: 'weather', url: http.url }], [reader([quote, relay])]);
+    const app = await boot([{ name: 'weather', url: http.url, ...READS }], [reader([quote, relay])]);
     await http.close();
     const r = await app.get(AgentRegistry).get('forecaster').run('Oslo?', { tenantId: 't1', userId: 'u' });
     expect(r.stoppedReason).toBe('final');
@@ -335,15 +349,16 @@ describe('external MCP server over Streamable HTTP: headers, failures, timeouts'
       error: 'ToolError',
       reason: 'mcp_unavailable',
       message: expect.stringMatching(
-        /^the MCP server 'weather' could not be reached for 'get-weather' \(fetch failed: (ECONNREFUSED|UND_ERR_SOCKET)\)/,
+        /^the MCP server 'weather' could not be reached for 'get-weather' \(fetch failed: (ECONNREFUSED|UND_ERR_SOCKET)\); try again in 1 s/,
       ),
+      retryAfterMs: 1000,
     });
     await app.close();
   });
 
   it('stops a call at timeoutMs and the run goes on', async () => {
     const slow = { toolCalls: [{ name: 'weather.slow', arguments: { ms: 10_000 } }] };
-    const app = await boot([{ name: 'weather', url: http.url, timeoutMs: 300 }], [reader([slow, relay])]);
+    const app = await boot([{ name: 'weather', url: http.url, timeoutMs: 300, ...READS }], [reader([slow, relay])]);
     const started = Date.now();
     const r = await app.get(AgentRegistry).get('forecaster').run('wait', { tenantId: 't1', userId: 'u' });
     expect(Date.now() - started).toBeLessThan(5000);
@@ -356,7 +371,7 @@ describe('external MCP server over Streamable HTTP: headers, failures, timeouts'
   it('does not connect a server when only a skills filter would take its tools', async () => {
     const agent = guarded([{ text: 'ok' }], { skills: (s) => s.name.startsWith('weather.'), guard: { allow: ['other.tool'] } });
     let app: TestingModule | undefined;
-    const logs = await logsOf(async () => void (app = await boot([{ name: 'weather', url: http.url }], [agent])));
+    const logs = await logsOf(async () => void (app = await boot([{ name: 'weather', url: http.url, ...READS }], [agent])));
     expect(logs).toContainEqual(
       expect.stringMatching(/MCP server 'weather': no agent lists a 'weather\.<tool>' name .* so it is not connected/),
     );
@@ -367,7 +382,7 @@ describe('external MCP server over Streamable HTTP: headers, failures, timeouts'
 
   it('applies requiredPermission and tenantScoped to every tool of the server, before the server is called', async () => {
     const app = await boot(
-      [{ name: 'weather', url: http.url, requiredPermission: 'weather:read' }],
+      [{ name: 'weather', url: http.url, requiredPermission: 'weather:read', ...READS }],
       [reader([quote, relay]), { ...reader([quote, relay]), name: 'anon' }],
     );
     const agents = app.get(AgentRegistry);
@@ -386,7 +401,7 @@ describe('external MCP server over Streamable HTTP: headers, failures, timeouts'
     const app = await Test.createTestingModule({
       imports: [
         AgentModule.forRootAsync({
-          useFactory: async () => ({ agents: [reader([quote, relay])], mcpServers: [{ name: 'weather', url: http.url }] }),
+          useFactory: async () => ({ agents: [reader([quote, relay])], mcpServers: [{ name: 'weather', url: http.url, ...READS }] }),
           guard: { auditStore: 'memory', quotaStore: 'memory' },
         }),
       ],

@@ -1,13 +1,26 @@
+import { ActionClass, isActionClass } from '@zmodu/guard';
 import { MAX_SKILL_TIMEOUT_MS } from '@zmodu/skills';
 import { InvalidMcpServerOptionsException } from '../exceptions/invalid-mcp-server-options.exception';
 import {
   DEFAULT_MCP_CONNECT_TIMEOUT_MS,
   DEFAULT_MCP_MAX_RESULT_BYTES,
+  DEFAULT_MCP_MAX_DESCRIPTION_LENGTH,
+  DEFAULT_MCP_MAX_MESSAGE_BYTES,
+  DEFAULT_MCP_MAX_SCHEMA_BYTES,
+  DEFAULT_MCP_MAX_TOOL_BYTES_PER_SERVER,
   DEFAULT_MCP_MAX_TOOLS,
+  DEFAULT_MCP_RECONNECT_DELAY_MS,
+  DEFAULT_MCP_RECONNECT_MAX_DELAY_MS,
   DEFAULT_MCP_TIMEOUT_MS,
+  MAX_MCP_MAX_DESCRIPTION_LENGTH,
+  MAX_MCP_MAX_MESSAGE_BYTES,
   MAX_MCP_MAX_RESULT_BYTES,
+  MAX_MCP_MAX_SCHEMA_BYTES,
+  MAX_MCP_MAX_TOOL_BYTES_PER_SERVER,
   MAX_MCP_MAX_TOOLS,
   MCP_SERVER_NAME_PATTERN,
+  MCP_TOOL_NAME_MAX_LENGTH,
+  MIN_MCP_MAX_MESSAGE_BYTES,
   McpServerOptions,
   NormalizedMcpServer,
 } from './mcp-server-options';
@@ -26,8 +39,15 @@ const KEYS = new Set([
   'tenantScoped',
   'requiredPermission',
   'maxResultBytes',
+  'maxMessageBytes',
   'maxTools',
+  'maxSchemaBytes',
+  'maxDescriptionLength',
+  'maxToolBytesPerServer',
   'trustReadOnlyHint',
+  'actions',
+  'reconnectDelayMs',
+  'reconnectMaxDelayMs',
 ]);
 
 /** Check the `mcpServers` option and fill defaults. Throws InvalidMcpServerOptionsException naming the field to fix. */
@@ -64,10 +84,11 @@ function validateMcpServer(entry: McpServerOptions, index: number): NormalizedMc
     timeoutMs: optionalTimeout(entry.timeoutMs, 'timeoutMs', fail) ?? DEFAULT_MCP_TIMEOUT_MS,
     connectTimeoutMs: optionalTimeout(entry.connectTimeoutMs, 'connectTimeoutMs', fail) ?? DEFAULT_MCP_CONNECT_TIMEOUT_MS,
     tenantScoped: optionalBoolean(entry.tenantScoped, 'tenantScoped', fail) ?? true,
-    maxResultBytes:
-      optionalCount(entry.maxResultBytes, 'maxResultBytes', 'bytes', MAX_MCP_MAX_RESULT_BYTES, fail) ?? DEFAULT_MCP_MAX_RESULT_BYTES,
-    trustReadOnlyHint: optionalBoolean(entry.trustReadOnlyHint, 'trustReadOnlyHint', fail) ?? true,
+    ...sizes(entry, fail),
+    trustReadOnlyHint: optionalBoolean(entry.trustReadOnlyHint, 'trustReadOnlyHint', fail) ?? false,
+    actions: actions(entry.actions, fail),
     maxTools: optionalCount(entry.maxTools, 'maxTools', 'tools', MAX_MCP_MAX_TOOLS, fail) ?? DEFAULT_MCP_MAX_TOOLS,
+    ...reconnect(entry, fail),
     ...(entry.requiredPermission !== undefined ? { requiredPermission: entry.requiredPermission } : {}),
   };
   if (entry.requiredPermission !== undefined && (typeof entry.requiredPermission !== 'string' || entry.requiredPermission === ''))
@@ -97,6 +118,63 @@ function validateMcpServer(entry: McpServerOptions, index: number): NormalizedMc
     ...(entry.cwd !== undefined ? { cwd: entry.cwd } : {}),
     headers: {},
   });
+}
+
+/** The size caps of an entry, each in its range and consistent with the others. */
+function sizes(entry: McpServerOptions, fail: (problem: string) => never) {
+  const maxResultBytes =
+    optionalCount(entry.maxResultBytes, 'maxResultBytes', 'bytes', MAX_MCP_MAX_RESULT_BYTES, fail) ?? DEFAULT_MCP_MAX_RESULT_BYTES;
+  const givenMessage = optionalCount(entry.maxMessageBytes, 'maxMessageBytes', 'bytes', MAX_MCP_MAX_MESSAGE_BYTES, fail);
+  if (givenMessage !== undefined && givenMessage < MIN_MCP_MAX_MESSAGE_BYTES)
+    fail(`maxMessageBytes must be at least ${MIN_MCP_MAX_MESSAGE_BYTES} bytes (got ${givenMessage}): a tools/list page must fit`);
+  if (givenMessage !== undefined && givenMessage < maxResultBytes)
+    fail(
+      `maxMessageBytes (${givenMessage}) is smaller than maxResultBytes (${maxResultBytes}): a result that size could never arrive; raise maxMessageBytes or lower maxResultBytes`,
+    );
+  // A result may come twice in its message (as text and as structuredContent).
+  const maxMessageBytes = givenMessage ?? Math.min(MAX_MCP_MAX_MESSAGE_BYTES, Math.max(DEFAULT_MCP_MAX_MESSAGE_BYTES, 2 * maxResultBytes));
+  const maxSchemaBytes =
+    optionalCount(entry.maxSchemaBytes, 'maxSchemaBytes', 'bytes', MAX_MCP_MAX_SCHEMA_BYTES, fail) ?? DEFAULT_MCP_MAX_SCHEMA_BYTES;
+  const maxDescriptionLength =
+    optionalCount(entry.maxDescriptionLength, 'maxDescriptionLength', 'characters', MAX_MCP_MAX_DESCRIPTION_LENGTH, fail) ??
+    DEFAULT_MCP_MAX_DESCRIPTION_LENGTH;
+  const maxToolBytesPerServer =
+    optionalCount(entry.maxToolBytesPerServer, 'maxToolBytesPerServer', 'bytes', MAX_MCP_MAX_TOOL_BYTES_PER_SERVER, fail) ??
+    Math.max(DEFAULT_MCP_MAX_TOOL_BYTES_PER_SERVER, maxSchemaBytes);
+  if (maxToolBytesPerServer < maxSchemaBytes)
+    fail(
+      `maxToolBytesPerServer (${maxToolBytesPerServer}) is smaller than maxSchemaBytes (${maxSchemaBytes}): a tool of that schema size could never be registered; raise maxToolBytesPerServer or lower maxSchemaBytes`,
+    );
+  return { maxResultBytes, maxMessageBytes, maxSchemaBytes, maxDescriptionLength, maxToolBytesPerServer };
+}
+
+/** The application's classes of tools: `{ '<tool name as listed>': 'read' | 'propose' | 'execute' }`. */
+function actions(value: unknown, fail: (problem: string) => never): ReadonlyMap<string, ActionClass> {
+  const out = new Map<string, ActionClass>();
+  if (value === undefined) return out;
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    fail("actions must be an object of tool names (as the server lists them) to 'read', 'propose' or 'execute'");
+  for (const tool of Object.keys(value as object)) {
+    const action = (value as Record<string, unknown>)[tool];
+    if (tool === '' || tool.length > MCP_TOOL_NAME_MAX_LENGTH)
+      fail(`actions has a tool name of ${tool.length} characters: a tool name is 1 to ${MCP_TOOL_NAME_MAX_LENGTH} characters`);
+    if (!isActionClass(action))
+      fail(`actions[${JSON.stringify(tool)}] must be 'read', 'propose' or 'execute' (got ${JSON.stringify(action) ?? String(action)})`);
+    out.set(tool, action as ActionClass);
+  }
+  return out;
+}
+
+function reconnect(entry: McpServerOptions, fail: (problem: string) => never) {
+  const reconnectDelayMs = optionalTimeout(entry.reconnectDelayMs, 'reconnectDelayMs', fail) ?? DEFAULT_MCP_RECONNECT_DELAY_MS;
+  const reconnectMaxDelayMs =
+    optionalTimeout(entry.reconnectMaxDelayMs, 'reconnectMaxDelayMs', fail) ??
+    Math.max(DEFAULT_MCP_RECONNECT_MAX_DELAY_MS, reconnectDelayMs);
+  if (reconnectMaxDelayMs < reconnectDelayMs)
+    fail(
+      `reconnectMaxDelayMs (${reconnectMaxDelayMs}) is smaller than reconnectDelayMs (${reconnectDelayMs}); raise it or lower reconnectDelayMs`,
+    );
+  return { reconnectDelayMs, reconnectMaxDelayMs };
 }
 
 function httpUrl(value: unknown, fail: (problem: string) => never): URL {
