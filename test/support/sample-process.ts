@@ -63,7 +63,8 @@ export interface SampleProcess {
   readonly exited: Promise<number | null>;
 }
 
-export async function startSample(env: Record<string, string>): Promise<SampleProcess> {
+/** `readyMs`: how long it may take to be ready (a first start on PGlite runs initdb and every migration). */
+export async function startSample(env: Record<string, string>, readyMs = 90_000): Promise<SampleProcess> {
   const port = await freePort();
   const inherited = { ...process.env };
   for (const name of MODEL_VARS) delete inherited[name];
@@ -81,7 +82,7 @@ export async function startSample(env: Record<string, string>): Promise<SamplePr
   child.stderr?.on('data', (c: Buffer) => (log += c.toString()));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const sample = { child, port, log: () => log, exited };
-  const until = Date.now() + 90_000;
+  const until = Date.now() + readyMs;
   while ((await ready(sample)) !== 200) {
     if (child.exitCode !== null || Date.now() > until) throw new Error(`the sample did not become ready:\n${log.slice(-3000)}`);
     await sleep(200);

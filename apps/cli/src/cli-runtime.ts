@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { INestApplicationContext, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { embeddedDataSourceOptions, openEmbeddedDatabase, serverDataSourceOptions } from '@zmodu/db';
+import { EmbeddedDatabaseLockedException, embeddedDataSourceOptions, openEmbeddedDatabase, serverDataSourceOptions } from '@zmodu/db';
 import { Guard, GuardModule, TypeOrmAuditLogStore, ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
 import { createSkillContext, SkillCallResult, SkillDispatcher, SkillRegistry, SkillsModule } from '@zmodu/skills';
 import { BusinessSkills, DataSkillsModule } from '@zmodu/data';
@@ -14,6 +14,22 @@ export interface CallRequest {
   readonly tenant?: string | null;
   readonly user?: string | null;
   readonly permissions?: readonly string[];
+}
+
+/**
+ * The config's embedded database folder. Held by another process (the app that uses it, most often), it is refused; the
+ * message says who holds it and how to give the CLI the app's PostgreSQL server instead.
+ */
+async function openEmbedded(dataDir: string) {
+  try {
+    return await openEmbeddedDatabase({ dataDir });
+  } catch (err) {
+    if (!(err instanceof EmbeddedDatabaseLockedException)) throw err;
+    throw new Error(
+      `${err.message} For this command: stop the app, or run the app on PostgreSQL (DATABASE_URL) and give the config the ` +
+        `same server: "database": { "url": "postgres://..." } in place of "dataDir".`,
+    );
+  }
 }
 
 /** The skills of a config, behind the same registry, dispatcher and guard as in an application. */
@@ -37,7 +53,7 @@ export class CliRuntime {
       const extra = auditToDatabase ? { entities: ZMODU_GUARD_ENTITIES, migrations: ZMODU_GUARD_MIGRATIONS } : {};
       const options = config.database.url
         ? serverDataSourceOptions(config.database.url, { poolSize: 4, ...extra })
-        : embeddedDataSourceOptions(await openEmbeddedDatabase({ dataDir: config.database.dataDir }), extra);
+        : embeddedDataSourceOptions(await openEmbedded(config.database.dataDir as string), extra);
       dataSource = new DataSource(options);
       await dataSource.initialize();
       try {

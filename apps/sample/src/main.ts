@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { EmbeddedDatabaseLockedException } from '@zmodu/db';
 import { Logger as PinoLogger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { mintToken } from './auth/dev-token';
@@ -16,7 +17,11 @@ const USAGE = `usage:
                                              print a development bearer token (signed with ZMODU_JWT_SECRET)`;
 
 async function serve(): Promise<void> {
-  const options = { ...optionsFromEnv(), logging: loggingFromEnv() };
+  const fromEnv = { ...optionsFromEnv(), logging: loggingFromEnv() };
+  // The database is opened before Nest starts: an embedded folder that another process holds is told in one line by
+  // main's handler, not as a failed boot with a stack.
+  const dataSource = await fromEnv.dataSource();
+  const options = { ...fromEnv, dataSource: async () => dataSource };
   // Nest's own lines too go to the JSON logs (held until the logger is ready).
   const app = await NestFactory.create(AppModule.register(options), { bufferLogs: true });
   app.useLogger(app.get(PinoLogger));
@@ -84,7 +89,9 @@ main(process.argv.slice(2)).then(
     if (code !== undefined) process.exit(code);
   },
   (err: unknown) => {
-    process.stderr.write(`${err instanceof ConfigError ? `error: ${err.message}` : ((err as Error)?.stack ?? String(err))}\n`);
+    // A setting to fix, or the data folder another process holds: the message says what to do (a stack would not help).
+    const told = err instanceof ConfigError || err instanceof EmbeddedDatabaseLockedException;
+    process.stderr.write(`${told ? `error: ${err.message}` : ((err as Error)?.stack ?? String(err))}\n`);
     process.exit(1);
   },
 );

@@ -87,7 +87,9 @@ describe('GET /admin/config and PUT /admin/config/:key', () => {
   });
 
   it("answers 403 when the caller lacks the skill's own code (AdminSkillsModule permissions.config), and audits the refusal", async () => {
-    const other = await startAdminSkillsApp(db, { permissions: { config: 'ops:config' } });
+    // An app of its own on a database of its own (an embedded folder is opened by one instance at a time).
+    const otherDb = await createTestDatabase();
+    const other = await startAdminSkillsApp(otherDb, { permissions: { config: 'ops:config' } });
     try {
       const res = await request(other.app.getHttpServer()).put('/admin/config/risk.limit').set(as('ops-t')).send({ value: 1 }).expect(403);
       expect(res.body.message).toMatch(/ops:config/);
@@ -100,6 +102,7 @@ describe('GET /admin/config and PUT /admin/config/:key', () => {
       expect(audit.map((e) => e.outcome)).toEqual(['forbidden', 'ok']);
     } finally {
       await other.app.close();
+      await otherDb.drop();
     }
   });
 

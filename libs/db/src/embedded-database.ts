@@ -2,11 +2,16 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { DbMessages } from './db.messages';
+import { FolderLock } from './embedded/folder-lock';
 import { PGLITE_WORKER_SOURCE } from './embedded/worker-source';
 import { timerDelay } from './timer-delay';
 
 export interface EmbeddedDatabaseOptions {
-  /** Folder of the data; omitted: a temporary folder, removed by `close()` (data that lasts as long as the process). */
+  /**
+   * Folder of the data; omitted: a temporary folder, removed by `close()` (data that lasts as long as the process). One
+   * process at a time opens a folder: a second opener gets EmbeddedDatabaseLockedException naming the holder.
+   */
   readonly dataDir?: string;
   /** A `dumpDataDir()` tarball to start from (skips initdb: much faster, for tests). Used by the first start only. */
   readonly loadDataDir?: Blob | File;
@@ -71,6 +76,9 @@ interface Pending {
  *
  * It has a single session: use it through the TypeORM driver of `embeddedDataSourceOptions`,
  * which hands the session to one caller at a time.
+ *
+ * A folder is opened by one process at a time (FolderLock: a lock file beside it with the holder's pid, and an OS-level
+ * lock), taken before PGlite opens it and checked again before every reopen; `close()` and the process's exit release it.
  */
 export class EmbeddedDatabase {
   private worker?: Worker;
@@ -87,24 +95,30 @@ export class EmbeddedDatabase {
   private constructor(
     private readonly dataDir: string,
     private readonly temporary: boolean,
+    private readonly lock?: FolderLock,
   ) {}
 
   /** Open (or create) the database; with no `dataDir`, in a temporary folder that `close()` removes. */
   static async open(options: EmbeddedDatabaseOptions = {}): Promise<EmbeddedDatabase> {
     let dataDir: string;
     let temporary = false;
+    let lock: FolderLock | undefined;
     if (options.dataDir) {
       dataDir = resolve(options.dataDir);
       mkdirSync(dataDir, { recursive: true });
+      // Before PGlite touches the folder: a second process on it would corrupt it.
+      lock = await FolderLock.acquire(dataDir);
     } else {
+      // A folder of its own that no other process knows: nothing to lock.
       dataDir = mkdtempSync(join(tmpdir(), 'zmodu-pglite-'));
       temporary = true;
     }
-    const db = new EmbeddedDatabase(dataDir, temporary);
-    if (options.loadDataDir) db.loadDataDir = await options.loadDataDir.arrayBuffer();
+    const db = new EmbeddedDatabase(dataDir, temporary, lock);
     try {
+      if (options.loadDataDir) db.loadDataDir = await options.loadDataDir.arrayBuffer();
       await db.ensureStarted();
     } catch (err) {
+      await lock?.release();
       if (temporary) rmSync(dataDir, { recursive: true, force: true });
       throw err;
     }
@@ -160,9 +174,12 @@ export class EmbeddedDatabase {
     } finally {
       const worker = this.worker;
       this.worker = undefined;
+      // Held while it stops: a process with nothing else to do would otherwise end before close() releases the folder.
+      worker?.ref();
       await worker?.terminate();
       this.failAll(new Error('The embedded database is closed.'));
       if (this.temporary) rmSync(this.dataDir, { recursive: true, force: true });
+      await this.lock?.release();
     }
   }
 
@@ -218,7 +235,12 @@ export class EmbeddedDatabase {
     }
   }
 
-  private start(): Promise<void> {
+  private async start(): Promise<void> {
+    // Every (re)open of the folder is made under its lock: one removed by hand is taken again, one another process holds
+    // now is not, and the folder stays closed here (57P03: the database is away) until that process is gone.
+    if (this.lock && !(await this.lock.reassert()))
+      throw new EmbeddedDatabaseError({ code: '57P03', message: DbMessages.folderLockLost(this.lock.dir, this.lock.lockPath) });
+    if (this.closing) throw new Error('The embedded database is closed.');
     const load = this.loadDataDir;
     const worker = new Worker(PGLITE_WORKER_SOURCE, {
       eval: true,

@@ -2,6 +2,8 @@
 // throwaway databases for tests are in @zmodu/db/testing.
 export { openEmbeddedDatabase, EmbeddedDatabase, EmbeddedDatabaseError } from './embedded-database';
 export type { EmbeddedDatabaseOptions, EmbeddedResult, ReadOnlyRequest, ReadOnlyResult } from './embedded-database';
+export { EmbeddedDatabaseLockedException } from './exceptions/embedded-database-locked.exception';
+export type { EmbeddedFolderHolder } from './exceptions/embedded-database-locked.exception';
 export { embeddedDataSourceOptions, ListeningPgClient, serverDataSourceOptions } from './database-options';
 export { isEmbeddedConnection } from './pglite-driver';
 export type { EmbeddedConnection, PgCompatibleDriver, PgliteDriverOptions } from './pglite-driver';

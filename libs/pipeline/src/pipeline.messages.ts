@@ -78,3 +78,31 @@ export const PAGE_MESSAGE = () => 'page must be a whole number from 1';
 export const LIMIT_MESSAGE = () => 'limit must be a whole number from 1 to 100';
 
 export const STATUS_MESSAGE = (statuses: readonly string[]) => `status must be one of ${statuses.join(', ')}`;
+
+// Who approves: the approval chains and the default steps (checked at boot).
+
+export const CHAINS_SHAPE_MESSAGE = () =>
+  "PipelineModule: approval.chains must be { [action]: [{ minAmount, steps: [{ name, permission }] }, ...] } (e.g. { 'ticket.close': [{ minAmount: 0, steps: [{ name: 'support lead', permission: 'ticket:approve' }] }] }).";
+
+export const CHAIN_RULE_MESSAGE = (action: string, index: number) =>
+  `PipelineModule: approval.chains['${action}'][${index}] must be { minAmount: a number >= 0, steps: [{ name, permission }, ...] }.`;
+
+export const APPROVAL_STEP_MESSAGE = (where: string, index: number) =>
+  `PipelineModule: ${where} step ${index} must be { name, permission } with non-empty strings: the permission is what its approver must hold.`;
+
+export const DEFAULT_STEPS_MESSAGE = () =>
+  "PipelineModule: approval.defaultSteps must be a non-empty array of { name, permission }: the steps of a proposal that waits for a human and that no chain rule covers (default [{ name: 'approver', permission: 'approval:decide' }]).";
+
+const describeSteps = (steps: readonly { name: string; permission: string }[]) =>
+  steps.map((s) => `${s.name} (${s.permission})`).join(', then ');
+
+export const NO_CHAIN_WARNING = (actions: readonly string[], steps: readonly { name: string; permission: string }[]) =>
+  `${actions.map((a) => `'${a}'`).join(', ')} can wait for a human (a risk escalation, or a proposer that may not execute it) ` +
+  `and ${actions.length === 1 ? 'has' : 'have'} no approval chain: ${actions.length === 1 ? 'its' : 'their'} approvals take the default step ${describeSteps(steps)}. ` +
+  `Declare approval.chains: { '${actions[0]}': [{ minAmount: 0, steps: [{ name, permission }] }] } to say who approves, ` +
+  'or approval.defaultSteps to make the default your choice.';
+
+export const CHAIN_GAP_WARNING = (action: string, from: number, steps: readonly { name: string; permission: string }[]) =>
+  `the approval chain of '${action}' starts at minAmount ${from}: a proposal of a smaller amount that waits for a human ` +
+  `(a proposer that may not execute it) takes the default step ${describeSteps(steps)}. ` +
+  `Add a rule with minAmount: 0 to approval.chains['${action}'], or declare approval.defaultSteps to make the default your choice.`;

@@ -1,7 +1,14 @@
 import { ownOptions } from '@zmodu/guard';
 import type { GuardPolicy } from '@zmodu/guard';
 import { InvalidPipelineOptionsException } from './exceptions/invalid-pipeline-options.exception';
-import { ACTIONS_SHAPE_MESSAGE, EXECUTORS_GONE_MESSAGE } from './pipeline.messages';
+import {
+  ACTIONS_SHAPE_MESSAGE,
+  APPROVAL_STEP_MESSAGE,
+  CHAIN_RULE_MESSAGE,
+  CHAINS_SHAPE_MESSAGE,
+  DEFAULT_STEPS_MESSAGE,
+  EXECUTORS_GONE_MESSAGE,
+} from './pipeline.messages';
 import type { ApprovalStep } from './proposal.types';
 import type { ProposalStore } from './proposal.store';
 import type { RiskReviewer, RiskRules } from './risk-review';
@@ -13,9 +20,16 @@ export interface ApprovalChainRule {
 }
 
 export interface ApprovalOptions {
-  /** Per action: the steps a proposal needs, by amount. Every rule whose minAmount is reached adds its steps, in order. */
+  /**
+   * Per action: the steps a proposal needs, by amount. Every rule whose minAmount is reached adds its steps, in order. A
+   * chain governs every human approval of its action, whatever the proposal waits for (a risk escalation, a proposer
+   * that may not execute it).
+   */
   readonly chains?: Readonly<Record<string, readonly ApprovalChainRule[]>>;
-  /** Steps of an escalated proposal no chain rule covers. Default one step needing 'approval:decide'. */
+  /**
+   * Steps of a proposal that waits for a human and that no chain rule covers. Default one step needing
+   * 'approval:decide' (the boot warns of each action that falls back to it unless this is given).
+   */
   readonly defaultSteps?: readonly ApprovalStep[];
   /** A pending proposal expires after this long (ms). Default 24 h. */
   readonly expiresInMs?: number;
@@ -85,8 +99,37 @@ export function resolvePipelineOptions(raw: Partial<PipelineModuleOptions> | und
   const options = Object.assign(new PipelineModuleOptions(), given);
   if (!options.actions || typeof options.actions !== 'object') throw new InvalidPipelineOptionsException(ACTIONS_SHAPE_MESSAGE());
   const approval = options.approval ?? {};
+  checkApproval(approval);
   return {
     ...(options as ResolvedPipelineOptions),
     approval: { ...approval, defaultSteps: approval.defaultSteps ?? DEFAULT_STEPS, expiresInMs: approval.expiresInMs ?? DEFAULT_EXPIRY_MS },
   };
+}
+
+/** Every chain rule and step well formed (a step without a permission would be decided by whoever the default lets). */
+function checkApproval(approval: ApprovalOptions): void {
+  const { chains, defaultSteps } = approval;
+  if (chains !== undefined) {
+    if (!chains || typeof chains !== 'object' || Array.isArray(chains)) throw new InvalidPipelineOptionsException(CHAINS_SHAPE_MESSAGE());
+    for (const [action, rules] of Object.entries(chains)) {
+      if (!Array.isArray(rules)) throw new InvalidPipelineOptionsException(CHAINS_SHAPE_MESSAGE());
+      rules.forEach((rule: ApprovalChainRule, i) => {
+        const ok = rule && typeof rule.minAmount === 'number' && Number.isFinite(rule.minAmount) && rule.minAmount >= 0;
+        if (!ok || !Array.isArray(rule.steps)) throw new InvalidPipelineOptionsException(CHAIN_RULE_MESSAGE(action, i));
+        checkSteps(rule.steps, `approval.chains['${action}'][${i}]`);
+      });
+    }
+  }
+  if (defaultSteps !== undefined) {
+    if (!Array.isArray(defaultSteps) || defaultSteps.length === 0) throw new InvalidPipelineOptionsException(DEFAULT_STEPS_MESSAGE());
+    checkSteps(defaultSteps, 'approval.defaultSteps');
+  }
+}
+
+function checkSteps(steps: readonly ApprovalStep[], where: string): void {
+  steps.forEach((step, i) => {
+    const text = (v: unknown) => typeof v === 'string' && v.trim() !== '' && v.length <= 200;
+    if (!step || typeof step !== 'object' || !text(step.name) || !text(step.permission))
+      throw new InvalidPipelineOptionsException(APPROVAL_STEP_MESSAGE(where, i));
+  });
 }

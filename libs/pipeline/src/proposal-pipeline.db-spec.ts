@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, LoggerService } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
 import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
 import { AgentAuditLog, Guard, GuardModule, ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
@@ -233,6 +233,47 @@ describe('ProposalPipeline', () => {
       expect(record.decisions.every((d) => d.at instanceof Date)).toBe(true);
       const audit = await app.get(AgentAuditLog).query({ proposalId: id(p) });
       expect(audit).toMatchObject([{ skill: 'order.submit', outcome: 'ok', approvers: ['lee', 'max'], userId: 'alice', tenantId: 'acme' }]);
+    });
+
+    it('a chain governs a proposal whose proposer may not execute it: approval:decide without the chain’s permission is refused (attack: the default step approved a chained action)', async () => {
+      const chains = {
+        'order.submit': [{ minAmount: 0, steps: [{ name: 'desk lead', permission: 'desk:lead' }] }],
+        'approval.record': [{ minAmount: 0, steps: [{ name: 'controller', permission: 'finance:control' }] }],
+      };
+      await withPipeline({ approval: { chains } }, async ({ pipeline: p, ds: d }) => {
+        const clerk = { tenantId: 'acme', userId: 'cleo', permissions: ['approval:decide'] };
+        const ran = async (pid: string) => Number((await d.query('SELECT count(*) AS n FROM effects WHERE proposal_id = $1', [pid]))[0].n);
+        // A small order (no risk escalation) its proposer may not execute: the chain's step, not approval:decide.
+        const small = await p.submit({ ...ALICE, mayExecute: false }, order(100));
+        expect(small).toMatchObject({ verdict: 'execute_not_permitted', waitingFor: [{ name: 'desk lead', permission: 'desk:lead' }] });
+        expect((await p.get('acme', id(small))).waitingStep).toEqual({ index: 0, name: 'desk lead', permission: 'desk:lead' });
+        await expect(p.decide(clerk, id(small), approve(1, 0))).rejects.toThrow(/Step 1 \(desk lead\) needs the permission desk:lead/);
+        await expect(p.previewEdit(clerk, id(small), { version: 1, payload: { symbol: 'ACME', qty: 2 } })).rejects.toThrow(
+          ApprovalForbiddenException,
+        );
+        expect(await ran(id(small))).toBe(0);
+        expect(await p.decide(lead('lee'), id(small), approve(1, 0))).toMatchObject({ verdict: 'executed' });
+        // approval.request always waits for a human (its record never executes by itself): its chain applies too.
+        const request = await p.submit(
+          { tenantId: 'acme', userId: 'alice', permissions: ['approval:decide'], mayExecute: false },
+          { action: 'approval.record', payload: { subject: 'the Q3 budget', amount: 500 } },
+        );
+        expect(request).toMatchObject({
+          verdict: 'execute_not_permitted',
+          waitingFor: [{ name: 'controller', permission: 'finance:control' }],
+        });
+        await expect(p.decide(clerk, id(request), approve(1, 0))).rejects.toThrow(ApprovalForbiddenException);
+        const controller = { tenantId: 'acme', userId: 'cora', permissions: ['finance:control'] };
+        expect(await p.decide(controller, id(request), approve(1, 0))).toMatchObject({
+          verdict: 'executed',
+          result: { approved: true, approvers: ['cora'] },
+        });
+      });
+      // The pipeline's policy refusing execute takes the chain too.
+      await withPipeline({ policy: { allow: ['order.submit'], allowExecute: false }, approval: { chains } }, async ({ pipeline: p }) => {
+        const out = await p.submit(ALICE, order(100));
+        expect(out).toMatchObject({ verdict: 'execute_not_permitted', waitingFor: [{ name: 'desk lead', permission: 'desk:lead' }] });
+      });
     });
 
     it('a human rejection ends the proposal', async () => {
@@ -622,7 +663,17 @@ describe('PipelineModule at boot', () => {
     }
   }
 
-  async function boot(options: Partial<PipelineModuleOptions>): Promise<void> {
+  /** Nest's log lines of a boot, by level (a logger of the test's own, for what the boot says). */
+  class CapturingLogger implements LoggerService {
+    readonly warnings: string[] = [];
+    log(): void {}
+    error(): void {}
+    warn(message: unknown): void {
+      this.warnings.push(String(message));
+    }
+  }
+
+  async function boot(options: Partial<PipelineModuleOptions>, logger = new CapturingLogger()): Promise<void> {
     const db = await createTestDatabase();
     const app = await Test.createTestingModule({
       imports: [
@@ -638,7 +689,9 @@ describe('PipelineModule at boot', () => {
         PipelineModule.forRoot({ recoveryIntervalMs: 0, ...options } as PipelineModuleOptions),
       ],
       providers: [FixtureStagedSkills, PlainSkills],
-    }).compile();
+    })
+      .setLogger(logger)
+      .compile();
     try {
       await app.init();
     } finally {
@@ -669,6 +722,37 @@ describe('PipelineModule at boot', () => {
       /risk.thresholds names 'order.sumbit'/,
     );
     await expect(boot({ executors: {} } as never)).rejects.toThrow(/executors` is gone/);
+  });
+
+  it('says at boot which actions fall back to the default step when they wait for a human, unless defaultSteps is declared', async () => {
+    const logger = new CapturingLogger();
+    await boot(ORDER_RULES, logger);
+    const approvals = logger.warnings.filter((w) => /approval chain/.test(w));
+    expect(approvals).toEqual([
+      "'flaky.thing', 'approval.record' can wait for a human (a risk escalation, or a proposer that may not execute it) and have no " +
+        'approval chain: their approvals take the default step approver (approval:decide). Declare approval.chains: ' +
+        "{ 'flaky.thing': [{ minAmount: 0, steps: [{ name, permission }] }] } to say who approves, or approval.defaultSteps to make the default your choice.",
+      "the approval chain of 'order.submit' starts at minAmount 10000: a proposal of a smaller amount that waits for a human (a proposer " +
+        "that may not execute it) takes the default step approver (approval:decide). Add a rule with minAmount: 0 to approval.chains['order.submit'], " +
+        'or declare approval.defaultSteps to make the default your choice.',
+    ]);
+    const declared = new CapturingLogger();
+    await boot(
+      { ...ORDER_RULES, approval: { ...ORDER_RULES.approval, defaultSteps: [{ name: 'desk', permission: 'desk:approve' }] } },
+      declared,
+    );
+    expect(declared.warnings.filter((w) => /approval chain/.test(w))).toEqual([]);
+  });
+
+  it('refuses a chain rule or a step it cannot apply, saying what to write (a step without a permission would be decided by anyone)', async () => {
+    const chain = (rules: unknown) =>
+      ({ ...ORDER_RULES, approval: { chains: { 'order.submit': rules } } }) as Partial<PipelineModuleOptions>;
+    await expect(boot(chain([{ minAmount: 0, steps: [{ name: 'lead', permision: 'desk:lead' }] }]))).rejects.toThrow(
+      /approval.chains\['order.submit'\]\[0\] step 0 must be \{ name, permission \}/,
+    );
+    await expect(boot(chain([{ minAmount: -1, steps: [] }]))).rejects.toThrow(/\[0\] must be \{ minAmount: a number >= 0/);
+    await expect(boot(chain({ minAmount: 0 }))).rejects.toThrow(/approval.chains must be \{ \[action\]/);
+    await expect(boot({ ...ORDER_RULES, approval: { defaultSteps: [] } })).rejects.toThrow(/defaultSteps must be a non-empty array/);
   });
 
   it('the rules of ORDER_RULES boot', async () => {

@@ -96,11 +96,12 @@ export class ProposalSubmission {
         await write('pending', 'needs_human', risk.reason, steps);
         return { verdict: 'needs_human' as const, status: 'pending' as const, reason: risk.reason, steps };
       }
-      // 4. Execute check: the pipeline's policy and the proposer's own; a refusal goes to the human queue.
+      // 4. Execute check: the pipeline's policy and the proposer's own; a refusal goes to the human queue, under the
+      // action's approval chain like an escalation (a chain governs every human approval of its action).
       const exec = this.guard.check('execute', action);
       if (!exec.allowed || ctx.mayExecute === false) {
         const reason = exec.allowed ? `the proposer may not execute ${action} (its policy refuses it): a human must approve` : exec.cause;
-        const steps = this.actions.defaultSteps();
+        const steps = this.actions.stepsFor(action, amount);
         await write('pending', 'execute_not_permitted', reason, steps);
         return { verdict: 'execute_not_permitted' as const, status: 'pending' as const, reason, steps };
       }

@@ -4,8 +4,8 @@ import { describeErrors, jsonDepth, SkillRegistry, SkillTransaction } from '@zmo
 import { AmountSourceMissingException } from './exceptions/amount-source-missing.exception';
 import { InvalidPipelineOptionsException } from './exceptions/invalid-pipeline-options.exception';
 import { PipelineCannotStartException } from './exceptions/pipeline-cannot-start.exception';
-import { AMOUNT_NOT_A_FUNCTION_MESSAGE } from './pipeline.messages';
-import { AmountFunction, APPROVAL_RECORD_ACTION, ResolvedPipelineOptions } from './pipeline.options';
+import { AMOUNT_NOT_A_FUNCTION_MESSAGE, CHAIN_GAP_WARNING, NO_CHAIN_WARNING } from './pipeline.messages';
+import { AmountFunction, APPROVAL_RECORD_ACTION, DEFAULT_STEPS, ResolvedPipelineOptions } from './pipeline.options';
 import { ApprovalStep, ProposalContext } from './proposal.types';
 import { reviewByRules, RiskVerdict, rulesNeedAmount } from './risk-review';
 
@@ -81,6 +81,30 @@ export class StagedActions {
     for (const skill of this.registry.definitions())
       if (skill.staged && !names.includes(skill.name))
         this.logger.warn(`the staged skill '${skill.name}' is not one of the pipeline's actions: nothing can run it`);
+    for (const warning of this.approvalWarnings()) this.logger.warn(warning);
+  }
+
+  /**
+   * Who approves, where the options do not say: every action can wait for a human (a risk escalation, or a proposer that
+   * may not execute it: an agent without allowExecute, approval.request always), so each action without a chain, or
+   * whose chain leaves small amounts uncovered, falls back to the default steps. Said at boot unless
+   * approval.defaultSteps is given (then the fallback is the application's choice).
+   */
+  approvalWarnings(): string[] {
+    const steps = this.options.approval.defaultSteps;
+    if (steps !== DEFAULT_STEPS) return [];
+    const warnings: string[] = [];
+    const unchained: string[] = [];
+    for (const action of this.names()) {
+      const rules = (ownValue(this.options.approval.chains, action) ?? []).filter((r) => r.steps.length > 0);
+      if (rules.length === 0) unchained.push(action);
+      else {
+        const from = Math.min(...rules.map((r) => r.minAmount));
+        if (from > 0) warnings.push(CHAIN_GAP_WARNING(action, from, steps));
+      }
+    }
+    if (unchained.length) warnings.unshift(NO_CHAIN_WARNING(unchained, steps));
+    return warnings;
   }
 
   /** Validate the payload against the action's schema and compute its amount. Nothing here trusts the proposer with a number. */
@@ -148,7 +172,11 @@ export class StagedActions {
     return risk;
   }
 
-  /** The approval steps for an amount: every chain rule it reaches, in order; the default steps when none. */
+  /**
+   * The approval steps for an amount: every chain rule it reaches, in order; the default steps when none. The one place
+   * that says who approves: every proposal that waits for a human (escalated, or its execution refused) and every edit's
+   * restarted chain takes its steps here.
+   */
   stepsFor(action: string, amount: number | null): ApprovalStep[] {
     const rules = ownValue(this.options.approval.chains, action) ?? [];
     const steps: ApprovalStep[] = [];
@@ -166,10 +194,6 @@ export class StagedActions {
       description: skill.description,
       schema: structuredClone((skill.parameters ?? { type: 'object', properties: {} }) as Record<string, unknown>),
     };
-  }
-
-  defaultSteps(): ApprovalStep[] {
-    return [...this.options.approval.defaultSteps];
   }
 }
 

@@ -26,6 +26,9 @@ export const ORDER_PIPELINE: PipelineModuleOptions = {
     velocity: { max: 30, windowMs: 60_000, per: 'user' as const },
   },
   approval: {
+    // A proposal that waits for a human below the chain (the trader may not execute orders: every order of it waits), or
+    // an approval.request: one approver holding approval:decide, the desk's choice (said here, so the boot has no warning).
+    defaultSteps: [{ name: 'approver', permission: 'approval:decide' }],
     chains: {
       'order.submit': [
         { minAmount: 10_000, steps: [{ name: 'desk lead', permission: 'desk:lead' }] },

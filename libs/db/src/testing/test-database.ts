@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { Client } from 'pg';
 import { DataSource, DataSourceOptions } from 'typeorm';
 import { embeddedDataSourceOptions, serverDataSourceOptions } from '../database-options';
-import { openEmbeddedDatabase } from '../embedded-database';
+import { EmbeddedDatabase, openEmbeddedDatabase } from '../embedded-database';
 
 type Extra = Partial<Omit<DataSourceOptions, 'type'>>;
 
@@ -98,6 +98,12 @@ function templatePath(): string {
 async function createPgliteDatabase(): Promise<TestDatabase> {
   const dir = mkdtempSync(join(tmpdir(), 'zmodu-test-'));
   let first = true;
+  /**
+   * The instance the last options() opened. The folder is opened by one instance at a time (its lock): options() again
+   * stands for a restarted process, so it closes the one before if nothing did (an app whose boot failed leaves its
+   * DataSource open: Nest closes nothing it did not finish starting).
+   */
+  let current: EmbeddedDatabase | undefined;
   return {
     kind: 'pglite',
     name: 'pglite',
@@ -106,11 +112,15 @@ async function createPgliteDatabase(): Promise<TestDatabase> {
     async options(extra = {}) {
       const loadDataDir = first ? await embeddedTemplate() : undefined;
       first = false;
-      const db = await openEmbeddedDatabase({ dataDir: dir, loadDataDir });
-      return embeddedDataSourceOptions(db, extra);
+      if (current && !current.closed) await current.close();
+      current = await openEmbeddedDatabase({ dataDir: dir, loadDataDir });
+      return embeddedDataSourceOptions(current, extra);
     },
     async drop() {
+      if (current && !current.closed) await current.close();
       rmSync(dir, { recursive: true, force: true });
+      // The folder's lock file beside it, which a process killed while it had the folder open leaves behind.
+      rmSync(`${dir}.lock`, { force: true });
     },
   };
 }
