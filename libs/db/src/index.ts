@@ -2,9 +2,11 @@
 // throwaway databases for tests are in @zmodu/db/testing.
 export { openEmbeddedDatabase, EmbeddedDatabase, EmbeddedDatabaseError } from './embedded-database';
 export type { EmbeddedDatabaseOptions, EmbeddedResult, ReadOnlyRequest, ReadOnlyResult } from './embedded-database';
-export { embeddedDataSourceOptions, ListeningPgClient, serverDataSourceOptions } from './database-options';
+export { embeddedDataSourceOptions, isEmbeddedDataSource, ListeningPgClient, serverDataSourceOptions } from './database-options';
 export { isEmbeddedConnection } from './pglite-driver';
 export type { EmbeddedConnection, PgCompatibleDriver, PgliteDriverOptions } from './pglite-driver';
 export { runReadOnlyStatement } from './read-only';
+export { SlotsTakenError, TAKE_SLOT_SQL } from './statement-bounds';
+export type { StatementSlot } from './statement-bounds';
 export { queryRows, returning } from './rows';
 export { isDatabaseUnavailable } from './database-unavailable';
