@@ -1,15 +1,11 @@
 import { DataSource } from 'typeorm';
-import { ALPHA, ENTITIES, leaksBeta, seedBusinessData } from '../__fixtures__/business-fixture';
+import { ALPHA, FENCE_TABLES, leaksBeta, seedBusinessData } from '../__fixtures__/business-fixture';
 import { openTestDataSource, TestDatabase } from '@zmodu/db/testing';
 import { auditDataModel } from '../audit/data-audit';
 import { runReadOnly } from '../query/read-only-query';
-import { fenceSettings, FenceTable, installTenantFence, readFenceKey, tenantFenceStatus, uninstallTenantFence } from './tenant-fence';
+import { fenceSettings, installTenantFence, readFenceKey, tenantFenceStatus, uninstallTenantFence } from './tenant-fence';
 
-const TABLES: FenceTable[] = ENTITIES.map((e) => ({
-  table: e.table,
-  tenantColumn: e.tenantColumn === undefined ? 'tenant_id' : e.tenantColumn,
-  columns: e.columns,
-}));
+const TABLES = FENCE_TABLES;
 
 const BETA_NOTES = "SELECT pg_catalog.string_agg(note, ',') FROM public.orders WHERE tenant_id OPERATOR(pg_catalog.=) 'beta'";
 const BETA_SUM = "SELECT pg_catalog.sum(amount)::pg_catalog.float8 FROM public.orders WHERE tenant_id OPERATOR(pg_catalog.=) 'beta'";

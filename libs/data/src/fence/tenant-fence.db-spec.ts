@@ -1,10 +1,9 @@
 import { DataSource } from 'typeorm';
-import { ALPHA, BETA, ENTITIES, fingerprint, leaksBeta, seedBusinessData } from '../__fixtures__/business-fixture';
+import { ALPHA, BETA, FENCE_TABLES, fingerprint, leaksBeta, seedBusinessData } from '../__fixtures__/business-fixture';
 import { openTestDataSource, TestDatabase } from '@zmodu/db/testing';
 import { runReadOnly } from '../query/read-only-query';
 import {
   fenceSettings,
-  FenceTable,
   installTenantFence,
   readFenceKey,
   tenantFenceMigration,
@@ -12,12 +11,7 @@ import {
   uninstallTenantFence,
 } from './tenant-fence';
 
-/** The fixture's entities as fence tables (order_lines takes the default tenant column). */
-const TABLES: FenceTable[] = ENTITIES.map((e) => ({
-  table: e.table,
-  tenantColumn: e.tenantColumn === undefined ? 'tenant_id' : e.tenantColumn,
-  columns: e.columns,
-}));
+const TABLES = FENCE_TABLES;
 
 describe('db.query second fence in the database', () => {
   let db: TestDatabase;

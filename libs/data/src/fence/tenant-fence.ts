@@ -510,12 +510,8 @@ async function lockSessionState(
         `but a transaction-level one holds other sessions while the statement runs); only a superuser can change that: ` +
         `REVOKE EXECUTE ON FUNCTION ${open.map((f) => f.sig).join(', ')} FROM PUBLIC; GRANT EXECUTE ON FUNCTION ${open.map((f) => f.sig).join(', ')} TO ${q(app)};`,
     );
-  await revokeFromPublic(
-    db,
-    role,
-    app,
-    open.map((f) => f.oid),
-  );
+  const oids = open.map((f) => f.oid);
+  await revokeFromPublic(db, role, app, oids);
   say(
     'changed',
     `revoked EXECUTE on ${open.length} advisory-lock and random-seed functions from PUBLIC (granted to ${app}): ${role} leaves no lock or seed behind; other roles that take advisory locks need them granted`,
