@@ -41,6 +41,7 @@ import { SecurityHeadersMiddleware } from './edge/security-headers.middleware';
 import { SampleTrading1764461000000 } from './migrations/1764461000000-sample-trading';
 import { SampleOrderCancel1764461500000 } from './migrations/1764461500000-sample-order-cancel';
 import { SampleFence1764470000000 } from './migrations/1764470000000-sample-fence';
+import { SampleFenceUpgrade1764900000000 } from './migrations/1764900000000-sample-fence-upgrade';
 import { SAMPLE_DATA_ENTITIES } from './trading/data-entities';
 import { cancelOrderCommand, deskLogSink, orderCancelledHandler } from './trading/order-commands';
 import { SAMPLE_OPTIONS, SampleAppOptions } from './sample.options';
@@ -62,6 +63,7 @@ export const SAMPLE_MIGRATIONS = [
   SampleTrading1764461000000,
   SampleOrderCancel1764461500000,
   SampleFence1764470000000,
+  SampleFenceUpgrade1764900000000,
 ];
 
 /**

@@ -1,7 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleInit, Optional } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { queryRows } from '@zmodu/db';
+import { isEmbeddedDataSource, queryRows, StatementSlot } from '@zmodu/db';
 import { SkillError } from '@zmodu/skills';
 import { SkillInvocation } from '@zmodu/skills';
 import { SkillRegistration } from '@zmodu/skills';
@@ -14,7 +14,8 @@ import { FenceMissingException } from './exceptions/fence-missing.exception';
 import { InvalidDataOptionsException } from './exceptions/invalid-data-options.exception';
 import { EntityWriter } from './entity-writer';
 import { toCsv } from './csv';
-import { capRows, ReadOnlyFence, runReadOnly } from './query/read-only-query';
+import { capRows, ReadOnlyFence, ReadOnlyRun, runReadOnly } from './query/read-only-query';
+import { TenantSlots } from './query/tenant-slots';
 import { AuditedEntity, auditDataModel, DataAudit } from './audit/data-audit';
 import { fenceSettings, FenceTable, fenceTablesFor, readFenceKey, tenantFenceStatus } from './fence/tenant-fence';
 import { qualifiedTable, quoteIdent, tenantBound } from './identifiers';
@@ -41,6 +42,7 @@ function checkOptions(o: DataSkillsOptions): void {
     ['defaultRows', 1, MAX_ROWS_CAP, `rows, at most ${MAX_ROWS_CAP}`],
     ['maxRows', 1, MAX_ROWS_CAP, `rows, at most ${MAX_ROWS_CAP}`],
     ['maxBytes', 1024, 64 * 1024 * 1024, 'bytes, from 1 KiB to 64 MiB'],
+    ['maxConcurrentPerTenant', 1, 64, 'statements, from 1 to 64'],
   ];
   for (const [key, min, max, what] of ranges) {
     const v = (limits as Record<string, unknown>)[key];
@@ -72,6 +74,8 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
   private readonly maxRows: number;
   private readonly defaultRows: number;
   private readonly writer: EntityWriter;
+  /** Data statements each tenant runs at once, in this process (see TenantSlots). */
+  readonly slots: TenantSlots;
 
   constructor(
     @InjectDataSkillsOptions() private readonly options: DataSkillsOptions,
@@ -96,6 +100,12 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
       this.reports.set(r.name, r);
     }
     this.maxRows = o.limits.maxRows;
+    // The embedded database runs one statement at a time: a second statement of a tenant would only wait in the
+    // session's line, ahead of other tenants'; in its tenant's own line it waits behind that tenant alone.
+    const ds = o.dataSource ?? appDataSource;
+    const embedded = ds !== undefined && isEmbeddedDataSource(ds.options);
+    // A call waits for about one round of its tenant's statements (each ends within its deadline and a grace).
+    this.slots = new TenantSlots(embedded ? 1 : o.limits.maxConcurrentPerTenant, 2 * o.limits.timeoutMs);
     this.defaultRows = Math.min(this.maxRows, o.limits.defaultRows);
     for (const e of this.entities.values())
       for (const [column, target] of Object.entries(e.references ?? {})) {
@@ -105,11 +115,13 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
     this.writer = new EntityWriter(
       () => this.dataSource,
       (name) => this.entity(name),
+      (tenantId) => ({ timeoutMs: o.limits.timeoutMs, slot: this.slotOf(tenantId) }),
     );
     this.guard = new SqlGuard(
       [...this.entities.values()].map((e) => ({
         table: e.table,
-        schema: e.schema,
+        // Schema-qualified always (the fence's default schema): a model's statement runs with search_path pinned to pg_catalog.
+        schema: e.schema ?? 'public',
         tenantColumn: e.resolvedTenantColumn,
         columns: e.columns,
       })),
@@ -123,9 +135,15 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
       if (!wanted.has(skill.name)) continue;
       // A skill with nothing to serve is not offered: no empty enum in the catalog, and an allow list naming it is reported.
       const missing = this.nothingToServe(skill.name);
-      // Every data skill first checks the caller's tenant id has the one spelling of its tenant column's type.
+      // Every data skill first checks the caller's tenant id has the one spelling of its tenant column's type, then runs in
+      // one of its tenant's slots: a tenant holds at most that many statements of the database at once.
       const handler = skill.handler;
-      if (missing === undefined) this.registry.register({ ...skill, handler: (args, ctx) => (this.checkTenant(ctx), handler(args, ctx)) });
+      const bounded: SkillRegistration['handler'] = (args, ctx) => {
+        this.checkTenant(ctx);
+        const tenant = ctx.tenantId;
+        return tenant === undefined ? handler(args, ctx) : this.slots.run(tenant, ctx.signal, async () => handler(args, ctx));
+      };
+      if (missing === undefined) this.registry.register({ ...skill, handler: bounded });
       else this.logger.log(`${skill.name} is not registered: ${missing}.`);
     }
   }
@@ -184,7 +202,9 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
 
   /** The data-model audit of the registered entities (see auditDataModel). */
   auditData(): Promise<DataAudit> {
-    return auditDataModel(this.dataSource, this.auditedEntities());
+    return auditDataModel(this.dataSource, this.auditedEntities(), {
+      readerRole: this.fenceMode === 'off' ? undefined : this.fenceRole,
+    });
   }
 
   private async auditAtBoot(): Promise<void> {
@@ -437,7 +457,7 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
       throw err;
     }
     const fence = ctx.tenantId !== undefined ? await this.fenceFor(ctx.tenantId) : undefined;
-    return runReadOnly(this.dataSource, prepared.text, prepared.values, this.limits(rows), fence, prepared.settings);
+    return runReadOnly(this.dataSource, prepared.text, prepared.values, this.limits(rows), fence, { ...this.bounds(ctx), untrusted: true });
   }
 
   async lookup(args: { entity: string; id: string | number }, ctx: SkillInvocation) {
@@ -445,7 +465,7 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
     const values: unknown[] = [args.id];
     let sql = `SELECT ${this.selectList(e)} FROM ${qualifiedTable(e.table, e.schema)} WHERE ${quoteIdent(e.pk, 'pk')} = $1`;
     sql += this.tenantFilter(e, ctx, values);
-    const result = await runReadOnly(this.dataSource, capRows(sql, 1), values, this.limits(1));
+    const result = await runReadOnly(this.dataSource, capRows(sql, 1), values, this.limits(1), undefined, this.bounds(ctx));
     return { entity: e.name, found: result.rowCount > 0, record: result.rows[0] ?? null };
   }
 
@@ -472,7 +492,7 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
     sql += this.tenantFilter(e, ctx, values);
     sql += ` ORDER BY ${quoteIdent(e.pk, 'pk')}`;
     const rows = Math.min(this.maxRows, args.limit ?? this.defaultRows);
-    const result = await runReadOnly(this.dataSource, capRows(sql, rows), values, this.limits(rows));
+    const result = await runReadOnly(this.dataSource, capRows(sql, rows), values, this.limits(rows), undefined, this.bounds(ctx));
     return { entity: e.name, ...result };
   }
 
@@ -486,7 +506,7 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
         'QueryRefused',
       );
     const { sql, values } = this.scopedStatement(metric, ctx, 'metric');
-    const result = await runReadOnly(this.dataSource, capRows(sql, 1), values, this.limits(1));
+    const result = await runReadOnly(this.dataSource, capRows(sql, 1), values, this.limits(1), undefined, this.bounds(ctx));
     const row = result.rows[0];
     return { metric: metric.name, value: row ? (Object.values(row)[0] ?? null) : null };
   }
@@ -501,7 +521,14 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
         'QueryRefused',
       );
     const { sql, values } = this.scopedStatement(report, ctx, 'report');
-    const result = await runReadOnly(this.dataSource, capRows(sql, REPORT_ROW_CAP), values, this.limits(REPORT_ROW_CAP));
+    const result = await runReadOnly(
+      this.dataSource,
+      capRows(sql, REPORT_ROW_CAP),
+      values,
+      this.limits(REPORT_ROW_CAP),
+      undefined,
+      this.bounds(ctx),
+    );
     const format = args.format ?? 'json';
     const base = { report: report.name, format, rowCount: result.rowCount, truncated: result.truncated };
     return format === 'csv'
@@ -555,6 +582,16 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
     if (!def.sql)
       throw new SkillError('TenantRequired', `The ${what} ${def.name} can only be read for a tenant.`, undefined, 'TenantRequired');
     return { sql: def.sql, values: [] };
+  }
+
+  /** The tenant's share of the database on a server, across instances (the in-process share is `slots`). */
+  private slotOf(tenantId: string | undefined): StatementSlot | undefined {
+    return tenantId === undefined ? undefined : { key: `zmodu:tenant:${tenantId}`, limit: this.options.limits.maxConcurrentPerTenant };
+  }
+
+  /** The call's signal (a caller that gives up has its statement cancelled on the server) and its tenant's slot. */
+  private bounds(ctx: SkillInvocation): ReadOnlyRun {
+    return { signal: ctx.signal, slot: this.slotOf(ctx.tenantId) };
   }
 
   private limits(maxRows: number) {

@@ -71,7 +71,7 @@ describe('DataSkillsModule', () => {
     try {
       const options = app.get<DataSkillsOptions>(DATA_SKILLS_OPTIONS);
       expect(options).toBeInstanceOf(DataSkillsOptions);
-      expect(options.limits).toEqual({ timeoutMs: 5_000, defaultRows: 3, maxRows: 100, maxBytes: 256 * 1024 });
+      expect(options.limits).toEqual({ timeoutMs: 5_000, defaultRows: 3, maxRows: 100, maxBytes: 256 * 1024, maxConcurrentPerTenant: 2 });
       expect(options.fence).toEqual({ mode: 'off', role: 'zmodu_reader' });
       expect(options.writePermission).toBe('entity:write');
       // No reports: report.generate has nothing to serve and is not registered.

@@ -53,6 +53,12 @@ export interface DataLimits {
   readonly maxRows?: number;
   /** Most JSON bytes of rows returned. Default 256 KiB. */
   readonly maxBytes?: number;
+  /**
+   * Data statements one tenant runs at once (every data skill counts): past it a call waits in its tenant's own line for
+   * at most twice `timeoutMs`, then is refused (`tenant_busy`). On a server the share also holds across instances, in the
+   * database. The embedded database runs one statement at a time, so there a tenant runs one. Default 2.
+   */
+  readonly maxConcurrentPerTenant?: number;
 }
 
 /** The read-only skills, registered by default. */
@@ -105,6 +111,9 @@ export interface DataSkillsModuleOptions {
 /** @deprecated Use DataSkillsModuleOptions (what forRoot takes) or DataSkillsOptions (the options after defaults). */
 export type BusinessSkillsOptions = DataSkillsModuleOptions;
 
+/** Data statements one tenant runs at once by default. */
+export const DEFAULT_CONCURRENT_PER_TENANT = 2;
+
 /** The most rows any data skill returns, whatever the limits say. */
 export const MAX_ROWS_CAP = 100;
 
@@ -117,7 +126,13 @@ export class DataSkillsOptions {
   dbQueryTenantColumn?: string;
   kpis: KpiMetric[] = [];
   reports: ReportSpec[] = [];
-  limits: Required<DataLimits> = { timeoutMs: DEFAULT_TIMEOUT_MS, defaultRows: 20, maxRows: MAX_ROWS_CAP, maxBytes: DEFAULT_MAX_BYTES };
+  limits: Required<DataLimits> = {
+    timeoutMs: DEFAULT_TIMEOUT_MS,
+    defaultRows: 20,
+    maxRows: MAX_ROWS_CAP,
+    maxBytes: DEFAULT_MAX_BYTES,
+    maxConcurrentPerTenant: DEFAULT_CONCURRENT_PER_TENANT,
+  };
   skills: BusinessSkillName[] = [...BUSINESS_SKILL_NAMES];
   dataSource?: DataSource;
   requiredPermission?: string;

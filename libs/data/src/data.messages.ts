@@ -6,7 +6,8 @@ export const DataMessages = {
   optionsNotObject: () =>
     'DataSkillsModule: the options must be an object { entities, dbQueryTenantColumn?, kpis?, reports?, limits?, ... } ' +
     '(pass them to DataSkillsModule.forRoot, or return them from the useFactory of forRootAsync).',
-  limitsNotObject: () => 'DataSkillsModule: limits must be an object { timeoutMs, defaultRows, maxRows, maxBytes }.',
+  limitsNotObject: () =>
+    'DataSkillsModule: limits must be an object { timeoutMs, defaultRows, maxRows, maxBytes, maxConcurrentPerTenant }.',
   fenceNotObject: () => "DataSkillsModule: fence must be an object { mode: 'auto' | 'required' | 'off', role }.",
   limitOutOfRange: (key: string, what: string, got: unknown) =>
     `DataSkillsModule: limits.${key} must be a whole number of ${what} (got ${JSON.stringify(got)}).`,

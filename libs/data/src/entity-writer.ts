@@ -1,7 +1,14 @@
 import { DataSource, EntityManager } from 'typeorm';
-import { returning } from '@zmodu/db';
+import { queryRows, returning, StatementSlot, TAKE_SLOT_SQL } from '@zmodu/db';
 import { SkillError } from '@zmodu/skills';
 import { qualifiedTable, quoteIdent } from './identifiers';
+import { busy } from './query/tenant-slots';
+
+/** What bounds a write's hold on the database: its statements' deadline, and its tenant's share of slots. */
+export interface WriteBounds {
+  readonly timeoutMs: number;
+  readonly slot?: StatementSlot;
+}
 
 export interface WritableEntity {
   readonly name: string;
@@ -40,6 +47,7 @@ export class EntityWriter {
   constructor(
     private readonly dataSource: () => DataSource,
     private readonly entity: (name: string) => WritableEntity,
+    private readonly bounds: (tenantId: string | undefined) => WriteBounds = () => ({ timeoutMs: 5000 }),
   ) {}
 
   async create(name: string, values: Record<string, unknown>, tenantId: string | undefined) {
@@ -89,6 +97,11 @@ export class EntityWriter {
   ) {
     try {
       return await this.dataSource().transaction(async (m) => {
+        // Each statement of the write under the data skills' deadline, enforced by the server (a row lock waited for
+        // included), in one of its tenant's slots on the server.
+        const { timeoutMs, slot } = this.bounds(tenantId);
+        await m.query("SELECT pg_catalog.set_config('statement_timeout', $1, true)", [String(timeoutMs)]);
+        if (slot && !(await queryRows<{ taken: boolean }>(m, TAKE_SLOT_SQL, [slot.key, slot.limit]))[0]?.taken) throw busy(slot.limit);
         for (const [column, target] of Object.entries(e.references ?? {})) {
           if (!(column in values) || values[column] === null) continue;
           const ref = this.entity(target);
@@ -115,6 +128,8 @@ export class EntityWriter {
           'QueryRefused',
         );
       if (code.startsWith('22')) throw new SkillError('invalid_input', 'A value does not fit its column.', undefined, 'QueryRefused');
+      if (code === '57014')
+        throw new SkillError('timeout', 'The write did not finish within its deadline (a record it needs may be locked); retry later.');
       throw err;
     }
   }

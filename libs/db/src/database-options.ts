@@ -16,6 +16,11 @@ export function embeddedDataSourceOptions(db: EmbeddedDatabase, extra: Extra = {
   } as DataSourceOptions;
 }
 
+/** Whether TypeORM options are those of an embedded database (one session, one statement at a time). */
+export function isEmbeddedDataSource(options: DataSourceOptions): boolean {
+  return (options as { driver?: { embedded?: unknown } }).driver?.embedded === true;
+}
+
 /**
  * A `pg` client that always listens for `'error'`. A server that ends a connection (a restart: 57P01) sends an error to
  * every client; a client checked out but idle, or one whose query runner released it after a first error, then emits it

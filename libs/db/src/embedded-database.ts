@@ -5,6 +5,7 @@ import { Worker } from 'node:worker_threads';
 import { DbMessages } from './db.messages';
 import { FolderLock } from './embedded/folder-lock';
 import { PGLITE_WORKER_SOURCE } from './embedded/worker-source';
+import type { StatementSlot } from './statement-bounds';
 import { timerDelay } from './timer-delay';
 
 export interface EmbeddedDatabaseOptions {
@@ -37,6 +38,22 @@ export interface ReadOnlyRequest {
   readonly settings?: Readonly<Record<string, string>>;
   /** Bytes of rows to take at most; rows past it are left (and `truncated` set), so huge rows never pile up in memory. */
   readonly maxBytes?: number;
+  /**
+   * After the ROLLBACK, release every session-level advisory lock of the session (`pg_advisory_unlock_all()`, as the
+   * session's own role): a lock a statement took survives the rollback and would stay with a pooled connection.
+   */
+  readonly releaseSessionLocks?: boolean;
+  /**
+   * On a server, take one slot of this share first (see TAKE_SLOT_SQL); none free: the statement does not run and the call
+   * fails with SlotsTakenError. The embedded database has one session, running one statement at a time: ignored there.
+   */
+  readonly slot?: StatementSlot;
+  /**
+   * The caller gave up: on a server, the statement is cancelled there (a CancelRequest) and the call fails with 57014. On the
+   * embedded database, a statement not yet started does not start; one running runs on to its deadline (stopping it
+   * restarts the database, which costs every caller more than the rest of its deadline).
+   */
+  readonly signal?: AbortSignal;
 }
 
 export interface ReadOnlyResult {
@@ -154,8 +171,10 @@ export class EmbeddedDatabase {
    * one request; every statement over the extended protocol. At `timeoutMs` the worker is stopped.
    */
   readOnly(request: ReadOnlyRequest): Promise<ReadOnlyResult> {
-    const { text, values, role, settings, maxBytes } = request;
-    return this.call('readOnly', { text, values, role, settings, maxBytes }, request.timeoutMs) as Promise<ReadOnlyResult>;
+    const { text, values, role, settings, maxBytes, releaseSessionLocks, signal } = request;
+    if (signal?.aborted) return Promise.reject(cancelled());
+    const payload = { text, values, role, settings, maxBytes, releaseSessionLocks };
+    return this.call('readOnly', payload, request.timeoutMs, signal) as Promise<ReadOnlyResult>;
   }
 
   /** The data folder as a gzipped tarball (for `loadDataDir`). */
@@ -185,13 +204,15 @@ export class EmbeddedDatabase {
 
   // ---------------------------------------------------------------- the worker
 
-  private async call(op: string, payload: Record<string, unknown>, timeoutMs?: number): Promise<unknown> {
+  private async call(op: string, payload: Record<string, unknown>, timeoutMs?: number, signal?: AbortSignal): Promise<unknown> {
     if (this.closing)
       throw new EmbeddedDatabaseError({
         message: 'The embedded database is closed: open it again with openEmbeddedDatabase().',
         code: '57P01',
       });
     await this.ensureStarted();
+    // Its caller left while the database reopened: the statement does not start.
+    if (signal?.aborted) throw cancelled();
     return this.send(op, payload, timeoutMs);
   }
 
@@ -360,6 +381,14 @@ export class EmbeddedDatabase {
       entry.reject(err);
     }
   }
+}
+
+/** A statement whose caller gave up before it started, shaped like the server's answer to a cancel (57014). */
+function cancelled(): EmbeddedDatabaseError {
+  return new EmbeddedDatabaseError({
+    message: 'canceling statement due to user request (its caller gave up before it started)',
+    code: '57014',
+  });
 }
 
 /**

@@ -4,9 +4,11 @@ export { openEmbeddedDatabase, EmbeddedDatabase, EmbeddedDatabaseError } from '.
 export type { EmbeddedDatabaseOptions, EmbeddedResult, ReadOnlyRequest, ReadOnlyResult } from './embedded-database';
 export { EmbeddedDatabaseLockedException } from './exceptions/embedded-database-locked.exception';
 export type { EmbeddedFolderHolder } from './exceptions/embedded-database-locked.exception';
-export { embeddedDataSourceOptions, ListeningPgClient, serverDataSourceOptions } from './database-options';
+export { embeddedDataSourceOptions, isEmbeddedDataSource, ListeningPgClient, serverDataSourceOptions } from './database-options';
 export { isEmbeddedConnection } from './pglite-driver';
 export type { EmbeddedConnection, PgCompatibleDriver, PgliteDriverOptions } from './pglite-driver';
 export { runReadOnlyStatement } from './read-only';
+export { SlotsTakenError, TAKE_SLOT_SQL } from './statement-bounds';
+export type { StatementSlot } from './statement-bounds';
 export { queryRows, returning } from './rows';
 export { isDatabaseUnavailable } from './database-unavailable';

@@ -172,6 +172,123 @@ describe('runReadOnlyStatement', () => {
     }
   });
 
+  it('a statement leaves no session state on its pooled connection (attack: a session advisory lock taken in the statement survives the rollback)', async () => {
+    const role = `${db.name}_state_reader`;
+    await ds.query(`DROP ROLE IF EXISTS ${role}`);
+    await ds.query(`CREATE ROLE ${role} NOLOGIN`);
+    const runner = ds.createQueryRunner();
+    try {
+      const conn = await runner.connect();
+      const [{ path }] = await runner.query("SELECT current_setting('search_path') AS path");
+      const hostile = [
+        'SELECT pg_advisory_lock(77)',
+        'SELECT pg_advisory_lock_shared(78), pg_try_advisory_lock(79, 1)',
+        // Taken, then the statement fails: the cleanup path releases it too.
+        'SELECT pg_advisory_lock(80), 1 / (pg_backend_pid() - pg_backend_pid())',
+        // Session-level settings, a prepared statement, LISTEN, a cursor WITH HOLD and a temporary table, through SQL run by a function.
+        "SELECT set_config('search_path', 'nowhere', false), set_config('zmodu.left', 'x', false)",
+        "SELECT query_to_xml('PREPARE zmodu_left AS SELECT 1', true, false, '')",
+        "SELECT query_to_xml('LISTEN zmodu_left', true, false, '')",
+        "SELECT query_to_xml('DECLARE zmodu_left CURSOR WITH HOLD FOR SELECT 1', true, false, '')",
+        "SELECT query_to_xml('CREATE TEMP TABLE zmodu_left (x int)', true, false, '')",
+      ];
+      for (const text of hostile)
+        await runReadOnlyStatement(conn, { text, values: [], timeoutMs: 2000, role, releaseSessionLocks: true }).catch(() => undefined);
+      const [state] = await runner.query(
+        // (The embedded database's one session shows no pid in pg_locks.)
+        `SELECT (SELECT count(*)::int FROM pg_locks WHERE locktype = 'advisory' AND (pid = pg_backend_pid() OR pid IS NULL)) AS locks,
+                (SELECT count(*)::int FROM pg_prepared_statements WHERE name = 'zmodu_left') AS prepared,
+                (SELECT count(*)::int FROM pg_listening_channels() c) AS listening,
+                (SELECT count(*)::int FROM pg_cursors) AS cursors,
+                to_regclass('pg_temp.zmodu_left') IS NOT NULL AS temp,
+                current_setting('search_path') AS path, coalesce(current_setting('zmodu.left', true), '') AS left_setting`,
+      );
+      expect(state).toEqual({ locks: 0, prepared: 0, listening: 0, cursors: 0, temp: false, path, left_setting: '' });
+    } finally {
+      await runner.release();
+      await ds.query(`DROP ROLE IF EXISTS ${role}`);
+    }
+  });
+
+  it('a caller that gives up has its statement cancelled on the server, not only abandoned (attack: the backend works on after timeout)', async () => {
+    const controller = new AbortController();
+    const runner = ds.createQueryRunner();
+    try {
+      const conn = await runner.connect();
+      if (db.kind === 'postgres') {
+        const started = Date.now();
+        const pending = failure(
+          runReadOnlyStatement(conn, { text: 'SELECT pg_sleep(30)', values: [], timeoutMs: 20_000, signal: controller.signal }),
+        );
+        const sleeping = async () =>
+          Number(
+            (
+              await ds.query(
+                "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND state = 'active' AND query = 'SELECT pg_sleep(30)'",
+              )
+            )[0].n,
+          );
+        for (let i = 0; i < 100 && (await sleeping()) === 0; i++) await new Promise((r) => setTimeout(r, 50));
+        expect(await sleeping()).toBe(1);
+        controller.abort();
+        expect((await pending)!.code).toBe('57014');
+        expect(Date.now() - started).toBeLessThan(15_000); // well before its deadline: the caller did not wait for it
+        // The server stopped it (a closed socket alone would have left it sleeping for 30 s).
+        for (let i = 0; i < 100 && (await sleeping()) > 0; i++) await new Promise((r) => setTimeout(r, 50));
+        expect(await sleeping()).toBe(0);
+      } else {
+        // The embedded database: a statement whose caller left before it started does not start (one running runs to its
+        // deadline: stopping it restarts the database, which costs every caller more).
+        controller.abort();
+        const started = Date.now();
+        expect(
+          (await failure(
+            runReadOnlyStatement(conn, { text: 'SELECT pg_sleep(30)', values: [], timeoutMs: 20_000, signal: controller.signal }),
+          ))!.code,
+        ).toBe('57014');
+        expect(Date.now() - started).toBeLessThan(15_000);
+      }
+    } finally {
+      await runner.release();
+    }
+    expect((await run('SELECT count(*)::int AS n FROM accounts')).rows).toEqual([{ n: 2 }]);
+  });
+
+  it('a share of slots is settled in the database: of six statements at once with two slots, two run and four are refused (many callers)', async () => {
+    const slot = { key: `zmodu:test:${Date.now()}`, limit: 2 };
+    const attempt = async (key: string) => {
+      const runner = ds.createQueryRunner();
+      try {
+        const conn = await runner.connect();
+        return await runReadOnlyStatement(conn, {
+          text: 'SELECT pg_sleep(1.5) IS NULL AS slept',
+          values: [],
+          timeoutMs: 10_000,
+          slot: { ...slot, key },
+        }).then(
+          () => 'ran',
+          (e: { name?: string; code?: string }) => e.name ?? e.code,
+        );
+      } finally {
+        await runner.release();
+      }
+    };
+    const outcomes = await Promise.all([...Array.from({ length: 6 }, () => attempt(slot.key)), attempt(`${slot.key}:other`)]);
+    if (db.kind === 'postgres') {
+      expect(outcomes.slice(0, 6).sort()).toEqual([
+        'SlotsTakenError',
+        'SlotsTakenError',
+        'SlotsTakenError',
+        'SlotsTakenError',
+        'ran',
+        'ran',
+      ]);
+      expect(outcomes[6]).toBe('ran'); // another share is not held by this one
+    } else expect(outcomes).toEqual(Array(7).fill('ran')); // one session, one statement at a time: the share is kept in the process
+    // Once they ended, the slots are free again.
+    expect(await attempt(slot.key)).toBe('ran');
+  });
+
   it('a long statement without any injection ends in timeout too (md5 of a huge lpad over a self-join)', async () => {
     const started = Date.now();
     const err = await failure(

@@ -1,6 +1,7 @@
 import type { ReadOnlyRequest, ReadOnlyResult } from './embedded-database';
 import { timerDelay } from './timer-delay';
 import { isEmbeddedConnection } from './pglite-driver';
+import { cancelBackend, CancellableClient, SlotsTakenError, TAKE_SLOT_OR_FAIL_SQL } from './statement-bounds';
 
 // pg's own row parser and value serializer (both exported by pg's package map).
 // eslint-disable-next-line @typescript-eslint/no-require-imports
@@ -28,7 +29,7 @@ interface PgConnection {
   sendCopyFail(message: string): void;
 }
 
-interface PgClientLike {
+interface PgClientLike extends CancellableClient {
   query(submittableOrText: unknown): Promise<unknown> | unknown;
   on?(event: 'error', listener: (err: Error) => void): void;
   end?(): Promise<void>;
@@ -45,14 +46,17 @@ export type { ReadOnlyRequest, ReadOnlyResult };
  * Run one statement in a READ ONLY transaction that is always rolled back, on a raw driver
  * connection (what TypeORM's `queryRunner.connect()` returns): a `pg` client or the embedded
  * database's. Every statement goes over the extended protocol (the statement is one statement,
- * whatever its text). On a server the steps are pipelined: BEGIN, the settings and the role
- * (one statement), the statement and ROLLBACK are written at once and answered after one Sync,
- * so the whole run is one round trip (a second one only after an error). BEGIN, the settings
- * and ROLLBACK are named statements, parsed once per connection. The deadline is the server's
- * `statement_timeout`; on the embedded database, the worker is stopped at it.
+ * whatever its text). On a server the steps are pipelined: BEGIN, the slot (when asked), the
+ * settings and the role (one statement), the statement, ROLLBACK and the release of session
+ * advisory locks (when asked) are written at once and answered after one Sync, so the whole run
+ * is one round trip (a second one only after an error). Our own steps are named statements,
+ * parsed once per connection, with every name schema-qualified. The deadline is the server's
+ * `statement_timeout`; on the embedded database, the worker is stopped at it. A caller that gives
+ * up (`signal`, or the hard deadline below) has the statement cancelled on the server.
  */
 export async function runReadOnlyStatement(connection: unknown, request: ReadOnlyRequest): Promise<ReadOnlyResult> {
   if (isEmbeddedConnection(connection)) return connection.readOnly(request);
+  if (request.signal?.aborted) throw canceled('its caller gave up before it started');
   const client = connection as PgClientLike;
   const prepared = preparedOn(connection);
   const run = new ReadOnlyPipeline(request, prepared);
@@ -62,6 +66,13 @@ export async function runReadOnlyStatement(connection: unknown, request: ReadOnl
     client.on?.('error', () => undefined);
     client.end?.().catch(() => undefined);
   };
+  // The caller is told now; the server is told to stop (a closed socket alone stops a backend only when it next writes),
+  // and the connection is closed: a cancel that arrived late would hit whatever the connection ran next.
+  const giveUp = (why: string) => {
+    void cancelBackend(client);
+    run.abandon(canceled(why));
+    close();
+  };
   // Rows past the byte budget: answer with what fits, and stop the server sending the rest.
   run.onFull = () => {
     run.abandon(null, run.partial());
@@ -70,23 +81,13 @@ export async function runReadOnlyStatement(connection: unknown, request: ReadOnl
   client.query(run);
   // statement_timeout acts only where the server checks for interrupts: a C function deep in one
   // expression (upper(upper(... lpad(x, 50000000)))) does not. Past the deadline and a grace, the
-  // caller gets its timeout and the connection is closed, so that neither it nor the pool waits.
+  // caller gets its timeout, the server a cancel and the connection is closed, so that neither it nor the pool waits.
   const hard = setTimeout(
-    () => {
-      run.abandon(
-        Object.assign(
-          new Error(
-            `canceling statement due to statement timeout (the server did not stop within ${HARD_DEADLINE_GRACE_MS} ms of it; the connection was closed)`,
-          ),
-          {
-            code: '57014',
-          },
-        ),
-      );
-      close();
-    },
+    () => giveUp(`the server did not stop within ${HARD_DEADLINE_GRACE_MS} ms of its statement timeout; the connection was closed`),
     timerDelay(request.timeoutMs + HARD_DEADLINE_GRACE_MS),
   );
+  const onAbort = () => giveUp('its caller gave up; the server was asked to cancel it and the connection was closed');
+  request.signal?.addEventListener('abort', onAbort, { once: true });
   try {
     return await run.done;
   } catch (err) {
@@ -94,17 +95,24 @@ export async function runReadOnlyStatement(connection: unknown, request: ReadOnl
 
     // The server skipped the rest up to Sync: the transaction, if BEGIN ran, is aborted, and which of
     // our statements got parsed is unknown. pg sends this after the pipeline's ReadyForQuery, ahead of
-    // anything the connection's next user sends: ROLLBACK, and Close of our statements (harmless when absent).
+    // anything the connection's next user sends: ROLLBACK, Close of our statements (harmless when absent)
+    // and, when asked, the release of session advisory locks.
     const names = [...prepared];
     prepared.clear();
     await afterPipeline(client);
-    const cleanup = new Cleanup(names);
+    const cleanup = new Cleanup(names, request.releaseSessionLocks === true);
     client.query(cleanup);
     await cleanup.done.catch(() => undefined);
     throw err;
   } finally {
     clearTimeout(hard);
+    request.signal?.removeEventListener('abort', onAbort);
   }
+}
+
+/** 57014 (query_canceled), as the server answers a statement timeout or a cancel. */
+function canceled(why: string): Error {
+  return Object.assign(new Error(`canceling statement (${why})`), { code: '57014' });
 }
 
 /**
@@ -191,6 +199,9 @@ class ReadOnlyPipeline extends Submittable<ReadOnlyResult> {
   readonly _result: PgResultInternal = new PgResult();
   private readonly steps: Step[] = [];
   private readonly statementStep: number;
+  private readonly slotStep: number;
+  private readonly unlockStep: number;
+  private readonly slotLimit: number;
   private step = 0;
   private failed?: Error;
   private bytes = 0;
@@ -208,6 +219,14 @@ class ReadOnlyPipeline extends Submittable<ReadOnlyResult> {
     super();
     this.maxBytes = request.maxBytes;
     this.steps.push({ text: 'BEGIN TRANSACTION READ ONLY', values: [], name: 'zmodu_ro_begin' });
+    // A slot of the caller's share, as the application's role, before anything of the statement's: none free, nothing runs.
+    this.slotStep = -1;
+    this.slotLimit = 0;
+    if (request.slot) {
+      this.slotStep = this.steps.length;
+      this.slotLimit = Math.max(1, Math.floor(request.slot.limit));
+      this.steps.push({ text: TAKE_SLOT_OR_FAIL_SQL, values: [request.slot.key, this.slotLimit], name: 'zmodu_ro_slot' });
+    }
     // The settings and the role in one statement: set_config('role', r, true) is SET LOCAL ROLE (the same membership check).
     const settings: Array<[string, string]> = [
       ['statement_timeout', String(Math.max(1, Math.floor(request.timeoutMs)))],
@@ -217,12 +236,18 @@ class ReadOnlyPipeline extends Submittable<ReadOnlyResult> {
     const values: string[] = [];
     const calls = settings.map(([name, value]) => {
       values.push(name, value);
-      return `set_config($${values.length - 1}, $${values.length}, true)`;
+      return `pg_catalog.set_config($${values.length - 1}, $${values.length}, true)`;
     });
     this.steps.push({ text: `SELECT ${calls.join(', ')}`, values, name: `zmodu_ro_settings_${settings.length}` });
     this.statementStep = this.steps.length;
     this.steps.push({ text: request.text, values: request.values });
     this.steps.push({ text: 'ROLLBACK', values: [], name: 'zmodu_ro_rollback' });
+    this.unlockStep = -1;
+    if (request.releaseSessionLocks) {
+      // A session-level advisory lock survives the rollback: released here, as the session's own role.
+      this.unlockStep = this.steps.length;
+      this.steps.push({ text: UNLOCK_ALL_SQL, values: [], name: 'zmodu_ro_unlock' });
+    }
   }
 
   submit(connection: PgConnection): null {
@@ -275,6 +300,10 @@ class ReadOnlyPipeline extends Submittable<ReadOnlyResult> {
   }
 
   override handleError(err: Error): void {
+    const code = (err as { code?: string }).code;
+    // After the ROLLBACK: the statement's answer stands. A role that may not release advisory locks could not have taken one.
+    if (this.step === this.unlockStep && !this.failed) return this.finish(null, this.result());
+    if (this.step === this.slotStep && code === '22012') return this.finish(new SlotsTakenError(this.slotLimit));
     this.finish(this.failed ?? err);
   }
 
@@ -285,23 +314,39 @@ class ReadOnlyPipeline extends Submittable<ReadOnlyResult> {
 
   handleReadyForQuery(): void {
     if (this.failed) return this.finish(this.failed);
-    this.finish(null, { rows: this._result.rows, fields: this._result.fields.map((f) => f.name) });
+    this.finish(null, this.result());
+  }
+
+  private result(): ReadOnlyResult {
+    return { rows: this._result.rows, fields: this._result.fields.map((f) => f.name) };
   }
 }
 
-/** After a failed run: ROLLBACK, and Close of the named statements it may have parsed, in one round trip. */
+const UNLOCK_ALL_SQL = 'SELECT pg_catalog.pg_advisory_unlock_all()';
+
+/**
+ * After a failed run: ROLLBACK, Close of the named statements it may have parsed and, when asked, the release of
+ * session advisory locks (last: should it fail, the server skips only what follows it), in one round trip.
+ */
 class Cleanup extends Submittable<void> {
-  constructor(private readonly names: string[]) {
+  constructor(
+    private readonly names: string[],
+    private readonly unlock: boolean,
+  ) {
     super();
   }
 
   submit(connection: PgConnection): null {
     connection.stream.cork?.();
     try {
-      connection.parse({ text: 'ROLLBACK', name: '', types: [] });
-      connection.bind({ portal: '', statement: '', values: [], valueMapper: prepareValue });
-      connection.execute({ portal: '', rows: 0 });
+      const unnamed = (text: string) => {
+        connection.parse({ text, name: '', types: [] });
+        connection.bind({ portal: '', statement: '', values: [], valueMapper: prepareValue });
+        connection.execute({ portal: '', rows: 0 });
+      };
+      unnamed('ROLLBACK');
       for (const name of this.names) connection.close({ type: 'S', name });
+      if (this.unlock) unnamed(UNLOCK_ALL_SQL);
       connection.sync();
     } finally {
       connection.stream.uncork?.();

@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import type { EntitySpec, KpiMetric, ReportSpec } from '@zmodu/data';
+import type { EntitySpec, FenceTable, KpiMetric, ReportSpec } from '@zmodu/data';
 
 /**
  * Two tenants' data for the data-skill suites. Everything of tenant `beta` is recognizable:
@@ -15,6 +15,13 @@ export const ENTITIES: EntitySpec[] = [
   { name: 'order_line', table: 'order_lines', pk: 'id' },
   { name: 'currency', table: 'currencies', pk: 'code', tenantColumn: null },
 ];
+
+/** The entities as fence tables (order_lines takes the default tenant column). */
+export const FENCE_TABLES: FenceTable[] = ENTITIES.map((e) => ({
+  table: e.table,
+  tenantColumn: e.tenantColumn === undefined ? 'tenant_id' : e.tenantColumn,
+  columns: e.columns,
+}));
 
 export const KPIS: KpiMetric[] = [
   {

@@ -1,5 +1,5 @@
 import { queryRows } from '@zmodu/db';
-import type { SqlRunner } from '../fence/tenant-fence';
+import { FUNCTION_SIGNATURE, someOf, type SqlRunner } from '../fence/tenant-fence';
 import { isTenantTypeSupported } from '../tenant-spelling';
 
 /** An entity as the audit sees it: its table, its tenant column (null: shared), its writable columns. */
@@ -19,7 +19,8 @@ export type DataFindingCode =
   | 'shared_sequence'
   | 'view'
   | 'tenant_type_mismatch'
-  | 'tenant_type_unsupported';
+  | 'tenant_type_unsupported'
+  | 'reader_function';
 
 export interface DataFinding {
   readonly code: DataFindingCode;
@@ -29,6 +30,14 @@ export interface DataFinding {
   readonly detail: string;
   /** What to do. */
   readonly fix: string;
+}
+
+export interface DataAuditOptions {
+  /**
+   * db.query's reader role (the fence's): the functions outside pg_catalog that it may still execute are reported
+   * (`reader_function`). Omitted, or a role that does not exist: not looked at.
+   */
+  readonly readerRole?: string;
 }
 
 export interface DataAudit {
@@ -73,10 +82,16 @@ interface Index {
  *    many records all other tenants created meanwhile;
  *  - a view or materialized view registered as an entity: row-level security does not reach
  *    through it (unless it is a security_invoker view), so only the rewrite scopes it;
- *  - tenant columns of differing types: one tenant id must read as each of them.
+ *  - tenant columns of differing types: one tenant id must read as each of them;
+ *  - functions outside pg_catalog that db.query's reader role may execute (see readerFunctions).
  */
-export async function auditDataModel(db: SqlRunner, entities: readonly AuditedEntity[]): Promise<DataAudit> {
+export async function auditDataModel(
+  db: SqlRunner,
+  entities: readonly AuditedEntity[],
+  options: DataAuditOptions = {},
+): Promise<DataAudit> {
   const findings: DataFinding[] = [];
+  if (options.readerRole !== undefined) findings.push(...(await readerFunctions(db, options.readerRole)));
   const tenantTypes = new Map<string, string>();
   for (const e of entities) {
     const schema = e.schema ?? 'public';
@@ -191,4 +206,54 @@ export async function auditDataModel(db: SqlRunner, entities: readonly AuditedEn
       fix: 'give every tenant column the same type',
     });
   return { tables: entities.length, findings, tenantTypes: [...types].sort() };
+}
+
+/**
+ * Functions outside pg_catalog (and the fence's own `zmodu_fence.tenant()`) that db.query's reader
+ * role may execute, one finding per schema and owner. A statement that got past the rewrite could
+ * call them by their qualified name, and a SECURITY DEFINER one runs with its owner's rights
+ * (another tenant's rows, say). The fence's install revokes EXECUTE from PUBLIC on the functions
+ * its installer owns; the others (an extension's, a function another role created later) need
+ * their owner, or a superuser. information_schema's functions are PostgreSQL's own (its views
+ * need them for every role) and are not reported.
+ */
+async function readerFunctions(db: SqlRunner, role: string): Promise<DataFinding[]> {
+  const [{ exists }] = await queryRows<{ exists: boolean }>(
+    db,
+    'SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = $1) AS exists',
+    [role],
+  );
+  if (!exists) return [];
+  const rows = await queryRows<{ schema: string; owner: string; signatures: string[]; definers: number; extensions: string[] }>(
+    db,
+    `SELECT n.nspname::text AS schema, pg_catalog.pg_get_userbyid(p.proowner)::text AS owner,
+            pg_catalog.array_agg(${FUNCTION_SIGNATURE} ORDER BY p.proname, p.oid) AS signatures,
+            pg_catalog.count(*) FILTER (WHERE p.prosecdef)::int AS definers,
+            pg_catalog.array_remove(pg_catalog.array_agg(DISTINCT e.extname::pg_catalog.text), NULL) AS extensions
+       FROM pg_catalog.pg_proc p
+       JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+       LEFT JOIN pg_catalog.pg_depend d ON d.classid = 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid = p.oid AND d.deptype = 'e'
+       LEFT JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid
+      WHERE n.nspname NOT IN ('pg_catalog', 'information_schema')
+        AND NOT (n.nspname = 'zmodu_fence' AND p.proname = 'tenant' AND p.pronargs = 0)
+        AND pg_catalog.has_function_privilege($1, p.oid, 'EXECUTE')
+      GROUP BY 1, 2 ORDER BY 1, 2`,
+    [role],
+  );
+  return rows.map((r) => {
+    const names = someOf(r.signatures);
+    const of = r.extensions.length ? ` (of extension ${r.extensions.join(', ')})` : '';
+    return {
+      code: 'reader_function' as const,
+      table: r.schema,
+      detail:
+        `db.query's reader role ${role} may execute ${r.signatures.length} function(s) of schema ${r.schema} owned by ${r.owner}${of}: ${names}` +
+        `${r.definers ? `, ${r.definers} of them SECURITY DEFINER (they run with ${r.owner}'s rights)` : ''}; ` +
+        'a statement that got past the rewrite could call them by their qualified name',
+      fix:
+        `as ${r.owner} or a superuser: REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA ${r.schema} FROM PUBLIC, then GRANT EXECUTE on those the ` +
+        `application needs TO the application role (install-fence does this for the functions its installer owns, and for ` +
+        `functions it creates later: ALTER DEFAULT PRIVILEGES)`,
+    };
+  });
 }

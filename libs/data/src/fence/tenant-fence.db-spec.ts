@@ -1,10 +1,9 @@
 import { DataSource } from 'typeorm';
-import { ALPHA, BETA, ENTITIES, fingerprint, leaksBeta, seedBusinessData } from '../__fixtures__/business-fixture';
+import { ALPHA, BETA, FENCE_TABLES, fingerprint, leaksBeta, seedBusinessData } from '../__fixtures__/business-fixture';
 import { openTestDataSource, TestDatabase } from '@zmodu/db/testing';
 import { runReadOnly } from '../query/read-only-query';
 import {
   fenceSettings,
-  FenceTable,
   installTenantFence,
   readFenceKey,
   tenantFenceMigration,
@@ -12,12 +11,7 @@ import {
   uninstallTenantFence,
 } from './tenant-fence';
 
-/** The fixture's entities as fence tables (order_lines takes the default tenant column). */
-const TABLES: FenceTable[] = ENTITIES.map((e) => ({
-  table: e.table,
-  tenantColumn: e.tenantColumn === undefined ? 'tenant_id' : e.tenantColumn,
-  columns: e.columns,
-}));
+const TABLES = FENCE_TABLES;
 
 describe('db.query second fence in the database', () => {
   let db: TestDatabase;
@@ -41,7 +35,10 @@ describe('db.query second fence in the database', () => {
   const alphaCount = async (table: string) =>
     Number((await ds.query(`SELECT count(*) AS n FROM ${table} WHERE tenant_id = $1`, [ALPHA]))[0].n);
 
-  /** A statement as the fence alone sees it: the rewrite is bypassed, the raw text runs under the reader role. */
+  /**
+   * A statement as the fence alone sees it: the rewrite is bypassed, the raw text runs under the reader role with
+   * search_path pinned to pg_catalog, as db.query runs it (so its tables are schema-qualified, as the rewrite prints them).
+   */
   async function fenced(text: string, values: unknown[] = [], settings?: (pid: number) => Record<string, string>) {
     const key = (await readFenceKey(ds))!;
     const fence = { role, settings: settings ?? ((pid: number) => fenceSettings(key, pid, ALPHA)) };
@@ -104,16 +101,16 @@ describe('db.query second fence in the database', () => {
     });
 
     it('returns only the caller rows of a tenant table read whole', async () => {
-      const r = await fenced('SELECT * FROM orders');
+      const r = await fenced('SELECT * FROM public.orders');
       expect(r.ok && r.rows.length).toBe(await alphaCount('orders'));
       expect(leaksBeta(r)).toBe(false);
     });
 
     it('a predicate naming the other tenant finds nothing', async () => {
-      const r = await fenced("SELECT * FROM orders WHERE tenant_id = 'beta'");
+      const r = await fenced("SELECT * FROM public.orders WHERE tenant_id = 'beta'");
       expect(r.ok && r.rows).toEqual([]);
       const joined = await fenced(
-        'SELECT c.name, o.note FROM customers c JOIN orders o ON o.customer_id = c.id UNION ALL SELECT sku, tenant_id FROM order_lines',
+        'SELECT c.name, o.note FROM public.customers c JOIN public.orders o ON o.customer_id = c.id UNION ALL SELECT sku, tenant_id FROM public.order_lines',
       );
       expect(joined.ok).toBe(true);
       expect(leaksBeta(joined)).toBe(false);
@@ -121,7 +118,7 @@ describe('db.query second fence in the database', () => {
 
     it('set_config to the other tenant inside the statement is refused (and without the MAC it would admit no row)', async () => {
       const r = await fenced(
-        `SELECT set_config('zmodu.tenant_id', '${BETA}', true) AS t, (SELECT count(*) FROM orders) AS n, (SELECT string_agg(note, ',') FROM orders) AS notes`,
+        `SELECT set_config('zmodu.tenant_id', '${BETA}', true) AS t, (SELECT count(*) FROM public.orders) AS n, (SELECT string_agg(note, ',') FROM public.orders) AS notes`,
       );
       expect(r).toEqual({ ok: false, reason: 'permission_denied' });
       // The MAC is the fence where set_config is still granted (an installer that is not a superuser): see the next case.
@@ -135,18 +132,18 @@ describe('db.query second fence in the database', () => {
         () => ({ 'zmodu.tenant_id': ALPHA }),
         () => ({}),
       ]) {
-        const r = await fenced('SELECT count(*) AS n FROM orders', [], settings);
+        const r = await fenced('SELECT count(*) AS n FROM public.orders', [], settings);
         expect(r.ok && r.rows).toEqual([{ n: '0' }]);
       }
     });
 
     it('cannot leave its role: set_config of role or session_authorization is refused, directly or through SQL run by a function', async () => {
       for (const sql of [
-        "SELECT set_config('role', 'none', true), (SELECT count(*) FROM orders) AS n",
+        "SELECT set_config('role', 'none', true), (SELECT count(*) FROM public.orders) AS n",
         "SELECT set_config('session_authorization', current_user, true)",
         "SELECT query_to_xml('SELECT set_config(''role'', ''none'', true)', true, false, '')::text",
         "SELECT query_to_xml('RESET ROLE', true, false, '')::text",
-        "SELECT query_to_xml('SELECT * FROM secrets', true, false, '')::text",
+        "SELECT query_to_xml('SELECT * FROM public.secrets', true, false, '')::text",
       ]) {
         const r = await fenced(sql);
         expect({ sql, ok: r.ok }).toEqual({ sql, ok: false });
@@ -170,14 +167,14 @@ describe('db.query second fence in the database', () => {
     });
 
     it('cannot read an unregistered table, an undeclared column or the fence key', async () => {
-      expect(await fenced('SELECT * FROM secrets')).toEqual({ ok: false, reason: 'permission_denied' });
-      expect(await fenced('SELECT email FROM customers')).toEqual({ ok: false, reason: 'permission_denied' });
+      expect(await fenced('SELECT * FROM public.secrets')).toEqual({ ok: false, reason: 'permission_denied' });
+      expect(await fenced('SELECT email FROM public.customers')).toEqual({ ok: false, reason: 'permission_denied' });
       expect(await fenced('SELECT key FROM zmodu_fence.secret')).toEqual({ ok: false, reason: 'permission_denied' });
     });
 
     it('cannot write: read only, and without a write grant even in a writable transaction', async () => {
       expect((await fenced("UPDATE orders SET note = 'x'")).ok).toBe(false);
-      expect((await fenced('WITH x AS (DELETE FROM orders RETURNING 1) SELECT count(*) FROM x')).ok).toBe(false);
+      expect((await fenced('WITH x AS (DELETE FROM public.orders RETURNING 1) SELECT count(*) FROM x')).ok).toBe(false);
       const runner = ds.createQueryRunner();
       await runner.connect();
       try {
@@ -193,7 +190,7 @@ describe('db.query second fence in the database', () => {
     });
 
     it('a shared table stays readable whole', async () => {
-      const r = await fenced('SELECT code FROM currencies ORDER BY code');
+      const r = await fenced('SELECT code FROM public.currencies ORDER BY code');
       expect(r.ok && r.rows).toEqual([{ code: 'EUR' }, { code: 'USD' }]);
     });
   });
@@ -211,7 +208,7 @@ describe('db.query second fence in the database', () => {
         await ds
           .transaction(async (m) => {
             await m.query(`SET LOCAL ROLE ${other}`);
-            const [{ n }] = await m.query('SELECT count(*)::int AS n FROM orders');
+            const [{ n }] = await m.query('SELECT count(*)::int AS n FROM public.orders');
             expect(n).toBe(both);
             await m.query("UPDATE orders SET note = note WHERE tenant_id = 'beta'");
             throw new Error('rollback');
@@ -236,10 +233,10 @@ describe('db.query second fence in the database', () => {
         await ds.transaction((m) => installTenantFence(m, tables, { role }));
         const seen = await ds.transaction(async (m) => {
           await m.query(`SET LOCAL ROLE ${other}`);
-          return m.query('SELECT id FROM own_rls ORDER BY id');
+          return m.query('SELECT id FROM public.own_rls ORDER BY id');
         });
         expect(seen).toEqual([{ id: 1 }]);
-        const r = await fenced('SELECT id FROM own_rls');
+        const r = await fenced('SELECT id FROM public.own_rls');
         expect(r.ok && r.rows).toEqual([{ id: 1 }]);
       } finally {
         await ds.query('DROP TABLE own_rls');
@@ -284,7 +281,7 @@ describe('db.query second fence in the database', () => {
       expect(rls).toBe(false);
       const seen = await ds.transaction(async (m) => {
         await m.query(`SET LOCAL ROLE ${other}`);
-        return m.query('SELECT count(*)::int AS n FROM customers');
+        return m.query('SELECT count(*)::int AS n FROM public.customers');
       });
       expect(seen[0].n).toBeGreaterThan(0);
     } finally {
@@ -313,15 +310,15 @@ describe('db.query second fence in the database', () => {
       expect((await tenantFenceStatus(ds, TABLES, { role })).installed).toBe(true);
       const seen = await ds.transaction(async (m) => {
         await m.query(`SET LOCAL ROLE ${other}`);
-        return m.query('SELECT DISTINCT tenant_id FROM orders');
+        return m.query('SELECT DISTINCT tenant_id FROM public.orders');
       });
       expect(seen).toEqual([{ tenant_id: ALPHA }]);
-      const r = await fenced('SELECT count(*) AS n FROM orders');
+      const r = await fenced('SELECT count(*) AS n FROM public.orders');
       expect(r.ok && r.rows).toEqual([{ n: String(await alphaCount('orders')) }]);
       // Uninstalled, row-level security stays on: the application's policy relies on it.
       const removed = await ds.transaction((m) => uninstallTenantFence(m, TABLES, { role }));
       expect(removed.map((a) => a.what)).toContain(
-        "left row-level security on for orders: the application's policies (app_alpha_only) rely on it now",
+        "left row-level security on for public.orders: the application's policies (app_alpha_only) rely on it now",
       );
       const [{ rls }] = await ds.query("SELECT relrowsecurity AS rls FROM pg_class WHERE relname = 'orders'");
       expect(rls).toBe(true);

@@ -82,8 +82,45 @@ export const FENCE_SCHEMA = 'zmodu_fence';
 export const FENCE_TENANT_SETTING = 'zmodu.tenant_id';
 export const FENCE_MAC_SETTING = 'zmodu.tenant_mac';
 const SET_CONFIG = 'pg_catalog.set_config(text, text, boolean)';
-const FENCE_VERSION = 1;
+/** 2: policies made under a pinned search_path, functions outside pg_catalog and session-state functions revoked from PUBLIC. */
+const FENCE_VERSION = 2;
+/** What every unqualified name of the install means: PostgreSQL's own (see pinSearchPath). */
+const INSTALL_SEARCH_PATH = 'pg_catalog, pg_temp';
+/**
+ * Functions of pg_catalog the reader must not execute, beside set_config: advisory locks (a session-level one survives
+ * the rollback and stays with a pooled connection; a transaction-level one holds other sessions for as long as the
+ * statement runs) and setseed (the session's random seed outlives the transaction). Their owner is a superuser.
+ */
+const SESSION_STATE_FUNCTIONS = [
+  ...[
+    'pg_advisory_lock',
+    'pg_advisory_lock_shared',
+    'pg_try_advisory_lock',
+    'pg_try_advisory_lock_shared',
+    'pg_advisory_xact_lock',
+    'pg_advisory_xact_lock_shared',
+    'pg_try_advisory_xact_lock',
+    'pg_try_advisory_xact_lock_shared',
+    'pg_advisory_unlock',
+    'pg_advisory_unlock_shared',
+  ].flatMap((f) => [`pg_catalog.${f}(bigint)`, `pg_catalog.${f}(integer, integer)`]),
+  'pg_catalog.pg_advisory_unlock_all()',
+  'pg_catalog.setseed(double precision)',
+];
+/** A function as people read it: schema-qualified whatever the search_path, with its argument types. */
+export const FUNCTION_SIGNATURE =
+  "pg_catalog.format('%I.%I(%s)', n.nspname, p.proname, pg_catalog.pg_get_function_identity_arguments(p.oid))";
+/** Functions outside pg_catalog that the reader may execute: none but the fence's own, and information_schema's (its views need them). */
+const FOREIGN_FUNCTIONS = `FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+  WHERE n.nspname NOT IN ('pg_catalog', 'information_schema') AND NOT (n.nspname = '${FENCE_SCHEMA}' AND p.proname = 'tenant' AND p.pronargs = 0)
+    AND pg_catalog.has_function_privilege($1, p.oid, 'EXECUTE')`;
 const IDENT = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** A list as a message names it: the first eight, and how many more. */
+export function someOf(items: readonly string[], shown = 8): string {
+  const more = items.length - shown;
+  return `${items.slice(0, shown).join(', ')}${more > 0 ? ` and ${more} more` : ''}`;
+}
 
 const q = quoteName;
 const lit = (value: string) => `'${value.replace(/'/g, "''")}'`;
@@ -142,15 +179,25 @@ $zmodu_fence$`;
  */
 type FenceMode = 'sole' | 'beside';
 
-/** The policies of one tenant table, with the signature kept in the fence policy's comment. */
-function policies(role: string, column: string, type: string, mode: FenceMode) {
+/** A tenant column's type: as SQL (format_type, under the install's pinned search_path), and by oid and typmod. */
+interface ColumnType {
+  readonly name: string;
+  readonly id: string;
+}
+
+/**
+ * The policies of one tenant table, with the signature kept in the fence policy's comment (the type by oid, so that
+ * the signature does not depend on the search_path of whoever reads it). Created under the install's pinned
+ * search_path: no operator or type of another schema can stand in for PostgreSQL's own.
+ */
+function policies(role: string, column: string, type: ColumnType, mode: FenceMode) {
   // Each test of the role is a scalar subquery, so PostgreSQL evaluates it once per statement
   // (an InitPlan) rather than calling current_user for every row; per row remains `$a OR col = $b`.
   const reader = `(SELECT current_user = ${lit(role)})`;
   const other = `(SELECT current_user <> ${lit(role)})`;
-  const rule = `${other} OR ${q(column)} = (SELECT ${FENCE_SCHEMA}.tenant())::${type}`;
+  const rule = `${other} OR ${q(column)} = (SELECT ${FENCE_SCHEMA}.tenant())::${type.name}`;
   return {
-    signature: `zmodu fence v${FENCE_VERSION} mode=${mode} role=${role} column=${column} type=${type}`,
+    signature: `zmodu fence v${FENCE_VERSION} mode=${mode} role=${role} column=${column} type=${type.id}`,
     fence:
       mode === 'sole'
         ? `AS PERMISSIVE FOR ALL TO PUBLIC USING (${rule}) WITH CHECK (${rule})`
@@ -205,13 +252,14 @@ async function tableInfo(db: SqlRunner, t: FenceTable): Promise<TableInfo | unde
   return info;
 }
 
-async function columnType(db: SqlRunner, oid: number, column: string): Promise<string | undefined> {
-  const [row] = await queryRows<{ type: string }>(
+async function columnType(db: SqlRunner, oid: number, column: string): Promise<ColumnType | undefined> {
+  const [row] = await queryRows<ColumnType>(
     db,
-    'SELECT format_type(atttypid, atttypmod) AS type FROM pg_attribute WHERE attrelid = $1 AND attname = $2 AND attnum > 0 AND NOT attisdropped',
+    `SELECT pg_catalog.format_type(atttypid, atttypmod) AS name, atttypid::pg_catalog.text OPERATOR(pg_catalog.||) '.' OPERATOR(pg_catalog.||) atttypmod::pg_catalog.text AS id
+       FROM pg_catalog.pg_attribute WHERE attrelid = $1 AND attname = $2 AND attnum > 0 AND NOT attisdropped`,
     [oid, column],
   );
-  return row?.type;
+  return row;
 }
 
 async function policyComment(db: SqlRunner, oid: number, name: string): Promise<string | null | undefined> {
@@ -231,7 +279,23 @@ async function policyComment(db: SqlRunner, oid: number, name: string): Promise<
  * the `zmodu_fence` schema, and ownership of the registered tables for the grants and policies.
  */
 export function installTenantFence(db: SqlRunner, tables: readonly FenceTable[], options: TenantFenceOptions = {}): Promise<FenceAction[]> {
-  return atomically(db, (tx) => install(tx, tables, options));
+  return atomically(db, (tx) => pinSearchPath(tx, () => install(tx, tables, options)));
+}
+
+/**
+ * Run the install with search_path set to pg_catalog (SET, which needs no privilege, unlike set_config), and give the
+ * session its own back after: the policies it creates are stored as parsed trees, so an operator or a type of another
+ * schema on the installer's search_path (an application's `=` on name, say) would be in them for good.
+ */
+async function pinSearchPath<T>(db: SqlRunner, run: () => Promise<T>): Promise<T> {
+  const [{ path }] = await queryRows<{ path: string }>(db, "SELECT pg_catalog.current_setting('search_path') AS path");
+  await db.query(`SET search_path TO ${INSTALL_SEARCH_PATH}`);
+  try {
+    return await run();
+  } finally {
+    // After an error the transaction is aborted (this fails, and the rollback restores the setting).
+    await db.query(`SET search_path TO ${path.trim() === '' ? "''" : path}`).catch(() => undefined);
+  }
 }
 
 async function install(db: SqlRunner, tables: readonly FenceTable[], options: TenantFenceOptions): Promise<FenceAction[]> {
@@ -291,7 +355,12 @@ async function install(db: SqlRunner, tables: readonly FenceTable[], options: Te
   say('changed', `function ${FENCE_SCHEMA}.tenant() (SECURITY DEFINER: the tenant only with a valid MAC)`);
   await db.query(`CREATE TABLE IF NOT EXISTS ${FENCE_SCHEMA}.state (name text PRIMARY KEY, value text NOT NULL)`);
   await db.query(`REVOKE ALL ON ${FENCE_SCHEMA}.state FROM PUBLIC`);
+  // The functions whose EXECUTE the install took from PUBLIC, so that an uninstall gives it back.
+  await db.query(`CREATE TABLE IF NOT EXISTS ${FENCE_SCHEMA}.revoked (fn oid PRIMARY KEY)`);
+  await db.query(`REVOKE ALL ON ${FENCE_SCHEMA}.revoked FROM PUBLIC`);
   await lockSetConfig(db, role, app, say);
+  await lockSessionState(db, role, app, say);
+  await lockForeignFunctions(db, role, me, app, say);
 
   // Grants from scratch: nothing but the registered tables and columns.
   const schemas = [...new Set(tables.map((t) => t.schema ?? 'public'))];
@@ -338,7 +407,7 @@ async function install(db: SqlRunner, tables: readonly FenceTable[], options: Te
     }
     const hasAccess = (await policyComment(db, info.oid, 'zmodu_reader_access')) !== undefined;
     if (current === p.signature && hasAccess === (mode === 'beside')) {
-      say('kept', `policies of ${tableName(t)} (${t.tenantColumn} ${type})`);
+      say('kept', `policies of ${tableName(t)} (${t.tenantColumn} ${type.name})`);
       continue;
     }
     await db.query(`DROP POLICY IF EXISTS zmodu_reader_access ON ${tableName(t)}`);
@@ -348,7 +417,7 @@ async function install(db: SqlRunner, tables: readonly FenceTable[], options: Te
     await db.query(`COMMENT ON POLICY zmodu_fence ON ${tableName(t)} IS ${lit(p.signature)}`);
     say(
       'changed',
-      `policies of ${tableName(t)}: ${role} reads only rows whose ${t.tenantColumn} (${type}) is the checked tenant; ` +
+      `policies of ${tableName(t)}: ${role} reads only rows whose ${t.tenantColumn} (${type.name}) is the checked tenant; ` +
         (mode === 'sole' ? 'other roles read and write as before' : "beside the table's own policies, which other roles keep"),
     );
   }
@@ -389,13 +458,161 @@ async function lockSetConfig(
   );
 }
 
+/** Whether the current role is a superuser (the owner of pg_catalog's functions, and of everything else for GRANT). */
+async function isSuperuser(db: SqlRunner): Promise<boolean> {
+  const [{ superuser }] = await queryRows<{ superuser: boolean }>(
+    db,
+    'SELECT rolsuper AS superuser FROM pg_catalog.pg_roles WHERE rolname = current_user',
+  );
+  return superuser;
+}
+
+/** EXECUTE on these functions taken from PUBLIC (and the reader), kept for the application role, and recorded for uninstall. */
+async function revokeFromPublic(db: SqlRunner, role: string, app: string, oids: readonly number[]): Promise<void> {
+  for (let i = 0; i < oids.length; i += 200) {
+    const chunk = oids.slice(i, i + 200);
+    const rows = await queryRows<{ sig: string }>(
+      db,
+      'SELECT f::pg_catalog.regprocedure::pg_catalog.text AS sig FROM pg_catalog.unnest($1::pg_catalog.oid[]) AS f',
+      [chunk],
+    );
+    const list = rows.map((r) => r.sig).join(', ');
+    // Only those PUBLIC could execute: an uninstall gives back what the install took, nothing more.
+    await db.query(
+      `INSERT INTO ${FENCE_SCHEMA}.revoked (fn) SELECT f FROM pg_catalog.unnest($1::pg_catalog.oid[]) AS f
+        WHERE pg_catalog.has_function_privilege('public', f, 'EXECUTE') ON CONFLICT (fn) DO NOTHING`,
+      [chunk],
+    );
+    await db.query(`REVOKE EXECUTE ON ROUTINE ${list} FROM PUBLIC, ${q(role)}`);
+    await db.query(`GRANT EXECUTE ON ROUTINE ${list} TO ${q(app)}`);
+  }
+}
+
+/**
+ * Advisory locks and setseed (SESSION_STATE_FUNCTIONS): their owner is a superuser, so only a superuser can take them
+ * from PUBLIC; anyone else gets a note with the statements. Until then, db.query releases the session-level advisory
+ * locks of its connection after each statement (pg_advisory_unlock_all), but a transaction-level one still holds other
+ * sessions for as long as the statement runs.
+ */
+async function lockSessionState(
+  db: SqlRunner,
+  role: string,
+  app: string,
+  say: (kind: FenceAction['kind'], what: string) => void,
+): Promise<void> {
+  const open = await openSessionState(db, role);
+  if (!open.length)
+    return say('kept', `${role} may not take advisory locks or set the random seed (no session state outlives its statement)`);
+  if (!(await isSuperuser(db)))
+    return say(
+      'note',
+      `${role} may still take advisory locks and set the random seed (db.query releases session-level locks after each statement, ` +
+        `but a transaction-level one holds other sessions while the statement runs); only a superuser can change that: ` +
+        `REVOKE EXECUTE ON FUNCTION ${open.map((f) => f.sig).join(', ')} FROM PUBLIC; GRANT EXECUTE ON FUNCTION ${open.map((f) => f.sig).join(', ')} TO ${q(app)};`,
+    );
+  const oids = open.map((f) => f.oid);
+  await revokeFromPublic(db, role, app, oids);
+  say(
+    'changed',
+    `revoked EXECUTE on ${open.length} advisory-lock and random-seed functions from PUBLIC (granted to ${app}): ${role} leaves no lock or seed behind; other roles that take advisory locks need them granted`,
+  );
+}
+
+async function openSessionState(db: SqlRunner, role: string): Promise<Array<{ oid: number; sig: string }>> {
+  return queryRows(
+    db,
+    `SELECT f::pg_catalog.regprocedure::pg_catalog.oid::int AS oid, f AS sig FROM pg_catalog.unnest($2::pg_catalog.text[]) AS f
+      WHERE pg_catalog.has_function_privilege($1, f, 'EXECUTE')`,
+    [role, SESSION_STATE_FUNCTIONS],
+  );
+}
+
+/**
+ * Functions outside pg_catalog (an application's `public.round(double precision, integer)` SECURITY DEFINER helper, an
+ * extension's): PostgreSQL grants EXECUTE on every new function to PUBLIC, so the reader could call any of them by its
+ * qualified name (db.query runs with search_path pinned to pg_catalog, so no unqualified name reaches them). The install
+ * takes EXECUTE from PUBLIC on those its role may act for (its own, and all of them for a superuser), keeps it for the
+ * application role, and does the same for the functions it and the application role create later (ALTER DEFAULT
+ * PRIVILEGES). What it cannot revoke (another owner's, an extension's installed by a superuser) it names in a note; the
+ * fence status warns about it and the data audit reports it (`reader_function`).
+ */
+async function lockForeignFunctions(
+  db: SqlRunner,
+  role: string,
+  me: string,
+  app: string,
+  say: (kind: FenceAction['kind'], what: string) => void,
+): Promise<void> {
+  const mine = await queryRows<{ oid: number }>(
+    db,
+    `SELECT p.oid::int AS oid ${FOREIGN_FUNCTIONS} AND pg_catalog.pg_has_role(current_user, p.proowner, 'USAGE') ORDER BY p.oid`,
+    [role],
+  );
+  if (mine.length) {
+    await revokeFromPublic(
+      db,
+      role,
+      app,
+      mine.map((r) => r.oid),
+    );
+    say(
+      'changed',
+      `revoked EXECUTE from PUBLIC on ${mine.length} function(s) outside pg_catalog (granted to ${app}): ${role} cannot call them; other roles that call them need it granted`,
+    );
+  } else say('kept', `${role} may execute no function outside pg_catalog that ${me} may revoke`);
+  // Functions created later: by the installer, and by the application role when the installer may act for it.
+  for (const owner of [...new Set([me, app])]) {
+    const [{ may, open }] = await queryRows<{ may: boolean; open: boolean }>(
+      db,
+      `SELECT pg_catalog.pg_has_role(current_user, $1, 'MEMBER') AS may,
+              NOT EXISTS (SELECT 1 FROM pg_catalog.pg_default_acl d
+                           WHERE d.defaclrole = (SELECT oid FROM pg_catalog.pg_roles WHERE rolname = $1) AND d.defaclnamespace = 0 AND d.defaclobjtype = 'f')
+              OR EXISTS (SELECT 1 FROM pg_catalog.pg_default_acl d, pg_catalog.aclexplode(d.defaclacl) a
+                          WHERE d.defaclrole = (SELECT oid FROM pg_catalog.pg_roles WHERE rolname = $1) AND d.defaclnamespace = 0
+                            AND d.defaclobjtype = 'f' AND a.grantee = 0 AND a.privilege_type = 'EXECUTE') AS open`,
+      [owner],
+    );
+    if (!open) {
+      say('kept', `functions ${owner} creates are not executable by PUBLIC`);
+      continue;
+    }
+    if (!may) {
+      say(
+        'note',
+        `functions ${owner} creates later are executable by PUBLIC, ${role} included; as ${owner}: ALTER DEFAULT PRIVILEGES REVOKE EXECUTE ON FUNCTIONS FROM PUBLIC;`,
+      );
+      continue;
+    }
+    await db.query(`ALTER DEFAULT PRIVILEGES FOR ROLE ${q(owner)} REVOKE EXECUTE ON FUNCTIONS FROM PUBLIC`);
+    if (owner !== app) await db.query(`ALTER DEFAULT PRIVILEGES FOR ROLE ${q(owner)} GRANT EXECUTE ON FUNCTIONS TO ${q(app)}`);
+    await db.query(`INSERT INTO ${FENCE_SCHEMA}.state (name, value) VALUES ($1, 'true') ON CONFLICT (name) DO NOTHING`, [
+      `default_execute_revoked:${owner}`,
+    ]);
+    say(
+      'changed',
+      `functions ${owner} creates from now on are not executable by PUBLIC${owner !== app ? ` (${app} may execute them)` : ''}`,
+    );
+  }
+  const left = await queryRows<{ sig: string; owner: string }>(
+    db,
+    `SELECT ${FUNCTION_SIGNATURE} AS sig, pg_catalog.pg_get_userbyid(p.proowner)::pg_catalog.text AS owner ${FOREIGN_FUNCTIONS} ORDER BY 1`,
+    [role],
+  );
+  if (left.length)
+    say(
+      'note',
+      `${role} may still execute ${left.length} function(s) outside pg_catalog that ${me} may not revoke ` +
+        `(${someOf(left.map((f) => `${f.sig} of ${f.owner}`))}): their owner or a superuser revokes EXECUTE from PUBLIC (audit-data lists them)`,
+    );
+}
+
 /** Remove the policies, the grants and the fence schema (the role stays: other databases may use it). */
 export function uninstallTenantFence(
   db: SqlRunner,
   tables: readonly FenceTable[],
   options: TenantFenceOptions = {},
 ): Promise<FenceAction[]> {
-  return atomically(db, (tx) => uninstall(tx, tables, options));
+  return atomically(db, (tx) => pinSearchPath(tx, () => uninstall(tx, tables, options)));
 }
 
 async function uninstall(db: SqlRunner, tables: readonly FenceTable[], options: TenantFenceOptions): Promise<FenceAction[]> {
@@ -453,9 +670,47 @@ async function uninstall(db: SqlRunner, tables: readonly FenceTable[], options: 
         `set_config stays revoked from PUBLIC; a superuser gives it back with: GRANT EXECUTE ON FUNCTION ${SET_CONFIG} TO PUBLIC;`,
       );
   }
+  await giveBackExecute(db, say);
   await db.query(`DROP SCHEMA IF EXISTS ${FENCE_SCHEMA} CASCADE`);
   say('changed', `dropped schema ${FENCE_SCHEMA}; role ${role} kept`);
   return actions;
+}
+
+/** EXECUTE back to PUBLIC on what the install took from it (recorded in zmodu_fence.revoked and .state), where the uninstaller may. */
+async function giveBackExecute(db: SqlRunner, say: (kind: FenceAction['kind'], what: string) => void): Promise<void> {
+  const [{ present }] = await queryRows<{ present: boolean }>(db, 'SELECT to_regclass($1) IS NOT NULL AS present', [
+    `${FENCE_SCHEMA}.revoked`,
+  ]);
+  if (!present) return;
+  const fns = await queryRows<{ sig: string; may: boolean }>(
+    db,
+    `SELECT r.fn::pg_catalog.regprocedure::pg_catalog.text AS sig, pg_catalog.pg_has_role(current_user, p.proowner, 'USAGE') AS may
+       FROM ${FENCE_SCHEMA}.revoked r JOIN pg_catalog.pg_proc p ON p.oid = r.fn ORDER BY 1`,
+  );
+  const may = fns.filter((f) => f.may).map((f) => f.sig);
+  for (let i = 0; i < may.length; i += 200) await db.query(`GRANT EXECUTE ON ROUTINE ${may.slice(i, i + 200).join(', ')} TO PUBLIC`);
+  if (may.length) say('changed', `gave EXECUTE on ${may.length} function(s) back to PUBLIC`);
+  const not = fns.filter((f) => !f.may).map((f) => f.sig);
+  if (not.length)
+    say(
+      'note',
+      `EXECUTE stays revoked from PUBLIC on ${not.length} function(s) of other owners; they give it back with GRANT EXECUTE ON FUNCTION ... TO PUBLIC: ${not.join(', ')}`,
+    );
+  const owners = await queryRows<{ owner: string; may: boolean }>(
+    db,
+    `SELECT pg_catalog.substr(name, 25) AS owner, pg_catalog.pg_has_role(current_user, pg_catalog.substr(name, 25), 'MEMBER') AS may
+       FROM ${FENCE_SCHEMA}.state WHERE name LIKE 'default!_execute!_revoked:%' ESCAPE '!'
+        AND EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = pg_catalog.substr(name, 25))`,
+  );
+  for (const o of owners)
+    if (o.may) {
+      await db.query(`ALTER DEFAULT PRIVILEGES FOR ROLE ${q(o.owner)} GRANT EXECUTE ON FUNCTIONS TO PUBLIC`);
+      say('changed', `functions ${o.owner} creates are executable by PUBLIC again`);
+    } else
+      say(
+        'note',
+        `functions ${o.owner} creates stay closed to PUBLIC; as ${o.owner}: ALTER DEFAULT PRIVILEGES GRANT EXECUTE ON FUNCTIONS TO PUBLIC;`,
+      );
 }
 
 /** Whether the fence is in place for these tables, and what to do when it is not. */
@@ -492,6 +747,20 @@ export async function tenantFenceStatus(
       warnings.push(
         `${role} may execute set_config, so a statement that got past the rewrite could leave the role: as a superuser, ` +
           `REVOKE EXECUTE ON FUNCTION ${SET_CONFIG} FROM PUBLIC and GRANT it to the application role (install-fence does it when run by a superuser)`,
+      );
+    const state = await openSessionState(db, role);
+    if (state.length)
+      warnings.push(
+        `${role} may take advisory locks and set the random seed (${state.length} functions), so a statement that got past the rewrite ` +
+          'could hold other sessions while it runs: as a superuser, REVOKE EXECUTE on them FROM PUBLIC and GRANT it to the application role ' +
+          '(install-fence does it when run by a superuser)',
+      );
+    const foreign = await queryRows<{ sig: string }>(db, `SELECT ${FUNCTION_SIGNATURE} AS sig ${FOREIGN_FUNCTIONS} ORDER BY 1`, [role]);
+    if (foreign.length)
+      warnings.push(
+        `${role} may execute ${foreign.length} function(s) outside pg_catalog (${someOf(foreign.map((f) => f.sig))}), ` +
+          'which a statement that got past the rewrite could call by their qualified name: ' +
+          'run install-fence again as their owner (or a superuser), or revoke EXECUTE from PUBLIC on them (audit-data lists them with their owners)',
       );
   }
   const [{ fn }] = await queryRows<{ fn: boolean }>(db, `SELECT to_regprocedure('${FENCE_SCHEMA}.tenant()') IS NOT NULL AS fn`);

@@ -1,6 +1,7 @@
-import { runReadOnlyStatement } from '@zmodu/db';
+import { runReadOnlyStatement, SlotsTakenError, StatementSlot } from '@zmodu/db';
 import { DataSource, QueryRunner } from 'typeorm';
 import { SkillError } from '@zmodu/skills';
+import { busy } from './tenant-slots';
 
 export interface ReadOnlyLimits {
   /** The statement's deadline (ms), on a server and on the embedded database alike. Default 5000. */
@@ -17,6 +18,23 @@ export interface ReadOnlyFence {
   /** The settings, for the backend pid of the connection the statement runs on. */
   settings(processId: number): Record<string, string>;
 }
+
+/** How a statement runs beyond its limits and its fence. */
+export interface ReadOnlyRun {
+  /** The caller gave up (the call's deadline, a cancelled run): the statement is cancelled on the server. */
+  readonly signal?: AbortSignal;
+  /** On a server, a slot of this share is taken first (none free: `tenant_busy`); see TAKE_SLOT_SQL. */
+  readonly slot?: StatementSlot;
+  /**
+   * The statement is a model's (db.query): it runs with `search_path` pinned to `pg_catalog, pg_temp`, so that an
+   * unqualified function, operator or type can only be PostgreSQL's own (its tables are schema-qualified), and the
+   * session-level advisory locks of its connection are released after the rollback. Always so with a fence.
+   */
+  readonly untrusted?: boolean;
+}
+
+/** What an unqualified name of a model's statement may resolve to: PostgreSQL's own catalog (and, for types and tables, temporary ones last). */
+export const PINNED_SEARCH_PATH = 'pg_catalog, pg_temp';
 
 export interface ReadOnlyResult {
   readonly columns: string[];
@@ -35,8 +53,9 @@ export function capRows(sql: string, maxRows: number): string {
 
 /**
  * Run one SELECT in a READ ONLY transaction, always rolled back, under a deadline that holds on
- * a server (statement_timeout) and on the embedded database (its worker is stopped), over the
- * extended protocol only (a second statement cannot ride along), in one round trip on a server.
+ * a server (statement_timeout, and a cancel when the caller gives up) and on the embedded database
+ * (its worker is stopped), over the extended protocol only (a second statement cannot ride along),
+ * in one round trip on a server.
  * `text` is final: it must fetch at most `maxRows + 1` rows (db.query's guard prints it so;
  * `capRows` for an application's own statement). With a fence, the statement runs as its role
  * with its settings. Rows and bytes are capped. A database error becomes a SkillError with a
@@ -48,22 +67,34 @@ export async function runReadOnly(
   values: unknown[],
   limits: ReadOnlyLimits,
   fence?: ReadOnlyFence,
-  /** More transaction settings (db.query's checked statements pin `search_path`). */
-  settings?: Readonly<Record<string, string>>,
+  run: ReadOnlyRun = {},
 ): Promise<ReadOnlyResult> {
   const timeoutMs = Math.max(1, Math.floor(limits.timeoutMs ?? DEFAULT_TIMEOUT_MS));
   const maxBytes = limits.maxBytes ?? DEFAULT_MAX_BYTES;
+  const { signal, slot } = run;
+  // A fenced statement is a model's.
+  const untrusted = run.untrusted === true || fence !== undefined;
   const runner: QueryRunner = dataSource.createQueryRunner();
   try {
     // The driver's own connection (a pg client, or the embedded database's): no ORM layers.
     const connection = (await runner.connect()) as { processID?: number | null };
-    const fenced = fence?.settings(connection.processID ?? 0);
-    const all = settings && fenced ? { ...settings, ...fenced } : (fenced ?? settings);
-    const result = await runReadOnlyStatement(connection, { text, values, timeoutMs, role: fence?.role, settings: all, maxBytes });
+    const settings = { ...(untrusted ? { search_path: PINNED_SEARCH_PATH } : {}), ...fence?.settings(connection.processID ?? 0) };
+    const result = await runReadOnlyStatement(connection, {
+      text,
+      values,
+      timeoutMs,
+      role: fence?.role,
+      settings,
+      maxBytes,
+      releaseSessionLocks: untrusted,
+      slot,
+      signal,
+    });
     const shaped = shape(result.rows, result.fields, limits.maxRows, maxBytes);
     return result.truncated ? { ...shaped, truncated: true } : shaped;
   } catch (err) {
     if (err instanceof SkillError) throw err;
+    if (err instanceof SlotsTakenError) throw busy(err.limit);
     throw new SkillError(categorize(err), 'The database refused the statement; the reason is a category only.', undefined, 'QueryFailed');
   } finally {
     await runner.release();

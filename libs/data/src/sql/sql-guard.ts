@@ -41,12 +41,6 @@ export interface PreparedQuery {
   readonly values: unknown[];
   /** The registered tables the statement reads. */
   readonly tables: string[];
-  /**
-   * Transaction settings to run it with: `search_path` is `pg_catalog` alone, so that an operator written as a
-   * keyword (IN, BETWEEN, IS DISTINCT FROM, NULLIF, CASE x WHEN, JOIN ... USING) can only be pg_catalog's,
-   * as every function, operator and type the text names already is.
-   */
-  readonly settings: Readonly<Record<string, string>>;
 }
 
 export interface PrepareInput {
@@ -125,8 +119,6 @@ const CATALOG = 'pg_catalog';
 const catalogName = (name: string): Node[] => [{ String: { sval: CATALOG } }, { String: { sval: name } }];
 /** The schema of a registered table that names none (as the fence and the data audit read it). */
 const DEFAULT_SCHEMA = 'public';
-/** The setting a checked statement runs with (see `PreparedQuery.settings`). */
-export const CHECKED_STATEMENT_SETTINGS: Readonly<Record<string, string>> = Object.freeze({ search_path: CATALOG });
 
 interface Plan {
   readonly text: string;
@@ -223,7 +215,7 @@ export class SqlGuard {
     const bound = [...values];
     for (let i = 0; i < plan.tenantParams; i++) bound.push(input.tenantId);
     bound.push(maxRows + 1);
-    return { text: plan.text, values: bound, tables: plan.tables, settings: CHECKED_STATEMENT_SETTINGS };
+    return { text: plan.text, values: bound, tables: plan.tables };
   }
 
   /** Parse, check, rewrite, print and verify (the result depends only on the text and on whether a tenant is in scope). */

@@ -83,7 +83,7 @@ async function handle(m) {
           const params = [];
           const calls = pairs.map(([n, v]) => {
             params.push(n, v);
-            return 'set_config($' + (params.length - 1) + ', $' + params.length + ', true)';
+            return 'pg_catalog.set_config($' + (params.length - 1) + ', $' + params.length + ', true)';
           });
           await db.query('SELECT ' + calls.join(', '), params);
         }
@@ -108,6 +108,9 @@ async function handle(m) {
         return truncated ? { rows, fields, truncated } : { rows, fields };
       } finally {
         await db.query('ROLLBACK');
+        // A session-level advisory lock survives the rollback: release what the session holds, as its own role (a role
+        // that may not call it could not have taken one through the reader either).
+        if (m.releaseSessionLocks) await db.query('SELECT pg_catalog.pg_advisory_unlock_all()').catch(() => undefined);
       }
     }
     case 'dump': {
