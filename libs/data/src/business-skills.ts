@@ -12,7 +12,7 @@ import { DataModelHazardException } from './exceptions/data-model-hazard.excepti
 import { FenceMissingException } from './exceptions/fence-missing.exception';
 import { InvalidDataOptionsException } from './exceptions/invalid-data-options.exception';
 import { EntityWriter } from './entity-writer';
-import { toCsv } from './csv';
+import { toCsv } from '@zmodu/skills';
 import { capRows, ReadOnlyFence, runReadOnly } from './query/read-only-query';
 import { AuditedEntity, auditDataModel, DataAudit } from './audit/data-audit';
 import { fenceSettings, FenceTable, fenceTablesFor, readFenceKey, tenantFenceStatus } from './fence/tenant-fence';
