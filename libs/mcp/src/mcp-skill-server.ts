@@ -16,7 +16,7 @@ import {
 import { ActionClass, Guard, GuardPolicy, GuardStats } from '@zmodu/guard';
 import { createSkillContext, SkillCallResult, SkillDispatcher, SkillRegistry } from '@zmodu/skills';
 import { InvalidMcpOptionsException } from './exceptions/invalid-mcp-options.exception';
-import { McpPrincipal, toPrincipal } from './mcp-principal';
+import { McpPrincipal, readPrincipal, toPrincipal } from './mcp-principal';
 import { INVALID_OPTION_MESSAGE, NO_PRINCIPAL_IN_REQUEST_MESSAGE } from './mcp.messages';
 
 export type McpRequestExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
@@ -78,9 +78,10 @@ export class McpSkillServer {
     const max = options.maxCallsPerSession;
     if (max !== undefined && !(Number.isInteger(max) && max > 0))
       throw new InvalidMcpOptionsException(INVALID_OPTION_MESSAGE('maxCallsPerSession', 'must be a positive integer'));
-    if (typeof options.principal !== 'function' && !toPrincipal(options.principal))
+    const fixed = typeof options.principal === 'function' ? null : readPrincipal(options.principal).problem;
+    if (fixed)
       throw new InvalidMcpOptionsException(
-        INVALID_OPTION_MESSAGE('principal', 'must be { tenantId, userId, permissions } with non-empty ids, or a function'),
+        INVALID_OPTION_MESSAGE('principal', `must be { tenantId, userId, permissions } with tenant and user ids, or a function (${fixed})`),
       );
     this.guard = new Guard(options.policy, { stats: options.stats });
     const info = options.serverInfo ?? { name: 'zmodu', version: '0.1.0' };

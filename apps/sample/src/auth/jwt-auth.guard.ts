@@ -3,8 +3,8 @@ import { Reflector } from '@nestjs/core';
 import { JwtService } from '@nestjs/jwt';
 import { ClsService } from 'nestjs-cls';
 import type { Request } from 'express';
+import { scopeIdProblem } from '@zmodu/guard';
 import { EDGE_OPTIONS, EdgeOptions } from '../edge/edge.options';
-import { identifierProblem } from '../edge/text-rules';
 import { Caller, CLS_CALLER } from './auth.constants';
 import { isPublicRoute } from './require-permission.decorator';
 
@@ -13,6 +13,8 @@ const BEARER = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*)$/;
 /** A permission name: letters, digits and . _ : -, starting with a letter. */
 const PERMISSION = /^[A-Za-z][A-Za-z0-9._:-]{0,63}$/;
 const MAX_PERMISSIONS = 64;
+/** Longest tenant or user claim accepted. */
+const MAX_CLAIM_ID = 128;
 
 interface TokenClaims {
   sub?: unknown;
@@ -76,22 +78,31 @@ export class JwtAuthGuard implements CanActivate {
 }
 
 function callerFrom(claims: TokenClaims): Caller {
-  if (claims.tenant === undefined || claims.tenant === '')
-    throw new UnauthorizedException('Invalid bearer token: the "tenant" claim is missing.');
-  const tenantProblem = identifierProblem(claims.tenant);
-  if (tenantProblem) throw new UnauthorizedException(`Invalid bearer token: the "tenant" claim ${tenantProblem}.`);
-  if (claims.sub === undefined || claims.sub === '')
-    throw new UnauthorizedException('Invalid bearer token: the "sub" (user) claim is missing.');
-  const subProblem = identifierProblem(claims.sub);
-  if (subProblem) throw new UnauthorizedException(`Invalid bearer token: the "sub" claim ${subProblem}.`);
+  const tenantId = claimId('tenant', claims.tenant);
+  const userId = claimId('sub', claims.sub);
   const perms = claims.permissions ?? [];
   if (!Array.isArray(perms) || perms.length > MAX_PERMISSIONS || perms.some((p) => typeof p !== 'string' || !PERMISSION.test(p)))
     throw new UnauthorizedException(
       `Invalid bearer token: the "permissions" claim must be an array of at most ${MAX_PERMISSIONS} permission names (${PERMISSION.source}).`,
     );
   return Object.freeze({
-    tenantId: claims.tenant as string,
-    userId: claims.sub as string,
+    tenantId,
+    userId,
     permissions: Object.freeze([...(perms as string[])]),
   });
+}
+
+/**
+ * The tenant or the user of the token: 1 to MAX_CLAIM_ID characters, and an id under the one rule of every door
+ * (scopeIdProblem of @zmodu/guard: no control, format or invisible character, NFC, not '0', ...), so that `lee\u200b`
+ * is never a user who looks like `lee`. Anything else is a 401 naming the claim.
+ */
+function claimId(claim: 'tenant' | 'sub', value: unknown): string {
+  if (value === undefined || value === '')
+    throw new UnauthorizedException(`Invalid bearer token: the ${claim === 'sub' ? '"sub" (user)' : '"tenant"'} claim is missing.`);
+  if (typeof value === 'string' && value.length > MAX_CLAIM_ID)
+    throw new UnauthorizedException(`Invalid bearer token: the "${claim}" claim must be 1 to ${MAX_CLAIM_ID} characters.`);
+  const problem = scopeIdProblem(`the "${claim}" claim`, value);
+  if (problem) throw new UnauthorizedException(`Invalid bearer token: ${problem}.`);
+  return value as string;
 }
