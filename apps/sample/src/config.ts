@@ -52,8 +52,9 @@ export function loggingFromEnv(env: NodeJS.ProcessEnv = process.env): SampleLogg
 }
 
 /**
- * The scrape token of GET /metrics: ZMODU_METRICS_TOKEN (at least 24 non-blank characters). Set, Prometheus sends it as
- * a bearer token and needs no JWT; unset, /metrics needs a JWT carrying admin:metrics.
+ * The scrape token of GET /metrics: ZMODU_METRICS_TOKEN (at least 24 non-blank characters), the platform credential:
+ * Prometheus sends it as a bearer token, needs no JWT and sees every series; a JWT carrying admin:metrics sees only its
+ * tenant's series, with or without it.
  */
 export function metricsFromEnv(env: NodeJS.ProcessEnv = process.env): Pick<SampleAppOptions, 'metrics'> {
   const token = env.ZMODU_METRICS_TOKEN;

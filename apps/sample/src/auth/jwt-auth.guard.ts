@@ -40,41 +40,49 @@ export class JwtAuthGuard implements CanActivate {
   async canActivate(context: ExecutionContext): Promise<boolean> {
     if (isPublicRoute(this.reflector, context)) return true;
     const request = context.switchToHttp().getRequest<Request>();
-    const header = request.headers.authorization;
-    if (!header) throw new UnauthorizedException('Missing bearer token: send Authorization: Bearer <token> (npm run token mints one).');
-    const token = BEARER.exec(header)?.[1];
-    if (!token)
-      throw new UnauthorizedException('Malformed Authorization header: expected exactly "Bearer <token>" (one space, nothing after).');
-    let claims: TokenClaims;
-    try {
-      claims = await this.jwt.verifyAsync<TokenClaims & object>(token, { algorithms: ['HS256'] });
-    } catch (err) {
-      const reason = (err as Error).name === 'TokenExpiredError' ? 'the token has expired' : 'the token signature or format is invalid';
-      throw new UnauthorizedException(`Invalid bearer token: ${reason}.`);
-    }
-    this.checkLifetime(claims);
-    const caller = callerFrom(claims);
+    const caller = await authenticateBearer(this.jwt, this.options, request.headers.authorization);
     this.cls.set(CLS_CALLER, caller);
     (request as Request & { user?: Caller }).user = caller;
     return true;
   }
+}
 
-  /** A token must expire, within maxTokenLifetimeSeconds of its issue (or of now), and must not be issued in the future. */
-  private checkLifetime(claims: TokenClaims): void {
-    const now = Math.floor(Date.now() / 1000);
-    if (typeof claims.exp !== 'number' || !Number.isFinite(claims.exp))
-      throw new UnauthorizedException('Invalid bearer token: the "exp" claim is missing; tokens must expire.');
-    if (claims.iat !== undefined && (typeof claims.iat !== 'number' || !Number.isFinite(claims.iat)))
-      throw new UnauthorizedException('Invalid bearer token: the "iat" claim must be a number of seconds.');
-    const iat = claims.iat as number | undefined;
-    if (iat !== undefined && iat > now + this.options.clockSkewSeconds)
-      throw new UnauthorizedException('Invalid bearer token: the "iat" claim is in the future.');
-    const lifetime = claims.exp - (iat ?? now);
-    if (lifetime > this.options.maxTokenLifetimeSeconds)
-      throw new UnauthorizedException(
-        `Invalid bearer token: the "exp" claim is ${lifetime} s after issue; at most ${this.options.maxTokenLifetimeSeconds} s is accepted.`,
-      );
+/**
+ * The caller of an `Authorization` header: exactly `Bearer <token>`, an HS256 token with a bounded lifetime, its
+ * tenant, user and permissions checked like input. Anything else is a 401 saying what is wrong. JwtAuthGuard's check,
+ * also used by the routes that read the header themselves (GET /metrics: the scrape token or a JWT).
+ */
+export async function authenticateBearer(jwt: JwtService, options: EdgeOptions, header: string | undefined): Promise<Caller> {
+  if (!header) throw new UnauthorizedException('Missing bearer token: send Authorization: Bearer <token> (npm run token mints one).');
+  const token = BEARER.exec(header)?.[1];
+  if (!token)
+    throw new UnauthorizedException('Malformed Authorization header: expected exactly "Bearer <token>" (one space, nothing after).');
+  let claims: TokenClaims;
+  try {
+    claims = await jwt.verifyAsync<TokenClaims & object>(token, { algorithms: ['HS256'] });
+  } catch (err) {
+    const reason = (err as Error).name === 'TokenExpiredError' ? 'the token has expired' : 'the token signature or format is invalid';
+    throw new UnauthorizedException(`Invalid bearer token: ${reason}.`);
   }
+  checkLifetime(claims, options);
+  return callerFrom(claims);
+}
+
+/** A token must expire, within maxTokenLifetimeSeconds of its issue (or of now), and must not be issued in the future. */
+function checkLifetime(claims: TokenClaims, options: EdgeOptions): void {
+  const now = Math.floor(Date.now() / 1000);
+  if (typeof claims.exp !== 'number' || !Number.isFinite(claims.exp))
+    throw new UnauthorizedException('Invalid bearer token: the "exp" claim is missing; tokens must expire.');
+  if (claims.iat !== undefined && (typeof claims.iat !== 'number' || !Number.isFinite(claims.iat)))
+    throw new UnauthorizedException('Invalid bearer token: the "iat" claim must be a number of seconds.');
+  const iat = claims.iat as number | undefined;
+  if (iat !== undefined && iat > now + options.clockSkewSeconds)
+    throw new UnauthorizedException('Invalid bearer token: the "iat" claim is in the future.');
+  const lifetime = claims.exp - (iat ?? now);
+  if (lifetime > options.maxTokenLifetimeSeconds)
+    throw new UnauthorizedException(
+      `Invalid bearer token: the "exp" claim is ${lifetime} s after issue; at most ${options.maxTokenLifetimeSeconds} s is accepted.`,
+    );
 }
 
 function callerFrom(claims: TokenClaims): Caller {
