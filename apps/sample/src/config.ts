@@ -80,6 +80,17 @@ export function queueFromEnv(env: NodeJS.ProcessEnv = process.env): Pick<SampleA
   return { queue: { driver: 'pg-boss' } };
 }
 
+/**
+ * Whether the server serves GET /docs and /docs-json (the OpenAPI document, Swagger UI): ZMODU_DOCS=1 yes, ZMODU_DOCS=0
+ * no; unset, only in development (ZMODU_DEV=1): a production server does not publish its API map unless asked to.
+ */
+export function docsFromEnv(env: NodeJS.ProcessEnv = process.env): boolean {
+  const raw = env.ZMODU_DOCS;
+  if (raw === undefined || raw === '') return isDevMode(env);
+  if (raw !== '0' && raw !== '1') throw new ConfigError(`ZMODU_DOCS must be 1 (serve /docs) or 0 (do not) (got "${raw}").`);
+  return raw === '1';
+}
+
 /** The development switch: `ZMODU_DEV=1` allows the public development secret (local development, the demo, tests). */
 export function isDevMode(env: NodeJS.ProcessEnv = process.env): boolean {
   return env.ZMODU_DEV === '1';
