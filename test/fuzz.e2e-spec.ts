@@ -6,6 +6,7 @@ import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { ALL_PERMISSIONS } from '../apps/sample/src/auth/auth.constants';
 import { mintToken } from '../apps/sample/src/auth/dev-token';
+import { runsAsFormula, spreadsheetCells } from '../libs/skills/src/__fixtures__/spreadsheet';
 import { sampleAppsOnTestDatabase } from './support/sample-apps';
 
 /**
@@ -102,30 +103,6 @@ const formulaLead = fc
     fc.constantFrom('', ";=cmd|' /C calc'!A0", ',=1+1', '\t@SUM(A1)', '\r\n=HYPERLINK("http://x")'),
   )
   .map(([blanks, lead, rest, tail]) => `${blanks.join('')}${lead}${rest}${tail}`);
-
-/** The cells of a CSV text as a spreadsheet splitting on `separator` reads them (quotes kept whole, line breaks inside). */
-function spreadsheetCells(text: string, separator: string): string[] {
-  const cells: string[] = [];
-  let cell = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (quoted && c === '"' && text[i + 1] === '"') {
-      cell += '"';
-      i++;
-    } else if (c === '"') quoted = !quoted;
-    else if (!quoted && (c === separator || c === '\n' || (c === '\r' && text[i + 1] === '\n'))) {
-      cells.push(cell);
-      cell = '';
-      if (c === '\r') i++;
-    } else cell += c;
-  }
-  return [...cells, cell];
-}
-/** Whether a spreadsheet starts this cell as a formula (after the blanks and invisible characters it skips). */
-const runsAsFormula = (cell: string) =>
-  /^[\t\r]|^[\p{White_Space}\p{Cc}\p{Cf}]*[=+\-@\uff1d\uff0b\uff0d\uff20]/u.test(cell) &&
-  !/^[+-]?(\d+(\.\d*)?|\.\d+)([eE][+-]?\d+)?$/.test(cell);
 
 describe('bad input at every boundary (fast-check, seeded)', () => {
   // Its afterAll drops the database: after the inner block's afterAll closed the app (on PostgreSQL, an app closed after

@@ -28,6 +28,12 @@ async function post(url: URL, body: string, headers: Record<string, string> = {}
 }
 
 const LIST = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
+const INIT = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 0,
+  method: 'initialize',
+  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+});
 
 describe('McpModule over Streamable HTTP, with the official MCP client', () => {
   let fixture: FixtureApp;
@@ -167,13 +173,7 @@ describe('McpModule over Streamable HTTP, with the official MCP client', () => {
   });
 
   it('answers 401 without a caller, a parse error for a body that is not JSON-RPC, 400 without a session', async () => {
-    const init = JSON.stringify({
-      jsonrpc: '2.0',
-      id: 0,
-      method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-    });
-    const anonymous = await post(fixture.url, init);
+    const anonymous = await post(fixture.url, INIT);
     expect(anonymous.status).toBe(401);
     expect(JSON.parse(anonymous.text).error.message).toMatch(/^Unauthorized/);
     await expect(connect(fixture.url, undefined)).rejects.toThrow(/401|Unauthorized/);
@@ -258,13 +258,7 @@ describe('McpModule limits', () => {
     ['userId is not in Unicode normalization form C', 'e\u0301ve', 'an unnormalised id'],
   ])('answers 401 naming the problem (%s) for a caller whose user id is %j, before any session (attack: %s)', async (problem, userId) => {
     fixture = await startFixtureApp({ forRoot: { principal: () => ({ tenantId: 'acme', userId, permissions: ['market:read'] }) } });
-    const init = JSON.stringify({
-      jsonrpc: '2.0',
-      id: 0,
-      method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-    });
-    const refused = await post(fixture.url, init);
+    const refused = await post(fixture.url, INIT);
     expect(refused.status).toBe(401);
     expect(JSON.parse(refused.text).error.message).toContain(`Unauthorized: the caller's ${problem}`);
     expect(fixture.app.get(McpSessions).stats().open).toBe(0);

@@ -1,27 +1,5 @@
+import { runsAsFormula, spreadsheetCells as cells } from './__fixtures__/spreadsheet';
 import { csvField, toCsv } from './csv';
-
-/** The cells a spreadsheet splitting on `separator` makes of one CSV line (quoted fields kept whole, quotes undone). */
-function cells(line: string, separator: string): string[] {
-  const out: string[] = [];
-  let cell = '';
-  let quoted = false;
-  for (let i = 0; i < line.length; i++) {
-    const c = line[i];
-    if (quoted && c === '"' && line[i + 1] === '"') {
-      cell += '"';
-      i++;
-    } else if (c === '"') quoted = !quoted;
-    else if (!quoted && c === separator) {
-      out.push(cell);
-      cell = '';
-    } else cell += c;
-  }
-  out.push(cell);
-  return out;
-}
-
-/** Whether a spreadsheet would start this cell as a formula (it skips leading blanks, as some do). */
-const runsAsFormula = (cell: string) => /^[\t\r]|^[\p{White_Space}]*[=+\-@\uFF1D\uFF0B\uFF0D\uFF20]/u.test(cell) && !/^[+-]?\d/.test(cell);
 
 describe('toCsv: the one CSV writer of every export', () => {
   it('writes RFC 4180: a header line, CRLF line ends, every field quoted and quotes doubled, nulls empty', () => {
