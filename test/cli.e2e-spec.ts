@@ -309,10 +309,61 @@ describe('zmodu CLI end to end', () => {
         i,
         expect.objectContaining({ ok: false, error: 'BadRequest', reason: 'invalid_call', message: expect.stringMatching(message) }),
       ]);
-    for (const i of [11, 12, 13, 14, 15, 16, 17])
+    for (const i of [11, 13, 14, 16, 17])
       expect([i, out[i]]).toEqual([i, expect.objectContaining({ ok: false, error: 'InvalidTenant', reason: 'invalid_tenant' })]);
     expect(out[11].message).toMatch(/"01" is not a whole number written plainly .* as the integer tenant column needs/);
-    expect(out[15].message).toMatch(/surrounding spaces or control characters/);
+    // ' 1' and '\t7\n' are no tenant id at all (scopeIdProblem): refused at the door, before any skill.
+    expect(out[12]).toMatchObject({
+      ok: false,
+      error: 'BadRequest',
+      reason: 'invalid_call',
+      message: 'tenant begins or ends with a blank: send the id without surrounding blanks',
+    });
+    expect(out[15]).toMatchObject({
+      ok: false,
+      error: 'BadRequest',
+      reason: 'invalid_call',
+      message: 'tenant holds a NUL or control character',
+    });
+  });
+
+  it('refuses a tenant or user that looks like another, on every door of the CLI, naming the flag (attack: --user lee\\u200b, --tenant \\u202e)', async () => {
+    const call = await zmodu(
+      'ai',
+      'call',
+      'entity.list',
+      '--config',
+      config,
+      '--tenant',
+      ALPHA,
+      '--user',
+      'lee\u200b',
+      '--args',
+      '{"entity":"order"}',
+    );
+    expect(call.code).toBe(2);
+    expect(call.stderr).toMatch(/--user holds U\+200B, a character that shows as nothing/);
+    const mcp = await zmodu('ai', 'mcp', '--config', config, '--tenant', `\u202e${ALPHA}`, '--user', 'lee');
+    expect(mcp.code).toBe(2);
+    expect(mcp.stderr).toMatch(/--tenant holds U\+202E/);
+    const verify = await zmodu('ai', 'audit-verify', '--config', config, '--tenant', `${ALPHA}\u2066`);
+    expect(verify.code).toBe(2);
+    expect(verify.stderr).toMatch(/--tenant holds U\+2066/);
+    const { out } = await runBatch(config, 'look-alike.jsonl', [
+      { skill: 'entity.list', args: { entity: 'order' }, tenant: ALPHA, user: 'lee\u200b' },
+      { skill: 'entity.list', args: { entity: 'order' }, tenant: 'e\u0301quipe', user: 'lee' },
+    ]);
+    expect(out[0]).toMatchObject({
+      ok: false,
+      error: 'BadRequest',
+      reason: 'invalid_call',
+      message: expect.stringMatching(/^user holds U\+200B/),
+    });
+    expect(out[1]).toMatchObject({
+      ok: false,
+      reason: 'invalid_call',
+      message: expect.stringMatching(/^tenant is not in Unicode normalization form C/),
+    });
   });
 
   it('audit-policy exits 1 when the allow list names a skill that does not exist, naming it and the nearest skill', async () => {

@@ -1,16 +1,18 @@
 import { INestApplication } from '@nestjs/common';
-import { Guard } from '@zmodu/guard';
+import { AgentAuditLog, Guard } from '@zmodu/guard';
 import { createSkillContext, SkillDispatcher, SkillRegistry } from '@zmodu/skills';
 import fc from 'fast-check';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { ALL_PERMISSIONS } from '../apps/sample/src/auth/auth.constants';
 import { mintToken } from '../apps/sample/src/auth/dev-token';
+import { runsAsFormula, spreadsheetCells } from '../libs/skills/src/__fixtures__/spreadsheet';
 import { sampleAppsOnTestDatabase } from './support/sample-apps';
 
 /**
  * Bad input at the boundaries, fuzzed with fast-check (seeded: the same cases in every run; ZMODU_FUZZ_SEED and
  * ZMODU_FUZZ_RUNS change them): random JSON, huge strings, deep nesting, unicode, prototype keys and numbers at the edges,
+ * format and invisible characters in token claims, formula leads in what the CSV export writes,
  * against the sample's HTTP API and the dispatcher. Never a 500 or a stack in an answer, never a hang, never a throw from
  * dispatch, and a refused decision writes nothing.
  */
@@ -78,6 +80,30 @@ const enc = (text: string): string =>
     c.length === 1 && c >= '\ud800' && c <= '\udfff' ? '%ED%A0%80' : encodeURIComponent(c),
   );
 
+/** Every code point of Unicode category Cf (format: zero-width spaces and joiners, bidi controls, the BOM, tags, ...). */
+const FORMAT_CHARS = Array.from({ length: 0x110000 }, (_, cp) => cp)
+  .filter((cp) => (cp < 0xd800 || cp > 0xdfff) && /\p{Cf}/u.test(String.fromCodePoint(cp)))
+  .map((cp) => String.fromCodePoint(cp));
+/** Other characters that show as nothing or as something else, and unnormalised or blank-edged forms. */
+const LOOK_ALIKE_CHARS = ['\u034f', '\ufe0f', '\u3164', '\u115f', '\u2028', '\u2029', '\ue000', '\u0378', '\u0301', '\u0085', '\ud800'];
+/** An id that looks like `base` on screen and is another one: a format or invisible character put in it, or an unnormalised form. */
+const lookAlikeId = fc.oneof(
+  fc
+    .tuple(fc.constantFrom('acme', 'lee', 'globex'), fc.constantFrom(...FORMAT_CHARS, ...LOOK_ALIKE_CHARS), fc.nat())
+    .map(([base, char, at]) => base.slice(0, at % (base.length + 1)) + char + base.slice(at % (base.length + 1))),
+  fc.constantFrom('e\u0301quipe', '\u212b', 'lee\u00a0', '\u00a0lee', 'lee ', 'Ame\u0301lie'),
+);
+
+/** A value a spreadsheet would run as a formula: blanks or invisible characters, a formula lead, then anything. */
+const formulaLead = fc
+  .tuple(
+    fc.array(fc.constantFrom(' ', '\t', '\r', '\n', '\u00a0', '\u3000', '\u200b', '\ufeff'), { maxLength: 3 }),
+    fc.constantFrom('=', '+', '-', '@', '\uff1d', '\uff0b', '\uff0d', '\uff20'),
+    fc.string({ maxLength: 30 }),
+    fc.constantFrom('', ";=cmd|' /C calc'!A0", ',=1+1', '\t@SUM(A1)', '\r\n=HYPERLINK("http://x")'),
+  )
+  .map(([blanks, lead, rest, tail]) => `${blanks.join('')}${lead}${rest}${tail}`);
+
 describe('bad input at every boundary (fast-check, seeded)', () => {
   // Its afterAll drops the database: after the inner block's afterAll closed the app (on PostgreSQL, an app closed after
   // the drop meets a database that does not exist).
@@ -142,6 +168,49 @@ describe('bad input at every boundary (fast-check, seeded)', () => {
       expect(codes.some((c) => c < 300)).toBe(true);
       expect(codes.filter((c) => c >= 400).length).toBeGreaterThanOrEqual(3);
       expect(statuses.get(401) ?? 0).toBe(0);
+    });
+
+    it('a token whose tenant or sub holds a format or invisible character, or is not NFC, is a 401 naming the claim (attack: lee\\u200b)', async () => {
+      const statuses = new Map<number, number>();
+      await fc.assert(
+        fc.asyncProperty(lookAlikeId, fc.constantFrom('tenant', 'user'), async (id, claim) => {
+          const bad = mintToken(SECRET, {
+            tenant: claim === 'tenant' ? id : 'acme',
+            user: claim === 'user' ? id : 'fuzz',
+            permissions: ALL_PERMISSIONS,
+          });
+          const res = await request(app.getHttpServer()).get('/agents').set('Authorization', `Bearer ${bad}`).timeout({ response: 20_000 });
+          expectClean(res, `${claim} ${JSON.stringify(id)}`);
+          statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+          expect([JSON.stringify(id), res.status, res.body.message]).toEqual([
+            JSON.stringify(id),
+            401,
+            expect.stringContaining(claim === 'tenant' ? '"tenant" claim' : '"sub" claim'),
+          ]);
+        }),
+        { seed: SEED, numRuns: RUNS * 2, endOnFailure: true },
+      );
+      expect([...statuses.keys()]).toEqual([401]);
+    });
+
+    it('the audit CSV export never hands a spreadsheet a formula, whatever separator it splits on (attack: tool names with formula leads)', async () => {
+      const names = fc.array(formulaLead, { minLength: 1, maxLength: 4 });
+      const guard = new Guard({ allow: ['market.quote'] });
+      await fc.assert(
+        fc.asyncProperty(names, formulaLead, async (tools, agent) => {
+          const ctx = createSkillContext({ guard, tenantId: 'acme', userId: 'fuzz', permissions: [], agent });
+          for (const tool of tools) await app.get(SkillDispatcher).dispatch(ctx, tool, {});
+          await app.get(AgentAuditLog).flush();
+          const res = await send('get', `/admin/audit?format=csv&run=${ctx.runId}`).expect(200);
+          const json = await send('get', `/admin/audit?run=${ctx.runId}`).expect(200);
+          expect(json.body.entries).toHaveLength(tools.length); // (the embedded driver drops a value's leading U+FEFF)
+          for (const separator of [',', ';', '\t']) {
+            const ran = spreadsheetCells(res.text, separator).filter(runsAsFormula);
+            expect([separator, ran]).toEqual([separator, []]);
+          }
+        }),
+        { seed: SEED, numRuns: RUNS, endOnFailure: true },
+      );
     });
 
     it('a decision refused for its body writes nothing: the proposal keeps its version, status and decisions', async () => {

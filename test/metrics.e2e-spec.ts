@@ -18,13 +18,13 @@ const token = (permissions?: string[]) => mintToken(SECRET, { tenant: 'acme', us
 describe('the sample: GET /metrics and GET /health/ready', () => {
   const apps = sampleAppsOnTestDatabase(SECRET);
 
-  const scrape = async (app: INestApplication, auth = `Bearer ${token()}`): Promise<PromSample[]> =>
+  const scrape = async (app: INestApplication, auth = `Bearer ${SCRAPE_TOKEN}`): Promise<PromSample[]> =>
     parsePrometheusText((await request(app.getHttpServer()).get('/metrics').set('Authorization', auth).expect(200)).text);
   const sum = (samples: PromSample[], name: string, labels: Record<string, string>) =>
     samples.filter((s) => s.name === name && Object.entries(labels).every(([k, v]) => s.labels[k] === v)).reduce((n, s) => n + s.value, 0);
 
   it('counts a scripted run of the trader: its tool calls, denials, tokens, duration and proposal verdict', async () => {
-    const app = await apps.boot();
+    const app = await apps.boot({ metrics: { token: SCRAPE_TOKEN } });
     await app.get(OutboxService).publish({ tenantId: 'acme', topic: 'nobody.listens', payload: {} });
     const before = await scrape(app);
     // Two runs: one with every permission, one whose token lacks market:read (its quote is refused: missing_permission).
@@ -78,24 +78,44 @@ describe('the sample: GET /metrics and GET /health/ready', () => {
     expect(sampleValue(after, 'zmodu_outbox_backlog', { status: 'pending' })).toBe(1);
   });
 
-  it('without a scrape token, /metrics needs a JWT carrying admin:metrics; with one, exactly that bearer token', async () => {
-    const app = await apps.boot({ seed: false });
-    await request(app.getHttpServer()).get('/metrics').expect(401);
-    await request(app.getHttpServer())
+  it("shows a JWT with admin:metrics only its tenant's series; every series only to the scrape token (attack: acme's metrics admin reads globex's name and usage)", async () => {
+    const app = await apps.boot({ seed: false, metrics: { token: SCRAPE_TOKEN } });
+    const http = () => request(app.getHttpServer());
+    for (const tenant of ['acme', 'globex'])
+      await http()
+        .post('/agents/trader/runs')
+        .set('Authorization', `Bearer ${mintToken(SECRET, { tenant, user: 'alice' })}`)
+        .send({ goal: 'buy 10 ACME' })
+        .expect(200);
+    const acmeAdmin = `Bearer ${token(['admin:metrics'])}`;
+    const tenantView = await http().get('/metrics').set('Authorization', acmeAdmin).expect(200);
+    expect(tenantView.text).not.toContain('globex');
+    const own = parsePrometheusText(tenantView.text);
+    expect(own.length).toBeGreaterThan(0);
+    expect(own.every((s) => s.name === 'zmodu_tokens_total' && s.labels.tenant === 'acme')).toBe(true);
+    // The series summed over every tenant are the platform's, not a tenant's.
+    expect(tenantView.text).not.toMatch(/zmodu_(tool_calls_total|run_duration_seconds|outbox_backlog)/);
+
+    const platform = await scrape(app, `Bearer ${SCRAPE_TOKEN}`);
+    expect(sampleValue(platform, 'zmodu_tokens_total', { tenant: 'globex', agent: 'trader' })).toBeGreaterThan(0);
+    expect(sampleValue(platform, 'zmodu_tokens_total', { tenant: 'acme', agent: 'trader' })).toBe(
+      sampleValue(own, 'zmodu_tokens_total', { tenant: 'acme', agent: 'trader' }),
+    );
+    expect(platform.some((s) => s.name === 'zmodu_outbox_dead_letters')).toBe(true);
+
+    // No credential, a wrong scrape token or a bad JWT: 401; a JWT without admin:metrics: 403.
+    await http().get('/metrics').expect(401);
+    await http().get('/metrics').set('Authorization', `Bearer ${SCRAPE_TOKEN}x`).expect(401);
+    await http()
       .get('/metrics')
       .set('Authorization', `Bearer ${token(['agent:run'])}`)
       .expect(403);
-    await request(app.getHttpServer())
-      .get('/metrics')
-      .set('Authorization', `Bearer ${token(['admin:metrics'])}`)
-      .expect(200);
-
-    const scraped = await apps.boot({ seed: false, metrics: { token: SCRAPE_TOKEN } });
-    await request(scraped.getHttpServer()).get('/metrics').expect(403);
-    await request(scraped.getHttpServer()).get('/metrics').set('Authorization', `Bearer ${SCRAPE_TOKEN}x`).expect(403);
-    await request(scraped.getHttpServer()).get('/metrics').set('Authorization', `Bearer ${token()}`).expect(403);
-    const ok = await scrape(scraped, `Bearer ${SCRAPE_TOKEN}`);
-    expect(ok.some((s) => s.name === 'zmodu_outbox_dead_letters')).toBe(true);
+    // Without a scrape token, a JWT with admin:metrics still sees only its tenant's series.
+    const unscraped = await apps.boot({ seed: false });
+    const view = await request(unscraped.getHttpServer()).get('/metrics').set('Authorization', acmeAdmin).expect(200);
+    expect(parsePrometheusText(view.text).every((s) => s.labels.tenant === 'acme')).toBe(true);
+    expect(view.text).not.toContain('zmodu_tool_calls_total');
+    await request(unscraped.getHttpServer()).get('/metrics').set('Authorization', `Bearer ${SCRAPE_TOKEN}`).expect(401);
   });
 
   it('reads the scrape token from ZMODU_METRICS_TOKEN, refusing a short one or one with spaces', () => {

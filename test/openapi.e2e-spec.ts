@@ -1,6 +1,7 @@
 import { AgentAuditLog } from '@zmodu/guard';
 import request from 'supertest';
 import { mintToken } from '../apps/sample/src/auth/dev-token';
+import { docsFromEnv } from '../apps/sample/src/config';
 import { servedRoutes } from '../libs/admin/src/__fixtures__/express-routes';
 import { validateOpenApi } from '../libs/admin/src/__fixtures__/validate-openapi';
 import { sampleAppsOnTestDatabase } from './support/sample-apps';
@@ -43,6 +44,59 @@ describe('the sample serves the OpenAPI document of its HTTP API, and the admin 
     expect(document.paths['/health'].get.tags).toEqual(['health']);
     expect(document.paths['/health'].get.security).toBeUndefined();
     await request(app.getHttpServer()).get('/docs').expect(200).expect('content-type', /html/);
+  });
+
+  /** The security headers every answer of the sample carries (helmet's, no-store, no X-Powered-By). */
+  const edgeHeaders = (res: request.Response) => ({
+    poweredBy: res.headers['x-powered-by'],
+    frame: res.headers['x-frame-options'],
+    csp: res.headers['content-security-policy'],
+    hsts: res.headers['strict-transport-security'],
+    nosniff: res.headers['x-content-type-options'],
+    cache: res.headers['cache-control'],
+  });
+
+  it("answers /docs, its assets, /docs-json and the JSON parser's refusals with the headers of every answer (attack: framing the Swagger UI, X-Powered-By back)", async () => {
+    const app = await boot({ seed: false });
+    const http = () => request(app.getHttpServer());
+    const bearer = `Bearer ${mintToken(SECRET, { tenant: 'acme', user: 'ada' })}`;
+    const expected = edgeHeaders(await http().get('/health').expect(200));
+    expect(expected).toMatchObject({ poweredBy: undefined, frame: 'SAMEORIGIN', cache: 'no-store', nosniff: 'nosniff' });
+    expect(expected.csp).toContain("frame-ancestors 'self'");
+    const answers: Array<[string, request.Test, number]> = [
+      ['the Swagger UI', http().get('/docs'), 200],
+      ['its init script', http().get('/docs/swagger-ui-init.js'), 200],
+      ['the document', http().get('/docs-json'), 200],
+      ['a body that is not JSON', http().post('/agents/trader/runs').set('Authorization', bearer).type('json').send('{"goal":'), 400],
+      [
+        'a body over the parser limit',
+        http()
+          .post('/agents/trader/runs')
+          .set('Authorization', bearer)
+          .type('json')
+          .send(JSON.stringify({ goal: 'x'.repeat(200_000) })),
+        413,
+      ],
+      ['an unknown route', http().get('/nowhere'), 404],
+    ];
+    for (const [what, pending, status] of answers) {
+      const res = await pending;
+      expect([what, res.status, edgeHeaders(res)]).toEqual([what, status, expected]);
+    }
+  });
+
+  it('serves no /docs unless asked outside development: ZMODU_DOCS=1 or 0, else only with ZMODU_DEV=1', async () => {
+    expect(docsFromEnv({})).toBe(false);
+    expect(docsFromEnv({ NODE_ENV: 'development' })).toBe(false);
+    expect(docsFromEnv({ ZMODU_DEV: '1' })).toBe(true);
+    expect(docsFromEnv({ ZMODU_DOCS: '1' })).toBe(true);
+    expect(docsFromEnv({ ZMODU_DOCS: '0', ZMODU_DEV: '1' })).toBe(false);
+    expect(() => docsFromEnv({ ZMODU_DOCS: 'yes' })).toThrow(/ZMODU_DOCS must be 1 \(serve \/docs\) or 0/);
+    const app = await boot({ seed: false }, [], { docs: false });
+    for (const path of ['/docs', '/docs-json', '/docs/swagger-ui-init.js']) {
+      const res = await request(app.getHttpServer()).get(path);
+      expect([path, res.status, res.headers['x-powered-by'], res.headers['cache-control']]).toEqual([path, 404, undefined, 'no-store']);
+    }
   });
 
   it("serves the admin API to the sample's tokens: agents, its tenant's quota and the skills its permissions open", async () => {

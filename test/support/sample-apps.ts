@@ -2,7 +2,7 @@ import { INestApplication, Provider } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
 import { AppModule } from '../../apps/sample/src/app.module';
-import { serveOpenApi } from '../../apps/sample/src/openapi';
+import { SampleHttpOptions, serveHttp } from '../../apps/sample/src/http';
 import { SampleAppOptions } from '../../apps/sample/src/sample.options';
 
 /**
@@ -24,8 +24,12 @@ export function sampleAppsOnTestDatabase(jwtSecret: string) {
   });
 
   return {
-    /** `providers`: extra providers in the test module (e.g. a test-only @Skill class, found by the skill explorer). */
-    async boot(over: Partial<SampleAppOptions> = {}, providers: Provider[] = []): Promise<INestApplication> {
+    /** `providers`: extra providers in the test module (e.g. a test-only @Skill class, found by the skill explorer); `http`: serveHttp's. */
+    async boot(
+      over: Partial<SampleAppOptions> = {},
+      providers: Provider[] = [],
+      http: SampleHttpOptions = { docs: true },
+    ): Promise<INestApplication> {
       const database = db;
       if (!database) throw new Error('boot() runs inside a test, after beforeAll created the database.');
       const moduleRef = await Test.createTestingModule({
@@ -34,7 +38,7 @@ export function sampleAppsOnTestDatabase(jwtSecret: string) {
       }).compile();
       const app = moduleRef.createNestApplication({ logger: ['error'] });
       apps.push(app);
-      serveOpenApi(app); // as main.ts does
+      serveHttp(app, http); // as main.ts does (docs: as in development)
       await app.init();
       return app;
     },

@@ -1,3 +1,4 @@
+import { scopeIdProblem } from '@zmodu/guard';
 import { UsageError } from './cli-config';
 
 export interface ParsedArgs {
@@ -29,4 +30,15 @@ export function parseArgs(argv: string[], valued: readonly string[], booleans: r
 export function flag(args: ParsedArgs, name: string): string | undefined {
   const v = args.flags.get(name);
   return typeof v === 'string' ? v : undefined;
+}
+
+/**
+ * A `--tenant` or `--user` flag: absent, or an id under the rule of every door (scopeIdProblem of @zmodu/guard: no
+ * control, format or invisible character, NFC, not '0', ...); anything else is a usage error naming the flag.
+ */
+export function idFlag(args: ParsedArgs, name: '--tenant' | '--user'): string | undefined {
+  const v = flag(args, name);
+  const problem = v === undefined ? null : scopeIdProblem(name, v);
+  if (problem) throw new UsageError(problem);
+  return v;
 }

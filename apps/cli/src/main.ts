@@ -1,11 +1,11 @@
 import 'reflect-metadata';
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { auditPolicy, verifyAuditChain } from '@zmodu/guard';
+import { auditPolicy, scopeIdProblem, verifyAuditChain } from '@zmodu/guard';
 import { SkillCallResult, toOpenApi, toSkillsJson } from '@zmodu/skills';
 import { installTenantFence, tenantFenceStatus } from '@zmodu/data';
 import { serveMcpOverStdio } from '@zmodu/mcp';
-import { flag, parseArgs } from './cli-args';
+import { flag, idFlag, parseArgs } from './cli-args';
 import { CliConfig, loadConfig, UsageError } from './cli-config';
 import { CliRuntime } from './cli-runtime';
 
@@ -183,7 +183,7 @@ async function auditVerify(argv: string[]): Promise<number> {
   const args = parseArgs(argv, ['--config', '--tenant'], ['--help', '--untenanted']);
   if (args.flags.has('--help')) return help('audit-verify');
   if (args.positional.length) throw new UsageError(`unexpected argument ${args.positional[0]}`);
-  const tenant = flag(args, '--tenant');
+  const tenant = idFlag(args, '--tenant');
   if ((tenant === undefined) === !args.flags.has('--untenanted'))
     throw new UsageError("audit-verify needs --tenant T (one tenant's chain) or --untenanted (the entries without a tenant)");
   const config = loadConfig(flag(args, '--config'));
@@ -246,8 +246,8 @@ async function call(argv: string[]): Promise<number> {
     const result = await runtime.call({
       skill: args.positional[0],
       args: parsed,
-      tenant: flag(args, '--tenant'),
-      user: flag(args, '--user'),
+      tenant: idFlag(args, '--tenant'),
+      user: idFlag(args, '--user'),
       permissions: permissionList(flag(args, '--permissions')),
     });
     out(result.ok ? result.value : result.error);
@@ -262,8 +262,8 @@ async function mcp(argv: string[]): Promise<number> {
   if (args.flags.has('--help')) return help('mcp');
   if (args.positional.length) throw new UsageError(`unexpected argument ${args.positional[0]}`);
   const config = loadConfig(flag(args, '--config'));
-  const tenantId = flag(args, '--tenant');
-  const userId = flag(args, '--user');
+  const tenantId = idFlag(args, '--tenant');
+  const userId = idFlag(args, '--user');
   if (!tenantId || !userId) throw new UsageError('zmodu ai mcp serves one caller: give --tenant T and --user U');
   const permissions = permissionList(flag(args, '--permissions')) ?? config.permissions ?? [];
   const runtime = await CliRuntime.start(config, true);
@@ -335,9 +335,9 @@ async function batchLine(runtime: CliRuntime, line: string, lineNo: number): Pro
     return { ok: false, error: { error: 'BadRequest', reason: 'invalid_call', message: 'permissions must be an array of strings' } };
   const ids: { tenant?: string; user?: string } = {};
   for (const k of ['tenant', 'user'] as const) {
-    const id = callerId(req[k]);
+    const id = callerId(k, req[k]);
     if (id.ok) ids[k] = id.value;
-    else return { ok: false, error: { error: 'BadRequest', reason: 'invalid_call', message: `${k} ${id.reason}` } };
+    else return { ok: false, error: { error: 'BadRequest', reason: 'invalid_call', message: id.reason } };
   }
   let result: SkillCallResult;
   try {
@@ -355,21 +355,27 @@ async function batchLine(runtime: CliRuntime, line: string, lineNo: number): Pro
 }
 
 /**
- * A batch line's tenant or user: a string, or a JSON number that is a safe integer (tenant ids are
- * often integers in the database), which reaches the context as its decimal string. Absent or null: none.
+ * A batch line's tenant or user: a string, or a JSON number that is a safe integer (tenant ids are often integers in
+ * the database), which reaches the context as its decimal string; then an id under scopeIdProblem's rule (no control,
+ * format or invisible character, NFC, ...). Absent or null: none. The reason names the field.
  */
-export function callerId(v: unknown): { ok: true; value: string | undefined } | { ok: false; reason: string } {
+export function callerId(name: string, v: unknown): { ok: true; value: string | undefined } | { ok: false; reason: string } {
   if (v === undefined || v === null) return { ok: true, value: undefined };
-  if (typeof v === 'string') return { ok: true, value: v };
-  if (typeof v === 'number') {
-    if (Number.isSafeInteger(v)) return { ok: true, value: String(v) };
-    if (!Number.isInteger(v)) return { ok: false, reason: `must be a string or a whole number (got ${String(v)})` };
+  let text: string;
+  if (typeof v === 'string') text = v;
+  else if (typeof v === 'number' && Number.isSafeInteger(v)) text = String(v);
+  else if (typeof v === 'number' && Number.isInteger(v))
     return {
       ok: false,
-      reason: `must be a string or a whole number up to 2^53-1 (got ${String(v)}; write a larger id as a string)`,
+      reason: `${name} must be a string or a whole number up to 2^53-1 (got ${String(v)}; write a larger id as a string)`,
     };
-  }
-  return { ok: false, reason: `must be a string or a whole number (got ${Array.isArray(v) ? 'an array' : typeof v})` };
+  else
+    return {
+      ok: false,
+      reason: `${name} must be a string or a whole number (got ${typeof v === 'number' ? String(v) : Array.isArray(v) ? 'an array' : typeof v})`,
+    };
+  const problem = scopeIdProblem(name, text);
+  return problem ? { ok: false, reason: problem } : { ok: true, value: text };
 }
 
 /** The known name closest to `name` (edit distance at most 2, and at most a quarter of its length), if any. */

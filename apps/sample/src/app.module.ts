@@ -24,6 +24,7 @@ import { ORDER_PIPELINE } from './trading/order-pipeline';
 import { AgentsController } from './agents/agents.controller';
 import { PERMISSIONS } from './auth/auth.constants';
 import { JwtAuthGuard } from './auth/jwt-auth.guard';
+import { jwtModuleOptions } from './auth/jwt-options';
 import { PermissionsGuard } from './auth/permissions.guard';
 import { RequestContext } from './auth/request-context';
 import { RequestIdInterceptor } from './auth/request-id.interceptor';
@@ -104,11 +105,7 @@ export class AppModule implements NestModule {
         ZmoduHealthModule,
         // The rate limit per caller (CallerThrottlerGuard keys it on the token's tenant and subject).
         ThrottlerModule.forRoot({ throttlers: [{ name: 'default', ttl: edge.rateWindowMs, limit: edge.rateLimit }] }),
-        JwtModule.register({
-          secret: options.jwtSecret,
-          signOptions: { algorithm: 'HS256' },
-          verifyOptions: { algorithms: ['HS256'] },
-        }),
+        JwtModule.register(jwtModuleOptions(options.jwtSecret)),
         TypeOrmModule.forRootAsync({
           useFactory: async () => ({
             ...(await options.dataSource()),
@@ -155,7 +152,7 @@ export class AppModule implements NestModule {
         // (the admin agent): the app's cache-manager cache as 'quotes', and the desk's config keys (zmodu_admin_config).
         CacheModule.register({ isGlobal: true, ttl: 60_000 }),
         AdminSkillsModule.forRootAsync({ inject: [CACHE_MANAGER], useFactory: (cache: AdminCache) => sampleAdminSkills(cache) }),
-        // GET /metrics (Prometheus): a scrape token, or a JWT with admin:metrics (see sampleMetricsModule).
+        // GET /metrics (Prometheus): the scrape token sees every series, a JWT with admin:metrics its tenant's (see sampleMetricsModule).
         sampleMetricsModule(options),
         // db.query, entity.lookup/list (read-only, scoped to the caller's desk) over the sample tables;
         // db.query also runs under the database's fence (installed by a migration), required here.

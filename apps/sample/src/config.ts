@@ -52,8 +52,9 @@ export function loggingFromEnv(env: NodeJS.ProcessEnv = process.env): SampleLogg
 }
 
 /**
- * The scrape token of GET /metrics: ZMODU_METRICS_TOKEN (at least 24 non-blank characters). Set, Prometheus sends it as
- * a bearer token and needs no JWT; unset, /metrics needs a JWT carrying admin:metrics.
+ * The scrape token of GET /metrics: ZMODU_METRICS_TOKEN (at least 24 non-blank characters), the platform credential:
+ * Prometheus sends it as a bearer token, needs no JWT and sees every series; a JWT carrying admin:metrics sees only its
+ * tenant's series, with or without it.
  */
 export function metricsFromEnv(env: NodeJS.ProcessEnv = process.env): Pick<SampleAppOptions, 'metrics'> {
   const token = env.ZMODU_METRICS_TOKEN;
@@ -77,6 +78,17 @@ export function queueFromEnv(env: NodeJS.ProcessEnv = process.env): Pick<SampleA
       'ZMODU_QUEUE=pg-boss (several instances sharing the goals) needs DATABASE_URL: a PostgreSQL server every instance reaches (the embedded PGlite lives in one process).',
     );
   return { queue: { driver: 'pg-boss' } };
+}
+
+/**
+ * Whether the server serves GET /docs and /docs-json (the OpenAPI document, Swagger UI): ZMODU_DOCS=1 yes, ZMODU_DOCS=0
+ * no; unset, only in development (ZMODU_DEV=1): a production server does not publish its API map unless asked to.
+ */
+export function docsFromEnv(env: NodeJS.ProcessEnv = process.env): boolean {
+  const raw = env.ZMODU_DOCS;
+  if (raw === undefined || raw === '') return isDevMode(env);
+  if (raw !== '0' && raw !== '1') throw new ConfigError(`ZMODU_DOCS must be 1 (serve /docs) or 0 (do not) (got "${raw}").`);
+  return raw === '1';
 }
 
 /** The development switch: `ZMODU_DEV=1` allows the public development secret (local development, the demo, tests). */

@@ -7,6 +7,7 @@ import { AppModule } from './app.module';
 import { ALL_PERMISSIONS, PERMISSIONS } from './auth/auth.constants';
 import { mintToken } from './auth/dev-token';
 import { databaseDescription, optionsFromEnv } from './config';
+import { serveHttp } from './http';
 
 const TENANT = 'acme';
 const USER = 'demo-trader';
@@ -42,6 +43,7 @@ export async function runDemo(): Promise<number> {
   const app: INestApplication = await NestFactory.create(AppModule.register({ ...options, extraAgents: [junior] }), {
     logger: ['error', 'warn'],
   });
+  serveHttp(app, { docs: false }); // the server's headers; the demo needs no /docs
   await app.listen(0, '127.0.0.1');
   try {
     const agent = app.get(AgentRegistry).get('trader');

@@ -5,9 +5,9 @@ import { EmbeddedDatabaseLockedException } from '@zmodu/db';
 import { Logger as PinoLogger } from 'nestjs-pino';
 import { AppModule } from './app.module';
 import { mintToken } from './auth/dev-token';
-import { ConfigError, databaseDescription, jwtSecretFromEnv, loggingFromEnv, optionsFromEnv } from './config';
+import { ConfigError, databaseDescription, docsFromEnv, jwtSecretFromEnv, loggingFromEnv, optionsFromEnv } from './config';
 import { runDemo } from './demo';
-import { serveOpenApi } from './openapi';
+import { serveHttp } from './http';
 import { drainOnSignal } from './shutdown';
 
 const USAGE = `usage:
@@ -25,7 +25,8 @@ async function serve(): Promise<void> {
   // Nest's own lines too go to the JSON logs (held until the logger is ready).
   const app = await NestFactory.create(AppModule.register(options), { bufferLogs: true });
   app.useLogger(app.get(PinoLogger));
-  serveOpenApi(app); // GET /docs (Swagger UI) and /docs-json: the OpenAPI document of the HTTP API
+  // The security headers before anything answers, and GET /docs (Swagger UI) and /docs-json when ZMODU_DOCS allows.
+  serveHttp(app, { docs: docsFromEnv() });
   // SIGTERM drains HTTP first (kept-alive connections included), then runs the shutdown hooks.
   drainOnSignal(app, { drainMs: Number(process.env.ZMODU_DRAIN_MS ?? 10_000) });
   const port = Number(process.env.PORT ?? 3000);

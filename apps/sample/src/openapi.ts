@@ -7,9 +7,9 @@ export const DOCS_JSON_PATH = 'docs-json';
 
 /**
  * Serve the OpenAPI document of the whole HTTP API (the sample's controllers, the admin API, MCP), built by
- * @nestjs/swagger from the controllers' decorators on its first request. Call it before `app.init()` or `app.listen()`
- * (main.ts and the e2e tests do): its routes must come before Nest's 404 handler. The document is public, like
- * /health: it describes the API, not anyone's data; every operation but /health needs a bearer token.
+ * @nestjs/swagger from the controllers' decorators on its first request. serveHttp calls it (when its `docs` says so)
+ * after the security headers, before `app.init()`: its routes must come before Nest's 404 handler. The document is
+ * public, like /health: it describes the API, not anyone's data; every operation but /health needs a bearer token.
  */
 export function serveOpenApi(app: INestApplication): void {
   const config = new DocumentBuilder()

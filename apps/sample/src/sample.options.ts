@@ -30,8 +30,9 @@ export interface SampleAppOptions {
    */
   readonly logging?: SampleLogging;
   /**
-   * GET /metrics (Prometheus). With `token`, a scraper sends `Authorization: Bearer <token>` (what Prometheus sends
-   * with `authorization: { credentials_file }`) and needs no JWT; without, the route needs a JWT carrying admin:metrics.
+   * GET /metrics (Prometheus). `token` is the platform credential: a scraper sends `Authorization: Bearer <token>`
+   * (what Prometheus sends with `authorization: { credentials_file }`), needs no JWT and sees every series; a JWT
+   * carrying admin:metrics sees only its tenant's series.
    */
   readonly metrics?: { readonly token?: string };
   /** The limits of the outbox check of GET /health/ready (default: SAMPLE_OUTBOX_HEALTH, degraded rather than down). */

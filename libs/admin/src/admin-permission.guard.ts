@@ -1,6 +1,8 @@
 import { CanActivate, ExecutionContext, ForbiddenException, Inject, Injectable, UnauthorizedException } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
+import { scopeIdProblem } from '@zmodu/guard';
 import { ADMIN_CALLER, ADMIN_OPTIONS, ADMIN_PERMISSION } from './admin.constants';
+import { ADMIN_CALLER_ID_MESSAGE, NO_ADMIN_CALLER_MESSAGE } from './admin.messages';
 import { AdminCaller, AdminPermissionOption, ResolvedAdminOptions } from './admin.options';
 
 /**
@@ -24,20 +26,28 @@ export class AdminPermissionGuard implements CanActivate {
     if (!option) throw new ForbiddenException('This admin endpoint declares no permission.');
     const permission = this.options[option];
     const req = context.switchToHttp().getRequest<Record<PropertyKey, unknown>>();
-    const caller = this.options.resolveCaller(req);
-    if (!isCaller(caller)) throw new UnauthorizedException('No authenticated caller with a tenant: send a bearer token.');
+    const caller = checkedCaller(this.options.resolveCaller(req));
     if (!caller.permissions.includes(permission)) throw new ForbiddenException(`Missing permission: ${permission}.`);
     req[ADMIN_CALLER] = caller;
     return true;
   }
 }
 
-function isCaller(caller: AdminCaller | undefined): caller is AdminCaller {
-  return (
-    !!caller &&
-    typeof caller.tenantId === 'string' &&
-    caller.tenantId !== '' &&
-    typeof caller.userId === 'string' &&
-    Array.isArray(caller.permissions)
-  );
+/**
+ * The caller as resolveCaller found it, checked: a tenant and a user that are ids under the rule of every door
+ * (scopeIdProblem of @zmodu/guard: no control, format or invisible character, NFC, ...) and an array of permissions;
+ * anything else is a 401 (saying which id, never repeating it).
+ */
+export function checkedCaller(caller: AdminCaller | undefined): AdminCaller {
+  if (
+    !caller ||
+    typeof caller !== 'object' ||
+    !Array.isArray(caller.permissions) ||
+    typeof caller.tenantId !== 'string' ||
+    caller.tenantId === ''
+  )
+    throw new UnauthorizedException(NO_ADMIN_CALLER_MESSAGE);
+  const problem = scopeIdProblem('tenantId', caller.tenantId) ?? scopeIdProblem('userId', caller.userId);
+  if (problem) throw new UnauthorizedException(ADMIN_CALLER_ID_MESSAGE(problem));
+  return caller;
 }

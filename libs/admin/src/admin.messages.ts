@@ -27,3 +27,8 @@ export const CONSOLE_OPTION_MESSAGE = (field: string, problem: string) => `Admin
 
 export const CONSOLE_NOT_BUILT_MESSAGE =
   'The approvals console is not built: run `npm run build` (it runs `vite build` for libs/admin/console), or give consoleOptions.root.';
+
+export const NO_ADMIN_CALLER_MESSAGE = 'No authenticated caller with a tenant: send a bearer token.';
+
+/** A caller whose tenant or user id scopeIdProblem refuses (the problem names which). */
+export const ADMIN_CALLER_ID_MESSAGE = (problem: string) => `Unauthorized: ${problem}; the caller's ids come from its authentication.`;

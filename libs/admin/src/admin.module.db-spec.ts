@@ -73,6 +73,19 @@ describe('AdminModule.forRootAsync, under an application filter', () => {
     await request(app.getHttpServer()).get('/admin/outbox').expect(401);
   });
 
+  it('answers 401 naming the problem for a caller whose tenant id only looks like one (attack: acme\\u00ad, a soft hyphen)', async () => {
+    const refused = await request(app.getHttpServer())
+      .get('/admin/outbox?status=dead')
+      .set({ 'x-test-tenant': 'acme\u00ad', 'x-test-permissions': 'ops:outbox' })
+      .expect(401);
+    expect(refused.body.message).toMatch(/^Unauthorized: tenantId holds U\+00AD, a character that shows as nothing/);
+    const blank = await request(app.getHttpServer())
+      .get('/admin/outbox?status=dead')
+      .set({ 'x-test-tenant': 'acme\u00a0', 'x-test-permissions': 'ops:outbox' })
+      .expect(401);
+    expect(blank.body.message).toMatch(/tenantId begins or ends with a blank/);
+  });
+
   it('serves only the endpoints its extras name', async () => {
     await request(app.getHttpServer()).get('/admin/approvals').set(as('approval:decide')).expect(404);
   });

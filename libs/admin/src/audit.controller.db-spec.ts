@@ -194,9 +194,9 @@ describe('GET /admin/audit', () => {
     expect(csv.headers['content-disposition']).toMatch(/^attachment; filename="audit-acme-\d{4}-\d{2}-\d{2}\.csv"$/);
     expect(csv.headers['x-next-cursor']).toBe(acmeIds[1]);
     const lines = csv.text.split('\r\n');
-    expect(lines[0]).toBe(AUDIT_CSV_COLUMNS.join(','));
+    expect(lines[0]).toBe(AUDIT_CSV_COLUMNS.map((c) => `"${c}"`).join(','));
     expect(lines).toHaveLength(4); // header, two rows, the empty string after the last CRLF
-    expect(lines[1]).toContain(',r1,market.quote,read,allowed,,ok,1,2,,,"{""symbol"":""ACME""}","{""price"":101.5}"');
+    expect(lines[1]).toContain(',"r1","market.quote","read","allowed",,"ok","1","2",,,"{""symbol"":""ACME""}","{""price"":101.5}"');
     expect(lines[2]).toContain(`"{""symbol"":""ACME"",""note"":""=HYPERLINK(\\""x\\"")""}"`);
 
     const accepted = await get('/admin/audit').set('Accept', 'text/csv').expect(200);

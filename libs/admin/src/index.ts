@@ -81,8 +81,9 @@ export {
   OVERFLOW_TENANT_LABEL,
   UNKNOWN_SKILL_LABEL,
 } from './metrics/metrics.options';
-export type { MetricsModuleExtras } from './metrics/metrics.options';
-export { ZmoduMetrics } from './metrics/zmodu-metrics';
+export type { MetricsAccess, MetricsModuleExtras, MetricsTenantView } from './metrics/metrics.options';
+export { TENANT_LABEL, ZmoduMetrics } from './metrics/zmodu-metrics';
+export type { MetricsView } from './metrics/zmodu-metrics';
 export { InvalidMetricsOptionsException } from './exceptions/invalid-metrics-options.exception';
 export { ZmoduHealthModule } from './health/health.module';
 export { OutboxHealthIndicator } from './health/outbox.health';

@@ -1,3 +1,4 @@
+import { InvalidGoalException } from './exceptions/invalid-goal.exception';
 import { Injectable, Logger } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
 import { AgentAuditLog, TokenQuota } from '@zmodu/guard';
@@ -441,6 +442,16 @@ describe('Agent.run', () => {
     await expect(app.get(AgentRegistry).get('trader').run('x', { timeoutMs: 0 })).rejects.toThrow(/timeoutMs must be a whole number/);
     await app.close();
     await expect(boot([trader({ runTimeoutMs: 1.5 })])).rejects.toThrow(/runTimeoutMs/);
+  });
+
+  it('runs nothing for a caller whose ids only look like ids: no model turn, no charge (attack: userId lee\\u200b, tenantId \\u202e)', async () => {
+    let turns = 0;
+    const app = await boot([trader({ provider: new ScriptedModelProvider([() => (turns++, { text: 'done' })]) })]);
+    const agent = app.get(AgentRegistry).get('trader');
+    await expect(agent.run('quote ACME', { tenantId: 't1', userId: 'lee\u200b' })).rejects.toThrow(InvalidGoalException);
+    await expect(agent.run('quote ACME', { tenantId: '\u202e1t', userId: 'u' })).rejects.toThrow(/tenantId holds U\+202E/);
+    expect(turns).toBe(0);
+    await app.close();
   });
 
   it('never starts a tool call after the run is over: the rest of the turn is cancelled, not run (deadline and caller abort)', async () => {

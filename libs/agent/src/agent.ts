@@ -1,6 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
-import { auditPolicy, Guard, GuardPolicy, GuardStats, PolicyHealth, QuotaBudget, QuotaKey, RuntimeEvents, TokenQuota } from '@zmodu/guard';
+import {
+  auditPolicy,
+  Guard,
+  GuardPolicy,
+  GuardStats,
+  PolicyHealth,
+  QuotaBudget,
+  QuotaKey,
+  RuntimeEvents,
+  scopeIdProblem,
+  TokenQuota,
+} from '@zmodu/guard';
+import { InvalidGoalException } from './exceptions/invalid-goal.exception';
 import { createSkillContext, SkillDispatcher, SkillRegistry, withLogContext } from '@zmodu/skills';
 import { modelIdentity, traceChat, traceRun } from './agent-tracing';
 import { AgentMetrics, AgentMetricsSnapshot } from './agent-metrics';
@@ -80,6 +92,12 @@ export class Agent {
 
   async run(goal: string, context: AgentRunContext = {}): Promise<AgentRunResult> {
     if (typeof goal !== 'string' || goal.trim() === '') throw new TypeError('Agent.run needs a non-empty goal string.');
+    // The run's model turns are charged, and its memory read, under these ids: one that is not an id (scopeIdProblem:
+    // a control, format or invisible character, an unnormalised form, ...) runs nothing. Empty counts as none.
+    for (const field of ['tenantId', 'userId'] as const) {
+      const problem = context[field] ? scopeIdProblem(field, context[field]) : null;
+      if (problem) throw new InvalidGoalException(problem);
+    }
     const timeoutMs = context.timeoutMs ?? this.spec.runTimeoutMs ?? DEFAULT_RUN_TIMEOUT_MS;
     if (!Number.isInteger(timeoutMs) || timeoutMs < 1 || timeoutMs > MAX_RUN_TIMEOUT_MS)
       throw new RangeError(

@@ -101,7 +101,7 @@ describe('entity, kpi and report skills', () => {
     it('returns RFC 4180 CSV', async () => {
       const r = await t.call('report.generate', { report: 'revenue_by_region', format: 'csv' });
       const csv = (r.value as { csv: string }).csv;
-      expect(csv.startsWith('region,orders,revenue\r\n')).toBe(true);
+      expect(csv.startsWith('"region","orders","revenue"\r\n')).toBe(true);
       expect(csv.endsWith('\r\n')).toBe(true);
       expect(csv.split('\r\n').filter(Boolean).length).toBe(5);
     });

@@ -13,7 +13,7 @@ import { DataModelHazardException } from './exceptions/data-model-hazard.excepti
 import { FenceMissingException } from './exceptions/fence-missing.exception';
 import { InvalidDataOptionsException } from './exceptions/invalid-data-options.exception';
 import { EntityWriter } from './entity-writer';
-import { toCsv } from './csv';
+import { toCsv } from '@zmodu/skills';
 import { capRows, ReadOnlyFence, ReadOnlyRun, runReadOnly } from './query/read-only-query';
 import { TenantSlots } from './query/tenant-slots';
 import { AuditedEntity, auditDataModel, DataAudit } from './audit/data-audit';

@@ -42,7 +42,7 @@ export { SqlRefusal } from './sql/sql-refusal';
 export { loadSqlParser } from './sql/pg-parser';
 export { DEFAULT_MAX_BYTES, DEFAULT_TIMEOUT_MS, runReadOnly } from './query/read-only-query';
 export type { ReadOnlyFence, ReadOnlyLimits, ReadOnlyResult } from './query/read-only-query';
-export { toCsv } from './csv';
+export { toCsv } from '@zmodu/skills';
 
 // db.query's second fence
 export {

@@ -115,8 +115,8 @@ export class McpSessions implements OnModuleInit, OnModuleDestroy {
     if (forbidden) return writeJsonRpcError(res, 403, -32000, forbidden);
     if (this.destroyed) return writeJsonRpcError(res, 503, -32000, 'Service Unavailable: the server is shutting down.');
     // Every request, not only initialize: the caller as the application's authentication has it now.
-    const principal = await this.options.principal(req);
-    if (!principal) return writeJsonRpcError(res, 401, -32000, NO_PRINCIPAL_MESSAGE);
+    const { principal, problem } = await this.options.caller(req);
+    if (!principal) return writeJsonRpcError(res, 401, -32000, NO_PRINCIPAL_MESSAGE(problem));
     const header = req.headers['mcp-session-id'];
     if (header !== undefined && (typeof header !== 'string' || !SESSION_ID.test(header)))
       return writeJsonRpcError(res, 400, -32000, SESSION_ID_INVALID_MESSAGE);

@@ -17,7 +17,7 @@ import { ActionClass, Guard, GuardPolicy, GuardStats } from '@zmodu/guard';
 import { createSkillContext, SkillCallResult, SkillDispatcher, SkillRegistry } from '@zmodu/skills';
 import { InvalidMcpOptionsException } from './exceptions/invalid-mcp-options.exception';
 import { DEFAULT_MCP_RATE_LIMIT, McpCallLimiter, McpRateLimit, rateLimitProblem } from './mcp-call-limiter';
-import { McpPrincipal, principalKey, toPrincipal } from './mcp-principal';
+import { McpPrincipal, principalKey, readPrincipal, toPrincipal } from './mcp-principal';
 import { INVALID_OPTION_MESSAGE, NO_PRINCIPAL_IN_REQUEST_MESSAGE, RATE_LIMITED_MESSAGE } from './mcp.messages';
 
 export type McpRequestExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
@@ -87,9 +87,10 @@ export class McpSkillServer {
     const max = options.maxCallsPerSession;
     if (max !== undefined && !(Number.isInteger(max) && max > 0))
       throw new InvalidMcpOptionsException(INVALID_OPTION_MESSAGE('maxCallsPerSession', 'must be a positive integer'));
-    if (typeof options.principal !== 'function' && !toPrincipal(options.principal))
+    const fixed = typeof options.principal === 'function' ? null : readPrincipal(options.principal).problem;
+    if (fixed)
       throw new InvalidMcpOptionsException(
-        INVALID_OPTION_MESSAGE('principal', 'must be { tenantId, userId, permissions } with non-empty ids, or a function'),
+        INVALID_OPTION_MESSAGE('principal', `must be { tenantId, userId, permissions } with tenant and user ids, or a function (${fixed})`),
       );
     const limit = options.limiter ?? DEFAULT_MCP_RATE_LIMIT;
     if (limit instanceof McpCallLimiter) this.limiter = limit;

@@ -1,5 +1,5 @@
-export const NO_PRINCIPAL_MESSAGE =
-  'Unauthorized: no authenticated caller. Put McpModule behind the application authentication ' +
+export const NO_PRINCIPAL_MESSAGE = (problem: string) =>
+  `Unauthorized: ${problem}. Put McpModule behind the application authentication ` +
   '(a guard that sets req.user to { tenantId, userId, permissions }), or give McpModule a principal(req) resolver.';
 export const SESSION_NOT_FOUND_MESSAGE = 'Session not found: initialize a new session (a session belongs to the caller that opened it).';
 export const SESSION_ID_REQUIRED_MESSAGE =

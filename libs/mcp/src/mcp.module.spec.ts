@@ -194,13 +194,7 @@ describe('McpModule over Streamable HTTP, with the official MCP client', () => {
   });
 
   it('answers 401 without a caller, a parse error for a body that is not JSON-RPC, 400 without a session', async () => {
-    const init = JSON.stringify({
-      jsonrpc: '2.0',
-      id: 0,
-      method: 'initialize',
-      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-    });
-    const anonymous = await post(fixture.url, init);
+    const anonymous = await post(fixture.url, INIT);
     expect(anonymous.status).toBe(401);
     expect(JSON.parse(anonymous.text).error.message).toMatch(/^Unauthorized/);
     await expect(connect(fixture.url, undefined)).rejects.toThrow(/401|Unauthorized/);
@@ -277,6 +271,18 @@ describe('McpModule limits', () => {
     });
     const res = await post(fixture.url, big, { Authorization: 'Bearer alice-token', 'mcp-session-id': transport.sessionId! });
     expect(res.status).toBe(413);
+  });
+
+  it.each([
+    ['userId holds U+200B', 'lee\u200b', 'a zero-width space: another user who looks like lee'],
+    ['userId holds U+202E', '\u202eeel', 'a right-to-left override'],
+    ['userId is not in Unicode normalization form C', 'e\u0301ve', 'an unnormalised id'],
+  ])('answers 401 naming the problem (%s) for a caller whose user id is %j, before any session (attack: %s)', async (problem, userId) => {
+    fixture = await startFixtureApp({ forRoot: { principal: () => ({ tenantId: 'acme', userId, permissions: ['market:read'] }) } });
+    const refused = await post(fixture.url, INIT);
+    expect(refused.status).toBe(401);
+    expect(JSON.parse(refused.text).error.message).toContain(`Unauthorized: the caller's ${problem}`);
+    expect(fixture.app.get(McpSessions).stats().open).toBe(0);
   });
 
   it('answers a resolver that refuses with an HttpException with its status, and one that fails with 500, as JSON-RPC errors', async () => {

@@ -20,6 +20,12 @@ describe('McpModule options', () => {
     expect(await options.principal({ user: { tenantId: 't', userId: 'u', permissions: 'p' } } as never)).toBeNull();
     // Inherited keys do not count.
     expect(await options.principal({ user: Object.create({ tenantId: 't', userId: 'u' }) } as never)).toBeNull();
+    // An id that is no id (scopeIdProblem) is no caller, and the 401 says why.
+    expect(await options.caller({ user: { tenantId: 't', userId: 'lee\u200b', permissions: [] } } as never)).toEqual({
+      principal: null,
+      problem: expect.stringMatching(/^the caller's userId holds U\+200B/),
+    });
+    expect(await options.caller({} as never)).toEqual({ principal: null, problem: 'no authenticated caller' });
   });
 
   it('takes a resolver, which may be async', async () => {

@@ -3,7 +3,7 @@ import { Guard, GuardPolicy } from '@zmodu/guard';
 import { InvalidMcpOptionsException } from './exceptions/invalid-mcp-options.exception';
 import { DEFAULT_MCP_RATE_LIMIT, McpRateLimit, rateLimitProblem } from './mcp-call-limiter';
 import { HostRule, normalizeOrigin, parseHost } from './mcp-origin';
-import { McpPrincipal, toPrincipal } from './mcp-principal';
+import { McpCaller, McpPrincipal, readPrincipal } from './mcp-principal';
 import { INVALID_OPTION_MESSAGE } from './mcp.messages';
 
 /** Reads the caller of one HTTP request, as the application's authentication established it. */
@@ -63,6 +63,8 @@ export const DEFAULT_MCP_PATH = '/mcp';
 /** McpModuleOptions with every default applied, checked once when the module starts. */
 export class ResolvedMcpOptions {
   readonly policy: GuardPolicy;
+  /** The caller of a request: its principal, or why it has none (a 401 says it). The resolver is called once. */
+  readonly caller: (req: IncomingMessage & { user?: unknown }) => Promise<McpCaller>;
   readonly principal: (req: IncomingMessage & { user?: unknown }) => Promise<McpPrincipal | null>;
   readonly maxSessions: number = 1000;
   readonly maxSessionsPerPrincipal: number = 10;
@@ -97,7 +99,8 @@ export class ResolvedMcpOptions {
         INVALID_OPTION_MESSAGE('principal', 'must be a function (req) => { tenantId, userId, permissions }'),
       );
     const read: McpPrincipalResolver = resolver ?? ((req) => req.user);
-    this.principal = async (req) => toPrincipal(await read(req));
+    this.caller = async (req) => readPrincipal(await read(req));
+    this.principal = async (req) => (await this.caller(req)).principal;
     this.maxSessions = positiveInteger('maxSessions', own('maxSessions')) ?? this.maxSessions;
     this.maxSessionsPerPrincipal =
       positiveInteger('maxSessionsPerPrincipal', own('maxSessionsPerPrincipal')) ?? this.maxSessionsPerPrincipal;

@@ -107,10 +107,18 @@ describe('MemoryModule with an agent', () => {
     expect((await dispatch({ tenantId: 'acme', userId: 'frank' }, 'memory.recall', { query: 'poetry' })).value).toMatchObject({
       entries: [],
     });
-    for (const scope of [{ tenantId: 'acme' }, { tenantId: 'acme', userId: '  ' }, { tenantId: 'acme', userId: '0' }]) {
-      const refused = await dispatch(scope, 'memory.recall', { query: 'poetry' });
-      expect(refused.error).toMatchObject({ reason: 'memory_scope_required' });
-      expect((await dispatch(scope, 'memory.remember', { content: 'x' })).error).toMatchObject({ reason: 'memory_scope_required' });
+    const refused = await dispatch({ tenantId: 'acme' }, 'memory.recall', { query: 'poetry' });
+    expect(refused.error).toMatchObject({ reason: 'memory_scope_required' });
+    expect((await dispatch({ tenantId: 'acme' }, 'memory.remember', { content: 'x' })).error).toMatchObject({
+      reason: 'memory_scope_required',
+    });
+    // A user id that is no id (blank, '0') is refused by the dispatcher before the skill runs.
+    for (const scope of [
+      { tenantId: 'acme', userId: '  ' },
+      { tenantId: 'acme', userId: '0' },
+    ]) {
+      expect((await dispatch(scope, 'memory.recall', { query: 'poetry' })).error).toMatchObject({ reason: 'invalid_caller_id' });
+      expect((await dispatch(scope, 'memory.remember', { content: 'x' })).error).toMatchObject({ reason: 'invalid_caller_id' });
     }
     // Without a tenant the dispatcher refuses before the skill runs (memory skills are tenant-scoped).
     for (const scope of [{ userId: 'eve' }, {}]) {

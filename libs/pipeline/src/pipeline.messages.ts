@@ -59,6 +59,9 @@ export const ID_NOT_UUID_MESSAGE = () => 'id must be a UUID';
 
 export const APPROVER_MISSING_MESSAGE = () => 'a decision needs the tenant, user and permissions of the approver';
 
+/** A proposer's or an approver's tenant or user id that scopeIdProblem refuses (the problem names the field). */
+export const INVALID_CALLER_ID_MESSAGE = (problem: string) => `${problem} (the caller's ids come from its authentication: fix them there)`;
+
 export const DECISION_SHAPE_MESSAGE = () => 'a decision needs { decision, reason, version, step }';
 
 export const DECISION_KIND_MESSAGE = () => "decision must be 'approve' or 'reject'";

@@ -1,3 +1,4 @@
+import { scopeIdProblem } from '@zmodu/guard';
 import { ApprovalForbiddenException } from './exceptions/approval-forbidden.exception';
 import { InvalidProposalException } from './exceptions/invalid-proposal.exception';
 import { ProposalConflictException } from './exceptions/proposal-conflict.exception';
@@ -12,6 +13,7 @@ import {
   EDIT_ON_REJECT_MESSAGE,
   EDIT_RISK_REJECTED_MESSAGE,
   ID_NOT_UUID_MESSAGE,
+  INVALID_CALLER_ID_MESSAGE,
   PROPOSAL_ALREADY_MESSAGE,
   PROPOSAL_CHANGED_MESSAGE,
   PROPOSAL_CHANGED_WHILE_DECIDING_MESSAGE,
@@ -241,6 +243,11 @@ function checkApprover(c: Approver): void {
     !Array.isArray(c.permissions)
   )
     throw new InvalidProposalException('caller', APPROVER_MISSING_MESSAGE());
+  // Separation of duties compares approver ids: `lee\u200b` must not pass for someone other than `lee`.
+  for (const field of ['tenantId', 'userId'] as const) {
+    const problem = scopeIdProblem(field, c[field]);
+    if (problem) throw new InvalidProposalException(field, INVALID_CALLER_ID_MESSAGE(problem));
+  }
 }
 
 function checkDecision(input: DecisionInput): { decision: 'approve' | 'reject'; reason: string; version: number; step: number } {

@@ -296,6 +296,19 @@ describe('ProposalPipeline', () => {
       expect(await effects(p.proposalId)).toBe(0);
     });
 
+    it.each([
+      ['lee\u200b', 'U+200B', 'a zero-width space: lee approving her own proposal as a look-alike'],
+      ['\u2066lee', 'U+2066', 'a bidi isolate in front of lee'],
+      ['lee\u00ad', 'U+00AD', 'a soft hyphen'],
+    ])('refuses the approver %j (%s) with a 400 naming userId, nothing written (attack: %s)', async (approver, codePoint) => {
+      const p = await pipeline.submit(as('lee'), order(150_000));
+      const refused = pipeline.decide(lead(approver), id(p), approve(1, 0, 'looks like someone else'));
+      await expect(refused).rejects.toBeInstanceOf(InvalidProposalException);
+      await expect(refused).rejects.toMatchObject({ field: 'userId', message: expect.stringContaining(`userId holds ${codePoint}`) });
+      expect((await pipeline.get('acme', id(p))).decisions).toEqual([]);
+      await expect(pipeline.submit(as(approver), order(150_000))).rejects.toMatchObject({ field: 'userId' });
+    });
+
     it('an expired proposal cannot be decided and shows as expired', async () => {
       await withPipeline({ approval: { expiresInMs: 30 } }, async (p4) => {
         const p = await p4.pipeline.submit(ALICE, order(20_000));

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
-import { Guard } from '@zmodu/guard';
+import { Guard, scopeIdProblem } from '@zmodu/guard';
 import { SkillTransaction } from '@zmodu/skills';
 import { InvalidProposalException } from './exceptions/invalid-proposal.exception';
 import { ResolvedPipelineOptions } from './pipeline.options';
@@ -20,6 +20,7 @@ import {
 import { reviewByRules, RiskVerdict } from './risk-review';
 import { StagedActions } from './staged-actions';
 import {
+  INVALID_CALLER_ID_MESSAGE,
   ACTION_MISSING_MESSAGE,
   AMOUNT_GIVEN_MESSAGE,
   PAYLOAD_TOO_BIG_MESSAGE,
@@ -163,6 +164,11 @@ function checkContext(ctx: ProposalContext): void {
   if (!ctx || typeof ctx.tenantId !== 'string' || ctx.tenantId === '')
     throw new InvalidProposalException('tenantId', PROPOSER_TENANT_MISSING_MESSAGE());
   if (typeof ctx.userId !== 'string' || ctx.userId === '') throw new InvalidProposalException('userId', PROPOSER_USER_MISSING_MESSAGE());
+  // The proposer is who separation of duties keeps from deciding: an id that only looks like another's is no id.
+  for (const field of ['tenantId', 'userId'] as const) {
+    const problem = scopeIdProblem(field, ctx[field]);
+    if (problem) throw new InvalidProposalException(field, INVALID_CALLER_ID_MESSAGE(problem));
+  }
   if (!Array.isArray(ctx.permissions) || ctx.permissions.some((p) => typeof p !== 'string'))
     throw new InvalidProposalException('permissions', PROPOSER_PERMISSIONS_MISSING_MESSAGE());
 }

@@ -1,5 +1,5 @@
-// The public API of @zmodu/skills: the decorator, the registry and dispatcher, the context, schemas
-// and the catalog export. Everything else in this folder is internal.
+// The public API of @zmodu/skills: the decorator, the registry and dispatcher, the context, schemas,
+// the catalog export and the CSV writer of every export. Everything else in this folder is internal.
 export { Skill } from './skill.decorator';
 export type { SkillOptions } from './skill-options';
 export { SKILL_NAME_PATTERN, SKILL_NAME_MAX_LENGTH, DEFAULT_SKILL_TIMEOUT_MS, MAX_SKILL_TIMEOUT_MS } from './skill-options';
@@ -23,6 +23,7 @@ export { entityManagerOf, transactionOf } from './transaction';
 export { compileSchema, describeErrors, jsonDepth, jsonSchemaProblem, schemaProblem, EMPTY_PARAMETERS } from './json-schema';
 export type { JsonSchema, ArgumentProblem } from './json-schema';
 export { toSkillsJson, toOpenApi } from './catalog-export';
+export { csvField, toCsv } from './csv';
 export type { SkillsJsonEntry, OpenApiOptions } from './catalog-export';
 export { SkillError } from './exceptions/skill.error';
 export { InvalidSkillDefinitionException } from './exceptions/invalid-skill-definition.exception';

@@ -247,6 +247,21 @@ describe('SkillDispatcher', () => {
     expect(ok.ok).toBe(true);
   });
 
+  it.each([
+    ['a user who looks like another (attack: userId lee\u200b, separation of duties)', { userId: 'lee\u200b' }, 'userId holds U+200B'],
+    ['a name reversed on screen (attack: tenantId \u202eemca)', { tenantId: '\u202eemca' }, 'tenantId holds U+202E'],
+    ['an unnormalised id (attack: tenantId e\u0301quipe)', { tenantId: 'e\u0301quipe' }, 'normalization form C'],
+  ])('refuses %s before anything runs, reads or charges under it, and audits it under no tenant', async (_what, ids, problem) => {
+    const c = ctx(ids);
+    const r = await dispatcher.dispatch(c, 'market.quote', { symbol: 'A' });
+    expect(r).toMatchObject({ ok: false, decision: 'denied', cause: 'tenant_required', outcome: 'tenant_required', tokens: 0 });
+    expect(r.error).toEqual({ error: 'TenantRequired', reason: 'invalid_caller_id', message: expect.stringContaining(problem) });
+    expect(fixture.calls).toBe(0);
+    expect(await audit.query({ runId: c.runId })).toMatchObject([{ skill: 'market.quote', tenantId: null, userId: null }]);
+    await quota.flushCharges();
+    expect((await quota.check({ tenantId: c.tenantId as string, agent: 'trader' })).used).toBe(0);
+  });
+
   it('cancels a slow skill at its deadline and reports a timeout', async () => {
     const t0 = Date.now();
     const r = await dispatcher.dispatch(ctx(), 'slow.thing', {});

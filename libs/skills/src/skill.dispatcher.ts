@@ -10,6 +10,7 @@ import {
   QuotaBudget,
   QuotaKey,
   Redactor,
+  scopeIdProblem,
 } from '@zmodu/guard';
 import { InvalidSkillContextException } from './exceptions/invalid-context.exception';
 import { SkillError } from './exceptions/skill.error';
@@ -71,6 +72,17 @@ export class SkillDispatcher {
     const action = skill ? skill.action : 'execute';
     const argsText = safeStringify(args);
     const cost = skill?.cost ?? estimateTokens(argsText ?? '');
+
+    // 1b. Who is calling: a tenant or user id that is not one (scopeIdProblem: a control, format or invisible character,
+    // an unnormalised form, '0', ...) is refused before anything reads or charges under it, and the entry is written
+    // without it (under no tenant): an id that looks like another is never stored as one.
+    const identity = callerIdProblem(ctx);
+    if (identity)
+      return this.finish(withoutCaller(ctx), skillName, action, started, argsText, 'denied', 'tenant_required', 'tenant_required', {
+        error: 'TenantRequired',
+        reason: 'invalid_caller_id',
+        message: identity,
+      });
 
     // 2. Guard: deny, allow, execute switch, budget (in-memory budget, then the persistent quota).
     const decision = !skill
@@ -350,6 +362,16 @@ export class SkillDispatcher {
 
 function quotaKey(ctx: SkillContext): QuotaKey {
   return { tenantId: ctx.tenantId ?? '', agent: ctx.agent ?? '', userId: ctx.userId ?? null };
+}
+
+/** Why the context's tenant or user id (when it has one: empty counts as none, as createSkillContext has it) is not an id, or null. */
+function callerIdProblem(ctx: SkillContext): string | null {
+  return (ctx.tenantId ? scopeIdProblem('tenantId', ctx.tenantId) : null) ?? (ctx.userId ? scopeIdProblem('userId', ctx.userId) : null);
+}
+
+/** The context without its tenant and user: what the entry of a call refused for its caller's ids is written under. */
+function withoutCaller(ctx: SkillContext): SkillContext {
+  return { ...ctx, tenantId: undefined, userId: undefined };
 }
 
 function safeStringify(value: unknown): string | undefined {

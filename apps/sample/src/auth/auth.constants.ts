@@ -28,7 +28,7 @@ export const PERMISSIONS = {
   adminConfig: 'admin:config',
   /** admin.cache.invalidate / admin.cache.clear. */
   adminCache: 'admin:cache',
-  /** GET /metrics with a JWT (when no metrics token is configured). */
+  /** GET /metrics with a JWT: the caller's tenant's series only (every series needs the metrics token). */
   adminMetrics: 'admin:metrics',
   /** memory.remember: store a note about the caller (their own memory, in their tenant). */
   memoryWrite: 'memory:write',

@@ -1,19 +1,7 @@
-/** C0 and C1 control characters (NUL included) and DEL. */
-// eslint-disable-next-line no-control-regex -- control characters are what it finds
-const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 /** C0/C1 controls except tab, line feed and carriage return (allowed in free text such as a goal). */
 // eslint-disable-next-line no-control-regex -- control characters are what it finds
 const CONTROL_IN_TEXT = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/;
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
-
-/** Why `value` is not an identifier (a claim: 1-max characters, no control characters, no lone surrogates), or undefined. */
-export function identifierProblem(value: unknown, max = 128): string | undefined {
-  if (typeof value !== 'string') return 'must be a string';
-  if (value.length === 0 || value.length > max) return `must be 1 to ${max} characters`;
-  if (CONTROL.test(value)) return 'must not contain control characters';
-  if (LONE_SURROGATE.test(value)) return 'must not contain lone surrogates';
-  return undefined;
-}
 
 /**
  * Why `value` is not acceptable free text (non-blank, no NUL or other control characters but tab and newlines, no lone

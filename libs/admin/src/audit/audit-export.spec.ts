@@ -113,7 +113,7 @@ describe('audit export', () => {
     expect(pages).toBe(3);
   });
 
-  it('writes RFC 4180 CSV with a header, quoting, JSON arguments and no formula a spreadsheet would run', async () => {
+  it('writes RFC 4180 CSV with a header, every field quoted, JSON arguments and no formula a spreadsheet would run', async () => {
     const store = new InMemoryAuditLogStore();
     await store.append([
       sampleAuditEntry('r,1', {
@@ -129,16 +129,30 @@ describe('audit export', () => {
     const page = await readAuditPage(store, parseAuditExport({ format: 'csv' }, acme));
     const csv = auditCsv(page.entries);
     const lines = csv.split('\r\n');
-    expect(lines[0]).toBe(AUDIT_CSV_COLUMNS.join(','));
+    expect(lines[0]).toBe(AUDIT_CSV_COLUMNS.map((c) => `"${c}"`).join(','));
     expect(csv.endsWith('\r\n')).toBe(true);
     expect(csv).toContain('"r,1"');
     expect(csv).toContain(`"'=HYPERLINK(""http://evil"")"`);
-    expect(csv).toContain("'@cmd");
-    expect(csv).toContain('alice;bob');
+    expect(csv).toContain(`"'@cmd"`);
+    expect(csv).toContain('"alice;bob"');
     expect(csv).toContain('"{""note"":""line\\nbreak"",""qty"":2}"');
     // The second row: empty cells for the nulls, the same number of columns.
     const last = lines[lines.length - 2];
-    expect(last.startsWith(`${page.entries[1].id},`)).toBe(true);
+    expect(last.startsWith(`"${page.entries[1].id}",`)).toBe(true);
     expect(last.split(',')).toHaveLength(AUDIT_CSV_COLUMNS.length);
+  });
+
+  it("never lets a ';'-separated spreadsheet run a tool name as a formula (attack: skill x;=cmd|' /C calc'!A0, ' =cmd')", async () => {
+    const store = new InMemoryAuditLogStore();
+    await store.append([
+      sampleAuditEntry('r1', { skill: "x;=cmd|' /C calc'!A0", agent: ' =cmd', cause: '\u3000@cmd', approvers: ['lee', '=1+1'] }),
+    ]);
+    const page = await readAuditPage(store, parseAuditExport({ format: 'csv' }, acme));
+    const row = auditCsv(page.entries).split('\r\n')[1];
+    // Each field quoted whole (a ';' or blank inside never starts a cell of its own), each formula lead behind a `'`.
+    expect(row).toContain(`"x;=cmd|' /C calc'!A0"`);
+    expect(row).toContain(`"' =cmd"`);
+    expect(row).toContain(`"'\u3000@cmd"`);
+    expect(row).toContain(`"lee;=1+1"`);
   });
 });

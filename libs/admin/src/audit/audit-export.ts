@@ -1,4 +1,5 @@
 import { AUDIT_QUERY_MAX_LIMIT, AuditLogStore, isAuditRecordId, AuditOutcome, AuditQuery, AuditRecord } from '@zmodu/guard';
+import { toCsv } from '@zmodu/skills';
 import { AuditTenantForbiddenException } from '../exceptions/audit-tenant-forbidden.exception';
 import { InvalidAuditFilterException } from '../exceptions/invalid-audit-filter.exception';
 
@@ -208,30 +209,21 @@ export function auditExportRow(r: AuditRecord): AuditExportRow {
 }
 
 /**
- * The rows as CSV: a header line, then one line per row, CRLF line ends, fields quoted when they hold a comma, a quote or
- * a line break (RFC 4180). Approvers are joined with `;`; arguments and results are JSON text. A text field that begins
- * with `=`, `+`, `-`, `@`, a tab or a carriage return gets a leading `'`, so a spreadsheet never runs it as a formula.
+ * The rows as CSV, written by toCsv (@zmodu/skills, the one CSV writer of every export): a header line, then one line
+ * per row, CRLF line ends, every field quoted, and a field a spreadsheet would run as a formula (`=`, `+`, `-`, `@`, a
+ * tab or a carriage return first, after any leading blanks) led by `'`. Approvers are joined with `;`; arguments and
+ * results are JSON text.
  */
 export function auditCsv(rows: readonly AuditExportRow[]): string {
-  const lines = [AUDIT_CSV_COLUMNS.join(',')];
-  for (const row of rows) {
-    lines.push(
-      AUDIT_CSV_COLUMNS.map((column) => {
-        const value = (row as unknown as Record<string, unknown>)[column];
-        if (value === undefined || value === null) return '';
-        if (typeof value === 'number') return String(value);
-        if (column === 'approvers') return csvText((value as string[]).join(';'));
-        if (column === 'args' || column === 'result') return csvText(JSON.stringify(value));
-        return csvText(String(value));
-      }).join(','),
-    );
-  }
-  return `${lines.join('\r\n')}\r\n`;
-}
-
-function csvText(value: string): string {
-  const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-  return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
+  return toCsv(
+    AUDIT_CSV_COLUMNS,
+    rows.map((row) => ({
+      ...row,
+      approvers: row.approvers === null ? null : row.approvers.join(';'),
+      args: row.args === undefined ? undefined : JSON.stringify(row.args),
+      result: row.result === undefined ? undefined : JSON.stringify(row.result),
+    })),
+  );
 }
 
 function optional<K extends string>(key: K, value: string | undefined): { [P in K]?: string } {

@@ -11,15 +11,15 @@ import {
   ServiceUnavailableException,
   SetMetadata,
   StreamableFile,
-  UnauthorizedException,
 } from '@nestjs/common';
 import { ApiBearerAuth, ApiOkResponse, ApiOperation, ApiTags, ApiUnauthorizedResponse } from '@nestjs/swagger';
 import { readdirSync, readFileSync } from 'node:fs';
 import { extname, join } from 'node:path';
+import { checkedCaller } from '../admin-permission.guard';
 import { ADMIN_EXTRAS, ADMIN_OPTIONS, ADMIN_PUBLIC_ROUTE } from '../admin.constants';
 import { CONSOLE_NOT_BUILT_MESSAGE } from '../admin.messages';
 import { HTTP_ERROR_SCHEMA } from '../admin.openapi';
-import { AdminCaller, AdminModuleExtras, ResolvedAdminOptions } from '../admin.options';
+import { AdminModuleExtras, ResolvedAdminOptions } from '../admin.options';
 import { AdminConsoleOptions, CONSOLE_TOKEN_HANDOFF_KEY, ResolvedConsoleOptions, resolveConsoleOptions } from './console.options';
 import type { ConsoleConfig, ConsoleSession } from './console.types';
 
@@ -142,15 +142,7 @@ export class ConsoleController {
   @ApiUnauthorizedResponse({ description: 'No authenticated caller with a tenant', schema: HTTP_ERROR_SCHEMA })
   @Header('Cache-Control', 'no-store')
   session(@Req() req: ConsoleRequest): ConsoleSession {
-    const caller = this.admin.resolveCaller(req) as AdminCaller | undefined;
-    if (
-      !caller ||
-      typeof caller.tenantId !== 'string' ||
-      caller.tenantId === '' ||
-      typeof caller.userId !== 'string' ||
-      !Array.isArray(caller.permissions)
-    )
-      throw new UnauthorizedException('No authenticated caller with a tenant: send a bearer token.');
+    const caller = checkedCaller(this.admin.resolveCaller(req));
     return {
       tenantId: caller.tenantId,
       userId: caller.userId,

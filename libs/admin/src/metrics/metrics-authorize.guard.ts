@@ -1,20 +1,41 @@
-import { CanActivate, ExecutionContext, ForbiddenException, Inject, Injectable } from '@nestjs/common';
+import { CanActivate, ExecutionContext, ForbiddenException, HttpException, Inject, Injectable } from '@nestjs/common';
+import { isScopeId } from '@zmodu/guard';
 import { METRICS_FORBIDDEN_MESSAGE } from '../admin.messages';
-import { METRICS_OPTIONS } from './metrics.constants';
-import { ResolvedMetricsOptions } from './metrics.options';
+import { METRICS_OPTIONS, METRICS_VIEW } from './metrics.constants';
+import { MetricsTenantView, ResolvedMetricsOptions } from './metrics.options';
 
-/** The `authorize` option of MetricsModule, on its route: false or a rejection answers 403; without the option, anyone passes. */
+/**
+ * The `authorize` option of MetricsModule, on its route: `true` lets the scrape see every series, `{ tenantId }` only
+ * that tenant's; false, anything else or a rejection answers 403 (an HttpException keeps its status). Without the
+ * option, anyone passes and sees every series. What the scrape may see is put on the request for the controller.
+ */
 @Injectable()
 export class MetricsAuthorizeGuard implements CanActivate {
   constructor(@Inject(METRICS_OPTIONS) private readonly options: ResolvedMetricsOptions) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
+    const request = context.switchToHttp().getRequest<Record<PropertyKey, unknown>>();
     const authorize = this.options.authorize;
-    if (!authorize) return true;
-    const allowed = await Promise.resolve()
-      .then(() => authorize(context.switchToHttp().getRequest()))
-      .catch(() => false);
-    if (allowed !== true) throw new ForbiddenException(METRICS_FORBIDDEN_MESSAGE);
+    if (!authorize) {
+      request[METRICS_VIEW] = true;
+      return true;
+    }
+    const access: unknown = await Promise.resolve()
+      .then(() => authorize(request))
+      .catch((err: unknown) => {
+        if (err instanceof HttpException) throw err;
+        return false;
+      });
+    if (access === true) request[METRICS_VIEW] = true;
+    else if (isTenantView(access)) request[METRICS_VIEW] = Object.freeze({ tenantId: access.tenantId });
+    else throw new ForbiddenException(METRICS_FORBIDDEN_MESSAGE);
     return true;
   }
+}
+
+/** `{ tenantId }` with an own tenant id that is one (scopeIdProblem's rule); a look-alike object is refused. */
+function isTenantView(value: unknown): value is MetricsTenantView {
+  return (
+    typeof value === 'object' && value !== null && Object.hasOwn(value, 'tenantId') && isScopeId((value as MetricsTenantView).tenantId)
+  );
 }

@@ -1,6 +1,7 @@
-import { Controller, Get, Header, Inject, Type, UseGuards } from '@nestjs/common';
+import { Controller, Get, Header, Inject, Req, Type, UseGuards } from '@nestjs/common';
+import { METRICS_VIEW } from './metrics.constants';
 import { MetricsAuthorizeGuard } from './metrics-authorize.guard';
-import { ZmoduMetrics } from './zmodu-metrics';
+import { MetricsView, ZmoduMetrics } from './zmodu-metrics';
 
 /** The Prometheus text format (version 0.0.4), what prom-client's Registry writes. */
 const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -18,8 +19,10 @@ export function metricsController(path: string, decorators: readonly ClassDecora
     @Get(path)
     @Header('Content-Type', PROMETHEUS_CONTENT_TYPE)
     @Header('Cache-Control', 'no-store')
-    scrape(): Promise<string> {
-      return this.metrics.scrape();
+    scrape(@Req() request: Record<PropertyKey, unknown>): Promise<string> {
+      // What MetricsAuthorizeGuard let this scrape see: every series, or one tenant's (nothing set: fail closed).
+      const view = request[METRICS_VIEW] as MetricsView | undefined;
+      return view === undefined ? Promise.resolve('\n') : this.metrics.scrape(view);
     }
   }
   for (const decorate of decorators) decorate(MetricsController);

@@ -1,4 +1,4 @@
-import { Global, INestApplication, Module, SetMetadata } from '@nestjs/common';
+import { Global, INestApplication, Module, SetMetadata, UnauthorizedException } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { GuardModule, TokenQuota } from '@zmodu/guard';
 import { OUTBOX_STORE } from '@zmodu/outbox';
@@ -92,6 +92,49 @@ describe('MetricsModule', () => {
     const none = await boot({ path: false });
     await request(none.getHttpServer()).get('/metrics').expect(404);
     expect(await none.get(ZmoduMetrics).scrape()).toContain('zmodu_tool_calls_total');
+  });
+
+  it("shows a tenant's user only its tenant's series, every series only to a platform credential (attack: admin:metrics of one tenant reads every tenant's names and usage)", async () => {
+    const app = await boot({
+      authorize: (req) => {
+        const auth = (req as { headers: Record<string, string | undefined> }).headers.authorization;
+        if (auth === 'Bearer platform') return true;
+        if (auth === 'Bearer acme-admin') return { tenantId: 'acme' };
+        if (auth === 'Bearer other-admin') return { tenantId: 'other' };
+        if (auth === 'Bearer look-alike') return { tenantId: 'acme\u200b' };
+        if (auth === 'Bearer expired') throw new UnauthorizedException('the token has expired');
+        return false;
+      },
+      maxTenantLabels: 2,
+    });
+    const quota = app.get(TokenQuota);
+    for (const [tenant, n] of [
+      ['acme', 5],
+      ['globex-secret-customer', 7],
+      ['third', 11],
+    ] as const)
+      await quota.chargeQuietly({ tenantId: tenant, agent: 'trader' }, n);
+    app.get(ZmoduMetrics).observe({ type: 'run', agent: 'trader', status: 'final', durationMs: 10, tenantId: 'globex-secret-customer' });
+    const get = (auth: string) => request(app.getHttpServer()).get('/metrics').set('authorization', auth);
+
+    const tenant = await get('Bearer acme-admin').expect(200);
+    expect(tenant.text).not.toContain('globex');
+    expect(tenant.text).not.toContain('tenant="other"');
+    const samples = parsePrometheusText(tenant.text);
+    expect(samples).toEqual([{ name: 'zmodu_tokens_total', labels: { tenant: 'acme', agent: 'trader' }, value: 5 }]);
+    // The series summed over every tenant (tool calls, runs, outbox) are not a tenant's either.
+    expect(tenant.text).not.toContain('zmodu_run_duration_seconds');
+
+    const platform = parsePrometheusText((await get('Bearer platform').expect(200)).text);
+    expect(sampleValue(platform, 'zmodu_tokens_total', { tenant: 'globex-secret-customer', agent: 'trader' })).toBe(7);
+    expect(sampleValue(platform, 'zmodu_tokens_total', { tenant: 'other', agent: 'trader' })).toBe(11);
+    expect(platform.some((s) => s.name === 'zmodu_run_duration_seconds_count')).toBe(true);
+
+    // The overflow label is no tenant's; a view of a tenant id that is no id, and a refusal, see nothing.
+    expect(parsePrometheusText((await get('Bearer other-admin').expect(200)).text)).toEqual([]);
+    await get('Bearer look-alike').expect(403);
+    await get('Bearer nobody').expect(403);
+    expect((await get('Bearer expired').expect(401)).body.message).toBe('the token has expired');
   });
 
   it('checks a scrape with `authorize` (403 when it says no or throws) and applies the decorators given to its controller', async () => {

@@ -9,6 +9,14 @@ export const DEFAULT_MAX_TENANT_LABELS = 1000;
 export const OVERFLOW_TENANT_LABEL = 'other';
 export const UNKNOWN_SKILL_LABEL = 'unknown';
 
+/** What `authorize` says of a scrape: every series (true), one tenant's own series, or none (false: 403). */
+export type MetricsAccess = boolean | MetricsTenantView;
+
+/** A tenant's view of the metrics: only the series labelled with its tenant. */
+export interface MetricsTenantView {
+  readonly tenantId: string;
+}
+
 /** Options of `MetricsModule.forRoot` / `forRootAsync` (where it is served are the module's extras: see MetricsModuleExtras). */
 export class MetricsModuleOptions {
   /** Prepended to every metric name, default metrics included. Default 'zmodu_'. */
@@ -23,11 +31,14 @@ export class MetricsModuleOptions {
   /** Upper bounds (seconds, ascending) of the run duration histogram. Default DEFAULT_RUN_DURATION_BUCKETS. */
   runDurationBuckets?: readonly number[] = DEFAULT_RUN_DURATION_BUCKETS;
   /**
-   * Who may scrape: called with the request; false (or a rejection) answers 403. Default: anyone who reaches the
-   * route (Prometheus scrapers usually send no credentials: keep the route on an internal network, or check a static
-   * bearer token here).
+   * Who may scrape, and what: called with the request. `true`: every series (a platform credential, such as a scrape
+   * token); `{ tenantId }`: that tenant's own series only (those labelled `tenant="<tenantId>"`: a tenant's user never
+   * sees another tenant's names or usage, nor the series summed over every tenant); `false` or anything else: 403. An
+   * HttpException it throws keeps its status (a 401 for a bad token); any other rejection answers 403. Default: anyone
+   * who reaches the route sees every series (Prometheus scrapers usually send no credentials: keep the route on an
+   * internal network, or check a static bearer token here).
    */
-  authorize?: ((request: unknown) => boolean | Promise<boolean>) | null = null;
+  authorize?: ((request: unknown) => MetricsAccess | Promise<MetricsAccess>) | null = null;
 }
 
 /** Where MetricsModule serves the registry. They decide its controller, so they are given beside the options. */

@@ -2,9 +2,15 @@ import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit, Optional } f
 import { RuntimeEvent, RuntimeEvents } from '@zmodu/guard';
 import { OUTBOX_STORE, OutboxBacklog, OutboxStore } from '@zmodu/outbox';
 import { SkillRegistry } from '@zmodu/skills';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Metric, Registry } from 'prom-client';
 import { METRICS_OPTIONS } from './metrics.constants';
-import { OVERFLOW_TENANT_LABEL, ResolvedMetricsOptions, UNKNOWN_SKILL_LABEL } from './metrics.options';
+import { MetricsTenantView, OVERFLOW_TENANT_LABEL, ResolvedMetricsOptions, UNKNOWN_SKILL_LABEL } from './metrics.options';
+
+/** What a scrape may see: every series (true), or one tenant's own series. */
+export type MetricsView = true | MetricsTenantView;
+
+/** The label of the series that belong to one tenant. */
+export const TENANT_LABEL = 'tenant';
 
 /**
  * The application's Prometheus metrics, in a registry of its own (never prom-client's global one, so that building
@@ -53,7 +59,7 @@ export class ZmoduMetrics implements OnModuleInit, OnModuleDestroy {
     this.tokens = new Counter({
       name: `${p}tokens_total`,
       help: `Tokens charged to the quota (model turns and tool calls), by tenant and agent (at most ${options.maxTenantLabels} tenants, then "${OVERFLOW_TENANT_LABEL}").`,
-      labelNames: ['tenant', 'agent'],
+      labelNames: [TENANT_LABEL, 'agent'],
       registers,
     });
     this.runDuration = new Histogram({
@@ -98,9 +104,31 @@ export class ZmoduMetrics implements OnModuleInit, OnModuleDestroy {
     return this.registry.contentType;
   }
 
-  /** Every metric in the Prometheus text exposition format. */
-  scrape(): Promise<string> {
-    return this.registry.metrics();
+  /**
+   * The metrics in the Prometheus text exposition format: every series (`true`, the default: a platform credential),
+   * or a tenant's view, which holds only the series labelled `tenant="<tenantId>"` (the token counter, and any metric
+   * of yours in this registry with a `tenant` label): no other tenant's name or usage, and none of the series summed
+   * over every tenant. The overflow label (`other`) belongs to no tenant: a tenant of that name sees none of it.
+   */
+  scrape(view: MetricsView = true): Promise<string> {
+    return view === true ? this.registry.metrics() : this.tenantScrape(view.tenantId);
+  }
+
+  /** The series of one tenant, written by prom-client itself from a registry of filtered views of ours. */
+  private async tenantScrape(tenantId: string): Promise<string> {
+    const view = new Registry();
+    for (const metric of this.registry.getMetricsAsArray()) {
+      const labelNames = (metric as { labelNames?: unknown }).labelNames;
+      if (!Array.isArray(labelNames) || !labelNames.includes(TENANT_LABEL)) continue;
+      const whole = await (metric as unknown as Metric).get();
+      const values =
+        tenantId === OVERFLOW_TENANT_LABEL
+          ? []
+          : whole.values.filter((v) => Object.hasOwn(v.labels, TENANT_LABEL) && v.labels[TENANT_LABEL] === tenantId);
+      const filtered = { name: whole.name, help: whole.help, type: whole.type, get: async () => ({ ...whole, values }) };
+      view.registerMetric(filtered as unknown as Metric);
+    }
+    return view.metrics();
   }
 
   /** Count one runtime event; never throws. */

@@ -374,10 +374,10 @@ describe('AdminSkillsModule: the admin skills through SkillDispatcher.dispatch',
       expect(future.entries).toEqual([]);
       const csv = (await exportAs({ format: 'csv', skill: 'admin.config.get' }, { tenant: 'exp-a' })).value as Page;
       const lines = (csv.csv as string).trimEnd().split('\r\n');
-      expect(lines[0]).toMatch(/^id,at,tenantId,userId,agent,runId,skill,action,decision,cause,outcome/);
+      expect(lines[0]).toMatch(/^"id","at","tenantId","userId","agent","runId","skill","action","decision","cause","outcome"/);
       expect(lines).toHaveLength(2);
-      expect(lines[1]).toContain(',exp-a,alice,');
-      expect(lines[1]).toContain(',admin.config.get,read,allowed,missing_permission,forbidden,');
+      expect(lines[1]).toContain(',"exp-a","alice",');
+      expect(lines[1]).toContain(',"admin.config.get","read","allowed","missing_permission","forbidden",');
     });
 
     it("refuses another tenant's audit to a tenant admin; a platform admin (allTenantsPermission) may name one", async () => {
