@@ -1,4 +1,5 @@
 import { INestApplication } from '@nestjs/common';
+import type { ModelProvider, ModelRequest, ModelTurn } from '@zmodu/agent';
 import { AgentAuditLog, Guard } from '@zmodu/guard';
 import { createSkillContext, SkillDispatcher, SkillRegistry } from '@zmodu/skills';
 import fc from 'fast-check';
@@ -73,6 +74,53 @@ const body = fc.oneof(
 /** A path segment or a query value: random text, prototype names, ids of the wrong shape, huge ones. */
 const segment = fc.oneof(nastyString, fc.uuid(), edgeNumber.map(String));
 const uuid = '7f1c2b4e-1a2b-4c3d-8e9f-0a1b2c3d4e5f';
+
+/** Characters a name must never carry into an audit entry, a log line or an answer as they are. */
+const CONTROL = /[\p{Cc}\p{Cf}\p{Cs}\u2028\u2029]/u;
+/** Control, format and separator characters, lone surrogates, an ANSI escape and a forged log line. */
+const hostileChar = fc.constantFrom(
+  '\u0000',
+  '\n',
+  '\r',
+  '\u001b[31m',
+  '\u0085',
+  '\u009b',
+  '\u200b',
+  '\u202e',
+  '\u2066',
+  '\u2028',
+  '\ud800',
+  '\ufeff',
+  '\n[INFO] forged\n',
+);
+/**
+ * A tool name (or call id) a compromised model makes up: a skill's name with something glued on, control characters
+ * anywhere, or very long (up to 200,000 characters).
+ */
+const hostileToolName = fc.oneof(
+  fc
+    .tuple(fc.constantFrom('market.quote', 'order.draft', 'memory.recall', ''), hostileChar, fc.string({ maxLength: 20 }))
+    .map((p) => p.join('')),
+  fc.array(fc.oneof(hostileChar, fc.string({ maxLength: 8 })), { minLength: 1, maxLength: 30 }).map((p) => p.join('')),
+  fc.tuple(fc.integer({ min: 65, max: 200_000 }), hostileChar).map(([n, c]) => `${'n'.repeat(n)}${c}`),
+  fc.constantFrom(...PROTO_KEYS),
+);
+/** One model turn of 1 to 4 such calls. */
+const hostileTurn = fc.array(fc.record({ name: hostileToolName, id: fc.oneof(hostileToolName, fc.constant('call_1')), arguments: json }), {
+  minLength: 1,
+  maxLength: 4,
+});
+
+/** A model whose first turn is the calls the fuzz case set, then answers. */
+class HostileModel implements ModelProvider {
+  readonly name = 'hostile';
+  turn: ReadonlyArray<{ name: string; id: string; arguments: unknown }> = [];
+  async complete(request: ModelRequest): Promise<ModelTurn> {
+    const played = request.messages.filter((m) => m.role === 'assistant').length;
+    const usage = { inputTokens: 10, outputTokens: 10 };
+    return played === 0 ? { text: '', toolCalls: this.turn, usage } : { text: 'done', toolCalls: [], usage };
+  }
+}
 
 /** Percent-encode text for a URL; a lone surrogate (which encodeURIComponent refuses) goes as the bytes of one (not UTF-8). */
 const enc = (text: string): string =>
@@ -272,6 +320,52 @@ describe('bad input at every boundary (fast-check, seeded)', () => {
       );
       // The calls met the guard, the schemas and the skills: several kinds of refusal (and some calls that went through).
       expect(outcomes.size).toBeGreaterThanOrEqual(3);
+    });
+  });
+
+  describe('against the sample app on a compromised model', () => {
+    let app: INestApplication;
+    const model = new HostileModel();
+
+    beforeAll(async () => {
+      app = await apps.boot({ model: { provider: model } });
+      apps.forget();
+    });
+
+    afterAll(async () => {
+      await app?.close();
+    });
+
+    it('a run whose model makes up tool names and ids (very long, control characters) answers 200 and shows, audits and returns them bounded and printable', async () => {
+      const token = mintToken(SECRET, { tenant: 'acme', user: 'fuzz' });
+      let n = 0;
+      await fc.assert(
+        fc.asyncProperty(hostileTurn, async (turn) => {
+          model.turn = turn;
+          const runId = `fuzz-names-${String(++n).padStart(4, '0')}`;
+          const res = await request(app.getHttpServer())
+            .post('/agents/trader/runs')
+            .set('Authorization', `Bearer ${token}`)
+            .set('x-request-id', runId)
+            .send({ goal: 'quote' })
+            .timeout({ response: 20_000, deadline: 30_000 });
+          const what = JSON.stringify(turn.map((c) => c.name.slice(0, 40)));
+          expect([what, res.status]).toEqual([what, 200]);
+          expect([what, STACK.test(res.text)]).toEqual([what, false]);
+          // Bounded whatever the model sent (up to 200,000 characters a name): the answer does not grow with the names.
+          const longest = Math.max(...turn.map((c) => c.name.length + c.id.length));
+          expect([what, res.text.length < 20_000 + JSON.stringify(turn.map((c) => c.arguments)).length * 2]).toEqual([what, true]);
+          const calls = (res.body.steps as Array<{ toolCalls: Array<{ id: string; name: string }> }>).flatMap((s) => s.toolCalls);
+          expect(calls).toHaveLength(turn.length);
+          const audit = await app.get(AgentAuditLog).query({ runId });
+          expect(audit).toHaveLength(turn.length);
+          for (const name of [...calls.map((c) => c.name), ...calls.map((c) => c.id), ...audit.map((a) => a.skill)]) {
+            expect([what, Array.from(name).length <= 128 && !CONTROL.test(name)]).toEqual([what, true]);
+            if (longest > 300) expect([what, name.length < 300]).toEqual([what, true]);
+          }
+        }),
+        { seed: SEED, numRuns: RUNS, endOnFailure: true },
+      );
     });
   });
 });

@@ -30,8 +30,9 @@ export interface AgentSpec {
   /** Model turns per run. Default 8, at most 100. */
   readonly maxSteps?: number;
   /**
-   * Tool calls run per model turn. Calls past it are not run: each is answered
-   * {"error":"ToolDenied","reason":"denied_turn_cap"}, counted and audited. Default 16, at most 256.
+   * Tool calls run per model turn. The calls past it are not run and not answered one by one: ONE summary denial,
+   * {"error":"ToolDenied","reason":"denied_turn_cap","refused":N,"maxToolCallsPerTurn":16}, answers the first of them,
+   * counted and audited once; the others reach neither the audit nor the conversation. Default 16, at most 256.
    */
   readonly maxToolCallsPerTurn?: number;
   /**

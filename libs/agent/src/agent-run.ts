@@ -53,7 +53,11 @@ export interface AgentRunResult {
   readonly metrics: AgentMetricsSnapshot;
   /** Proposals of this run that wait for a human (a tool call ended in needs_human or execute_not_permitted). */
   readonly pendingApprovals: PendingApproval[];
-  /** Set when the run ended on a model error, was aborted, or could not read its quota. */
+  /**
+   * Set when the run ended on a model error, was aborted, or could not read its quota. Redacted (every secret the
+   * redactor knows, the model providers' keys too) and at most 500 characters: a provider's failure says its kind and
+   * status, quoting at most 200 characters of what the model server said.
+   */
   readonly error?: string;
   /** With `stoppedReason: 'budget_exhausted'`: which budget ran out. */
   readonly budget?: ExhaustedBudget;
@@ -77,9 +81,9 @@ export interface AgentRunContext {
 }
 
 /**
- * What a run tells its listener, in order. `delta`: a piece of the model's text in model turn `step` (the pieces of
- * a turn add up to that step's `text`; the answer is the last turn's text, plus the runtime's note when a proposal
- * waits for a human). `step`: one tool call of turn `step`, as the result shows it (decision, cause, outcome,
+ * What a run tells its listener, in order. `delta`: a piece of the model's text in model turn `step`, redacted on its
+ * own (the pieces of a turn add up to that step's `text`, which is redacted whole; the answer is the last turn's text,
+ * plus the runtime's note when a proposal waits for a human). `step`: one tool call of turn `step`, as the result shows it (decision, cause, outcome,
  * arguments and the observation the model saw). `final`: the run's result, last.
  */
 export type AgentRunEvent =

@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, Optional } from '@nestjs/common';
-import { ownOptions, PolicyHealth, policyNeedsAttention, RuntimeEvents, TokenQuota } from '@zmodu/guard';
+import { ownOptions, PolicyHealth, policyNeedsAttention, Redactor, RuntimeEvents, TokenQuota } from '@zmodu/guard';
 import { SkillDispatcher, SkillRegistry } from '@zmodu/skills';
 import { Agent } from './agent';
 import { AgentModuleOptions } from './agent-module.options';
@@ -23,6 +23,8 @@ export class AgentRegistry implements OnApplicationBootstrap {
     dispatcher: SkillDispatcher,
     private readonly quota: TokenQuota,
     @Optional() events?: RuntimeEvents,
+    /** GuardModule's: the agents register their providers' keys with it, and redact what their runs show. */
+    @Optional() redactor?: Redactor,
   ) {
     const options = Object.assign(new AgentModuleOptions(), ownOptions(raw));
     if (!Array.isArray(options.agents)) throw new InvalidAgentSpecException(undefined, 'AgentModule options need agents: AgentSpec[]');
@@ -30,7 +32,7 @@ export class AgentRegistry implements OnApplicationBootstrap {
     for (const spec of options.agents) {
       validateAgentSpec(spec);
       if (this.agents.has(spec.name)) throw new InvalidAgentSpecException(spec.name, DUPLICATE_AGENT_MESSAGE(spec.name));
-      this.agents.set(spec.name, new Agent(spec, registry, dispatcher, quota, events));
+      this.agents.set(spec.name, new Agent(spec, registry, dispatcher, quota, events, redactor));
     }
   }
 

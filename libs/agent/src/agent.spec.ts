@@ -184,25 +184,76 @@ describe('Agent.run', () => {
     await app.close();
   });
 
-  it('runs at most maxToolCallsPerTurn calls of one turn; the rest get denied_turn_cap, counted and audited', async () => {
-    const calls = Array.from({ length: 50 }, (_, i) => ({ name: 'market.quote', arguments: { symbol: `S${i}` } }));
-    const capped = async (over: Partial<AgentSpec>, expectedRun: number) => {
-      const app = await boot([trader({ provider: new ScriptedModelProvider([{ toolCalls: calls }, { text: 'done' }]), ...over })]);
+  it('refuses the calls past maxToolCallsPerTurn in one summary denial: counted once, audited once, one observation (attack: a compromised model sends 3,000 tool calls in one turn)', async () => {
+    const calls = Array.from({ length: 3000 }, (_, i) => ({
+      name: i % 2 ? 'market.quote' : `made.up_${i}`,
+      arguments: { symbol: `S${i}` },
+    }));
+    const capped = async (over: Partial<AgentSpec>, perTurn: number) => {
+      const seen: ModelRequest[] = [];
+      const provider = new ScriptedModelProvider([
+        { toolCalls: calls },
+        (req) => (seen.push({ ...req, messages: [...req.messages] }), { text: 'done' }),
+      ]);
+      const app = await boot([trader({ provider, ...over })]);
       const r = await app.get(AgentRegistry).get('trader').run('flood', { tenantId: 't1', userId: 'u' });
-      const ran = r.steps[0].toolCalls.filter((c) => c.decision === 'allowed');
-      const refused = r.steps[0].toolCalls.filter((c) => c.cause === 'denied_turn_cap');
-      expect(ran).toHaveLength(expectedRun);
-      expect(refused).toHaveLength(50 - expectedRun);
-      expect(JSON.parse(refused[0].observation)).toEqual({ error: 'ToolDenied', reason: 'denied_turn_cap' });
-      expect(r.metrics.toolDenied).toEqual({ denied_turn_cap: 50 - expectedRun });
-      expect(app.get(AgentRegistry).get('trader').guardStats.denied_turn_cap).toBe(50 - expectedRun);
+      expect(r.stoppedReason).toBe('final');
+      const [first] = r.steps;
+      // The first perTurn calls, one by one; then one summary for the other 3000 - perTurn.
+      expect(first.toolCalls).toHaveLength(perTurn + 1);
+      const summary = first.toolCalls[perTurn];
+      expect(summary).toMatchObject({ name: calls[perTurn].name, decision: 'denied', cause: 'denied_turn_cap', ok: false });
+      expect(JSON.parse(summary.observation)).toEqual({
+        error: 'ToolDenied',
+        reason: 'denied_turn_cap',
+        refused: 3000 - perTurn,
+        maxToolCallsPerTurn: perTurn,
+      });
+      expect(first.toolCalls.slice(0, perTurn).every((c) => c.cause !== 'denied_turn_cap')).toBe(true);
+      expect(r.metrics.toolDenied.denied_turn_cap).toBe(1);
+      expect(r.metrics.toolCalls).toBe(perTurn + 1);
+      expect(app.get(AgentRegistry).get('trader').guardStats.denied_turn_cap).toBe(1);
       const audit = await app.get(AgentAuditLog).query({ runId: r.runId, limit: 1000 });
-      expect(audit.filter((a) => a.cause === 'denied_turn_cap')).toHaveLength(50 - expectedRun);
+      expect(audit).toHaveLength(perTurn + 1);
+      expect(audit.filter((a) => a.cause === 'denied_turn_cap')).toMatchObject([
+        { skill: calls[perTurn].name, args: { refused: 3000 - perTurn, maxToolCallsPerTurn: perTurn } },
+      ]);
+      // What goes back to the model: the turn's first perTurn calls and the summary's, each answered once.
+      const [assistant, ...rest] = seen[0].messages.slice(1);
+      expect(assistant).toMatchObject({ role: 'assistant' });
+      expect(assistant.role === 'assistant' && assistant.toolCalls).toHaveLength(perTurn + 1);
+      expect(rest.filter((m) => m.role === 'tool')).toHaveLength(perTurn + 1);
+      expect(JSON.stringify(seen[0].messages).length).toBeLessThan(20_000);
+      expect(JSON.stringify(r).length).toBeLessThan(30_000);
       await app.close();
     };
     await capped({}, 16);
     await capped({ maxToolCallsPerTurn: 3 }, 3);
     await expect(boot([trader({ maxToolCallsPerTurn: 0 })])).rejects.toThrow(/maxToolCallsPerTurn/);
+  });
+
+  it('shows, audits and sends back a made-up tool name cut to 64 characters and a bad tool-call id replaced (attack: a 100,000-character name with line breaks and ANSI escapes)', async () => {
+    const hostile = `evil\n[INFO] forged line \u001b[31m\u202e${'y'.repeat(100_000)}`;
+    const seen: ModelRequest[] = [];
+    const provider = new ScriptedModelProvider([
+      { toolCalls: [{ name: hostile, id: `id\n${'z'.repeat(10_000)}`, arguments: {} }] },
+      (req) => (seen.push({ ...req, messages: [...req.messages] }), { text: 'done' }),
+    ]);
+    const app = await boot([trader({ provider })]);
+    const r = await app.get(AgentRegistry).get('trader').run('hostile names', { tenantId: 't1', userId: 'u' });
+    const [call] = r.steps[0].toolCalls;
+    expect(call).toMatchObject({ id: 'zmodu_1_1', decision: 'denied', cause: 'denied_not_listed' });
+    expect(Array.from(call.name)).toHaveLength(64);
+    expect(call.name).toMatch(/^evil\ufffd\[INFO\] forged line \ufffd\[31m\ufffdy+…$/);
+    const [entry] = await app.get(AgentAuditLog).query({ runId: r.runId });
+    expect(entry.skill).toBe(call.name);
+    const back = seen[0].messages.filter((m) => m.role !== 'user');
+    expect(JSON.stringify(back).length).toBeLessThan(2_000);
+    expect(back).toMatchObject([
+      { role: 'assistant', toolCalls: [{ id: 'zmodu_1_1' }] },
+      { role: 'tool', toolCallId: 'zmodu_1_1' },
+    ]);
+    await app.close();
   });
 
   it('denies tool calls past the run budget and stops the run', async () => {

@@ -8,12 +8,21 @@ import {
   PolicyHealth,
   QuotaBudget,
   QuotaKey,
+  Redactor,
   RuntimeEvents,
   scopeIdProblem,
   TokenQuota,
 } from '@zmodu/guard';
 import { InvalidGoalException } from './exceptions/invalid-goal.exception';
-import { createSkillContext, SkillDispatcher, SkillRegistry, withLogContext } from '@zmodu/skills';
+import {
+  boundedName,
+  createSkillContext,
+  SkillCallResult,
+  SkillContext,
+  SkillDispatcher,
+  SkillRegistry,
+  withLogContext,
+} from '@zmodu/skills';
 import { modelIdentity, traceChat, traceRun } from './agent-tracing';
 import { AgentMetrics, AgentMetricsSnapshot } from './agent-metrics';
 import {
@@ -36,8 +45,16 @@ import {
 } from './agent-definition';
 import { runDeadline, RunDeadline } from './run-deadline';
 import { estimateUsage } from './providers/usage-estimate';
-import { ChatMessage, ModelTurn, TokenUsage, ToolSpec } from './providers/model-provider';
-import { safeText } from './error-text';
+import { ChatMessage, ModelProvider, ModelTurn, TokenUsage, ToolCall, ToolSpec } from './providers/model-provider';
+import { oneLine, safeText } from './error-text';
+
+/** The longest error text a run result (and a log line of the agent) carries, after redaction. */
+export const RUN_ERROR_MAX_CHARS = 500;
+/** The longest tool-call id of a model that is kept; a longer one, or one with other than printable ASCII, is replaced. */
+const TOOL_CALL_ID_MAX_LENGTH = 128;
+const TOOL_CALL_ID = new RegExp(`^[\\x21-\\x7e]{1,${TOOL_CALL_ID_MAX_LENGTH}}$`);
+/** The most distinct names of refused calls a turn-cap summary lists in its audited arguments. */
+const SUMMARY_NAMES_MAX = 8;
 
 /**
  * A guarded agent: model turn, tool calls (each through the one dispatcher), observations
@@ -60,8 +77,14 @@ export class Agent {
     private readonly quota: TokenQuota,
     /** Told when a run ends (a `run` event: agent, stop reason, duration), e.g. for metrics. */
     private readonly events?: RuntimeEvents,
+    /**
+     * What the run's result, events and log lines pass (GuardModule's, shared with the dispatcher and the logs). The
+     * provider's keys are registered with it (ModelProvider.secrets), so that it masks them wherever they appear.
+     */
+    private readonly redactor: Redactor = new Redactor(),
   ) {
     this.name = spec.name;
+    redactor.addSecrets(providerSecrets(spec.provider));
     this.logger = new Logger(`Agent:${spec.name}`);
     const tokensPerRun = spec.budget?.tokensPerRun;
     this.policy =
@@ -178,12 +201,13 @@ export class Agent {
             messages,
             tools,
             signal,
-            ...(emit ? { onTextDelta: (text: string) => emit({ type: 'delta', step: index, text }) } : {}),
+            ...(emit ? { onTextDelta: (text: string) => emit({ type: 'delta', step: index, text: this.redactor.redactText(text) }) } : {}),
           }),
         );
       } catch (err) {
         stoppedReason = 'model_error';
-        error = safeText(err);
+        // Whoever reads the run (its result, its events, the worker's record, the log) reads this: redacted, bounded.
+        error = this.shownError(err);
         if (signal.aborted) [stoppedReason, error] = deadline.stop();
         this.logger.warn(`run ${runId}: model error: ${error}`);
         break;
@@ -204,40 +228,46 @@ export class Agent {
       metrics.steps++;
       guard.spend(tokens);
       await this.quota.chargeQuietly(quotaKey, tokens);
-      const step: AgentStep = { index, text: turn.text, toolCalls: [], usage };
+      // The model's text as callers read it (the conversation keeps it as the model wrote it).
+      const text = this.redactor.redactText(turn.text);
+      const step: AgentStep = { index, text, toolCalls: [], usage };
       steps.push(step);
-      messages.push({ role: 'assistant', content: turn.text, toolCalls: turn.toolCalls });
+      // The calls the turn answers: the first `perTurn`, run (or refused) one by one; every later one, and those the
+      // provider did not keep, in ONE summary denial answered to the first of them (the anchor). The rest never reach
+      // the dispatcher, the audit, the result or the conversation.
+      const calls = turn.toolCalls.map((c, i) => conversationCall(c, index, i));
+      const answered = calls.slice(0, perTurn);
+      const refused = calls.length - answered.length + (turn.omittedToolCalls ?? 0);
+      const anchor = calls[perTurn] as ToolCall | undefined;
+      messages.push({ role: 'assistant', content: turn.text, toolCalls: anchor ? [...answered, anchor] : answered });
       if (turn.refusal) {
-        answer = turn.refusal;
+        answer = this.redactor.redactText(turn.refusal);
         stoppedReason = 'refused';
         break;
       }
-      if (turn.toolCalls.length === 0) {
-        answer = turn.text;
+      if (calls.length === 0 && refused === 0) {
+        answer = text;
         stoppedReason = turn.text.trim() ? 'final' : 'empty_answer';
         if (stoppedReason === 'empty_answer') error = 'the model answered nothing (no text and no tool call)';
         break;
       }
       // Arguments that are not JSON reach the model again as a tool error it can correct (the dispatcher refuses
       // them as invalid_arguments and audits the attempt), a few times per run; past that the run stops.
-      malformed += turn.toolCalls.filter((c) => typeof c.arguments === 'string').length;
+      malformed += answered.filter((c) => typeof c.arguments === 'string').length;
       if (malformed > malformedAllowed) {
         stoppedReason = 'malformed_tool_calls';
         error = `the model sent tool-call arguments that are not JSON ${malformed} times (at most ${malformedAllowed} are answered)`;
         break;
       }
-      answer = turn.text;
-      for (const [i, call] of turn.toolCalls.entries()) {
-        const result =
-          i < perTurn
-            ? await this.dispatcher.dispatch(ctx, call.name, call.arguments, { toolCallId: call.id })
-            : await this.dispatcher.deny(ctx, call.name, call.arguments, 'denied_turn_cap', { toolCallId: call.id });
+      answer = text;
+      const told = (call: ToolCall | undefined, id: string, result: SkillCallResult) => {
         metrics.toolCalls++;
         if (result.cause !== null) metrics.denial(result.cause);
         else if (!result.ok) metrics.toolErrors++;
         const record: ToolCallRecord = {
-          id: call.id,
-          name: call.name,
+          id,
+          // As the dispatcher shows it: a name that is no skill bounded and redacted.
+          name: result.skill,
           // As the dispatcher recorded them (x-sensitive fields masked, secrets redacted): run results and events are shown.
           arguments: result.arguments ?? {},
           decision: result.decision,
@@ -249,8 +279,11 @@ export class Agent {
         };
         step.toolCalls.push(record);
         emit?.({ type: 'step', step: index, toolCall: record });
-        messages.push({ role: 'tool', toolCallId: call.id, name: call.name, content: result.observation });
-      }
+        if (call) messages.push({ role: 'tool', toolCallId: call.id, name: call.name, content: result.observation });
+      };
+      for (const [i, call] of answered.entries())
+        told(call, call.id, await this.dispatcher.dispatch(ctx, turn.toolCalls[i].name, call.arguments, { toolCallId: call.id }));
+      if (refused > 0) told(anchor, anchor?.id ?? `zmodu_${index + 1}_cap`, await this.turnCapSummary(ctx, turn, perTurn, refused, anchor));
     }
     metrics.durationMs = performance.now() - started;
     const snapshot = metrics.snapshot();
@@ -289,7 +322,7 @@ export class Agent {
       if (logged) return;
       logged = true;
       this.logger.warn(
-        `run ${runId}: the run's event listener failed (the run goes on; further failures are not logged): ${safeText(err)}`,
+        `run ${runId}: the run's event listener failed (the run goes on; further failures are not logged): ${this.shownError(err)}`,
       );
     };
     return (event) => {
@@ -300,6 +333,34 @@ export class Agent {
         failed(err);
       }
     };
+  }
+
+  /** What was thrown, as a caller or a log may read it: redacted (every secret the redactor knows), on one line, bounded. */
+  private shownError(err: unknown): string {
+    return oneLine(this.redactor.redactText(safeText(err)), RUN_ERROR_MAX_CHARS);
+  }
+
+  /**
+   * The one denial that answers every call of a turn past `maxToolCallsPerTurn` (README, "maxToolCallsPerTurn"): counted
+   * once, audited once under the first refused call's name, with how many calls it stands for and which names they
+   * used (the first few, bounded); its observation tells the model the same.
+   */
+  private turnCapSummary(ctx: SkillContext, turn: ModelTurn, perTurn: number, refused: number, anchor: ToolCall | undefined) {
+    const names = new Set<string>();
+    for (const call of turn.toolCalls.slice(perTurn)) {
+      if (names.size >= SUMMARY_NAMES_MAX) break;
+      names.add(boundedName(call.name));
+    }
+    const details = { refused, maxToolCallsPerTurn: perTurn };
+    const name = anchor ? turn.toolCalls[perTurn].name : 'turn_cap';
+    return this.dispatcher.deny(
+      ctx,
+      name,
+      { ...details, names: [...names] },
+      'denied_turn_cap',
+      anchor ? { toolCallId: anchor.id } : undefined,
+      details,
+    );
   }
 
   getMetrics(): AgentMetricsSnapshot {
@@ -315,7 +376,7 @@ export class Agent {
     try {
       block = await this.spec.memory.recallBlock({ tenantId, userId }, goal);
     } catch (err) {
-      this.logger.warn(`agent ${this.name}: memory recall failed, the run goes on without memory: ${safeText(err)}`);
+      this.logger.warn(`agent ${this.name}: memory recall failed, the run goes on without memory: ${this.shownError(err)}`);
       return base;
     }
     return typeof block === 'string' && block ? `${base}\n\n${block}` : base;
@@ -351,7 +412,7 @@ export class Agent {
       const status = await this.quota.check(key);
       return status.allowed ? 'ok' : (status.exhausted ?? 'tenant');
     } catch (err) {
-      this.logger.error(`token quota check failed, stopping the run (quota_unavailable): ${safeText(err)}`);
+      this.logger.error(`token quota check failed, stopping the run (quota_unavailable): ${this.shownError(err)}`);
       return 'unavailable';
     }
   }
@@ -364,12 +425,36 @@ function turnProblem(turn: unknown): string | undefined {
   if (typeof t.text !== 'string') return 'text is not a string';
   if (t.refusal !== undefined && typeof t.refusal !== 'string') return 'refusal is not a string';
   if (!Array.isArray(t.toolCalls)) return 'toolCalls is not an array';
+  const omitted = (turn as { omittedToolCalls?: unknown }).omittedToolCalls;
+  if (omitted !== undefined && !(Number.isSafeInteger(omitted) && (omitted as number) >= 0))
+    return 'omittedToolCalls is not a whole number of 0 or more';
   for (const call of t.toolCalls as unknown[]) {
     const c = call as { id?: unknown; name?: unknown } | null;
     if (typeof c !== 'object' || c === null || typeof c.id !== 'string' || typeof c.name !== 'string')
       return 'a tool call without a string id and name';
   }
   return undefined;
+}
+
+/**
+ * A model's tool call as the conversation carries it back to the model and the run shows it: a name that is no skill
+ * bounded (boundedName: cut, control characters replaced), an id that is not 1 to 128 printable ASCII characters
+ * replaced by one of ours (`zmodu_<turn>_<call>`). The dispatcher still resolves the name the model sent.
+ */
+function conversationCall(call: ToolCall, step: number, i: number): ToolCall {
+  const id = TOOL_CALL_ID.test(call.id) ? call.id : `zmodu_${step + 1}_${i + 1}`;
+  const name = boundedName(call.name);
+  return id === call.id && name === call.name ? call : { ...call, id, name };
+}
+
+/** The secrets a provider says it sends (ModelProvider.secrets), or none when it says nothing or fails to. */
+function providerSecrets(provider: ModelProvider): readonly unknown[] {
+  try {
+    const secrets = typeof provider?.secrets === 'function' ? provider.secrets() : [];
+    return Array.isArray(secrets) ? secrets : [];
+  } catch {
+    return [];
+  }
 }
 
 /** Tool calls whose value says a proposal waits for a human. */

@@ -4,6 +4,8 @@ export { AgentModuleOptions } from './agent-module.options';
 export { AGENT_MODULE_OPTIONS, AGENT_OPTIONS_TYPE, AGENT_ASYNC_OPTIONS_TYPE } from './agent.module-definition';
 export { AgentRegistry } from './agent.registry';
 export { Agent } from './agent';
+export { ClientAbortSignal, clientAbortSignal, CLIENT_GONE_MESSAGE } from './client-abort';
+export type { ClientResponse } from './client-abort';
 export type { AgentBudget, AgentMemory, AgentSpec } from './agent-definition';
 export {
   AGENT_NAME_PATTERN,

@@ -9,6 +9,7 @@ export { SkillExplorer } from './skill.explorer';
 export type { SkillSummary } from './skill.registry';
 export type { SkillHandler, SkillRegistration, RegisteredSkill } from './skill-definition';
 export { SkillDispatcher } from './skill.dispatcher';
+export { boundedName } from './caller-text';
 export type { DispatchCall } from './telemetry/skill-tracing';
 export { zmoduLogContext, withLogContext } from './telemetry/log-context';
 export type { ZmoduLogContext } from './telemetry/log-context';

@@ -17,7 +17,7 @@ import { SkillError } from './exceptions/skill.error';
 import { describeErrors } from './json-schema';
 import { isStagedExecution, SkillContext, SkillInvocation } from './skill-context';
 import { RegisteredSkill } from './skill-definition';
-import { SKILL_NAME_MAX_LENGTH } from './skill-options';
+import { boundedName } from './caller-text';
 import { estimateTokens, SkillCallResult, SkillErrorBody } from './skill-result';
 import { DATABASE_UNAVAILABLE_TEXT, INVALID_CONTEXT_MESSAGE, MISSING_GUARD_MESSAGE } from './skill.messages';
 import { isDatabaseUnavailable } from '@zmodu/db';
@@ -72,6 +72,8 @@ export class SkillDispatcher {
     const action = skill ? skill.action : 'execute';
     const argsText = safeStringify(args);
     const cost = skill?.cost ?? estimateTokens(argsText ?? '');
+    // A name that is no skill came from the caller (a model may send anything): audited, logged and returned bounded.
+    const shown = skill ? skill.name : this.shownName(skillName);
 
     // 1b. Who is calling: a tenant or user id that is not one (scopeIdProblem: a control, format or invisible character,
     // an unnormalised form, '0', ...) is refused before anything reads or charges under it, and the entry is written
@@ -95,14 +97,14 @@ export class SkillDispatcher {
       const quota = await this.quotaState(ctx);
       if (quota === 'unavailable') {
         // Fail closed, under a cause of its own: the budget is not known to be spent, it cannot be read.
-        return this.finish(ctx, skillName, action, started, argsText, 'denied', 'quota_unavailable', 'error', {
+        return this.finish(ctx, shown, action, started, argsText, 'denied', 'quota_unavailable', 'error', {
           error: 'ToolDenied',
           reason: 'quota_unavailable',
         });
       }
       if (quota !== 'ok') {
         ctx.guard.commit(DENIED.denied_budget, cost);
-        const denied = await this.finish(ctx, skillName, action, started, argsText, 'denied', 'denied_budget', 'denied', {
+        const denied = await this.finish(ctx, shown, action, started, argsText, 'denied', 'denied_budget', 'denied', {
           error: 'ToolDenied',
           reason: 'denied_budget',
         });
@@ -113,7 +115,7 @@ export class SkillDispatcher {
     if (!decision.allowed || !skill) {
       if (decision.cause === 'denied_staged' && skill?.staged === false)
         this.logger.error(`a staged context dispatched '${skillName}', which is not a staged skill: refused`);
-      return this.finish(ctx, skillName, action, started, argsText, 'denied', decision.cause as DenialCause, 'denied', {
+      return this.finish(ctx, shown, action, started, argsText, 'denied', decision.cause as DenialCause, 'denied', {
         error: 'ToolDenied',
         reason: decision.cause as string,
       });
@@ -121,7 +123,7 @@ export class SkillDispatcher {
 
     // 3. Permission.
     if (skill.requiredPermission !== undefined && !ctx.permissions.includes(skill.requiredPermission)) {
-      return this.finish(ctx, skillName, action, started, argsText, 'allowed', 'missing_permission', 'forbidden', {
+      return this.finish(ctx, shown, action, started, argsText, 'allowed', 'missing_permission', 'forbidden', {
         error: 'PermissionDenied',
         reason: 'missing_permission',
         permission: skill.requiredPermission,
@@ -131,13 +133,13 @@ export class SkillDispatcher {
     // 4. Arguments against the JSON Schema.
     const parsed = args === undefined || args === null ? {} : args;
     if (typeof parsed !== 'object' || Array.isArray(parsed) || argsText === undefined) {
-      return this.finish(ctx, skillName, action, started, argsText, 'allowed', 'invalid_arguments', 'invalid_arguments', {
+      return this.finish(ctx, shown, action, started, argsText, 'allowed', 'invalid_arguments', 'invalid_arguments', {
         error: 'InvalidArguments',
         reason: typeof parsed === 'string' ? 'arguments are not valid JSON: send one JSON object' : 'arguments must be a JSON object',
       });
     }
     if (!skill.validate(parsed)) {
-      return this.finish(ctx, skillName, action, started, argsText, 'allowed', 'invalid_arguments', 'invalid_arguments', {
+      return this.finish(ctx, shown, action, started, argsText, 'allowed', 'invalid_arguments', 'invalid_arguments', {
         error: 'InvalidArguments',
         reason: 'arguments do not match the skill parameters',
         problems: describeErrors(skill.validate.errors),
@@ -146,7 +148,7 @@ export class SkillDispatcher {
 
     // 5. Tenant: a tenant-scoped skill without a tenant fails closed.
     if (skill.tenantScoped && !ctx.tenantId) {
-      return this.finish(ctx, skillName, action, started, argsText, 'allowed', 'tenant_required', 'tenant_required', {
+      return this.finish(ctx, shown, action, started, argsText, 'allowed', 'tenant_required', 'tenant_required', {
         error: 'TenantRequired',
         reason: 'tenant_scope_unavailable',
       });
@@ -158,33 +160,64 @@ export class SkillDispatcher {
 
   /**
    * Refuse a call without running it, for a cause the caller decided (the agent's turn cap):
-   * counted by the guard, audited and answered like any other denial.
+   * counted by the guard, audited and answered like any other denial. `details` join the error body (the model's
+   * observation and the audited result), e.g. how many calls a turn-cap summary stands for.
    */
-  async deny(ctx: SkillContext, name: string, args: unknown, cause: DenialCause, call?: DispatchCall): Promise<SkillCallResult> {
-    return this.observed(ctx, name, call, () => this.denyUntraced(ctx, name, args, cause));
+  async deny(
+    ctx: SkillContext,
+    name: string,
+    args: unknown,
+    cause: DenialCause,
+    call?: DispatchCall,
+    details?: Readonly<Record<string, unknown>>,
+  ): Promise<SkillCallResult> {
+    return this.observed(ctx, name, call, () => this.denyUntraced(ctx, name, args, cause, details));
   }
 
   /**
    * A span and the log context around a dispatch or a denial. A name that is no registered skill came from the caller
-   * (a model may send anything): the span shows it cut to the longest skill name, with its secrets redacted.
+   * (a model may send anything): the span shows it as the audit does (shownName).
    */
   private observed(ctx: SkillContext, name: unknown, call: DispatchCall | undefined, work: () => Promise<SkillCallResult>) {
     const skillName = typeof name === 'string' ? name : String(name);
     const skill = this.registry.get(skillName);
-    const shown = skill ? skillName : this.redactor.redactText(skillName.slice(0, SKILL_NAME_MAX_LENGTH));
-    return withLogContext(ctx, () => traceDispatch(ctx, shown, skill?.description, call, work));
+    const shown = skill ? skillName : this.shownName(skillName);
+    const shownCall = call?.toolCallId === undefined ? call : { ...call, toolCallId: this.shownName(call.toolCallId) };
+    return withLogContext(ctx, () => traceDispatch(ctx, shown, skill?.description, shownCall, work));
   }
 
-  private async denyUntraced(ctx: SkillContext, name: string, args: unknown, cause: DenialCause): Promise<SkillCallResult> {
+  /** A caller's name for a skill that is none (or a tool-call id): redacted, control characters shown as U+FFFD, cut. */
+  private shownName(name: unknown): string {
+    return boundedName(name, (text) => this.redactor.redactText(text));
+  }
+
+  private async denyUntraced(
+    ctx: SkillContext,
+    name: string,
+    args: unknown,
+    cause: DenialCause,
+    details: Readonly<Record<string, unknown>> | undefined,
+  ): Promise<SkillCallResult> {
     assertContext(ctx);
     const started = performance.now();
     const skillName = typeof name === 'string' ? name : String(name);
-    const action = this.registry.get(skillName)?.action ?? 'execute';
+    const skill = this.registry.get(skillName);
     ctx.guard.commit(DENIED[cause]);
-    return this.finish(ctx, skillName, action, started, safeStringify(args), 'denied', cause, 'denied', {
-      error: 'ToolDenied',
-      reason: cause,
-    });
+    return this.finish(
+      ctx,
+      skill ? skill.name : this.shownName(skillName),
+      skill?.action ?? 'execute',
+      started,
+      safeStringify(args),
+      'denied',
+      cause,
+      'denied',
+      {
+        ...(details ?? {}),
+        error: 'ToolDenied',
+        reason: cause,
+      },
+    );
   }
 
   private async run(
@@ -354,7 +387,7 @@ export class SkillDispatcher {
       return status.allowed ? 'ok' : (status.exhausted ?? 'tenant');
     } catch (err) {
       // Fail closed: a quota that cannot be read is a quota that is not granted.
-      this.logger.error(`token quota check failed, refusing the call (quota_unavailable): ${String(err)}`);
+      this.logger.error(this.redactor.redactText(`token quota check failed, refusing the call (quota_unavailable): ${String(err)}`));
       return 'unavailable';
     }
   }

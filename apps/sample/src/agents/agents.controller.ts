@@ -1,8 +1,8 @@
 import { Body, Controller, Get, HttpCode, NotFoundException, Param, Post, Req, Res } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
-import { Agent, AgentRegistry, AgentWorker } from '@zmodu/agent';
-import { PolicyHealth } from '@zmodu/guard';
+import { Agent, AgentRegistry, AgentWorker, clientAbortSignal } from '@zmodu/agent';
+import { PolicyHealth, Redactor } from '@zmodu/guard';
 import { PERMISSIONS } from '../auth/auth.constants';
 import { RequestContext } from '../auth/request-context';
 import { RequirePermission } from '../auth/require-permission.decorator';
@@ -18,6 +18,7 @@ export class AgentsController {
     private readonly agents: AgentRegistry,
     private readonly context: RequestContext,
     private readonly worker: AgentWorker,
+    private readonly redactor: Redactor,
   ) {}
 
   @Get()
@@ -29,6 +30,7 @@ export class AgentsController {
   /**
    * Run an agent on a goal as the caller; returns the answer, the steps and every tool call with its guard decision.
    * With `Accept: text/event-stream`, the same run as Server-Sent Events (step, delta, final; see streamRun).
+   * Either way a client that goes away aborts the run, and with it the model request in flight (clientAbortSignal).
    */
   @Post(':name/runs')
   @HttpCode(200)
@@ -36,8 +38,9 @@ export class AgentsController {
   async run(@Param('name') name: string, @Body() body: RunGoalDto, @Req() req: Request, @Res() res: Response): Promise<void> {
     const agent = this.agent(name);
     const context = this.context.runContext();
-    if (acceptsEventStream(req)) return streamRun(agent, body.goal, context, res);
-    const result = await agent.run(body.goal, context);
+    if (acceptsEventStream(req)) return streamRun(agent, body.goal, context, res, this.redactor);
+    const result = await agent.run(body.goal, { ...context, signal: clientAbortSignal(res) });
+    if (res.destroyed) return; // the client went away: nobody to answer
     refuseUnreadableQuota(result, res);
     res.status(200).json(result);
   }

@@ -1,4 +1,6 @@
+import { clientAbortSignal } from '@zmodu/agent';
 import type { Agent, AgentRunContext, AgentRunEvent, AgentRunResult } from '@zmodu/agent';
+import type { Redactor } from '@zmodu/guard';
 import type { Request, Response } from 'express';
 import { EdgeExceptionFilter } from '../edge/edge-exception.filter';
 import { quotaOutageBody, refuseUnreadableQuota } from './quota-outage';
@@ -38,15 +40,17 @@ export function acceptsEventStream(req: Request): boolean {
  * database away) is still a plain HTTP error, answered by the edge's exception filter. A client that
  * goes away aborts the run.
  */
-export async function streamRun(agent: Agent, goal: string, context: AgentRunContext, res: Response): Promise<void> {
+export async function streamRun(agent: Agent, goal: string, context: AgentRunContext, res: Response, redactor?: Redactor): Promise<void> {
   const stream = new RunEventStream(res);
   let result: AgentRunResult;
+  // The client went away (clientAbortSignal), stopped reading (the stream's own), or the caller's signal aborted.
+  const signal = AbortSignal.any([clientAbortSignal(res), stream.signal, ...(context.signal ? [context.signal] : [])]);
   try {
-    result = await agent.run(goal, { ...context, signal: stream.signal, onEvent: (e) => stream.event(e) });
+    result = await agent.run(goal, { ...context, signal, onEvent: (e) => stream.event(e) });
     if (!stream.started) refuseUnreadableQuota(result, res);
   } catch (err) {
     if (!stream.started) throw err; // a plain HTTP error: nothing was sent yet
-    return stream.fail(new EdgeExceptionFilter().answer(err, context.runId).body);
+    return stream.fail(new EdgeExceptionFilter(redactor).answer(err, context.runId).body);
   }
   // The same refusal, now that the stream is open: the quota could not be read at a later turn.
   if (result.stoppedReason === 'quota_unavailable') return stream.fail(quotaOutageBody(result.runId));
@@ -59,10 +63,7 @@ class RunEventStream {
   private opened = false;
 
   constructor(private readonly res: Response) {
-    res.on('close', () => {
-      clearInterval(this.keepAlive);
-      if (!res.writableEnded) this.abort.abort(); // the client went away: stop the run (its model request too)
-    });
+    res.on('close', () => clearInterval(this.keepAlive)); // the run itself is stopped by clientAbortSignal (streamRun)
   }
 
   get signal(): AbortSignal {

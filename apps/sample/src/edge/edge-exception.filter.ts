@@ -1,4 +1,4 @@
-import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger } from '@nestjs/common';
+import { ArgumentsHost, Catch, ExceptionFilter, HttpException, HttpStatus, Logger, Optional } from '@nestjs/common';
 import { AgentNotFoundException, InvalidGoalException, MailboxFullException } from '@zmodu/agent';
 import {
   ApprovalForbiddenException,
@@ -8,6 +8,7 @@ import {
   ProposalNotFoundException,
 } from '@zmodu/pipeline';
 import { OutboxConflictException } from '@zmodu/outbox';
+import { Redactor } from '@zmodu/guard';
 import { jsonRpcErrorBody } from '@zmodu/mcp';
 import type { Request, Response } from 'express';
 import { ClsServiceManager } from 'nestjs-cls';
@@ -45,6 +46,12 @@ export const DATABASE_RETRY_AFTER_SECONDS = 5;
 @Catch()
 export class EdgeExceptionFilter implements ExceptionFilter {
   private readonly logger = new Logger('HttpEdge');
+  /** GuardModule's: every answer's body and the log line of an unexpected error pass it (no secret leaves by an error). */
+  private readonly redactor: Redactor;
+
+  constructor(@Optional() redactor?: Redactor) {
+    this.redactor = redactor ?? new Redactor();
+  }
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const http = host.switchToHttp();
@@ -61,6 +68,11 @@ export class EdgeExceptionFilter implements ExceptionFilter {
    * streamed as Server-Sent Events sends this body as its `error` event when it fails after the stream started.
    */
   answer(exception: unknown, requestId: string | undefined): EdgeAnswer {
+    const answer = this.answerOf(exception, requestId);
+    return { ...answer, body: this.redactor.redact(answer.body) as object };
+  }
+
+  private answerOf(exception: unknown, requestId: string | undefined): EdgeAnswer {
     if (exception instanceof HttpException) {
       const body = exception.getResponse();
       return {
@@ -86,7 +98,11 @@ export class EdgeExceptionFilter implements ExceptionFilter {
       };
     }
     if (isDatabaseUnavailable(exception)) {
-      this.logger.warn(`database unavailable (request ${requestId ?? '-'}): ${(exception as Error)?.message ?? String(exception)}`);
+      this.logger.warn(
+        this.redactor.redactText(
+          `database unavailable (request ${requestId ?? '-'}): ${(exception as Error)?.message ?? String(exception)}`,
+        ),
+      );
       const status = HttpStatus.SERVICE_UNAVAILABLE;
       const message = `The database is unavailable: retry in ${DATABASE_RETRY_AFTER_SECONDS} seconds.`;
       return { status, body: { statusCode: status, message, requestId }, retryAfterSeconds: DATABASE_RETRY_AFTER_SECONDS };
@@ -110,7 +126,10 @@ export class EdgeExceptionFilter implements ExceptionFilter {
   /** The one place an unexpected error is logged (with its stack, in the log only). */
   protected unexpected(exception: unknown, requestId: string | undefined): void {
     const err = exception instanceof Error ? exception : new Error(String(exception));
-    this.logger.error(`unexpected error (request ${requestId ?? '-'}): ${err.message}`, err.stack);
+    this.logger.error(
+      this.redactor.redactText(`unexpected error (request ${requestId ?? '-'}): ${err.message}`),
+      this.redactor.redactText(err.stack ?? ''),
+    );
   }
 }
 

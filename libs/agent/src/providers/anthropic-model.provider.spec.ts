@@ -215,7 +215,7 @@ describe('AnthropicModelProvider (official SDK against a local protocol server)'
         res.end(text);
       };
     expect(await fail((_b, _r, res) => json(res, 500, { type: 'error', error: { type: 'api_error', message: 'boom' } }), 1)).toEqual([
-      expect.stringMatching(/^AnthropicModelProvider: the model server answered HTTP 500 \(2 attempts\): 500 /),
+      'AnthropicModelProvider: the model server answered HTTP 500 (server error, 2 attempts): boom',
       2,
     ]);
     expect(await fail(body('{"content": ['))).toEqual([

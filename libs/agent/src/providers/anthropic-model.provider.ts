@@ -7,7 +7,7 @@ import type {
   Tool,
   ToolResultBlockParam,
 } from '@anthropic-ai/sdk/resources/messages';
-import { ChatMessage, ModelProvider, ModelRequest, ModelTurn, ToolCall } from './model-provider';
+import { ChatMessage, MAX_TOOL_CALLS_KEPT, ModelProvider, ModelRequest, ModelTurn, ToolCall } from './model-provider';
 import { modelClientSettings, ModelClientOptions } from './model-client';
 import { malformedAnswer, modelFailure } from './model-failure';
 import { StreamDeadline } from './stream-deadline';
@@ -20,12 +20,17 @@ export type AnthropicModelOptions = ModelClientOptions;
 export class AnthropicModelProvider implements ModelProvider {
   readonly name: string;
   private readonly client: Anthropic;
+  private readonly settings: ReturnType<typeof modelClientSettings>;
 
   constructor(private readonly options: AnthropicModelOptions) {
-    this.client = new Anthropic(
-      modelClientSettings('AnthropicModelProvider', options, { key: 'ANTHROPIC_API_KEY', baseURL: 'ANTHROPIC_BASE_URL' }),
-    );
+    this.settings = modelClientSettings(PROVIDER, options, { key: 'ANTHROPIC_API_KEY', baseURL: 'ANTHROPIC_BASE_URL' });
+    this.client = new Anthropic(this.settings.sdk);
     this.name = `anthropic:${options.model}`;
+  }
+
+  /** The key this provider sends (options.apiKey or ANTHROPIC_API_KEY): the agent module masks it wherever it appears. */
+  secrets(): readonly string[] {
+    return [this.settings.sdk.apiKey];
   }
 
   /** One turn; a failed request throws an error naming this provider and what the model server did (see modelFailure). */
@@ -34,8 +39,7 @@ export class AnthropicModelProvider implements ModelProvider {
     try {
       return request.onTextDelta ? await this.stream(request, request.onTextDelta) : await this.answer(request);
     } catch (err) {
-      const { timeout, maxRetries } = this.client;
-      throw modelFailure(err, Anthropic, { provider: PROVIDER, startedAt, timeoutMs: timeout, maxRetries, signal: request.signal });
+      throw modelFailure(err, Anthropic, { ...this.settings.failure, startedAt, signal: request.signal });
     }
   }
 
@@ -43,11 +47,13 @@ export class AnthropicModelProvider implements ModelProvider {
     const message = checkedMessage((await this.client.messages.create(this.params(request), { signal: request.signal })) as unknown);
     let text = '';
     const toolCalls: ToolCall[] = [];
+    let omitted = 0;
     for (const block of message.content) {
       if (block.type === 'text') text += block.text;
+      else if (block.type === 'tool_use' && toolCalls.length >= MAX_TOOL_CALLS_KEPT) omitted++;
       else if (block.type === 'tool_use') toolCalls.push({ id: block.id, name: fromFunctionName(block.name), arguments: block.input });
     }
-    return turnOf(text, toolCalls, message.usage, message.stop_reason);
+    return turnOf(text, toolCalls, message.usage, message.stop_reason, omitted);
   }
 
   /**
@@ -64,6 +70,7 @@ export class AnthropicModelProvider implements ModelProvider {
     let stopped = false;
     let usage: Usage | undefined;
     const blocks = new Map<number, { id: string; name: string; json: string; input: unknown }>();
+    let omitted = 0;
     try {
       for await (const event of stream) {
         deadline.touch();
@@ -78,7 +85,9 @@ export class AnthropicModelProvider implements ModelProvider {
         if (event.type === 'message_start') usage = { ...event.message.usage };
         else if (event.type === 'content_block_start' && event.content_block.type === 'tool_use') {
           const { id, name, input } = event.content_block;
-          blocks.set(event.index, { id, name, json: '', input });
+          // Past the calls kept, only counted: its input pieces find no block and are dropped.
+          if (blocks.size >= MAX_TOOL_CALLS_KEPT && !blocks.has(event.index)) omitted++;
+          else blocks.set(event.index, { id, name, json: '', input });
         } else if (event.type === 'content_block_delta') {
           if (event.delta.type === 'text_delta') {
             text += event.delta.text;
@@ -99,7 +108,7 @@ export class AnthropicModelProvider implements ModelProvider {
     const toolCalls = [...blocks.entries()]
       .sort(([a], [b]) => a - b)
       .map(([, b]) => ({ id: b.id, name: fromFunctionName(b.name), arguments: b.json ? parseInput(b.json) : b.input }));
-    return turnOf(text, toolCalls, usage, stopReason);
+    return turnOf(text, toolCalls, usage, stopReason, omitted);
   }
 
   private params(request: ModelRequest): MessageCreateParamsNonStreaming {
@@ -163,12 +172,13 @@ function parseInput(json: string): unknown {
 }
 
 /** input_tokens leaves out the cached prompt: cache reads and writes are counted beside it, each once. */
-function turnOf(text: string, toolCalls: ToolCall[], u: Partial<Usage> | undefined, stopReason: string | null): ModelTurn {
+function turnOf(text: string, toolCalls: ToolCall[], u: Partial<Usage> | undefined, stopReason: string | null, omitted: number): ModelTurn {
   const inputTokens = (u?.input_tokens ?? 0) + (u?.cache_read_input_tokens ?? 0) + (u?.cache_creation_input_tokens ?? 0);
   const refused = stopReason === 'refusal';
   return {
     text: refused ? '' : text,
     toolCalls: refused ? [] : toolCalls,
+    ...(omitted > 0 && !refused ? { omittedToolCalls: omitted } : {}),
     usage: { inputTokens, outputTokens: u?.output_tokens ?? 0 },
     ...(refused ? { refusal: text || 'The model refused to answer.' } : {}),
   };

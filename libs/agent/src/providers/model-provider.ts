@@ -43,8 +43,16 @@ export interface ModelTurn {
   /** The model's refusal, when it refused (OpenAI's `message.refusal`, Anthropic's `stop_reason: "refusal"`): the run ends `refused`. */
   readonly refusal?: string;
   readonly toolCalls: readonly ToolCall[];
+  /**
+   * Tool calls of the turn that the provider did not keep (past MAX_TOOL_CALLS_KEPT, our providers keep no more): none
+   * runs, they are refused with the calls past the agent's `maxToolCallsPerTurn`, in its one summary denial.
+   */
+  readonly omittedToolCalls?: number;
   readonly usage: TokenUsage;
 }
+
+/** The most tool calls of one turn that our providers keep (the largest `maxToolCallsPerTurn`, and one for the summary). */
+export const MAX_TOOL_CALLS_KEPT = 257;
 
 /**
  * Port to a chat model with tool calling, shaped after OpenAI chat completions and
@@ -53,4 +61,9 @@ export interface ModelTurn {
 export interface ModelProvider {
   readonly name: string;
   complete(request: ModelRequest): Promise<ModelTurn>;
+  /**
+   * The credentials this provider sends (its API key): AgentModule registers them with the Redactor, which then masks
+   * them wherever they appear (run results and events, errors, the audit, the logs). Ours return their key.
+   */
+  secrets?(): readonly string[];
 }

@@ -222,7 +222,7 @@ describe('OpenAIModelProvider (official SDK against a local protocol server)', (
         res.end(text);
       };
     expect(await fail((_b, _r, res) => json(res, 500, { error: { message: 'boom', type: 'server_error' } }), 1)).toEqual([
-      'OpenAIModelProvider: the model server answered HTTP 500 (2 attempts): 500 boom',
+      'OpenAIModelProvider: the model server answered HTTP 500 (server error, 2 attempts): boom',
       2,
     ]);
     expect(await fail(body('{"choices": ['))).toEqual([
@@ -248,6 +248,30 @@ describe('OpenAIModelProvider (official SDK against a local protocol server)', (
       setTimeout(() => res.destroy(), 20);
     };
     expect(await fail(cut)).toEqual([expect.stringMatching(/^OpenAIModelProvider: the connection to the model server was cut off/), 1]);
+  });
+
+  it("quotes at most 200 redacted characters of the server's first line: not its key, not its traceback (attack: a proxy answers 500 with the key and a traceback)", async () => {
+    const key = 'proxy-Qz81mW4nB7vX2cL9tR5y';
+    const s = await protocolServer([
+      (_b, _r, res) => {
+        res.writeHead(500, { 'content-type': 'text/plain' });
+        res.end(`upstream refused ${key} ${'x'.repeat(500)}\nTraceback (most recent call last):\n  File "/srv/app.py", line 3\n`);
+      },
+    ]);
+    server = s.server;
+    const err = await new OpenAIModelProvider({ model: 'm', apiKey: key, baseURL: s.url, maxRetries: 0 }).complete(request()).then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    expect(err?.message).toMatch(
+      /^OpenAIModelProvider: the model server answered HTTP 500 \(server error, 1 attempt\): upstream refused \[redacted\] x+…$/,
+    );
+    expect(err!.message.length).toBeLessThan(300);
+    expect(err!.message).not.toContain('Traceback');
+    // Nothing of the body behind the message either: the SDK's error (which holds it) is not kept as the cause.
+    expect(err!.cause).toBeUndefined();
+    expect(JSON.stringify(err, Object.getOwnPropertyNames(err))).not.toContain(key);
+    s.server.closeAllConnections();
   });
 
   describe('streaming (onTextDelta)', () => {

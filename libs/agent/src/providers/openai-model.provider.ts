@@ -5,7 +5,8 @@ import type {
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
-import { ChatMessage, ModelProvider, ModelRequest, ModelTurn, ToolCall } from './model-provider';
+import { oneLine } from '../error-text';
+import { ChatMessage, MAX_TOOL_CALLS_KEPT, ModelProvider, ModelRequest, ModelTurn, ToolCall } from './model-provider';
 import { modelClientSettings, ModelClientOptions } from './model-client';
 import { malformedAnswer, modelFailure } from './model-failure';
 import { StreamDeadline } from './stream-deadline';
@@ -18,10 +19,17 @@ export type OpenAIModelOptions = ModelClientOptions;
 export class OpenAIModelProvider implements ModelProvider {
   readonly name: string;
   private readonly client: OpenAI;
+  private readonly settings: ReturnType<typeof modelClientSettings>;
 
   constructor(private readonly options: OpenAIModelOptions) {
-    this.client = new OpenAI(modelClientSettings('OpenAIModelProvider', options, { key: 'OPENAI_API_KEY', baseURL: 'OPENAI_BASE_URL' }));
+    this.settings = modelClientSettings(PROVIDER, options, { key: 'OPENAI_API_KEY', baseURL: 'OPENAI_BASE_URL' });
+    this.client = new OpenAI(this.settings.sdk);
     this.name = `openai:${options.model}`;
+  }
+
+  /** The key this provider sends (options.apiKey or OPENAI_API_KEY): the agent module masks it wherever it appears. */
+  secrets(): readonly string[] {
+    return [this.settings.sdk.apiKey];
   }
 
   /** One turn; a failed request throws an error naming this provider and what the model server did (see modelFailure). */
@@ -30,8 +38,7 @@ export class OpenAIModelProvider implements ModelProvider {
     try {
       return request.onTextDelta ? await this.stream(request, request.onTextDelta) : await this.answer(request);
     } catch (err) {
-      const { timeout, maxRetries } = this.client;
-      throw modelFailure(err, OpenAI, { provider: PROVIDER, startedAt, timeoutMs: timeout, maxRetries, signal: request.signal });
+      throw modelFailure(err, OpenAI, { ...this.settings.failure, startedAt, signal: request.signal });
     }
   }
 
@@ -39,11 +46,14 @@ export class OpenAIModelProvider implements ModelProvider {
     const completion = (await this.client.chat.completions.create(this.params(request), { signal: request.signal })) as unknown;
     const message = completionMessage(completion);
     const toolCalls: ToolCall[] = [];
+    let omitted = 0;
     for (const call of message.tool_calls ?? []) {
       if (call.type !== 'function') continue;
-      toolCalls.push(toolCall(call.id, call.function.name, call.function.arguments));
+      // Past the calls kept, only counted: their arguments are not even parsed (the agent refuses them in one summary).
+      if (toolCalls.length < MAX_TOOL_CALLS_KEPT) toolCalls.push(toolCall(call.id, call.function.name, call.function.arguments));
+      else omitted++;
     }
-    return turnOf(message.content ?? '', message.refusal ?? '', toolCalls, (completion as { usage?: CompletionUsage }).usage);
+    return turnOf(message.content ?? '', message.refusal ?? '', toolCalls, (completion as { usage?: CompletionUsage }).usage, omitted);
   }
 
   /** Chat Completions with `stream: true`: text deltas as they come, tool-call pieces gathered by index, usage in the last chunk. */
@@ -59,6 +69,8 @@ export class OpenAIModelProvider implements ModelProvider {
     let finished = false;
     let usage: CompletionUsage | undefined;
     const calls = new Map<number, { id: string; name: string; arguments: string }>();
+    let omitted = 0;
+    const unindexed = { omitting: false };
     try {
       for await (const chunk of stream) {
         deadline.touch();
@@ -75,10 +87,14 @@ export class OpenAIModelProvider implements ModelProvider {
         }
         if (delta?.refusal) refusal += delta.refusal;
         for (const piece of delta?.tool_calls ?? []) {
-          const key = pieceKey(piece, calls);
-          const call = calls.get(key) ?? { id: '', name: '', arguments: '' };
           if (!stringOrNone(piece.id) || !stringOrNone(piece.function?.name) || !stringOrNone(piece.function?.arguments))
             throw malformedAnswer(PROVIDER, PROTOCOL, 'a streamed tool call whose id, name or arguments is not a string');
+          const key = pieceKey(piece, calls, unindexed);
+          if (key === OMITTED) {
+            omitted += piece.id ? 1 : 0; // a piece with an id starts a call; the others continue one not kept
+            continue;
+          }
+          const call = calls.get(key) ?? { id: '', name: '', arguments: '' };
           if (piece.id) call.id = piece.id;
           if (piece.function?.name) call.name += piece.function.name;
           if (piece.function?.arguments) call.arguments += piece.function.arguments;
@@ -96,7 +112,7 @@ export class OpenAIModelProvider implements ModelProvider {
         if (!c.name) throw new Error(`${PROVIDER}: the stream ended with a tool call that has no function name`);
         return toolCall(c.id || `call_${i + 1}`, c.name, c.arguments);
       });
-    return turnOf(text, refusal, toolCalls, usage);
+    return turnOf(text, refusal, toolCalls, usage, omitted);
   }
 
   private get timeoutMs(): number {
@@ -153,29 +169,33 @@ function completionMessage(completion: unknown): CheckedMessage {
   return message as CheckedMessage;
 }
 
-/** Tool calls one streamed turn may hold. */
-const MAX_STREAMED_TOOL_CALLS = 256;
+/** Past it, a streamed tool-call index is not a call of any real turn: a protocol error. */
+const MAX_STREAMED_TOOL_CALL_INDEX = 1_000_000;
+/** The key of a piece of a call past the calls kept (MAX_TOOL_CALLS_KEPT): counted, not gathered. */
+const OMITTED = -1;
 
 /**
- * Which call a streamed tool-call piece continues: its `index` (0..255), or, from a server that sends none, a new
- * call when the piece has an id and the last call otherwise. Anything else is a protocol error, never a merged call.
+ * Which call a streamed tool-call piece continues: its `index` (0 to 1,000,000), or, from a server that sends none, a
+ * new call when the piece has an id and the last call otherwise. Anything else is a protocol error, never a merged
+ * call. A new call once MAX_TOOL_CALLS_KEPT are gathered is OMITTED (the agent refuses it in its turn-cap summary).
  */
-function pieceKey(piece: { index?: unknown; id?: string }, calls: Map<number, unknown>): number {
+function pieceKey(piece: { index?: unknown; id?: string }, calls: Map<number, unknown>, unindexed: { omitting: boolean }): number {
   const index = piece.index;
+  const full = calls.size >= MAX_TOOL_CALLS_KEPT;
   if (index !== undefined && index !== null) {
-    if (Number.isInteger(index) && (index as number) >= 0 && (index as number) < MAX_STREAMED_TOOL_CALLS) return index as number;
-    throw new Error(
-      `OpenAIModelProvider: the stream sent a tool-call piece with index ${JSON.stringify(index)} (0 to ${MAX_STREAMED_TOOL_CALLS - 1})`,
-    );
+    if (!Number.isInteger(index) || (index as number) < 0 || (index as number) > MAX_STREAMED_TOOL_CALL_INDEX)
+      throw new Error(
+        `OpenAIModelProvider: the stream sent a tool-call piece with index ${oneLine(String(JSON.stringify(index)), 40)} (0 to ${MAX_STREAMED_TOOL_CALL_INDEX})`,
+      );
+    return calls.has(index as number) || !full ? (index as number) : OMITTED;
   }
   const last = calls.size ? Math.max(...calls.keys()) : -1;
   if (piece.id) {
-    if (last + 1 >= MAX_STREAMED_TOOL_CALLS)
-      throw new Error(`OpenAIModelProvider: the stream sent more than ${MAX_STREAMED_TOOL_CALLS} tool calls`);
-    return last + 1;
+    unindexed.omitting = full;
+    return full ? OMITTED : last + 1;
   }
   if (last < 0) throw new Error('OpenAIModelProvider: the stream sent a tool-call piece with neither an index nor an id');
-  return last;
+  return unindexed.omitting ? OMITTED : last;
 }
 
 function toolCall(id: string, functionName: string, args: string): ToolCall {
@@ -183,11 +203,18 @@ function toolCall(id: string, functionName: string, args: string): ToolCall {
 }
 
 /** Cached input tokens are part of prompt_tokens (prompt_tokens_details.cached_tokens): counted once. */
-function turnOf(text: string, refusal: string, toolCalls: ToolCall[], usage: CompletionUsage | undefined | null): ModelTurn {
+function turnOf(
+  text: string,
+  refusal: string,
+  toolCalls: ToolCall[],
+  usage: CompletionUsage | undefined | null,
+  omitted: number,
+): ModelTurn {
   return {
     text,
     ...(refusal ? { refusal } : {}),
     toolCalls,
+    ...(omitted > 0 ? { omittedToolCalls: omitted } : {}),
     usage: { inputTokens: usage?.prompt_tokens ?? 0, outputTokens: usage?.completion_tokens ?? 0 },
   };
 }

@@ -213,6 +213,26 @@ describe('Redactor', () => {
     await expect(build).rejects.toThrow('redaction.secrets must be true or false (got "on")');
   });
 
+  it('masks a registered secret value wherever it appears, also URL-encoded and in base64, whatever it looks like (attack: a key no pattern knows, echoed by a server)', () => {
+    const r = new Redactor();
+    const key = 'proxy/7Hq2+Lm9Xc=V4bN8sK1dF6';
+    expect(r.redactText(`key ${key}`)).toBe(`key ${key}`); // no built-in pattern knows it
+    expect(r.addSecrets([key, key, 'short', 42, ''])).toBe(1); // once; too short and not a string: not registered
+    const base64 = Buffer.from(key).toString('base64');
+    const forms = [key, encodeURIComponent(key), base64, base64.replace(/=+$/, ''), Buffer.from(key).toString('base64url')];
+    const text = `Incorrect API key provided: ${forms.join(' | ')}; Authorization: Bearer ${key}; ?k=${encodeURIComponent(key)}&x=1`;
+    const out = r.redactText(text);
+    for (const form of forms) expect(out).not.toContain(form);
+    expect(out).toBe(
+      'Incorrect API key provided: [redacted] | [redacted] | [redacted] | [redacted] | [redacted]; Authorization: Bearer [redacted]; ?k=[redacted]&x=1',
+    );
+    expect(r.metrics().secrets).toBe(7);
+    // In JSON values and keys too, and 'short' stays an ordinary word.
+    expect(r.redact({ [key]: { note: `short ${key}` } })).toEqual({ '[redacted]': { note: 'short [redacted]' } });
+    expect(() => r.addSecrets(Array.from({ length: 300 }, (_, i) => `secret-value-${i}`))).toThrow(/at most 256 secret values/);
+    expect(r.redactText('secret-value-0')).toBe('secret-value-0'); // all or none
+  });
+
   it('is provided by GuardModule with the options given', async () => {
     const app = await Test.createTestingModule({
       imports: [GuardModule.forRoot({ auditStore: 'memory', quotaStore: 'memory', redaction: { replacement: '<hidden>' } })],

@@ -14,6 +14,12 @@ interface TextRule {
 /** Deeper than this, a value's subtree is masked whole rather than walked (fail closed, no stack to overflow). */
 export const MAX_REDACTION_DEPTH = 64;
 const MAX_REPLACEMENT_LENGTH = 200;
+/** Registered secret values shorter than this are not registered: they would mask ordinary words (a local server's key 'ollama'). */
+export const MIN_SECRET_VALUE_LENGTH = 8;
+/** Registered secret values longer than this are not registered (no credential is that long; text is searched for each). */
+export const MAX_SECRET_VALUE_LENGTH = 4096;
+/** The most secret values one redactor holds (each with its encodings); more are refused with an error. */
+export const MAX_SECRET_VALUES = 256;
 
 // Every built-in pattern is linear on hostile text: a match can start only where the lookbehind or literal prefix allows,
 // and no quantifier is nested in another.
@@ -72,6 +78,9 @@ export class Redactor {
   private readonly secretKeys: boolean;
   private readonly cards: boolean;
   private readonly counts = { sensitiveFields: 0, secrets: 0, tokens: 0, cards: 0, emails: 0, patterns: 0, tooDeep: 0 };
+  /** Registered secret values (addSecrets), and the forms they are searched for in (exact, URL-encoded, base64, base64url). */
+  private readonly secretValues = new Set<string>();
+  private secretForms: RegExp | undefined;
 
   constructor(raw: RedactionOptions | null | undefined = {}) {
     if (raw !== undefined && (raw === null || typeof raw !== 'object' || Array.isArray(raw)))
@@ -116,9 +125,35 @@ export class Redactor {
     this.cards = options.cards === true;
   }
 
-  /** `text` with every secret, token, card number, address (when on) and own pattern replaced. */
+  /**
+   * Registers values that are secrets wherever they appear, whatever they look like (a model provider's API key: the
+   * agent module registers the keys of its agents' providers). From then on every text this redactor sees has each of
+   * them masked: as it is (also inside `Bearer <key>`), URL-encoded, and in base64 and base64url. A value of fewer than
+   * MIN_SECRET_VALUE_LENGTH characters is not registered (it would mask ordinary words), nor one that is not a string.
+   * Returns how many values were new. Values stay registered for the life of the redactor.
+   */
+  addSecrets(values: Iterable<unknown>): number {
+    const fresh = new Set<string>();
+    for (const value of values)
+      if (typeof value === 'string' && value.length >= MIN_SECRET_VALUE_LENGTH && value.length <= MAX_SECRET_VALUE_LENGTH)
+        if (!this.secretValues.has(value)) fresh.add(value);
+    // All or none: a call that would pass the bound registers nothing.
+    if (this.secretValues.size + fresh.size > MAX_SECRET_VALUES)
+      throw new InvalidRedactionOptionsException(`a redactor holds at most ${MAX_SECRET_VALUES} secret values (addSecrets)`);
+    for (const value of fresh) this.secretValues.add(value);
+    if (fresh.size > 0) this.secretForms = secretFormsPattern(this.secretValues);
+    return fresh.size;
+  }
+
+  /** `text` with every registered secret value, secret, token, card number, address (when on) and own pattern replaced. */
   redactText(text: string): string {
     let out = text;
+    // Registered values first: a key that also looks like a token is masked whole, not in part by a pattern.
+    if (this.secretForms)
+      out = out.replace(this.secretForms, () => {
+        this.counts.secrets++;
+        return this.replacement;
+      });
     for (const rule of this.rules) {
       rule.re.lastIndex = 0;
       out = out.replace(rule.re, (match: string, ...rest: unknown[]) => {
@@ -214,6 +249,29 @@ export class Redactor {
       if (Array.isArray(s[branch])) for (const sub of s[branch]) out = this.mask(out, sub, depth + 1);
     return out;
   }
+}
+
+/**
+ * One pattern for every registered value in each form it may be written in: as it is, URL-encoded
+ * (`encodeURIComponent`), base64 and base64url (padding optional). Longest first, so that a value that contains another
+ * is masked whole. Literals only: linear on any text.
+ */
+function secretFormsPattern(values: ReadonlySet<string>): RegExp {
+  const forms = new Set<string>();
+  for (const value of values) {
+    forms.add(value);
+    try {
+      forms.add(encodeURIComponent(value));
+    } catch {
+      // a lone surrogate has no URL-encoded form
+    }
+    const base64 = Buffer.from(value, 'utf8').toString('base64');
+    forms.add(base64);
+    forms.add(base64.replace(/=+$/, ''));
+    forms.add(Buffer.from(value, 'utf8').toString('base64url'));
+  }
+  const sorted = [...forms].sort((a, b) => b.length - a.length);
+  return new RegExp(sorted.map((f) => f.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&')).join('|'), 'g');
 }
 
 function compilePattern(pattern: unknown, field: string): RegExp {
