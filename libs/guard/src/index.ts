@@ -35,7 +35,7 @@ export { InvalidRedactionOptionsException } from './exceptions/invalid-redaction
 export { TokenQuota } from './quota/token-quota';
 export type { QuotaBudget, QuotaPeriod, QuotaStatus, TokenQuotaMetrics, TokenQuotaOptions, UserShare } from './quota/token-quota';
 export type { QuotaKey, QuotaUsageFilter, QuotaUsageRow, TokenQuotaStore } from './quota/token-quota.store';
-export { QUOTA_USAGE_DEFAULT_LIMIT, QUOTA_USAGE_MAX_LIMIT } from './quota/token-quota.store';
+export { MAX_CHARGE_TOKENS, QUOTA_USAGE_DEFAULT_LIMIT, QUOTA_USAGE_MAX_LIMIT } from './quota/token-quota.store';
 export { InMemoryTokenQuotaStore } from './quota/in-memory-token-quota.store';
 export { TypeOrmTokenQuotaStore } from './quota/typeorm-token-quota.store';
 export { TokenUsageEntity } from './quota/token-usage.entity';
@@ -48,3 +48,4 @@ export { GuardModule } from './guard.module';
 export { ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from './guard.entities';
 export { ownOptions, ownValue } from './own-value';
 export { isScopeId, MAX_SCOPE_ID_LENGTH, scopeIdProblem } from './scope-id';
+export { isRowRefused, sqlState } from './row-refused';

@@ -1,4 +1,12 @@
-import { compareUsageRows, QuotaKey, QuotaUsageFilter, QuotaUsageRow, quotaUsageLimit, TokenQuotaStore } from './token-quota.store';
+import {
+  compareUsageRows,
+  MAX_CHARGE_TOKENS,
+  QuotaKey,
+  QuotaUsageFilter,
+  QuotaUsageRow,
+  quotaUsageLimit,
+  TokenQuotaStore,
+} from './token-quota.store';
 
 /** Token counters in process memory: for tests and apps without a database. Lost on restart. */
 export class InMemoryTokenQuotaStore implements TokenQuotaStore {
@@ -11,11 +19,11 @@ export class InMemoryTokenQuotaStore implements TokenQuotaStore {
   async charge(key: QuotaKey, period: string, tokens: number): Promise<number> {
     // No await between the two: both counters move together.
     const tenant = keyOf(key, period, false);
-    const total = (this.counters.get(tenant) ?? 0) + tokens;
+    const total = Math.min((this.counters.get(tenant) ?? 0) + tokens, MAX_CHARGE_TOKENS);
     this.counters.set(tenant, total);
     if (key.userId) {
       const user = keyOf(key, period, true);
-      this.counters.set(user, (this.counters.get(user) ?? 0) + tokens);
+      this.counters.set(user, Math.min((this.counters.get(user) ?? 0) + tokens, MAX_CHARGE_TOKENS));
     }
     return total;
   }

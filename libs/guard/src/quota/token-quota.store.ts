@@ -19,6 +19,13 @@ export interface TokenQuotaStore {
    */
   charge(key: QuotaKey, period: string, tokens: number): Promise<number>;
   /**
+   * Whether `err`, thrown by `charge`, says that the charge itself is invalid (a value the store can never hold, e.g. a
+   * NUL in a tenant id), rather than that the write failed (a lock timeout, a trigger, an outage). Only such a charge is
+   * set aside by TokenQuota (counted in `rejectedCharges`); any other failure keeps it queued and retried. Without it,
+   * every failed charge is queued. TypeOrmTokenQuotaStore answers with `isRowRefused` (the SQLSTATE class).
+   */
+  refusesCharge?(err: unknown): boolean;
+  /**
    * Optional: the counters of one tenant (never every tenant: there is no wildcard), newest period first, then by
    * agent, each with its users' counters (most tokens first). An admin reads it (GET /admin/quota).
    */
@@ -42,6 +49,12 @@ export interface QuotaUsageRow {
   readonly tokens: number;
   readonly users: ReadonlyArray<{ readonly userId: string; readonly tokens: number }>;
 }
+
+/**
+ * The most tokens one charge, and one counter, holds (2^53 - 1, exact as a number): a larger count (a hostile model
+ * server's `usage`) is charged as this much, and a counter saturates here rather than overflow its column.
+ */
+export const MAX_CHARGE_TOKENS = Number.MAX_SAFE_INTEGER;
 
 export const QUOTA_USAGE_DEFAULT_LIMIT = 100;
 export const QUOTA_USAGE_MAX_LIMIT = 1000;

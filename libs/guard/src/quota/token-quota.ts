@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { RuntimeEvents } from '../events/runtime-events';
 import { withRetries } from '../retry';
-import { QuotaKey, TokenQuotaStore } from './token-quota.store';
+import { MAX_CHARGE_TOKENS, QuotaKey, TokenQuotaStore } from './token-quota.store';
 
 export type QuotaPeriod = 'day' | 'month' | 'total';
 
@@ -61,6 +61,9 @@ export interface TokenQuotaMetrics {
   /** Charges dropped (queue overflow, oldest first, or still unwritten at the end of close()), and their tokens. */
   readonly droppedCharges: number;
   readonly droppedTokens: number;
+  /** Charges the store said were invalid on their own (`refusesCharge`): set aside and logged, never retried. And their tokens. */
+  readonly rejectedCharges: number;
+  readonly rejectedTokens: number;
 }
 
 interface PendingCharge {
@@ -72,8 +75,10 @@ interface PendingCharge {
 /**
  * Token quota per tenant and per agent, with optional per-user shares, kept in a store
  * (PostgreSQL by default) so that it survives a restart. Checked before a call, charged after it.
- * A charge the store refuses (`chargeQuietly`) is queued, retried with backoff and flushed at
- * shutdown (`close`), so an outage does not under-count usage.
+ * A charge whose write fails (`chargeQuietly`: an outage, a lock timeout, a trigger) is queued, retried with backoff and
+ * flushed at shutdown (`close`), so an outage does not under-count usage. A charge the store says is invalid on its own
+ * (`store.refusesCharge`) can never be written: it is set aside (counted, logged) instead, so it cannot hold up the queued
+ * charges behind it. A count above MAX_CHARGE_TOKENS (a hostile model server's usage) is charged as MAX_CHARGE_TOKENS.
  */
 export class TokenQuota {
   private readonly logger = new Logger('TokenQuota');
@@ -90,7 +95,7 @@ export class TokenQuota {
   private flushing: Promise<void> | null = null;
   private closed = false;
   private seq = 0;
-  private counters = { queuedCharges: 0, retriedCharges: 0, droppedCharges: 0, droppedTokens: 0 };
+  private counters = { queuedCharges: 0, retriedCharges: 0, droppedCharges: 0, droppedTokens: 0, rejectedCharges: 0, rejectedTokens: 0 };
 
   constructor(
     private readonly store: TokenQuotaStore,
@@ -182,7 +187,7 @@ export class TokenQuota {
   async charge(key: QuotaKey, tokens: number): Promise<number> {
     if (!(tokens >= 0) || !Number.isFinite(tokens)) throw new RangeError(`tokens must be a finite number >= 0 (got ${tokens})`);
     const k = normalize(key);
-    const total = await this.store.charge(k, this.currentPeriod(), tokens);
+    const total = await this.store.charge(k, this.currentPeriod(), Math.min(tokens, MAX_CHARGE_TOKENS));
     if (tokens > 0) this.events?.emit({ type: 'tokens', tenantId: k.tenantId, agent: k.agent, tokens });
     return total;
   }
@@ -193,6 +198,7 @@ export class TokenQuota {
    */
   async chargeQuietly(key: QuotaKey, tokens: number): Promise<void> {
     if (!(tokens > 0) || !Number.isFinite(tokens)) return;
+    tokens = Math.min(tokens, MAX_CHARGE_TOKENS);
     const k = normalize(key);
     const period = this.currentPeriod();
     // Counted as charged: a charge the store refuses now is queued and written later.
@@ -200,6 +206,7 @@ export class TokenQuota {
     try {
       await this.store.charge(k, period, tokens);
     } catch (err) {
+      if (this.refused(err)) return this.reject({ key: k, period, tokens }, err);
       this.counters.queuedCharges++;
       this.enqueue(k, period, tokens);
       this.logger.warn(
@@ -256,6 +263,12 @@ export class TokenQuota {
       try {
         await this.store.charge(c.key, c.period, c.tokens);
       } catch (err) {
+        if (this.refused(err)) {
+          // It can never be written: set aside, and the charges behind it go on.
+          this.pendingCharges.delete(id);
+          this.reject(c, err);
+          continue;
+        }
         this.retryMs = Math.min(this.retryMs * 2, this.maxRetryMs);
         this.arm();
         throw err;
@@ -264,6 +277,24 @@ export class TokenQuota {
       this.counters.retriedCharges++;
     }
     this.retryMs = this.retryBaseMs;
+  }
+
+  /** Whether the store says that `err` of a charge means the charge itself is invalid. */
+  private refused(err: unknown): boolean {
+    try {
+      return this.store.refusesCharge?.(err) === true;
+    } catch {
+      return false;
+    }
+  }
+
+  private reject(c: PendingCharge, err: unknown): void {
+    this.counters.rejectedCharges++;
+    this.counters.rejectedTokens += c.tokens;
+    this.logger.error(
+      `the token quota store refused a charge of ${c.tokens} tokens to ${JSON.stringify(c.key.tenantId)}/${JSON.stringify(c.key.agent)} ` +
+        `as invalid; set aside, not retried (${this.counters.rejectedCharges} in all): ${String(err)}`,
+    );
   }
 
   private enqueue(key: QuotaKey, period: string, tokens: number): void {

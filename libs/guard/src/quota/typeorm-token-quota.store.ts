@@ -1,5 +1,6 @@
 import { DataSource } from 'typeorm';
-import { QuotaKey, QuotaUsageFilter, QuotaUsageRow, quotaUsageLimit, TokenQuotaStore } from './token-quota.store';
+import { isRowRefused } from '../row-refused';
+import { MAX_CHARGE_TOKENS, QuotaKey, QuotaUsageFilter, QuotaUsageRow, quotaUsageLimit, TokenQuotaStore } from './token-quota.store';
 
 /**
  * The default quota store: tables `zmodu_token_usage` (per tenant and agent) and
@@ -22,11 +23,17 @@ export class TypeOrmTokenQuotaStore implements TokenQuotaStore {
     return rows.length === 0 ? 0 : Number(rows[0].tokens);
   }
 
+  /** A charge PostgreSQL refused for what it holds (a NUL in a name): see isRowRefused. */
+  refusesCharge(err: unknown): boolean {
+    return isRowRefused(err);
+  }
+
   async charge(key: QuotaKey, period: string, tokens: number): Promise<number> {
+    // A counter saturates at MAX_CHARGE_TOKENS: no sum of charges overflows the column (a refused write would lose it).
     const tenantUpsert = `INSERT INTO zmodu_token_usage (tenant_id, agent, period, tokens, updated_at)
        VALUES ($1, $2, $3, $4, now())
        ON CONFLICT (tenant_id, agent, period)
-       DO UPDATE SET tokens = zmodu_token_usage.tokens + EXCLUDED.tokens, updated_at = now()
+       DO UPDATE SET tokens = LEAST(zmodu_token_usage.tokens + EXCLUDED.tokens, ${MAX_CHARGE_TOKENS}), updated_at = now()
        RETURNING tokens`;
     if (!key.userId) {
       const rows: Array<{ tokens: string }> = await this.dataSource.query(tenantUpsert, [
@@ -44,7 +51,7 @@ export class TypeOrmTokenQuotaStore implements TokenQuotaStore {
          INSERT INTO zmodu_token_usage_users (tenant_id, agent, user_id, period, tokens, updated_at)
          VALUES ($1, $2, $5, $3, $4, now())
          ON CONFLICT (tenant_id, agent, user_id, period)
-         DO UPDATE SET tokens = zmodu_token_usage_users.tokens + EXCLUDED.tokens, updated_at = now()
+         DO UPDATE SET tokens = LEAST(zmodu_token_usage_users.tokens + EXCLUDED.tokens, ${MAX_CHARGE_TOKENS}), updated_at = now()
          RETURNING tokens
        )
        SELECT t.tokens AS tenant, u.tokens AS "user" FROM t, u`,
