@@ -20,7 +20,7 @@ export type { AuditBatchOptions, AuditLogMetrics } from './audit/agent-audit-log
 export { AUDIT_QUERY_DEFAULT_LIMIT, AUDIT_QUERY_MAX_LIMIT, isAuditRecordId } from './audit/audit-entry';
 export type { AuditDeadLetter, AuditDeadLetterRecord, AuditEntry, AuditOutcome, AuditQuery, AuditRecord } from './audit/audit-entry';
 export type { AuditLogStore, AuditTransaction } from './audit/audit-log.store';
-export { AUDIT_CHAIN_GENESIS, auditEntryHash, auditTimestamp, canonicalJson } from './audit/audit-chain';
+export { AUDIT_CHAIN_GENESIS, auditDigest, auditEntryHash, auditTimestamp, canonicalJson } from './audit/audit-chain';
 export type { AuditChainVerdict } from './audit/audit-chain';
 export { verifyAuditChain } from './audit/verify-audit-chain';
 export { InMemoryAuditLogStore } from './audit/in-memory-audit-log.store';

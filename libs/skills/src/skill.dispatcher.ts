@@ -1,6 +1,7 @@
 import { Injectable, Logger, Optional } from '@nestjs/common';
 import {
   AgentAuditLog,
+  auditDigest,
   AuditEntry,
   DenialCause,
   DENIED,
@@ -293,6 +294,9 @@ export class SkillDispatcher {
     const shownArgs = this.shownArguments(skill, argsText);
     const durationMs = performance.now() - started;
     const tokens = decision === 'allowed' ? estimateTokens(argsText ?? '') + estimateTokens(observation) : 0;
+    // A skill whose payloads carry content that must not outlive its store (memory notes) has the audit keep digests.
+    const kept = this.registry.get(skill)?.audit;
+    const auditedArgs = kept?.args === 'digest' ? auditDigest(shownArgs) : shownArgs;
     const entry: AuditEntry = {
       runId: ctx.runId,
       agent: ctx.agent ?? null,
@@ -306,8 +310,8 @@ export class SkillDispatcher {
       durationMs,
       tokens,
       at: new Date(),
-      ...(shownArgs !== undefined ? { args: shownArgs } : {}),
-      result: shownError ?? value,
+      ...(auditedArgs !== undefined ? { args: auditedArgs } : {}),
+      result: shownError ?? (kept?.result === 'digest' ? auditDigest(value) : value),
       ...(isStagedExecution(ctx.staged) ? { proposalId: ctx.staged.proposalId, approvers: ctx.staged.approvers } : {}),
     };
     // A staged execution that succeeded: its entry is written in the execution's transaction, so it commits with the
