@@ -4,12 +4,13 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { context, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { AgentModule, AgentRegistry, ScriptedModelProvider } from '@zmodu/agent';
+import { AgentRegistry, ScriptedModelProvider } from '@zmodu/agent';
 import { AgentAuditLog, Guard, ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
 import { createSkillContext, SkillDispatcher } from '@zmodu/skills';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
 import { DataSource } from 'typeorm';
-import { MEMORY_STORE, MemoryModule, MemoryRecall, MemoryStore, ZMODU_MEMORY_MIGRATIONS } from '@zmodu/memory';
+import { MEMORY_STORE, MemoryModule, MemoryStore, ZMODU_MEMORY_MIGRATIONS } from '@zmodu/memory';
+import { memoryAgentModule } from '../__fixtures__/memory-agent';
 
 /** A note with words no other text of the test has: any copy of it is found by them. */
 const NOTE = 'prefers seat 7F on Quetzalair flights to Oaxaca';
@@ -55,21 +56,7 @@ describe('red team: erase leaves no copy of a note (issue 27)', () => {
           }),
         ),
         MemoryModule.forRoot({ permissions: { remember: 'memory:write' } }),
-        AgentModule.forRootAsync({
-          inject: [MemoryRecall],
-          useFactory: (memory: MemoryRecall) => ({
-            agents: [
-              {
-                name: 'helper',
-                provider,
-                skills: ['memory.remember', 'memory.recall'],
-                guard: { allow: ['memory.remember', 'memory.recall'], allowExecute: false },
-                memory,
-              },
-            ],
-          }),
-          guard: { auditStore: 'typeorm', quotaStore: 'memory' },
-        }),
+        memoryAgentModule(provider, { auditStore: 'typeorm', quotaStore: 'memory' }),
       ],
     })
       .setLogger(logger)
