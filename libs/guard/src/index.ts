@@ -34,7 +34,14 @@ export type { RedactionMetrics } from './redaction/redaction-options';
 export { InvalidRedactionOptionsException } from './exceptions/invalid-redaction-options.exception';
 export { TokenQuota } from './quota/token-quota';
 export type { QuotaBudget, QuotaPeriod, QuotaStatus, TokenQuotaMetrics, TokenQuotaOptions, UserShare } from './quota/token-quota';
-export type { QuotaKey, QuotaUsageFilter, QuotaUsageRow, TokenQuotaStore } from './quota/token-quota.store';
+export type {
+  QuotaAdmission,
+  QuotaAdmitLimits,
+  QuotaKey,
+  QuotaUsageFilter,
+  QuotaUsageRow,
+  TokenQuotaStore,
+} from './quota/token-quota.store';
 export { MAX_CHARGE_TOKENS, QUOTA_USAGE_DEFAULT_LIMIT, QUOTA_USAGE_MAX_LIMIT } from './quota/token-quota.store';
 export { InMemoryTokenQuotaStore } from './quota/in-memory-token-quota.store';
 export { TypeOrmTokenQuotaStore } from './quota/typeorm-token-quota.store';

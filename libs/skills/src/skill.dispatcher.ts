@@ -81,7 +81,8 @@ export class SkillDispatcher {
         : ctx.guard.evaluate(action, skillName, cost);
     // A staged execution was decided by the pipeline (and its approvers): it is metered, not refused for the quota.
     if (decision.allowed && !isStagedExecution(ctx.staged)) {
-      const quota = await this.quotaState(ctx);
+      // The cost is reserved with the check, atomically in the store: callers at once cannot all pass a nearly spent budget.
+      const quota = await this.quotaState(ctx, cost);
       if (quota === 'unavailable') {
         // Fail closed, under a cause of its own: the budget is not known to be spent, it cannot be read.
         return this.finish(ctx, skillName, action, started, argsText, 'denied', 'quota_unavailable', 'error', {
@@ -340,9 +341,9 @@ export class SkillDispatcher {
   }
 
   /** 'ok', the budget that ran out, or 'unavailable' when the quota store cannot be read. */
-  private async quotaState(ctx: SkillContext): Promise<'ok' | QuotaBudget | 'unavailable'> {
+  private async quotaState(ctx: SkillContext, cost: number): Promise<'ok' | QuotaBudget | 'unavailable'> {
     try {
-      const status = await this.quota.check(quotaKey(ctx));
+      const status = await this.quota.check(quotaKey(ctx), cost);
       return status.allowed ? 'ok' : (status.exhausted ?? 'tenant');
     } catch (err) {
       // Fail closed: a quota that cannot be read is a quota that is not granted.

@@ -1,6 +1,8 @@
 import {
   compareUsageRows,
   MAX_CHARGE_TOKENS,
+  QuotaAdmission,
+  QuotaAdmitLimits,
   QuotaKey,
   QuotaUsageFilter,
   QuotaUsageRow,
@@ -26,6 +28,18 @@ export class InMemoryTokenQuotaStore implements TokenQuotaStore {
       this.counters.set(user, Math.min((this.counters.get(user) ?? 0) + tokens, MAX_CHARGE_TOKENS));
     }
     return total;
+  }
+
+  async admit(key: QuotaKey, period: string, tokens: number, limits: QuotaAdmitLimits): Promise<QuotaAdmission> {
+    // No await between the reads and the charge: admissions at once are taken one after the other.
+    const counters = () => ({
+      tenant: this.counters.get(keyOf(key, period, false)) ?? 0,
+      user: key.userId ? (this.counters.get(keyOf(key, period, true)) ?? 0) : null,
+    });
+    const now = counters();
+    if (now.tenant >= limits.tenant || (now.user !== null && now.user >= limits.user)) return { admitted: false, ...now };
+    await this.charge(key, period, tokens);
+    return { admitted: true, ...counters() };
   }
 
   async usage(tenantId: string, filter: QuotaUsageFilter = {}): Promise<QuotaUsageRow[]> {

@@ -26,10 +26,34 @@ export interface TokenQuotaStore {
    */
   refusesCharge?(err: unknown): boolean;
   /**
+   * Optional: add `tokens` to the counters of `key` in `period` (as `charge` does) only if the tenant counter is below
+   * `limits.tenant` and, when `key.userId` is set, the user's is below `limits.user`: the read and the add are one atomic
+   * step (the counters' rows locked), so callers at once never all pass a budget that has room for one. Answers whether
+   * it added, and the counters as it left them. TokenQuota.check reserves a call's cost with it; without it, check reads
+   * and the charge comes after the call.
+   */
+  admit?(key: QuotaKey, period: string, tokens: number, limits: QuotaAdmitLimits): Promise<QuotaAdmission>;
+  /**
    * Optional: the counters of one tenant (never every tenant: there is no wildcard), newest period first, then by
    * agent, each with its users' counters (most tokens first). An admin reads it (GET /admin/quota).
    */
   usage?(tenantId: string, filter?: QuotaUsageFilter): Promise<QuotaUsageRow[]>;
+}
+
+/** The budgets `TokenQuotaStore.admit` checks: a counter at or above its limit admits nothing (Infinity: no limit). */
+export interface QuotaAdmitLimits {
+  readonly tenant: number;
+  readonly user: number;
+}
+
+/**
+ * What `TokenQuotaStore.admit` did: added or not, and the tenant's counter and (with a user, when it was read) the
+ * user's counter as it left them.
+ */
+export interface QuotaAdmission {
+  readonly admitted: boolean;
+  readonly tenant: number;
+  readonly user: number | null;
 }
 
 /** Which counters `TokenQuotaStore.usage` lists (all of the tenant's when empty). */

@@ -47,6 +47,8 @@ export interface QuotaStatus {
   readonly exhausted: QuotaBudget | null;
   /** The user's share, when the key names a user and a share applies. */
   readonly user?: { readonly userId: string; readonly used: number; readonly limit: number; readonly remaining: number };
+  /** Tokens `check(key, reserve)` charged already, as the call's admission (0 when nothing was reserved). */
+  readonly reserved: number;
 }
 
 /** Counters of the charge retry queue. */
@@ -86,6 +88,11 @@ export class TokenQuota {
   private readonly shares = new Map<string, UserShare>();
   private readonly period: QuotaPeriod;
   private readonly pendingCharges = new Map<string, PendingCharge>();
+  /**
+   * Tokens `check(key, reserve)` charged ahead for calls still to be charged, per key and period: the next charges of
+   * the key (`chargeQuietly`) are taken from them first, so that a call's reservation and its charge add up to its tokens.
+   */
+  private readonly reservations = new Map<string, { period: string; tokens: number }>();
   private readonly maxPending: number;
   private readonly retryBaseMs: number;
   private readonly maxRetryMs: number;
@@ -159,16 +166,49 @@ export class TokenQuota {
    * No store read when no limit applies. Charges queued for retry count as used. Throws when
    * the store cannot be read (the caller decides: the dispatcher and the agent refuse, with
    * their own cause `quota_unavailable`).
+   *
+   * With `reserve` (a call's cost, known before it runs) and a limit that applies, the check is the store's atomic
+   * `admit`: allowed only if the budget has room, and then `reserve` is charged at once (`reserved`), so that callers at
+   * once cannot all pass a budget that has room for one (they would, reading first and charging after the call). The
+   * caller charges the call's tokens after it with `chargeQuietly` as usual: what was reserved is taken off that charge.
    */
-  async check(key: QuotaKey): Promise<QuotaStatus> {
+  async check(key: QuotaKey, reserve = 0): Promise<QuotaStatus> {
     const k = normalize(key);
     const limit = this.limitFor(k);
     const userLimit = k.userId ? this.userLimitFor(k) : Number.POSITIVE_INFINITY;
     const period = this.currentPeriod();
     const tenantKey = { tenantId: k.tenantId, agent: k.agent };
+    const tokens = Math.min(reserve, MAX_CHARGE_TOKENS);
+    if (tokens > 0 && Number.isFinite(tokens) && this.store.admit && (Number.isFinite(limit) || Number.isFinite(userLimit))) {
+      // Queued charges count as used: the limits the store compares with are lowered by them.
+      const pending = this.pendingTokens(tenantKey, period);
+      const userPending = this.pendingTokens(k, period);
+      const admission = await this.store.admit(k, period, tokens, { tenant: limit - pending, user: userLimit - userPending });
+      if (admission.admitted) {
+        this.events?.emit({ type: 'tokens', tenantId: k.tenantId, agent: k.agent, tokens });
+        this.reserve(k, period, tokens);
+      }
+      const used = Number.isFinite(limit) ? admission.tenant + pending : 0;
+      const userUsed = Number.isFinite(userLimit) ? (admission.user ?? 0) + userPending : 0;
+      // Refused by the store's own count: which budget ran out is the tenant's unless only the user's is spent.
+      const exhausted: QuotaBudget | null = admission.admitted ? null : used >= limit || admission.user === null ? 'tenant' : 'user';
+      return { ...this.statusOf(k, limit, userLimit, period, used, userUsed, exhausted), reserved: admission.admitted ? tokens : 0 };
+    }
     const used = Number.isFinite(limit) ? (await this.store.used(tenantKey, period)) + this.pendingTokens(tenantKey, period) : 0;
     const userUsed = Number.isFinite(userLimit) ? (await this.store.used(k, period)) + this.pendingTokens(k, period) : 0;
     const exhausted: QuotaBudget | null = used >= limit ? 'tenant' : userUsed >= userLimit ? 'user' : null;
+    return this.statusOf(k, limit, userLimit, period, used, userUsed, exhausted);
+  }
+
+  private statusOf(
+    k: QuotaKey,
+    limit: number,
+    userLimit: number,
+    period: string,
+    used: number,
+    userUsed: number,
+    exhausted: QuotaBudget | null,
+  ): QuotaStatus {
     const remaining = Math.max(0, Math.min(limit - used, userLimit - userUsed));
     return {
       allowed: exhausted === null,
@@ -180,6 +220,7 @@ export class TokenQuota {
       ...(k.userId && Number.isFinite(userLimit)
         ? { user: { userId: k.userId, used: userUsed, limit: userLimit, remaining: Math.max(0, userLimit - userUsed) } }
         : {}),
+      reserved: 0,
     };
   }
 
@@ -201,6 +242,9 @@ export class TokenQuota {
     tokens = Math.min(tokens, MAX_CHARGE_TOKENS);
     const k = normalize(key);
     const period = this.currentPeriod();
+    // What check(key, reserve) charged ahead for this call covers that much of it.
+    tokens -= this.takeReserved(k, period, tokens);
+    if (tokens <= 0) return;
     // Counted as charged: a charge the store refuses now is queued and written later.
     this.events?.emit({ type: 'tokens', tenantId: k.tenantId, agent: k.agent, tokens });
     try {
@@ -277,6 +321,23 @@ export class TokenQuota {
       this.counters.retriedCharges++;
     }
     this.retryMs = this.retryBaseMs;
+  }
+
+  private reserve(k: QuotaKey, period: string, tokens: number): void {
+    for (const [id, r] of this.reservations) if (r.period !== period) this.reservations.delete(id); // a past period's: never charged now
+    const id = JSON.stringify([k.tenantId, k.agent, k.userId ?? '', period]);
+    this.reservations.set(id, { period, tokens: (this.reservations.get(id)?.tokens ?? 0) + tokens });
+  }
+
+  /** Take up to `tokens` of what was reserved for the key in this period; returns how many. */
+  private takeReserved(k: QuotaKey, period: string, tokens: number): number {
+    const id = JSON.stringify([k.tenantId, k.agent, k.userId ?? '', period]);
+    const held = this.reservations.get(id);
+    if (!held) return 0;
+    const taken = Math.min(held.tokens, tokens);
+    if (held.tokens - taken > 0) held.tokens -= taken;
+    else this.reservations.delete(id);
+    return taken;
   }
 
   /** Whether the store says that `err` of a charge means the charge itself is invalid. */
