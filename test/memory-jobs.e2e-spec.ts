@@ -127,9 +127,13 @@ describe('sample app: tenant memory and scheduled jobs over HTTP', () => {
     ]);
     const theirs = observed(calls(await run(app, 'scheduler', t2, 'List the jobs'))[0]) as unknown as unknown[];
     expect(theirs).toEqual([]);
-    // Over HTTP too: GET /jobs shows the tenant's jobs, with the permissions its runs will have (the creator's).
+    // Over HTTP too: GET /jobs shows the tenant's jobs, with the permissions its runs will have: its task's (market:read),
+    // not the creator's whole token (every permission of the sample), and when it expires.
     const jobs = await request(app.getHttpServer()).get('/jobs').set('Authorization', t1).expect(200);
-    expect(jobs.body).toEqual([expect.objectContaining({ id: jobId, origin: 'dynamic', permissions: ALL_PERMISSIONS })]);
+    expect(jobs.body).toEqual([
+      expect.objectContaining({ id: jobId, origin: 'dynamic', task: 'morning_summary', permissions: [PERMISSIONS.marketRead] }),
+    ]);
+    expect(Date.parse(jobs.body[0].expiresAt as string)).toBeGreaterThan(Date.now() + 89 * 86_400_000);
 
     const stolen = await run(app, 'scheduler', t2, `Cancel job ${jobId}`);
     expect(calls(stolen)[0]).toMatchObject({ name: 'cancel_job', decision: 'allowed' });
@@ -177,6 +181,8 @@ describe('sample app: tenant memory and scheduled jobs over HTTP', () => {
       missed: 'skip',
       userId: 'desk-bot',
       permissions: DESK_JOB_PERMISSIONS,
+      task: null,
+      expiresAt: null, // a static job belongs to the code: it lives as long as its @AgentJob
       createdAt: expect.any(String),
       lastTickAt: null,
     });

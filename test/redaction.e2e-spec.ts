@@ -85,7 +85,8 @@ describe('sample app: redaction of what a run returns over HTTP', () => {
     const remembered = await run(app, `Remember: my card is ${CARD}, order ${ORDER_ID}, broker key ${API_KEY}`);
     const [remember] = calls(remembered);
     expect(remember).toMatchObject({ name: 'memory.remember', decision: 'allowed' });
-    expect(remember.arguments).toEqual({ content: `my card is [redacted], order ${ORDER_ID}, broker key [redacted]`, kind: 'preference' });
+    // A note's content is x-sensitive: the run's steps (stored with the run) never keep it; the memory store does.
+    expect(remember.arguments).toEqual({ content: '[redacted]', kind: 'preference' });
 
     model.requests.length = 0;
     const later = await run(app, 'What do you remember about me?');

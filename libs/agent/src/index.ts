@@ -86,7 +86,11 @@ export { WorkerDisabledException } from './exceptions/worker-disabled.exception'
 export type { AgentJobOrigin, AgentJobRecord, AgentJobStore, MissedTickPolicy, NewAgentJob } from './jobs/agent-job.ports';
 export { InMemoryAgentJobStore } from './jobs/in-memory-agent-job.store';
 export { TypeOrmAgentJobStore } from './jobs/typeorm-agent-job.store';
-export { ZmoduAgentJobs1764570000000, ZmoduAgentJobTickClaims1764580000000 } from './jobs/agent-job.migration';
+export {
+  ZmoduAgentJobs1764570000000,
+  ZmoduAgentJobScope1764630270000,
+  ZmoduAgentJobTickClaims1764580000000,
+} from './jobs/agent-job.migration';
 export { AgentJobScheduler, DEFAULT_JOB_SYNC_MS } from './jobs/agent-job-scheduler';
 export type { AgentJobPoster } from './jobs/agent-job-scheduler';
 export { cronProblem } from './jobs/agent-job-cron';

@@ -454,6 +454,19 @@ describe('the audit hash chain on PostgreSQL', () => {
       await Promise.all([audit.close(), next.close()]);
     });
 
+    it('an intent the database refuses for what it holds is set aside; the intents behind it are chained (attack: one poisoned intent blocking every later one)', async () => {
+      for (let i = 0; i < 6; i++) await inTransaction((tx) => store.writeIntent(tx, entry(`p${i}`, i === 2 ? { tokens: 3e9 } : {})), true);
+      const audit = new AgentAuditLog(store, { flushIntervalMs: 60_000 });
+      await audit.flush();
+      expect(await intentCount()).toBe(0);
+      expect((await sql(`SELECT run_id FROM zmodu_audit_log ORDER BY seq`)).map((r) => r.run_id)).toEqual(['p0', 'p1', 'p3', 'p4', 'p5']);
+      const letters = await store.deadLetters();
+      expect(letters.map((l) => [l.entry.runId, l.entry.tokens])).toEqual([['p2', 3e9]]);
+      expect(letters[0].error).toMatch(/out of range/);
+      expect(await store.verify('acme')).toMatchObject({ ok: true, entries: 5 });
+      await audit.close();
+    });
+
     it('chains each intent exactly once when many flushes of many stores move them at the same time, beside plain batches', async () => {
       for (let i = 0; i < 60; i++)
         await inTransaction((tx) => store.writeIntent(tx, entry(`i${i}`, { tenantId: i % 3 ? 'acme' : 'globex' })), true);

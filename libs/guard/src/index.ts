@@ -20,7 +20,7 @@ export type { AuditBatchOptions, AuditLogMetrics } from './audit/agent-audit-log
 export { AUDIT_QUERY_DEFAULT_LIMIT, AUDIT_QUERY_MAX_LIMIT, isAuditRecordId } from './audit/audit-entry';
 export type { AuditDeadLetter, AuditDeadLetterRecord, AuditEntry, AuditOutcome, AuditQuery, AuditRecord } from './audit/audit-entry';
 export type { AuditLogStore, AuditTransaction } from './audit/audit-log.store';
-export { AUDIT_CHAIN_GENESIS, auditEntryHash, auditTimestamp, canonicalJson } from './audit/audit-chain';
+export { AUDIT_CHAIN_GENESIS, auditDigest, auditEntryHash, auditTimestamp, canonicalJson } from './audit/audit-chain';
 export type { AuditChainVerdict } from './audit/audit-chain';
 export { verifyAuditChain } from './audit/verify-audit-chain';
 export { InMemoryAuditLogStore } from './audit/in-memory-audit-log.store';
@@ -34,8 +34,15 @@ export type { RedactionMetrics } from './redaction/redaction-options';
 export { InvalidRedactionOptionsException } from './exceptions/invalid-redaction-options.exception';
 export { TokenQuota } from './quota/token-quota';
 export type { QuotaBudget, QuotaPeriod, QuotaStatus, TokenQuotaMetrics, TokenQuotaOptions, UserShare } from './quota/token-quota';
-export type { QuotaKey, QuotaUsageFilter, QuotaUsageRow, TokenQuotaStore } from './quota/token-quota.store';
-export { QUOTA_USAGE_DEFAULT_LIMIT, QUOTA_USAGE_MAX_LIMIT } from './quota/token-quota.store';
+export type {
+  QuotaAdmission,
+  QuotaAdmitLimits,
+  QuotaKey,
+  QuotaUsageFilter,
+  QuotaUsageRow,
+  TokenQuotaStore,
+} from './quota/token-quota.store';
+export { MAX_CHARGE_TOKENS, QUOTA_USAGE_DEFAULT_LIMIT, QUOTA_USAGE_MAX_LIMIT } from './quota/token-quota.store';
 export { InMemoryTokenQuotaStore } from './quota/in-memory-token-quota.store';
 export { TypeOrmTokenQuotaStore } from './quota/typeorm-token-quota.store';
 export { TokenUsageEntity } from './quota/token-usage.entity';
@@ -48,3 +55,4 @@ export { GuardModule } from './guard.module';
 export { ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from './guard.entities';
 export { ownOptions, ownValue } from './own-value';
 export { isScopeId, MAX_SCOPE_ID_LENGTH, scopeIdProblem } from './scope-id';
+export { isRowRefused, sqlState } from './row-refused';

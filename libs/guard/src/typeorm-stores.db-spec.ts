@@ -81,7 +81,9 @@ describe('TypeORM stores on PostgreSQL', () => {
       const inner = new TypeOrmAuditLogStore(dataSource);
       const store = Object.assign(Object.create(inner) as TypeOrmAuditLogStore, {
         append: async (entries: readonly AuditEntry[]) => {
-          if (entries.some((x) => x.runId === 'r13')) throw new Error('invalid byte sequence for encoding "UTF8": 0x00');
+          // As PostgreSQL says it: SQLSTATE 22021, a value the column can never hold.
+          if (entries.some((x) => x.runId === 'r13'))
+            throw Object.assign(new Error('invalid byte sequence for encoding "UTF8": 0x00'), { code: '22021' });
           return inner.append(entries);
         },
       });
@@ -94,6 +96,62 @@ describe('TypeORM stores on PostgreSQL', () => {
       expect((await inner.deadLetters()).map((l) => l.entry.runId)).toEqual(['r13']);
       expect(log.metrics()).toMatchObject({ deadLettered: 1, written: 100, pending: 0, dropped: 0 });
       await log.close();
+    });
+
+    it('an entry whose write fails while reads answer stays queued and arrives once when the store recovers (attack: a trigger failing every insert, taken for a bad entry)', async () => {
+      await dataSource.query(`CREATE FUNCTION e2e_audit_maintenance() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN RAISE EXCEPTION 'zmodu_audit_log is locked for maintenance'; END $$`);
+      await dataSource.query(
+        `CREATE TRIGGER e2e_audit_maintenance BEFORE INSERT ON zmodu_audit_log FOR EACH ROW EXECUTE FUNCTION e2e_audit_maintenance()`,
+      );
+      const store = new TypeOrmAuditLogStore(dataSource);
+      const log = new AgentAuditLog(store, { batchSize: 10, flushIntervalMs: 20, maxRetryIntervalMs: 80 });
+      try {
+        for (const id of ids(25)) log.record(entry(id));
+        await expect(log.flush()).rejects.toThrow(/locked for maintenance/);
+        // The store still answers reads, and its dead letters take writes: neither makes the entries bad ones.
+        expect(await store.query({ limit: 10 })).toEqual([]);
+        expect(log.metrics()).toMatchObject({ pending: 25, deadLettered: 0, dropped: 0, written: 0 });
+        expect(log.metrics().failedWrites).toBeGreaterThan(0);
+        // Retried on the log's own timer, with a growing wait, while the store keeps failing.
+        const failed = log.metrics().failedWrites;
+        for (let i = 0; i < 100 && log.metrics().failedWrites < failed + 2; i++) await new Promise((r) => setTimeout(r, 20));
+        expect(log.metrics().failedWrites).toBeGreaterThanOrEqual(failed + 2);
+        expect(log.metrics().retryInMs).toBeGreaterThan(20);
+        expect(await written()).toEqual([]);
+      } finally {
+        await dataSource.query('DROP TRIGGER e2e_audit_maintenance ON zmodu_audit_log');
+        await dataSource.query('DROP FUNCTION e2e_audit_maintenance()');
+      }
+      // The store recovers: the next retry writes every entry, once, in order; none was set aside.
+      for (let i = 0; i < 200 && log.metrics().pending > 0; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(await written()).toEqual(ids(25));
+      expect(await store.deadLetters()).toEqual([]);
+      expect(log.metrics()).toMatchObject({ pending: 0, written: 25, deadLettered: 0, dropped: 0 });
+      expect(await store.verify('acme')).toMatchObject({ ok: true, entries: 25 });
+      await log.close();
+    });
+
+    it('a trigger that refuses one entry for good (check_violation) has it set aside; the others are written', async () => {
+      await dataSource.query(`CREATE FUNCTION e2e_audit_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN IF NEW.run_id = 'r7' THEN RAISE EXCEPTION 'run r7 may not be audited' USING ERRCODE = 'check_violation'; END IF;
+        RETURN NEW; END $$`);
+      await dataSource.query(
+        `CREATE TRIGGER e2e_audit_refuse BEFORE INSERT ON zmodu_audit_log FOR EACH ROW EXECUTE FUNCTION e2e_audit_refuse()`,
+      );
+      try {
+        const store = new TypeOrmAuditLogStore(dataSource);
+        const log = new AgentAuditLog(store, { batchSize: 100, flushIntervalMs: 60_000 });
+        for (const id of ids(20)) log.record(entry(id));
+        await log.flush();
+        expect(await written()).toEqual(ids(20).filter((id) => id !== 'r7'));
+        expect((await store.deadLetters()).map((l) => l.entry.runId)).toEqual(['r7']);
+        expect(log.metrics()).toMatchObject({ pending: 0, written: 19, deadLettered: 1 });
+        await log.close();
+      } finally {
+        await dataSource.query('DROP TRIGGER e2e_audit_refuse ON zmodu_audit_log');
+        await dataSource.query('DROP FUNCTION e2e_audit_refuse()');
+      }
     });
 
     it('an outage of the store loses nothing: every entry is written once it is back', async () => {
@@ -117,6 +175,50 @@ describe('TypeORM stores on PostgreSQL', () => {
       expect(await written()).toEqual(ids(100));
       expect(await inner.deadLetters()).toEqual([]);
       expect(log.metrics()).toMatchObject({ deadLettered: 0, dropped: 0, pending: 0, written: 100 });
+    });
+  });
+
+  describe('TokenQuota on the database', () => {
+    beforeEach(clean);
+    const key = { tenantId: 'acme', agent: 'trader', userId: 'alice' };
+
+    it('charges refused by a failing store stay queued and arrive once; one it can never hold does not hold them up (attack: a charge with a NUL tenant id ahead of them in the queue)', async () => {
+      const store = new TypeOrmTokenQuotaStore(dataSource);
+      const quota = new TokenQuota(store, { retryIntervalMs: 60_000 });
+      await dataSource.query(`CREATE FUNCTION e2e_quota_maintenance() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN RAISE EXCEPTION 'zmodu_token_usage is locked for maintenance'; END $$`);
+      await dataSource.query(
+        `CREATE TRIGGER e2e_quota_maintenance BEFORE INSERT ON zmodu_token_usage FOR EACH ROW EXECUTE FUNCTION e2e_quota_maintenance()`,
+      );
+      try {
+        await quota.chargeQuietly({ tenantId: 'bad\u0000tenant', agent: 'trader' }, 5);
+        for (let i = 0; i < 3; i++) await quota.chargeQuietly(key, 10);
+        await quota.chargeQuietly({ tenantId: 'globex', agent: 'trader' }, 7);
+        await expect(quota.flushCharges()).rejects.toThrow(/locked for maintenance/);
+        expect(await store.used(key, quota.currentPeriod())).toBe(0); // reads answer; nothing written
+      } finally {
+        await dataSource.query('DROP TRIGGER e2e_quota_maintenance ON zmodu_token_usage');
+        await dataSource.query('DROP FUNCTION e2e_quota_maintenance()');
+      }
+      await quota.flushCharges();
+      const period = quota.currentPeriod();
+      expect(await store.used({ tenantId: 'acme', agent: 'trader' }, period)).toBe(30);
+      expect(await store.used(key, period)).toBe(30);
+      expect(await store.used({ tenantId: 'globex', agent: 'trader' }, period)).toBe(7);
+      expect(quota.metrics()).toMatchObject({ pendingCharges: 0, rejectedCharges: 1, rejectedTokens: 5, droppedCharges: 0 });
+      await quota.close();
+      expect(await store.used({ tenantId: 'acme', agent: 'trader' }, period)).toBe(30); // once
+    });
+
+    it('a count no counter can hold (a hostile model server reporting 1e19 tokens) is charged as the most it holds, not queued forever', async () => {
+      const store = new TypeOrmTokenQuotaStore(dataSource);
+      const quota = new TokenQuota(store, { retryIntervalMs: 60_000 });
+      await quota.chargeQuietly(key, 1e19);
+      await quota.chargeQuietly(key, 1e19);
+      expect(quota.metrics()).toMatchObject({ pendingCharges: 0, queuedCharges: 0, rejectedCharges: 0 });
+      expect(await store.used(key, quota.currentPeriod())).toBe(Number.MAX_SAFE_INTEGER);
+      expect(await quota.charge({ tenantId: 'acme', agent: 'trader' }, 1)).toBe(Number.MAX_SAFE_INTEGER);
+      await quota.close();
     });
   });
 

@@ -1,4 +1,4 @@
 import { memoryStoreContract } from './testing';
 import { InMemoryMemoryStore } from './in-memory-memory.store';
 
-memoryStoreContract('InMemoryMemoryStore (contract)', async () => ({ store: new InMemoryMemoryStore() }));
+memoryStoreContract('InMemoryMemoryStore (contract)', async (options) => ({ store: new InMemoryMemoryStore(options) }));

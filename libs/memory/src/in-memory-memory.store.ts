@@ -1,8 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { MemoryErasedException } from './exceptions/memory-erased.exception';
-import { checkCaps, checkEntry, checkPage, checkToken, fitCaps, requireScope, scopeOf } from './memory-scope';
+import { MemoryFullException } from './exceptions/memory-full.exception';
+import { checkCaps, checkEntry, checkPage, checkStoreOptions, checkToken, fitCaps, requireScope, scopeOf } from './memory-scope';
 import { MemoryStore } from './memory.store';
-import { MemoryEntry, MemoryListQuery, MemoryScope, MemoryWriteToken, NewMemoryEntry, RecallCaps } from './memory.types';
+import {
+  MemoryEntry,
+  MemoryListQuery,
+  MemoryScope,
+  MemoryStoreOptions,
+  MemoryWriteToken,
+  NewMemoryEntry,
+  RecallCaps,
+} from './memory.types';
 
 interface Bucket {
   epoch: number;
@@ -13,11 +22,17 @@ const words = (text: string) => new Set(text.toLowerCase().match(/[\p{L}\p{N}]+/
 
 /**
  * Memory in process, for tests and demos: lost on restart. Buckets are keyed by tenant, then by
- * user (Maps, never a joined string). Relevance is the number of the goal's words an entry has.
+ * user (Maps, never a joined string). Relevance is the number of the goal's words an entry has. A write checks the
+ * epoch and the cap and stores the entry with no await in between, so writes at once cannot pass maxNotesPerUser.
  */
 export class InMemoryMemoryStore implements MemoryStore {
   private readonly tenants = new Map<string, Map<string, Bucket>>();
   private seq = 0;
+  private readonly maxNotesPerUser: number;
+
+  constructor(options: MemoryStoreOptions = {}) {
+    this.maxNotesPerUser = checkStoreOptions(options).maxNotesPerUser;
+  }
 
   private bucket(s: MemoryScope, create: boolean): Bucket | undefined {
     let users = this.tenants.get(s.tenantId);
@@ -45,6 +60,9 @@ export class InMemoryMemoryStore implements MemoryStore {
     checkToken(s, t);
     const b = this.bucket(s, true) as Bucket;
     if (String(b.epoch) !== t.epoch) throw new MemoryErasedException(s.tenantId, s.userId);
+    const now = Date.now();
+    b.entries = b.entries.filter((x) => !x.expiresAt || x.expiresAt.getTime() > now); // expired notes go, and do not count
+    if (b.entries.length >= this.maxNotesPerUser) throw new MemoryFullException(s.tenantId, s.userId, this.maxNotesPerUser);
     const id = randomUUID();
     // Strictly increasing times keep "newest first" a total order.
     const createdAt = new Date(Math.max(Date.now(), ++this.seq));

@@ -11,13 +11,14 @@ export type {
   MemoryListQuery,
   MemoryRanker,
   MemoryScope,
+  MemoryStoreOptions,
   MemoryWriteToken,
   NewMemoryEntry,
   RecallCaps,
 } from './memory.types';
 export { MemoryRecall } from './memory-recall';
 export { MEMORY_FENCE_CLOSE, MEMORY_FENCE_OPEN, memoryBlock } from './memory-block';
-export { MAX_CONTENT_CHARS } from './memory-scope';
+export { DEFAULT_MAX_NOTES_PER_USER, MAX_CONTENT_CHARS } from './memory-scope';
 export { fullTextRanker } from './full-text.ranker';
 export { TypeOrmMemoryStore } from './typeorm-memory.store';
 export { InMemoryMemoryStore } from './in-memory-memory.store';
@@ -28,3 +29,4 @@ export { InvalidMemoryQueryException } from './exceptions/invalid-memory-query.e
 export { InvalidMemoryScopeException } from './exceptions/invalid-memory-scope.exception';
 export { MemoryDataSourceMissingException } from './exceptions/memory-data-source-missing.exception';
 export { MemoryErasedException } from './exceptions/memory-erased.exception';
+export { MemoryFullException } from './exceptions/memory-full.exception';

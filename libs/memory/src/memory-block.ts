@@ -3,8 +3,15 @@ import { MemoryEntry } from './memory.types';
 export const MEMORY_FENCE_OPEN = '<<<remembered-notes';
 export const MEMORY_FENCE_CLOSE = 'remembered-notes>>>';
 
-/** JSON with every < and > escaped: no entry can write a fence marker, and each stays on one line. */
-const quoted = (value: unknown) => JSON.stringify(value).replace(/</g, '\\u003c').replace(/>/g, '\\u003e');
+/** What JSON.stringify leaves raw that a reader may take for a line break (NEL, LS, PS) or a control (DEL, C1). */
+const UNSAFE_IN_LINE = /[<>\u007f-\u009f\u2028\u2029]/g;
+
+/**
+ * JSON with every < and > escaped (no entry can write a fence marker), and U+0085, U+2028, U+2029 and the other C1
+ * controls escaped too, so that each note stays on one line for every reader.
+ */
+const quoted = (value: unknown) =>
+  JSON.stringify(value).replace(UNSAFE_IN_LINE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 
 /**
  * The block an agent's system prompt gets: a header saying these are remembered notes, untrusted

@@ -2,7 +2,8 @@ import { MAX_SCOPE_ID_LENGTH, scopeIdProblem } from '@zmodu/guard';
 import { InvalidMemoryEntryException } from './exceptions/invalid-memory-entry.exception';
 import { InvalidMemoryQueryException } from './exceptions/invalid-memory-query.exception';
 import { InvalidMemoryScopeException } from './exceptions/invalid-memory-scope.exception';
-import { MemoryListQuery, MemoryScope, MemoryWriteToken, NewMemoryEntry, RecallCaps } from './memory.types';
+import { InvalidMemoryOptionsException } from './exceptions/invalid-memory-options.exception';
+import { MemoryListQuery, MemoryScope, MemoryStoreOptions, MemoryWriteToken, NewMemoryEntry, RecallCaps } from './memory.types';
 
 /** Longest tenant or user id, entry content, kind and agent name a store accepts. */
 export const MAX_SCOPE_PART = MAX_SCOPE_ID_LENGTH;
@@ -10,9 +11,11 @@ export const MAX_CONTENT_CHARS = 2_000;
 export const MAX_KIND_CHARS = 40;
 export const MAX_AGENT_CHARS = 100;
 
-// Content may hold newlines and tabs, never NUL (PostgreSQL text cannot) or other control characters.
-// eslint-disable-next-line no-control-regex
-const CONTENT_CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/;
+// Content may hold newlines and tabs, never NUL (PostgreSQL text cannot), other C0 or C1 control characters (as goals),
+// nor a lone UTF-16 surrogate.
+const CONTENT_CONTROL =
+  // eslint-disable-next-line no-control-regex -- control characters are what it finds
+  /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 function scopeProblem(scope: unknown): string | null {
   if (!scope || typeof scope !== 'object') return 'no scope was given';
@@ -43,7 +46,9 @@ export function checkEntry(entry: NewMemoryEntry): NewMemoryEntry {
   if (typeof content !== 'string' || content.trim() === '') throw new InvalidMemoryEntryException('content is empty');
   if (content.length > MAX_CONTENT_CHARS) throw new InvalidMemoryEntryException(`content is longer than ${MAX_CONTENT_CHARS} characters`);
   if (CONTENT_CONTROL.test(content))
-    throw new InvalidMemoryEntryException('content holds a NUL or control character: send plain text (newlines and tabs are fine)');
+    throw new InvalidMemoryEntryException(
+      'content holds a NUL, a control character (C0 or C1) or a lone surrogate: send plain text (newlines and tabs are fine)',
+    );
   if (typeof kind !== 'string' || kind.length > MAX_KIND_CHARS || !KIND.test(kind))
     throw new InvalidMemoryEntryException(`kind must be a lowercase word of at most ${MAX_KIND_CHARS} characters (e.g. 'preference')`);
   if (typeof agent !== 'string' || agent.trim() === '' || agent.length > MAX_AGENT_CHARS)
@@ -84,6 +89,19 @@ export function fitCaps<T extends { content: string }>(ranked: readonly T[], cap
     chars += e.content.length;
   }
   return kept;
+}
+
+/** The most notes one user keeps, when nothing else is said (MemoryStoreOptions.maxNotesPerUser). */
+export const DEFAULT_MAX_NOTES_PER_USER = 200;
+/** The largest maxNotesPerUser a store takes. */
+export const MAX_NOTES_PER_USER = 100_000;
+
+/** A store's options, checked; throws InvalidMemoryOptionsException saying what to fix. */
+export function checkStoreOptions(options: MemoryStoreOptions | undefined): Required<MemoryStoreOptions> {
+  const n = options?.maxNotesPerUser ?? DEFAULT_MAX_NOTES_PER_USER;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 1 || n > MAX_NOTES_PER_USER)
+    throw new InvalidMemoryOptionsException(`maxNotesPerUser must be an integer from 1 to ${MAX_NOTES_PER_USER}, got ${String(n)}`);
+  return { maxNotesPerUser: n };
 }
 
 /** A write token must be of the scope written. */

@@ -1,10 +1,11 @@
 import { Test, TestingModule } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { AgentModule, AgentRegistry, ScriptedModelProvider } from '@zmodu/agent';
+import { AgentRegistry, ScriptedModelProvider } from '@zmodu/agent';
 import { Guard } from '@zmodu/guard';
 import { createSkillContext, SkillDispatcher } from '@zmodu/skills';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
 import { MEMORY_STORE, MemoryModule, MemoryRecall, MemoryStore, ZMODU_MEMORY_MIGRATIONS } from '@zmodu/memory';
+import { memoryAgentModule } from './__fixtures__/memory-agent';
 import { MEMORY_FENCE_CLOSE, MEMORY_FENCE_OPEN } from './memory-block';
 
 describe('MemoryModule with an agent', () => {
@@ -29,22 +30,7 @@ describe('MemoryModule with an agent', () => {
       imports: [
         TypeOrmModule.forRoot(await db.options({ migrations: ZMODU_MEMORY_MIGRATIONS, migrationsRun: true })),
         MemoryModule.forRoot({ maxEntries: 3 }),
-        AgentModule.forRootAsync({
-          inject: [MemoryRecall],
-          useFactory: (memory: MemoryRecall) => ({
-            agents: [
-              {
-                name: 'helper',
-                provider,
-                skills: ['memory.remember', 'memory.recall'],
-                guard: { allow: ['memory.remember', 'memory.recall'], allowExecute: false },
-                systemPrompt: 'You are a helpful assistant.',
-                memory,
-              },
-            ],
-          }),
-          guard: { auditStore: 'memory', quotaStore: 'memory' },
-        }),
+        memoryAgentModule(provider, { auditStore: 'memory', quotaStore: 'memory' }, 'You are a helpful assistant.'),
       ],
     }).compile();
     await app.init();

@@ -42,6 +42,18 @@ describe('MemoryModule', () => {
     await expect(boot(MemoryModule.forRoot({}))).rejects.toThrow(/needs the app's TypeORM DataSource: import TypeOrmModule.forRoot/);
   });
 
+  it('memory.remember past the per-user cap is refused as memory_full, saying what to do; nothing is evicted', async () => {
+    const store = new InMemoryMemoryStore({ maxNotesPerUser: 1 });
+    const app = await boot(MemoryModule.forRoot({ store }));
+    const ctx = createSkillContext({ guard: new Guard({ allow: ['memory.remember'] }), tenantId: 't', userId: 'u', permissions: [] });
+    expect(await app.get(SkillDispatcher).dispatch(ctx, 'memory.remember', { content: 'first' })).toMatchObject({ ok: true });
+    const full = await app.get(SkillDispatcher).dispatch(ctx, 'memory.remember', { content: 'second' });
+    expect(full).toMatchObject({ ok: false, outcome: 'error', error: { reason: 'memory_full', maxNotesPerUser: 1 } });
+    expect(full.error?.message).toMatch(/holds 1 note, the most it keeps: nothing was remembered\. Forget notes first/);
+    expect((await store.list({ tenantId: 't', userId: 'u' }, { limit: 10 })).map((e) => e.content)).toEqual(['first']);
+    await app.close();
+  });
+
   it('caps that cannot work fail boot', async () => {
     await expect(boot(MemoryModule.forRoot({ store: new InMemoryMemoryStore(), maxChars: -1 }))).rejects.toThrow(/maxChars must be/);
   });

@@ -24,7 +24,7 @@ import { TypeOrmMemoryStore } from './typeorm-memory.store';
       useFactory: (o: ResolvedMemoryOptions, ds?: DataSource): MemoryStore => {
         if (o.store !== 'typeorm') return o.store;
         if (!ds) throw new MemoryDataSourceMissingException();
-        return new TypeOrmMemoryStore(ds, o.ranker);
+        return new TypeOrmMemoryStore(ds, o.ranker, { maxNotesPerUser: o.maxNotesPerUser });
       },
     },
     MemoryRecall,

@@ -1,6 +1,7 @@
 import { ownOptions } from '@zmodu/guard';
 import { resolveSkillPermissions, SkillPermissions } from '@zmodu/skills';
 import { InvalidMemoryOptionsException } from './exceptions/invalid-memory-options.exception';
+import { checkStoreOptions, DEFAULT_MAX_NOTES_PER_USER } from './memory-scope';
 import { MemoryStore } from './memory.store';
 import { MemoryRanker } from './memory.types';
 
@@ -23,6 +24,11 @@ export class MemoryModuleOptions {
   maxEntries?: number = DEFAULT_MAX_ENTRIES;
   /** Characters of content one recall injects at most. Default 2000. */
   maxChars?: number = DEFAULT_MAX_CHARS;
+  /**
+   * The most unexpired notes one user keeps in the default store (200): a note past it is refused (`memory_full` from
+   * memory.remember, MemoryFullException from the store), nothing is evicted. A store of yours keeps its own cap.
+   */
+  maxNotesPerUser?: number = DEFAULT_MAX_NOTES_PER_USER;
   /** Register the memory.remember and memory.recall skills. Default true. */
   skills?: boolean = true;
   /**
@@ -39,7 +45,8 @@ const isCap = (n: unknown, max: number) => typeof n === 'number' && Number.isInt
 
 /** Merge the given options over the defaults, once; throws InvalidMemoryOptionsException on what cannot work. */
 export function resolveMemoryOptions(raw: Partial<MemoryModuleOptions> | undefined): ResolvedMemoryOptions {
-  const o = Object.assign(new MemoryModuleOptions(), ownOptions(raw)) as ResolvedMemoryOptions;
+  const given = ownOptions(raw);
+  const o = Object.assign(new MemoryModuleOptions(), given) as ResolvedMemoryOptions;
   if (!isCap(o.maxEntries, 1_000))
     throw new InvalidMemoryOptionsException(`maxEntries must be an integer from 1 to 1000, got ${String(o.maxEntries)}`);
   if (!isCap(o.maxChars, 1_000_000))
@@ -47,6 +54,11 @@ export function resolveMemoryOptions(raw: Partial<MemoryModuleOptions> | undefin
   const store = o.store as unknown;
   if (store !== 'typeorm' && (!store || typeof store !== 'object' || typeof (store as MemoryStore).recall !== 'function'))
     throw new InvalidMemoryOptionsException("store must be 'typeorm' or a MemoryStore");
+  checkStoreOptions({ maxNotesPerUser: o.maxNotesPerUser });
+  if (store !== 'typeorm' && given && Object.hasOwn(given, 'maxNotesPerUser'))
+    throw new InvalidMemoryOptionsException(
+      'maxNotesPerUser sets the cap of the default store: give your MemoryStore its own (e.g. new InMemoryMemoryStore({ maxNotesPerUser }))',
+    );
   o.permissions = resolveSkillPermissions(o.permissions, MEMORY_SKILL_KEYS, 'permissions', (field, problem) => {
     throw new InvalidMemoryOptionsException(`${field}: ${problem}`);
   });

@@ -11,7 +11,9 @@ export interface MemoryStore {
   beginWrite(scope: MemoryScope): Promise<MemoryWriteToken>;
   /**
    * Store an entry; returns its id. With `token`, refused (MemoryErasedException) if the scope was
-   * erased after `beginWrite`; without one, the epoch is read when the write starts.
+   * erased after `beginWrite`; without one, the epoch is read when the write starts. Refused
+   * (MemoryFullException, nothing evicted) when the scope already holds `maxNotesPerUser` unexpired
+   * notes: the count and the insert are one atomic step, so writes at once never pass it.
    */
   remember(scope: MemoryScope, entry: NewMemoryEntry, token?: MemoryWriteToken): Promise<string>;
   /** The scope's unexpired entries most relevant to `query`, then the most recent, within the caps. */

@@ -31,6 +31,15 @@ export interface MemoryEntry {
   readonly expiresAt: Date | null;
 }
 
+/** Options of the stores of @zmodu/memory. */
+export interface MemoryStoreOptions {
+  /**
+   * The most unexpired notes one user (of one tenant) keeps: a write past it is refused with MemoryFullException (nothing
+   * is evicted); expired notes do not count and go with the next write. Default 200 (DEFAULT_MAX_NOTES_PER_USER).
+   */
+  readonly maxNotesPerUser?: number;
+}
+
 /** Caps of one recall: at most `maxEntries` entries of `maxChars` characters of content in all. */
 export interface RecallCaps {
   readonly maxEntries: number;

@@ -20,10 +20,13 @@ describe('TypeOrmMemoryStore', () => {
     await db?.drop();
   });
 
-  memoryStoreContract(`TypeOrmMemoryStore on ${process.env.ZMODU_TEST_DATABASE_URL ? 'PostgreSQL' : 'PGlite'} (contract)`, async () => {
-    await dataSource.query('TRUNCATE zmodu_memory, zmodu_memory_erasures');
-    return { store: new TypeOrmMemoryStore(dataSource) };
-  });
+  memoryStoreContract(
+    `TypeOrmMemoryStore on ${process.env.ZMODU_TEST_DATABASE_URL ? 'PostgreSQL' : 'PGlite'} (contract)`,
+    async (options) => {
+      await dataSource.query('TRUNCATE zmodu_memory, zmodu_memory_erasures');
+      return { store: new TypeOrmMemoryStore(dataSource, undefined, options) };
+    },
+  );
 
   it('stores a generated full-text column with a GIN index', async () => {
     const idx = await dataSource.query(`SELECT indexdef FROM pg_indexes WHERE tablename = 'zmodu_memory'`);

@@ -2,10 +2,20 @@ import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { queryRows } from '@zmodu/db';
 import { MemoryErasedException } from './exceptions/memory-erased.exception';
+import { MemoryFullException } from './exceptions/memory-full.exception';
 import { fullTextRanker } from './full-text.ranker';
-import { checkCaps, checkEntry, checkPage, checkToken, fitCaps, requireScope, scopeOf } from './memory-scope';
+import { checkCaps, checkEntry, checkPage, checkStoreOptions, checkToken, fitCaps, requireScope, scopeOf } from './memory-scope';
 import { MemoryStore } from './memory.store';
-import { MemoryEntry, MemoryListQuery, MemoryRanker, MemoryScope, MemoryWriteToken, NewMemoryEntry, RecallCaps } from './memory.types';
+import {
+  MemoryEntry,
+  MemoryListQuery,
+  MemoryRanker,
+  MemoryScope,
+  MemoryStoreOptions,
+  MemoryWriteToken,
+  NewMemoryEntry,
+  RecallCaps,
+} from './memory.types';
 
 const COLUMNS = 'm.id, m.tenant_id, m.user_id, m.agent, m.kind, m.content, m.created_at, m.expires_at';
 const UNEXPIRED = '(m.expires_at IS NULL OR m.expires_at > now())';
@@ -35,16 +45,22 @@ const toEntry = (r: Row): MemoryEntry => ({
 
 /**
  * Memory on PostgreSQL (or PGlite) through TypeORM: the tables of ZMODU_MEMORY_MIGRATIONS. Every
- * statement has `tenant_id = $1 AND user_id = $2` in its own WHERE. A write share-locks the scope's
- * erase row and lands only if the epoch is the one read when it started; an erase bumps the epoch
- * (an exclusive lock on that row, so it waits for writes in flight) and deletes the entries in the
+ * statement has `tenant_id = $1 AND user_id = $2` in its own WHERE. A write locks the scope's erase row
+ * (FOR UPDATE: the scope's writes one at a time) and lands only if the epoch is the one read when it started and the
+ * scope holds fewer than maxNotesPerUser unexpired notes (counted in the INSERT's own statement, under that lock); an
+ * erase bumps the epoch (an exclusive lock on that row, so it waits for writes in flight) and deletes the entries in the
  * same transaction, so no write started before it lands after it.
  */
 export class TypeOrmMemoryStore implements MemoryStore {
+  private readonly maxNotesPerUser: number;
+
   constructor(
     private readonly dataSource: DataSource,
     private readonly ranker: MemoryRanker = fullTextRanker,
-  ) {}
+    options: MemoryStoreOptions = {},
+  ) {
+    this.maxNotesPerUser = checkStoreOptions(options).maxNotesPerUser;
+  }
 
   async beginWrite(scope: MemoryScope): Promise<MemoryWriteToken> {
     const s = requireScope(scope);
@@ -67,22 +83,29 @@ export class TypeOrmMemoryStore implements MemoryStore {
         s.tenantId,
         s.userId,
       ]);
-      // FOR SHARE: an erase in flight (it holds the row exclusively) is waited for, then its epoch is seen.
+      // FOR UPDATE: an erase in flight (it holds the row exclusively) is waited for, then its epoch is seen; and the
+      // scope's other writes wait for this one, so each counts the notes the one before it committed.
       const rows = await queryRows<{ epoch: string }>(
         m,
-        `SELECT epoch::text AS epoch FROM zmodu_memory_erasures WHERE tenant_id = $1 AND user_id = $2 FOR SHARE`,
+        `SELECT epoch::text AS epoch FROM zmodu_memory_erasures WHERE tenant_id = $1 AND user_id = $2 FOR UPDATE`,
         [s.tenantId, s.userId],
       );
-      if (rows[0]?.epoch !== t.epoch) return false;
-      await m.query(
+      if (rows[0]?.epoch !== t.epoch) return 'erased';
+      // Expired notes are never read again: they go now and do not count.
+      await m.query(`DELETE FROM zmodu_memory WHERE tenant_id = $1 AND user_id = $2 AND expires_at <= now()`, [s.tenantId, s.userId]);
+      const inserted = await queryRows(
+        m,
         `INSERT INTO zmodu_memory (id, tenant_id, user_id, agent, kind, content, expires_at)
          SELECT $3, $1, $2, $4, $5, $6, $7 FROM zmodu_memory_erasures
-         WHERE tenant_id = $1 AND user_id = $2 AND epoch = $8::bigint`,
-        [s.tenantId, s.userId, id, e.agent, e.kind, e.content, e.expiresAt ?? null, t.epoch],
+         WHERE tenant_id = $1 AND user_id = $2 AND epoch = $8::bigint
+           AND (SELECT count(*) FROM zmodu_memory WHERE tenant_id = $1 AND user_id = $2) < $9
+         RETURNING id`,
+        [s.tenantId, s.userId, id, e.agent, e.kind, e.content, e.expiresAt ?? null, t.epoch, this.maxNotesPerUser],
       );
-      return true;
+      return inserted.length === 1 ? 'landed' : 'full';
     });
-    if (!landed) throw new MemoryErasedException(s.tenantId, s.userId);
+    if (landed === 'erased') throw new MemoryErasedException(s.tenantId, s.userId);
+    if (landed === 'full') throw new MemoryFullException(s.tenantId, s.userId, this.maxNotesPerUser);
     return id;
   }
 

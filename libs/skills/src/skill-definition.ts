@@ -2,7 +2,7 @@ import { ActionClass } from '@zmodu/guard';
 import { ValidateFunction } from 'ajv';
 import { JsonSchema } from './json-schema';
 import { SkillInvocation } from './skill-context';
-import { SkillOptions } from './skill-options';
+import { SkillAuditMode, SkillOptions } from './skill-options';
 
 export type SkillHandler = (args: Record<string, unknown>, ctx: SkillInvocation) => unknown;
 
@@ -16,6 +16,8 @@ export interface NormalizedSkillOptions {
   readonly tenantScoped: boolean;
   readonly cost?: number;
   readonly staged: boolean;
+  /** What the audit keeps of the arguments and of the result (see SkillOptions.audit). */
+  readonly audit: { readonly args: SkillAuditMode; readonly result: SkillAuditMode };
 }
 
 /** A dynamic skill for `SkillRegistry.register`. */

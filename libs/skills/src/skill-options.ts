@@ -26,6 +26,23 @@ export interface SkillOptions {
    * Propose it with `approval.submit` (list it in the pipeline's `proposable`). Default false.
    */
   readonly staged?: boolean;
+  /**
+   * What the audit entry keeps of the call's arguments and of its result (the handler's value; an error body is always
+   * kept): `'full'` (the default), the shown copy (`x-sensitive` fields masked, secrets redacted), or `'digest'`,
+   * `{"chars":…,"digest":true,"sha256":…}` of that copy, for a skill whose arguments or results carry content that must
+   * not outlive its store (memory notes that an erase deletes). Only the audit: the caller and the model still get the
+   * result, and spans never hold either.
+   */
+  readonly audit?: SkillAuditOptions;
+}
+
+/** What an audit entry keeps of a payload: the shown copy, or its digest. */
+export type SkillAuditMode = 'full' | 'digest';
+
+/** See `SkillOptions.audit`. */
+export interface SkillAuditOptions {
+  readonly args?: SkillAuditMode;
+  readonly result?: SkillAuditMode;
 }
 
 export const SKILL_NAME_PATTERN = /^[a-z][a-z0-9_]*(?:\.[a-z][a-z0-9_]*)*$/;

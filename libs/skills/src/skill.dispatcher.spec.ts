@@ -29,6 +29,16 @@ class FixtureSkills {
     return { symbol: args.symbol, price: 10, tenant: ctx.tenantId };
   }
 
+  costly = 0;
+
+  /** Costs 10 tokens a call, and takes a moment: calls at once overlap. */
+  @Skill({ name: 'costly.thing', action: 'read', description: 'Costs ten tokens', cost: 10 })
+  async costlyThing() {
+    this.costly++;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    return { ok: true };
+  }
+
   @Skill({ name: 'order.submit', description: 'Submit an order (no action declared: execute)', requiredPermission: 'order:submit' })
   submit() {
     this.calls++;
@@ -97,6 +107,7 @@ describe('SkillDispatcher', () => {
       'ghost.skill',
       'order.place',
       'leaky.thing',
+      'costly.thing',
     ],
     allowExecute: true,
   };
@@ -323,10 +334,24 @@ describe('SkillDispatcher', () => {
     expect((await quota.check({ tenantId: 't1', agent: 'trader' })).used).toBe(100 + other.tokens);
   });
 
+  it('lets 10 of 60 calls at once through a budget with room for 10, and charges each once (attack: check the quota, then charge after the call)', async () => {
+    quota.setAgentLimit('trader', 100);
+    const c = ctx({ guard: new Guard({ ...policy, budget: 1_000_000 }) });
+    const results = await Promise.all(Array.from({ length: 60 }, () => dispatcher.dispatch(c, 'costly.thing', {})));
+    const ran = results.filter((r) => r.ok);
+    expect(ran).toHaveLength(10);
+    expect(fixture.costly).toBe(10);
+    for (const r of results.filter((x) => !x.ok)) expect(r).toMatchObject({ cause: 'denied_budget', budget: 'tenant' });
+    // What was charged: each call that ran, once: its reserved cost (10) and the rest of its tokens after it.
+    const used = (await quota.check({ tenantId: 't1', agent: 'trader' })).used;
+    expect(used).toBe(ran.reduce((n, r) => n + Math.max(r.tokens, 10), 0));
+  });
+
   it('refuses with its own cause quota_unavailable when the quota store throws, and audits it as an error', async () => {
-    const q = quota as unknown as { store: { used: () => Promise<number> } };
+    const q = quota as unknown as { store: { used: () => Promise<number>; admit: () => Promise<never> } };
     quota.setAgentLimit('trader', 1000);
     q.store.used = () => Promise.reject(new Error('connect ECONNREFUSED'));
+    q.store.admit = () => Promise.reject(new Error('connect ECONNREFUSED')); // the check with the call's cost: an atomic admission
     const c = ctx();
     const r = await dispatcher.dispatch(c, 'market.quote', { symbol: 'A' });
     expect(r).toMatchObject({ ok: false, decision: 'denied', cause: 'quota_unavailable', outcome: 'error' });

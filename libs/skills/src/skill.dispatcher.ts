@@ -1,6 +1,7 @@
 import { Injectable, Logger, Optional } from '@nestjs/common';
 import {
   AgentAuditLog,
+  auditDigest,
   AuditEntry,
   DenialCause,
   DENIED,
@@ -94,7 +95,8 @@ export class SkillDispatcher {
         : ctx.guard.evaluate(action, skillName, cost);
     // A staged execution was decided by the pipeline (and its approvers): it is metered, not refused for the quota.
     if (decision.allowed && !isStagedExecution(ctx.staged)) {
-      const quota = await this.quotaState(ctx);
+      // The cost is reserved with the check, atomically in the store: callers at once cannot all pass a nearly spent budget.
+      const quota = await this.quotaState(ctx, cost);
       if (quota === 'unavailable') {
         // Fail closed, under a cause of its own: the budget is not known to be spent, it cannot be read.
         return this.finish(ctx, shown, action, started, argsText, 'denied', 'quota_unavailable', 'error', {
@@ -338,6 +340,9 @@ export class SkillDispatcher {
     const shownArgs = this.shownArguments(skill, argsText);
     const durationMs = performance.now() - started;
     const tokens = decision === 'allowed' ? estimateTokens(argsText ?? '') + estimateTokens(observation) : 0;
+    // A skill whose payloads carry content that must not outlive its store (memory notes) has the audit keep digests.
+    const kept = this.registry.get(skill)?.audit;
+    const auditedArgs = kept?.args === 'digest' ? auditDigest(shownArgs) : shownArgs;
     const entry: AuditEntry = {
       runId: ctx.runId,
       agent: ctx.agent ?? null,
@@ -351,8 +356,8 @@ export class SkillDispatcher {
       durationMs,
       tokens,
       at: new Date(),
-      ...(shownArgs !== undefined ? { args: shownArgs } : {}),
-      result: shownError ?? value,
+      ...(auditedArgs !== undefined ? { args: auditedArgs } : {}),
+      result: shownError ?? (kept?.result === 'digest' ? auditDigest(value) : value),
       ...(isStagedExecution(ctx.staged) ? { proposalId: ctx.staged.proposalId, approvers: ctx.staged.approvers } : {}),
     };
     // A staged execution that succeeded: its entry is written in the execution's transaction, so it commits with the
@@ -381,9 +386,9 @@ export class SkillDispatcher {
   }
 
   /** 'ok', the budget that ran out, or 'unavailable' when the quota store cannot be read. */
-  private async quotaState(ctx: SkillContext): Promise<'ok' | QuotaBudget | 'unavailable'> {
+  private async quotaState(ctx: SkillContext, cost: number): Promise<'ok' | QuotaBudget | 'unavailable'> {
     try {
-      const status = await this.quota.check(quotaKey(ctx));
+      const status = await this.quota.check(quotaKey(ctx), cost);
       return status.allowed ? 'ok' : (status.exhausted ?? 'tenant');
     } catch (err) {
       // Fail closed: a quota that cannot be read is a quota that is not granted.

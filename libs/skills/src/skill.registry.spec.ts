@@ -35,6 +35,20 @@ describe('SkillRegistry', () => {
     expect(() => r.register({ name: 'A', description: 'x', handler })).toThrow(/name must be/);
   });
 
+  it("takes audit: { args, result } of 'full' or 'digest' (default full) and refuses anything else", () => {
+    const r = new SkillRegistry();
+    expect(r.register({ name: 'a.plain', description: 'x', handler }).audit).toEqual({ args: 'full', result: 'full' });
+    expect(r.register({ name: 'a.digest', description: 'x', handler, audit: { result: 'digest' } }).audit).toEqual({
+      args: 'full',
+      result: 'digest',
+    });
+    const bad = (audit: unknown) => () => r.register({ name: 'a.bad', description: 'x', handler, audit: audit as never });
+    expect(bad('digest')).toThrow(/audit must be an object such as \{ args: 'digest', result: 'digest' \}/);
+    expect(bad({ args: 'hash' })).toThrow(/audit\.args must be 'full' or 'digest' \(got "hash"\)/);
+    expect(bad({ observation: 'digest' })).toThrow(/audit\.observation: no such field/);
+    expect(bad(Object.create({ result: 'digest' }))).not.toThrow(); // inherited keys are not read: the default, full
+  });
+
   it('compiles the argument schema once at registration', () => {
     const r = new SkillRegistry();
     const s = r.register({

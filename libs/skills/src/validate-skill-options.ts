@@ -1,7 +1,14 @@
 import { isActionClass, normalizeActionClass } from '@zmodu/guard';
 import { InvalidSkillDefinitionException } from './exceptions/invalid-skill-definition.exception';
 import { EMPTY_PARAMETERS, schemaProblem } from './json-schema';
-import { DEFAULT_SKILL_TIMEOUT_MS, MAX_SKILL_TIMEOUT_MS, SKILL_NAME_MAX_LENGTH, SKILL_NAME_PATTERN, SkillOptions } from './skill-options';
+import {
+  DEFAULT_SKILL_TIMEOUT_MS,
+  MAX_SKILL_TIMEOUT_MS,
+  SKILL_NAME_MAX_LENGTH,
+  SKILL_NAME_PATTERN,
+  SkillAuditMode,
+  SkillOptions,
+} from './skill-options';
 import { NormalizedSkillOptions } from './skill-definition';
 
 /** Check a skill declaration and fill its defaults. Throws InvalidSkillDefinitionException saying what to fix. */
@@ -33,6 +40,7 @@ export function validateSkillOptions(options: SkillOptions): NormalizedSkillOpti
   if (options.staged !== undefined && typeof options.staged !== 'boolean') fail('staged must be a boolean');
   if (options.staged === true && normalizeActionClass(options.action) !== 'execute')
     fail("a staged skill changes state when the pipeline runs it: declare it action: 'execute'");
+  const audit = auditOptions(options.audit, fail);
   return Object.freeze({
     name,
     action: normalizeActionClass(options.action),
@@ -43,5 +51,24 @@ export function validateSkillOptions(options: SkillOptions): NormalizedSkillOpti
     tenantScoped: options.tenantScoped ?? true,
     cost: options.cost,
     staged: options.staged === true,
+    audit,
   });
+}
+
+const AUDIT_KEYS = new Set(['args', 'result']);
+
+/** `audit` checked: own keys `args` and `result` only, each 'full' or 'digest' (default 'full'). */
+function auditOptions(raw: unknown, fail: (problem: string) => never): NormalizedSkillOptions['audit'] {
+  if (raw === undefined) return Object.freeze({ args: 'full', result: 'full' });
+  if (raw === null || typeof raw !== 'object' || Array.isArray(raw))
+    fail("audit must be an object such as { args: 'digest', result: 'digest' }");
+  for (const key of Reflect.ownKeys(raw as object))
+    if (typeof key !== 'string' || !AUDIT_KEYS.has(key)) fail(`audit.${String(key)}: no such field (the fields are args and result)`);
+  const mode = (key: 'args' | 'result'): SkillAuditMode => {
+    const value = Object.hasOwn(raw as object, key) ? (raw as Record<string, unknown>)[key] : undefined;
+    if (value === undefined) return 'full';
+    if (value !== 'full' && value !== 'digest') fail(`audit.${key} must be 'full' or 'digest' (got ${JSON.stringify(value)})`);
+    return value as SkillAuditMode;
+  };
+  return Object.freeze({ args: mode('args'), result: mode('result') });
 }

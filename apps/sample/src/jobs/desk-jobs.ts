@@ -7,7 +7,7 @@ export const MORNING_SUMMARY_GOAL = 'Morning market summary for the desk: quote 
 
 /**
  * What the `schedule_job` skill may schedule (by name; the model never writes a goal). Both run on the read-only
- * analyst, with the permissions of the user who scheduled them.
+ * analyst with market:read only (what it quotes and queries with), and only if the user who scheduled them holds it.
  */
 export const SAMPLE_SCHEDULABLE_TASKS: SchedulableTask[] = [
   {
@@ -15,18 +15,20 @@ export const SAMPLE_SCHEDULABLE_TASKS: SchedulableTask[] = [
     agent: 'analyst',
     goal: MORNING_SUMMARY_GOAL,
     description: "A market summary for the desk: the ACME quote and the desk's orders by status.",
+    permissions: [PERMISSIONS.marketRead],
   },
   {
     name: 'open_orders_check',
     agent: 'analyst',
     goal: 'Open orders check: count the desk orders by status and say how many are still open.',
     description: "How many of the desk's orders are still open.",
+    permissions: [PERMISSIONS.marketRead],
   },
 ];
 
 /**
  * The permission code each job skill asks of its caller (`jobs.permissions`): job:read to list the tasks and the
- * tenant's jobs, job:schedule to create or cancel one (a job runs with the permissions of the user who created it).
+ * tenant's jobs, job:schedule to create or cancel one (a job runs with its task's permissions that its creator holds).
  */
 export const SAMPLE_JOB_PERMISSIONS: AgentJobSkillPermissions = {
   list_schedulable_tasks: PERMISSIONS.jobRead,

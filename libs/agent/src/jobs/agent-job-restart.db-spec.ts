@@ -23,7 +23,7 @@ describe('dynamic jobs survive a restart (TypeOrmAgentJobStore on one database)'
   };
 
   it('a job scheduled through the skill on the first app is listed, scoped and run (catch_up) by the next app', async () => {
-    const tasks = [{ name: 'digest', agent: 'reporter', goal: 'send the digest' }];
+    const tasks = [{ name: 'digest', agent: 'reporter', goal: 'send the digest', permissions: ['digest:send'] }];
     const first = await open();
     const skills1 = new AgentJobSkills(new TypeOrmAgentJobStore(first), { schedulableTasks: tasks });
     const alice = { tenantId: 't1', userId: 'alice', permissions: ['digest:send'] };

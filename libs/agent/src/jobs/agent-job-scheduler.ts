@@ -37,6 +37,8 @@ interface Armed {
 export class AgentJobScheduler {
   private readonly logger = new Logger('AgentJobScheduler');
   private readonly armed = new Map<string, Armed>();
+  /** Jobs whose expiry this instance reported (once each): they are not armed again. */
+  private readonly expired = new Set<string>();
   private syncTimer: NodeJS.Timeout | null = null;
   private stopped = true;
 
@@ -76,6 +78,7 @@ export class AgentJobScheduler {
         this.armed.delete(id);
       }
     }
+    for (const id of this.expired) if (!ids.has(id)) this.expired.delete(id);
     for (const job of jobs) if (this.armed.get(job.id)?.key !== keyOf(job)) this.arm(job);
     await this.catchUp(jobs, new Date());
     await this.postUnposted();
@@ -112,11 +115,26 @@ export class AgentJobScheduler {
     return [...this.armed.keys()];
   }
 
+  /** The ids of the jobs this instance found expired (reported in the log, not armed), until the store stops listing them. */
+  expiredJobIds(): string[] {
+    return [...this.expired];
+  }
+
   private arm(job: AgentJobRecord): void {
     const old = this.armed.get(job.id);
     if (old) clearTimeout(old.timer);
+    this.armed.delete(job.id);
     if (this.stopped) return;
     const tick = nextTick(job.cron, job.timeZone, new Date());
+    if (job.expiresAt && tick.getTime() >= job.expiresAt.getTime()) {
+      // Its next tick is at or past its expiry: it fires no more here (the store refuses such a tick on every instance).
+      if (!this.expired.has(job.id))
+        this.logger.log(
+          `job ${job.id} of tenant ${JSON.stringify(job.tenantId)} expires at ${job.expiresAt.toISOString()}, before its next tick: it fires no more`,
+        );
+      this.expired.add(job.id);
+      return;
+    }
     const delay = Math.min(Math.max(tick.getTime() - Date.now(), 0), MAX_TIMEOUT_MS);
     const timer = setTimeout(() => {
       const due = tick.getTime() <= Date.now();
@@ -170,4 +188,5 @@ export class AgentJobScheduler {
   }
 }
 
-const keyOf = (j: AgentJobRecord) => JSON.stringify([j.cron, j.timeZone, j.goal, j.agent, j.tenantId, j.userId, j.permissions]);
+const keyOf = (j: AgentJobRecord) =>
+  JSON.stringify([j.cron, j.timeZone, j.goal, j.agent, j.tenantId, j.userId, j.permissions, j.expiresAt?.getTime() ?? null]);

@@ -2,7 +2,15 @@ import { SkillError } from '@zmodu/skills';
 import { AgentJobSkills } from './agent-job-skills';
 import { InMemoryAgentJobStore } from './in-memory-agent-job.store';
 
-const tasks = [{ name: 'daily_report', agent: 'reporter', goal: 'send the daily report', description: 'The daily sales report' }];
+const tasks = [
+  {
+    name: 'daily_report',
+    agent: 'reporter',
+    goal: 'send the daily report',
+    description: 'The daily sales report',
+    permissions: ['reports:read'],
+  },
+];
 const alice = { tenantId: 't1', userId: 'alice', permissions: ['reports:read'] };
 const bob = { tenantId: 't2', userId: 'bob', permissions: ['admin'] };
 
@@ -14,9 +22,9 @@ describe('AgentJobSkills', () => {
     skills = new AgentJobSkills(store, { schedulableTasks: tasks, maxJobsPerTenant: 2 });
   });
 
-  it('schedule_job stores the task goal with the caller scope and permissions, never more', async () => {
+  it("schedule_job stores the task goal with the caller scope and the task's permissions the caller holds, never more", async () => {
     expect(skills.listSchedulableTasks(alice)).toEqual([
-      { name: 'daily_report', agent: 'reporter', description: 'The daily sales report' },
+      { name: 'daily_report', agent: 'reporter', description: 'The daily sales report', permissions: ['reports:read'] },
     ]);
     const { jobId } = await skills.scheduleJob(
       { task: 'daily_report', cron: '0 9 * * 1-5', timeZone: 'Europe/Paris', missed: 'catch_up' },
@@ -100,6 +108,13 @@ describe('AgentJobSkills', () => {
     expect(() => new AgentJobSkills(store, { schedulableTasks: [...tasks, ...tasks] })).toThrow('used twice');
     expect(() => new AgentJobSkills(store, { schedulableTasks: [{ name: 'x', goal: '' }] })).toThrow('non-empty name and goal');
     expect(() => new AgentJobSkills(store, { schedulableTasks: tasks, maxJobsPerTenant: 0 })).toThrow('maxJobsPerTenant');
+    expect(() => new AgentJobSkills(store, { schedulableTasks: tasks, maxJobLifetimeMs: 1000 })).toThrow(/^jobs\.maxJobLifetimeMs must be/);
+    expect(() => new AgentJobSkills(store, { schedulableTasks: [{ name: 'x', goal: 'y', permissions: 'all' as never }] })).toThrow(
+      'task "x": permissions must be an array',
+    );
+    expect(() => new AgentJobSkills(store, { schedulableTasks: [{ name: 'x', goal: 'y', permissions: [' admin'] }] })).toThrow(
+      'task "x": permissions:',
+    );
     expect(() => new AgentJobSkills(store, { schedulableTasks: tasks, permissions: { list_jobs: '' } })).toThrow(
       /^jobs\.permissions\.list_jobs: expected a permission code/,
     );

@@ -62,5 +62,7 @@ export function staticAgentJob(d: AgentJobDefinition): NewAgentJob {
     timeZone: d.timeZone,
     missed: d.missed ?? 'skip',
     origin: 'static',
+    task: null,
+    expiresAt: null,
   };
 }

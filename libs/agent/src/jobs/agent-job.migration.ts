@@ -51,3 +51,28 @@ export class ZmoduAgentJobTickClaims1764580000000 implements MigrationInterface 
     await q.query(`ALTER TABLE zmodu_agent_job_ticks DROP COLUMN IF EXISTS claimed_at`);
   }
 }
+
+/**
+ * The task a dynamic job was made from and its expiry: a job keeps the permissions its task declares (narrowed at the
+ * next boot for jobs stored before, see AgentJobsRunner) and fires no more from `expires_at` on.
+ */
+export class ZmoduAgentJobScope1764630270000 implements MigrationInterface {
+  name = 'ZmoduAgentJobScope1764630270000';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`ALTER TABLE zmodu_agent_jobs ADD COLUMN IF NOT EXISTS task text`);
+    await q.query(`ALTER TABLE zmodu_agent_jobs ADD COLUMN IF NOT EXISTS expires_at timestamptz`);
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`ALTER TABLE zmodu_agent_jobs DROP COLUMN IF EXISTS expires_at`);
+    await q.query(`ALTER TABLE zmodu_agent_jobs DROP COLUMN IF EXISTS task`);
+  }
+}
+
+/** The migrations of the job tables, in order (part of ZMODU_AGENT_MIGRATIONS). */
+export const ZMODU_AGENT_JOB_MIGRATIONS = [
+  ZmoduAgentJobs1764570000000,
+  ZmoduAgentJobTickClaims1764580000000,
+  ZmoduAgentJobScope1764630270000,
+];

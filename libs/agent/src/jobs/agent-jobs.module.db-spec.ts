@@ -52,7 +52,7 @@ describe("AgentModule.forRoot({ jobs: { store: 'typeorm' } }) on the app's DataS
         AgentModule.forRoot({
           agents: [spec(new ScriptedModelProvider([{ text: 'done' }]))],
           worker: { runStore: 'typeorm' },
-          jobs: { schedulableTasks: [{ name: 'digest', goal: 'send the digest' }] },
+          jobs: { schedulableTasks: [{ name: 'digest', goal: 'send the digest', permissions: ['digest:send'] }] },
           guard: { auditStore: 'memory', quotaStore: 'memory' },
         }),
       ],
@@ -84,6 +84,34 @@ describe("AgentModule.forRoot({ jobs: { store: 'typeorm' } }) on the app's DataS
       expect(second.get(AgentJobsRunner).jobIds().sort()).toEqual([jobId, 'static:nightly'].sort());
       const rows = await second.get(DataSource).query("SELECT id, origin FROM zmodu_agent_jobs WHERE origin = 'static'");
       expect(rows).toEqual([{ id: 'static:nightly', origin: 'static' }]);
+    } finally {
+      await second.close();
+    }
+  }, 60_000);
+
+  it("narrows at boot a job stored with all its creator's permissions and no expiry (attack: an old job keeps an admin's 17 permissions)", async () => {
+    const first = await boot();
+    const ds = first.get(DataSource);
+    const admin = Array.from({ length: 16 }, (_, i) => `perm:${i}`).concat('digest:send');
+    // As schedule_job stored a job before tasks declared permissions: the creator's whole token, no task, no expiry.
+    await ds.query(
+      `INSERT INTO zmodu_agent_jobs (id, tenant_id, user_id, permissions, agent, goal, cron, time_zone, missed, origin)
+       VALUES ('legacy', 't1', 'root', $1::jsonb, NULL, 'send the digest', '0 9 * * *', 'UTC', 'skip', 'dynamic'),
+              ('orphan', 't1', 'root', $1::jsonb, NULL, 'a goal no task has', '0 9 * * *', 'UTC', 'skip', 'dynamic')`,
+      [JSON.stringify(admin)],
+    );
+    await first.close();
+    const second = await boot();
+    try {
+      const rows: Array<{ id: string; permissions: unknown; task: string | null; expires_at: Date | null }> = await second
+        .get(DataSource)
+        .query(`SELECT id, permissions, task, expires_at FROM zmodu_agent_jobs WHERE id IN ('legacy', 'orphan') ORDER BY id`);
+      const perms = (v: unknown) => (typeof v === 'string' ? (JSON.parse(v) as string[]) : v);
+      expect(rows.map((r) => [r.id, perms(r.permissions), r.task])).toEqual([
+        ['legacy', ['digest:send'], 'digest'],
+        ['orphan', [], null],
+      ]);
+      for (const r of rows) expect(new Date(r.expires_at as Date).getTime()).toBeGreaterThan(Date.now() + 89 * 86_400_000);
     } finally {
       await second.close();
     }

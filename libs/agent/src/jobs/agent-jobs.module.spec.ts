@@ -120,7 +120,7 @@ describe('AgentModule.forRoot({ jobs })', () => {
     // maxJobsPerTenant: 1 reached for t1; the model cannot schedule a goal it writes itself.
     const capped = await dispatcher.dispatch(alice, 'schedule_job', { task: 'digest', cron: '0 9 * * *' });
     expect(capped.ok).toBe(false);
-    expect(capped.observation).toMatch(/already has 1 jobs/);
+    expect(capped.observation).toMatch(/already has 1 active jobs/);
     const written = await dispatcher.dispatch(alice, 'schedule_job', { goal: 'wire the money', cron: '0 9 * * *' });
     expect(written).toMatchObject({ ok: false, cause: 'invalid_arguments' });
     expect((await dispatcher.dispatch(alice, 'list_jobs', {})).value).toHaveLength(1);
@@ -196,6 +196,11 @@ describe('AgentModule.forRoot({ jobs })', () => {
       [{ worker: { runStore: 'memory' }, jobs: { store: 'redis' as never } }, /'jobs\.store'/],
       [{ worker: { runStore: 'memory' }, jobs: { store: 'memory', syncMs: 5 } }, /'jobs\.syncMs'.*1000/],
       [{ worker: { runStore: 'memory' }, jobs: { store: 'memory', maxJobsPerTenant: 0 } }, /'jobs\.maxJobsPerTenant'/],
+      [{ worker: { runStore: 'memory' }, jobs: { store: 'memory', maxJobLifetimeMs: 5 } }, /'jobs\.maxJobLifetimeMs': must be an integer/],
+      [
+        { worker: { runStore: 'memory' }, jobs: { store: 'memory', schedulableTasks: [{ name: 'x', goal: 'y', permissions: [''] }] } },
+        /'jobs\.schedulableTasks': .*task "x": permissions/,
+      ],
       [
         { worker: { runStore: 'memory' }, jobs: { store: 'memory', schedulableTasks: [...TASKS, ...TASKS] } },
         /'jobs\.schedulableTasks'.*twice/,

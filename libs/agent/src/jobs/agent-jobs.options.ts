@@ -1,5 +1,6 @@
 import type { AgentJobStore } from './agent-job.ports';
 import { DEFAULT_JOB_SYNC_MS } from './agent-job-scheduler';
+import { DEFAULT_MAX_JOB_LIFETIME_MS } from './agent-job-skills';
 import type { AgentJobSkillPermissions, SchedulableTask } from './agent-job-skills';
 
 /** `AgentModule.forRoot({ jobs })`: scheduled agent jobs (needs the `worker` option). Every field has a default. */
@@ -10,8 +11,13 @@ export class AgentJobsOptions {
   syncMs?: number = DEFAULT_JOB_SYNC_MS;
   /** The goals the `schedule_job` skill may schedule, by name; the model never writes a goal. */
   schedulableTasks?: SchedulableTask[] = [];
-  /** Active jobs a tenant may hold (the `schedule_job` cap). */
+  /** Active jobs a tenant may hold (the `schedule_job` cap, counted and inserted atomically). */
   maxJobsPerTenant?: number = 20;
+  /**
+   * How long a job `schedule_job` creates lives at most (ms; default 90 days): its `expiresAt` may not be later, and a
+   * job scheduled without one expires then. An expired job fires no more.
+   */
+  maxJobLifetimeMs?: number = DEFAULT_MAX_JOB_LIFETIME_MS;
   /**
    * The permission code each job skill requires of its caller, e.g. `{ list_jobs: 'job:read', schedule_job: 'job:schedule' }`
    * (keys: list_schedulable_tasks, schedule_job, list_jobs, cancel_job): without it the dispatcher refuses the call
@@ -26,5 +32,6 @@ export interface ResolvedAgentJobsOptions {
   readonly syncMs: number;
   readonly schedulableTasks: readonly SchedulableTask[];
   readonly maxJobsPerTenant: number;
+  readonly maxJobLifetimeMs: number;
   readonly permissions: AgentJobSkillPermissions;
 }

@@ -28,6 +28,7 @@ export class AgentJobsRunner implements OnModuleInit, OnApplicationBootstrap, On
   private readonly options: ResolvedAgentJobsOptions | null;
   private readonly definitions = new Map<string, { definition: AgentJobDefinition; owner: string }>();
   private scheduler: AgentJobScheduler | null = null;
+  private jobSkills: AgentJobSkills | null = null;
 
   constructor(
     @Inject(AGENT_MODULE_OPTIONS) raw: AgentModuleOptions,
@@ -47,7 +48,8 @@ export class AgentJobsRunner implements OnModuleInit, OnApplicationBootstrap, On
     if (!this.options || !this.store) return;
     // The app's own @Skill methods first: a name one of them declares is reported as taken, whoever boots first.
     this.explorer.exploreAll();
-    new AgentJobSkills(this.store, this.options).register(this.skills);
+    this.jobSkills = new AgentJobSkills(this.store, this.options);
+    this.jobSkills.register(this.skills);
     this.discover();
     // A job naming no agent, or an unknown one, would fail at every tick: refuse it at boot.
     this.options.schedulableTasks.forEach((task, i) => {
@@ -78,10 +80,30 @@ export class AgentJobsRunner implements OnModuleInit, OnApplicationBootstrap, On
       const retired = await this.store.retireStatic(declared.map((j) => j.id));
       if (retired.length) this.logger.log(`retired ${retired.length} static job(s) no longer declared: ${retired.join(', ')}`);
     }
+    await this.narrowStored();
     const scheduler = new AgentJobScheduler(this.store, this.worker, this.options.syncMs);
     this.scheduler = scheduler;
     await scheduler.start();
     this.logger.log(`scheduler started: ${scheduler.jobIds().length} job(s), ${this.definitions.size} declared with @AgentJob`);
+  }
+
+  /**
+   * Dynamic jobs keep no more than their task needs: each stored one is narrowed to the permissions its task declares now
+   * (a job stored before tasks declared them, or before a declaration was narrowed, included; a job whose task is gone
+   * keeps none), and one without an expiry gets `maxJobLifetimeMs` from now. Idempotent: a narrowed job is left alone.
+   */
+  private async narrowStored(): Promise<void> {
+    const skills = this.jobSkills;
+    if (!skills || !this.store) return;
+    const narrowed: string[] = [];
+    for (const job of await this.store.active()) {
+      const next = skills.narrowed(job);
+      if (!next) continue;
+      await this.store.upsert(next);
+      narrowed.push(job.id);
+    }
+    if (narrowed.length)
+      this.logger.log(`narrowed ${narrowed.length} scheduled job(s) to their task's permissions and lifetime: ${narrowed.join(', ')}`);
   }
 
   onModuleDestroy(): void {

@@ -1,16 +1,37 @@
 import { isScopeId } from '@zmodu/guard';
 import { AgentJobRecord, AgentJobStore, NewAgentJob } from './agent-job.ports';
 
-/** AgentJobStore in memory (one process, tests and single-instance apps without a database). */
+/** Whether a job still fires at `now` (ms): not cancelled, not expired. */
+const live = (j: AgentJobRecord, now = Date.now()) => !j.cancelledAt && (!j.expiresAt || j.expiresAt.getTime() > now);
+
+/**
+ * AgentJobStore in memory (one process, tests and single-instance apps without a database). `create` counts and inserts
+ * with no await in between, so concurrent callers cannot pass the cap.
+ */
 export class InMemoryAgentJobStore implements AgentJobStore {
   private readonly jobs = new Map<string, AgentJobRecord>();
   private readonly ticks = new Map<string, { jobId: string; tick: Date; runId: string | null; claimedAt: number }>();
 
   async upsert(job: NewAgentJob): Promise<void> {
+    this.put(job);
+  }
+
+  async create(job: NewAgentJob, maxActive: number): Promise<boolean> {
+    if (this.jobs.has(job.id)) throw new Error(`a job with id ${job.id} exists`);
+    let n = 0;
+    for (const j of this.jobs.values()) if (j.tenantId === job.tenantId && live(j)) n++;
+    if (n >= maxActive) return false;
+    this.put(job);
+    return true;
+  }
+
+  private put(job: NewAgentJob): void {
     const old = this.jobs.get(job.id);
     this.jobs.set(job.id, {
       ...job,
       permissions: [...job.permissions],
+      task: job.task ?? null,
+      expiresAt: job.expiresAt ?? null,
       createdAt: old?.createdAt ?? new Date(),
       cancelledAt: job.origin === 'static' ? null : (old?.cancelledAt ?? null),
       lastTickAt: old?.lastTickAt ?? null,
@@ -34,15 +55,15 @@ export class InMemoryAgentJobStore implements AgentJobStore {
   }
 
   async list(tenantId: string): Promise<AgentJobRecord[]> {
-    return isScopeId(tenantId) ? (await this.active()).filter((j) => j.tenantId === tenantId) : [];
+    return isScopeId(tenantId) ? [...this.jobs.values()].filter((j) => !j.cancelledAt && j.tenantId === tenantId) : [];
   }
 
   async active(): Promise<AgentJobRecord[]> {
-    return [...this.jobs.values()].filter((j) => !j.cancelledAt);
+    return [...this.jobs.values()].filter((j) => live(j));
   }
 
   async count(tenantId: string): Promise<number> {
-    return (await this.list(tenantId)).length;
+    return (await this.list(tenantId)).filter((j) => live(j)).length;
   }
 
   async cancel(tenantId: string, jobId: string): Promise<boolean> {
@@ -55,7 +76,8 @@ export class InMemoryAgentJobStore implements AgentJobStore {
   async claimTick(jobId: string, tick: Date): Promise<boolean> {
     const key = `${jobId}\u0000${tick.toISOString()}`;
     const job = this.jobs.get(jobId);
-    if (!job || job.cancelledAt || this.ticks.has(key)) return false; // a cancelled job fires no more
+    // A cancelled or expired job fires no more, nor a tick at or past its expiry.
+    if (!job || !live(job) || (job.expiresAt && job.expiresAt <= tick) || this.ticks.has(key)) return false;
     this.ticks.set(key, { jobId, tick, runId: null, claimedAt: Date.now() });
     if (!job.lastTickAt || job.lastTickAt < tick) this.jobs.set(jobId, { ...job, lastTickAt: tick });
     return true;
@@ -73,7 +95,7 @@ export class InMemoryAgentJobStore implements AgentJobStore {
     for (const claim of [...this.ticks.values()].sort((a, b) => a.tick.getTime() - b.tick.getTime())) {
       if (out.length >= limit) break;
       const job = this.jobs.get(claim.jobId);
-      if (!job || job.cancelledAt || claim.runId !== null) continue;
+      if (!job || !live(job, now) || claim.runId !== null) continue;
       if (claim.claimedAt >= now - olderThanMs || claim.tick.getTime() <= now - 86_400_000) continue;
       claim.claimedAt = now;
       out.push({ job, tick: claim.tick });

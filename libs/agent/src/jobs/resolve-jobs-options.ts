@@ -14,6 +14,7 @@ const STORE_METHODS: readonly (keyof AgentJobStore)[] = [
   'list',
   'active',
   'count',
+  'create',
   'cancel',
   'claimTick',
   'setTickRun',
@@ -49,6 +50,7 @@ export function resolveJobsOptions(raw: AgentModuleOptions | undefined | null): 
     syncMs,
     schedulableTasks: [...(merged.schedulableTasks as ResolvedAgentJobsOptions['schedulableTasks'])],
     maxJobsPerTenant: merged.maxJobsPerTenant as number,
+    maxJobLifetimeMs: merged.maxJobLifetimeMs as number,
     permissions: resolveSkillPermissions(merged.permissions, AGENT_JOB_SKILL_NAMES, 'jobs.permissions', (field, problem) => {
       throw new InvalidJobsOptionsException(field, problem);
     }),
@@ -58,7 +60,7 @@ export function resolveJobsOptions(raw: AgentModuleOptions | undefined | null): 
     new AgentJobSkills(null as unknown as AgentJobStore, resolved);
   } catch (e) {
     const message = (e as Error).message;
-    const field = message.startsWith('jobs.maxJobsPerTenant') ? 'jobs.maxJobsPerTenant' : 'jobs.schedulableTasks';
+    const field = /^jobs\.(maxJobsPerTenant|maxJobLifetimeMs)\b/.exec(message)?.[0] ?? 'jobs.schedulableTasks';
     throw new InvalidJobsOptionsException(field, message.replace(/^jobs\.\w+:? ?/, ''));
   }
   return resolved;

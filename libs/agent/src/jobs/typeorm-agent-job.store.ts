@@ -1,11 +1,16 @@
+import { queryRows } from '@zmodu/db';
 import { isScopeId } from '@zmodu/guard';
 import { DataSource } from 'typeorm';
-import { queryRows } from '../worker/typeorm-agent-run.store';
 import { AgentJobRecord, AgentJobStore, MissedTickPolicy, AgentJobOrigin, NewAgentJob } from './agent-job.ports';
 
-const COLUMNS = 'id, tenant_id, user_id, permissions, agent, goal, cron, time_zone, missed, origin, created_at, cancelled_at, last_tick_at';
+const COLUMNS =
+  'id, tenant_id, user_id, permissions, agent, goal, cron, time_zone, missed, origin, task, expires_at, created_at, cancelled_at, last_tick_at';
+/** A job that still fires: not cancelled, not expired (`j` is the jobs table). */
+const LIVE = 'j.cancelled_at IS NULL AND (j.expires_at IS NULL OR j.expires_at > clock_timestamp())';
 
-const toDate = (v: unknown): Date | null => (v == null ? null : v instanceof Date ? v : new Date(String(v)));
+/** A timestamp as a Date, to the millisecond (a driver's Date may come from another realm: String() of it drops the ms). */
+const toDate = (v: unknown): Date | null =>
+  v == null ? null : typeof (v as Date).getTime === 'function' ? new Date((v as Date).getTime()) : new Date(String(v));
 
 function toJob(r: Record<string, unknown>): AgentJobRecord {
   const permissions = typeof r.permissions === 'string' ? (JSON.parse(r.permissions) as string[]) : (r.permissions as string[]);
@@ -20,15 +25,37 @@ function toJob(r: Record<string, unknown>): AgentJobRecord {
     timeZone: String(r.time_zone),
     missed: r.missed as MissedTickPolicy,
     origin: r.origin as AgentJobOrigin,
+    task: r.task == null ? null : String(r.task),
+    expiresAt: toDate(r.expires_at),
     createdAt: toDate(r.created_at)!,
     cancelledAt: toDate(r.cancelled_at),
     lastTickAt: toDate(r.last_tick_at),
   };
 }
 
+/** The values of a job's row, in INSERT_COLUMNS order. */
+const values = (j: NewAgentJob) => [
+  j.id,
+  j.tenantId,
+  j.userId,
+  JSON.stringify(j.permissions),
+  j.agent,
+  j.goal,
+  j.cron,
+  j.timeZone,
+  j.missed,
+  j.origin,
+  j.task ?? null,
+  j.expiresAt ? j.expiresAt.toISOString() : null,
+];
+const INSERT_COLUMNS = 'id, tenant_id, user_id, permissions, agent, goal, cron, time_zone, missed, origin, task, expires_at';
+const INSERT_VALUES = '$1, $2, $3, $4::jsonb, $5, $6, $7, $8, $9, $10, $11, $12::timestamptz';
+
 /**
  * Scheduled jobs on PostgreSQL (or PGlite) through TypeORM: the tables of ZMODU_AGENT_MIGRATIONS. A tick is claimed
- * by `INSERT ... ON CONFLICT DO NOTHING` on (job_id, tick), so two instances firing one tick run it once.
+ * by `INSERT ... ON CONFLICT DO NOTHING` on (job_id, tick), so two instances firing one tick run it once. A job is
+ * created under its tenant's transaction-scoped advisory lock, counted and inserted in one statement, so the cap holds
+ * whoever creates at the same time.
  */
 export class TypeOrmAgentJobStore implements AgentJobStore {
   constructor(private readonly dataSource: DataSource) {}
@@ -39,14 +66,29 @@ export class TypeOrmAgentJobStore implements AgentJobStore {
 
   async upsert(j: NewAgentJob): Promise<void> {
     await this.dataSource.query(
-      `INSERT INTO zmodu_agent_jobs (id, tenant_id, user_id, permissions, agent, goal, cron, time_zone, missed, origin)
-       VALUES ($1, $2, $3, $4::jsonb, $5, $6, $7, $8, $9, $10)
+      `INSERT INTO zmodu_agent_jobs (${INSERT_COLUMNS}) VALUES (${INSERT_VALUES})
        ON CONFLICT (id) DO UPDATE SET tenant_id = EXCLUDED.tenant_id, user_id = EXCLUDED.user_id,
          permissions = EXCLUDED.permissions, agent = EXCLUDED.agent, goal = EXCLUDED.goal, cron = EXCLUDED.cron,
-         time_zone = EXCLUDED.time_zone, missed = EXCLUDED.missed, origin = EXCLUDED.origin,
+         time_zone = EXCLUDED.time_zone, missed = EXCLUDED.missed, origin = EXCLUDED.origin, task = EXCLUDED.task,
+         expires_at = EXCLUDED.expires_at,
          cancelled_at = CASE WHEN EXCLUDED.origin = 'static' THEN NULL ELSE zmodu_agent_jobs.cancelled_at END`,
-      [j.id, j.tenantId, j.userId, JSON.stringify(j.permissions), j.agent, j.goal, j.cron, j.timeZone, j.missed, j.origin],
+      values(j),
     );
+  }
+
+  async create(j: NewAgentJob, maxActive: number): Promise<boolean> {
+    return this.dataSource.transaction(async (m) => {
+      // One creator of the tenant at a time until commit; the INSERT's own statement then sees every job committed before.
+      await m.query('SELECT pg_advisory_xact_lock(hashtext($1))', [`zmodu_agent_jobs:${j.tenantId}`]);
+      const rows = await queryRows(
+        m,
+        `INSERT INTO zmodu_agent_jobs (${INSERT_COLUMNS})
+         SELECT ${INSERT_VALUES} WHERE (SELECT count(*) FROM zmodu_agent_jobs j WHERE j.tenant_id = $2 AND ${LIVE}) < $13
+         RETURNING id`,
+        [...values(j), maxActive],
+      );
+      return rows.length === 1;
+    });
   }
 
   async retireStatic(keepIds: readonly string[]): Promise<string[]> {
@@ -74,15 +116,13 @@ export class TypeOrmAgentJobStore implements AgentJobStore {
   }
 
   async active(): Promise<AgentJobRecord[]> {
-    const rows = await this.rows(`SELECT ${COLUMNS} FROM zmodu_agent_jobs WHERE cancelled_at IS NULL ORDER BY created_at, id`, []);
+    const rows = await this.rows(`SELECT ${COLUMNS} FROM zmodu_agent_jobs j WHERE ${LIVE} ORDER BY created_at, id`, []);
     return rows.map(toJob);
   }
 
   async count(tenantId: string): Promise<number> {
     if (!isScopeId(tenantId)) return 0;
-    const rows = await this.rows(`SELECT count(*)::int AS n FROM zmodu_agent_jobs WHERE tenant_id = $1 AND cancelled_at IS NULL`, [
-      tenantId,
-    ]);
+    const rows = await this.rows(`SELECT count(*)::int AS n FROM zmodu_agent_jobs j WHERE j.tenant_id = $1 AND ${LIVE}`, [tenantId]);
     return Number(rows[0]?.n ?? 0);
   }
 
@@ -97,9 +137,10 @@ export class TypeOrmAgentJobStore implements AgentJobStore {
 
   async claimTick(jobId: string, tick: Date): Promise<boolean> {
     const rows = await this.rows(
-      // Only a job still active: one cancelled on another instance (whose timer here has not heard yet) fires no more.
+      // Only a job still active: one cancelled on another instance (whose timer here has not heard yet), or expired, fires
+      // no more (nor a tick at or past its expiry).
       `INSERT INTO zmodu_agent_job_ticks (job_id, tick)
-         SELECT $1, $2 WHERE EXISTS (SELECT 1 FROM zmodu_agent_jobs WHERE id = $1 AND cancelled_at IS NULL)
+         SELECT $1, $2 WHERE EXISTS (SELECT 1 FROM zmodu_agent_jobs j WHERE j.id = $1 AND ${LIVE} AND (j.expires_at IS NULL OR j.expires_at > $2))
        ON CONFLICT (job_id, tick) DO NOTHING RETURNING job_id`,
       [jobId, tick.toISOString()],
     );
@@ -118,7 +159,7 @@ export class TypeOrmAgentJobStore implements AgentJobStore {
       `UPDATE zmodu_agent_job_ticks t SET claimed_at = clock_timestamp()
        FROM (
          SELECT k.job_id, k.tick FROM zmodu_agent_job_ticks k
-         JOIN zmodu_agent_jobs j ON j.id = k.job_id AND j.cancelled_at IS NULL
+         JOIN zmodu_agent_jobs j ON j.id = k.job_id AND ${LIVE}
          WHERE k.run_id IS NULL
            AND k.claimed_at < clock_timestamp() - make_interval(secs => $1::double precision / 1000)
            AND k.tick > clock_timestamp() - interval '1 day'

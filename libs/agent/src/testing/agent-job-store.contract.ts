@@ -9,7 +9,8 @@ export interface AgentJobStoreHarness {
 
 /**
  * The shared cases every AgentJobStore must pass, in a describe() named `name`. The factory returns a fresh, empty
- * store. Includes many concurrent claimers of one tick (exactly one wins): run it on your production database.
+ * store. Includes many concurrent claimers of one tick (exactly one wins) and 60 concurrent creators under a cap of 20
+ * (exactly 20 created): run it on your production database.
  */
 export function agentJobStoreContract(name: string, factory: () => Promise<AgentJobStoreHarness>): void {
   describe(name, () => {
@@ -142,6 +143,56 @@ export function agentJobStoreContract(name: string, factory: () => Promise<Agent
       expect(await store.claimTick(old.id, new Date(Date.now() - 2 * 86_400_000))).toBe(true);
       await new Promise((r) => setTimeout(r, 20));
       expect(await store.reclaimUnposted(0, 10)).toEqual([]); // older than a day: given up
+    });
+
+    it('stores the task and the expiry of a job and reads them back', async () => {
+      const expiresAt = new Date(Date.now() + 86_400_000);
+      const j = job({ task: 'daily', expiresAt });
+      expect(await store.create(j, 5)).toBe(true);
+      const got = await store.get('t1', j.id);
+      expect(got).toMatchObject({ task: 'daily', permissions: ['read'] });
+      expect(got?.expiresAt?.getTime()).toBe(expiresAt.getTime());
+      const plain = job();
+      await store.upsert(plain);
+      expect(await store.get('t1', plain.id)).toMatchObject({ task: null, expiresAt: null });
+    });
+
+    it('refuses a job past the cap of active jobs; cancelled and expired jobs do not count', async () => {
+      for (let i = 0; i < 3; i++) expect(await store.create(job(), 3)).toBe(true);
+      expect(await store.create(job(), 3)).toBe(false);
+      expect(await store.create(job({ tenantId: 't2' }), 3)).toBe(true); // another tenant's cap
+      const [first] = await store.list('t1');
+      expect(await store.cancel('t1', first.id)).toBe(true);
+      expect(await store.create(job({ expiresAt: new Date(Date.now() + 150) }), 3)).toBe(true);
+      expect(await store.create(job(), 3)).toBe(false);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(await store.count('t1')).toBe(2);
+      expect(await store.create(job(), 3)).toBe(true);
+      expect(await store.list('t1')).toHaveLength(4); // the expired one is listed until cancelled
+    });
+
+    it('refuses 40 of 60 concurrent creators under a cap of 20 (attack: count, then insert)', async () => {
+      const made = await Promise.all(Array.from({ length: 60 }, () => store.create(job(), 20)));
+      expect(made.filter(Boolean)).toHaveLength(20);
+      expect(await store.count('t1')).toBe(20);
+      expect(await store.list('t1')).toHaveLength(20);
+    });
+
+    it('an expired job is not active and fires no tick, nor a tick at or past its expiry', async () => {
+      const soon = job({ expiresAt: new Date(Date.now() + 60_000) });
+      await store.upsert(soon);
+      expect(await store.claimTick(soon.id, new Date(soon.expiresAt!.getTime()))).toBe(false);
+      expect(await store.claimTick(soon.id, new Date(Math.floor(Date.now() / 60_000) * 60_000))).toBe(true);
+      const gone = job({ expiresAt: new Date(Date.now() + 150) });
+      await store.upsert(gone);
+      const minute = Math.floor(Date.now() / 60_000) * 60_000;
+      expect(await store.claimTick(gone.id, new Date(minute - 60_000))).toBe(true); // before its expiry, never posted
+      await new Promise((r) => setTimeout(r, 200));
+      expect((await store.active()).map((j) => j.id)).toEqual([soon.id]);
+      expect(await store.claimTick(gone.id, new Date(minute - 120_000))).toBe(false);
+      // Its unposted tick is not posted after the expiry either; the live job's is.
+      expect((await store.reclaimUnposted(0, 10)).map((r) => r.job.id)).toEqual([soon.id]);
+      expect((await store.get('t1', gone.id))?.cancelledAt).toBeNull();
     });
 
     it('many concurrent claimers of one tick: exactly one wins', async () => {

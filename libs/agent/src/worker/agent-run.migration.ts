@@ -1,5 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
-import { ZmoduAgentJobs1764570000000, ZmoduAgentJobTickClaims1764580000000 } from '../jobs/agent-job.migration';
+import { ZMODU_AGENT_JOB_MIGRATIONS } from '../jobs/agent-job.migration';
 
 /** The run records of the AgentWorker (`TypeOrmAgentRunStore`). */
 export class ZmoduAgentRuns1764560000000 implements MigrationInterface {
@@ -43,4 +43,4 @@ export class ZmoduAgentRuns1764560000000 implements MigrationInterface {
 }
 
 /** Every migration of @zmodu/agent: the AgentWorker's runs and the scheduled jobs. */
-export const ZMODU_AGENT_MIGRATIONS = [ZmoduAgentRuns1764560000000, ZmoduAgentJobs1764570000000, ZmoduAgentJobTickClaims1764580000000];
+export const ZMODU_AGENT_MIGRATIONS = [ZmoduAgentRuns1764560000000, ...ZMODU_AGENT_JOB_MIGRATIONS];

@@ -36,13 +36,31 @@ class FlakyStore extends InMemoryAuditLogStore {
   }
 }
 
+/** What PostgreSQL says of a value a column can never hold (SQLSTATE 22021). */
+const invalidValue = () => Object.assign(new Error('invalid byte sequence for encoding "UTF8": 0x00'), { code: '22021' });
+
 /** A store that refuses every batch holding one given run (an unwritable row), like PostgreSQL refusing a bad value. */
 class PoisonedStore extends InMemoryAuditLogStore {
   constructor(private readonly poison: string) {
     super();
   }
   override async append(entries: readonly AuditEntry[]): Promise<void> {
-    if (entries.some((x) => x.runId === this.poison)) throw new Error('invalid byte sequence for encoding "UTF8": 0x00');
+    if (entries.some((x) => x.runId === this.poison)) throw invalidValue();
+    return super.append(entries);
+  }
+  refusesEntry(err: unknown): boolean {
+    return (err as { code?: string }).code === '22021';
+  }
+}
+
+/** A store whose appends fail (a lock timeout, a trigger, a full tablespace) while its reads and dead letters answer. */
+class FailingWritesStore extends PoisonedStore {
+  failing = true;
+  constructor() {
+    super('none');
+  }
+  override async append(entries: readonly AuditEntry[]): Promise<void> {
+    if (this.failing) throw Object.assign(new Error('canceling statement due to lock timeout'), { code: '55P03' });
     return super.append(entries);
   }
 }
@@ -135,12 +153,12 @@ describe('AgentAuditLog', () => {
     await log.close();
   });
 
-  it('does not set aside a good entry on a single blip of the store', async () => {
-    const store = new FlakyStore();
+  it('does not set aside a good entry on a single blip of the store: it is written at the next flush', async () => {
+    const store = new PoisonedStore('none');
     let fails = 1;
     const append = store.append.bind(store);
     store.append = async (entries) => {
-      if (fails-- > 0) throw new Error('blip');
+      if (fails-- > 0) throw invalidValue(); // even a blip that looks like a bad value: tried once more alone first
       return append(entries);
     };
     const log = new AgentAuditLog(store, { batchSize: 100, flushIntervalMs: 60_000 });
@@ -148,6 +166,37 @@ describe('AgentAuditLog', () => {
     await log.flush();
     expect(log.deadLettered).toBe(0);
     expect((await store.query({ runId: 'only' })).length).toBe(1);
+    await log.close();
+  });
+
+  it('keeps an entry whose writes fail while the store still reads and takes dead letters, and writes it once after (attack: a failing write taken for a bad entry)', async () => {
+    const store = new FailingWritesStore();
+    const log = new AgentAuditLog(store, { batchSize: 100, flushIntervalMs: 60_000 });
+    for (const id of ['1', '2', '3']) log.record(e(id));
+    await expect(log.flush()).rejects.toThrow('lock timeout');
+    await expect(log.flush()).rejects.toThrow('lock timeout');
+    expect(await store.query({})).toEqual([]); // reads answer
+    expect(await store.deadLetters()).toEqual([]);
+    expect(log.metrics()).toMatchObject({ pending: 3, deadLettered: 0, dropped: 0, failedWrites: 2 });
+    store.failing = false;
+    await log.flush();
+    expect((await store.query({})).map((r) => r.runId)).toEqual(['1', '2', '3']);
+    expect(log.metrics()).toMatchObject({ pending: 0, written: 3, deadLettered: 0 });
+    await log.close();
+  });
+
+  it('without refusesEntry a store never has an entry set aside: a failing append keeps it queued', async () => {
+    const store = new InMemoryAuditLogStore();
+    let fail = true;
+    const append = store.append.bind(store);
+    store.append = async (entries) => (fail ? Promise.reject(invalidValue()) : append(entries));
+    const log = new AgentAuditLog(store, { batchSize: 100, flushIntervalMs: 60_000 });
+    log.record(e('kept'));
+    await expect(log.flush()).rejects.toThrow('invalid byte sequence');
+    expect(log.metrics()).toMatchObject({ pending: 1, deadLettered: 0 });
+    fail = false;
+    await log.flush();
+    expect((await store.query({ runId: 'kept' })).length).toBe(1);
     await log.close();
   });
 

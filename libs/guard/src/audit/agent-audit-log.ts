@@ -28,12 +28,14 @@ export interface AuditLogMetrics {
   readonly written: number;
   /** Entries whose text held NUL or lone surrogates, written with U+FFFD in their place. */
   readonly sanitized: number;
-  /** Entries the store refused on their own while it was up: set aside (dead letters), not written to the log. */
+  /** Entries the store said were invalid on their own (`refusesEntry`): set aside (dead letters), not written to the log. */
   readonly deadLettered: number;
   /** Entries dropped because the buffer overflowed while the store was failing (oldest first), or still unwritten at the end of close(). */
   readonly dropped: number;
   /** Failed writes (whole batches or parts of a split batch). */
   readonly failedWrites: number;
+  /** The wait before the next retry while the store is failing (ms); flushIntervalMs when it is not. */
+  readonly retryInMs: number;
 }
 
 /**
@@ -41,12 +43,13 @@ export interface AuditLogMetrics {
  * the text fields of NUL and lone surrogates; entries reach the store in batches, on a timer,
  * on `flush()`, before any `query()`, and at shutdown.
  *
- * A batch the store refuses is split in halves until the entry at fault is alone: tried once more
- * alone, that entry is then set aside (`store.setAside`, counted in `deadLettered`, logged) and the others are written, so one
- * poisoned entry cannot block the trail. An entry is set aside only when the store proves it is up
- * (setting it aside succeeds, or, for a store without dead letters, a query succeeds); otherwise the
- * store is down: everything stays queued, in order, and is retried with backoff. The buffer is
- * bounded (`maxBuffered`): past it the oldest entries are dropped, counted and logged.
+ * An entry is set aside only when the store says it is invalid on its own (`store.refusesEntry(err)`: PostgreSQL refused
+ * a value it holds): such a batch is split in halves until the entry at fault is alone; tried once more alone, that
+ * entry is then set aside (`store.setAside`, counted in `deadLettered`, logged) and the others are written, so one
+ * poisoned entry cannot block the trail. Any other failure (a lock timeout, a trigger, a full disk, an outage: the store
+ * failing while its reads may still answer), or a set-aside that fails, keeps everything queued, in order, retried with
+ * backoff (doubling from flushIntervalMs to maxRetryIntervalMs), until the store takes it: each entry arrives once. The
+ * buffer is bounded (`maxBuffered`): past it the oldest entries are dropped, counted and logged.
  */
 export class AgentAuditLog {
   private readonly logger = new Logger('AgentAuditLog');
@@ -170,6 +173,7 @@ export class AgentAuditLog {
       deadLettered: this.deadLetteredCount,
       dropped: this.droppedCount,
       failedWrites: this.failedWriteCount,
+      retryInMs: this.retryIntervalMs,
     };
   }
 
@@ -253,14 +257,28 @@ export class AgentAuditLog {
     this.logger.error(`audit store is failing: dropped ${excess} oldest entries (${this.droppedCount} in all)`);
   }
 
-  /** Write `batch`, splitting it on failure. Returns how many entries, from the start, are handled (written or set aside). */
+  /** Whether the store says that `err` of an append means an entry of the batch is invalid on its own. */
+  private refused(err: unknown): boolean {
+    try {
+      return this.store.refusesEntry?.(err) === true;
+    } catch {
+      return false;
+    }
+  }
+
+  /**
+   * Write `batch`; when the store refuses an entry of it as invalid, split it to find that entry. Returns how many
+   * entries, from the start, are handled (written or set aside); a write that failed otherwise handles none.
+   */
   private async write(batch: readonly AuditEntry[]): Promise<{ done: number; error?: unknown }> {
     try {
       await this.store.append(batch);
       this.writtenCount += batch.length;
       return { done: batch.length };
-    } catch {
+    } catch (err) {
       this.failedWriteCount++;
+      // The store is failing, not the entries: nothing is set aside, the batch stays queued and is retried.
+      if (!this.refused(err)) return { done: 0, error: err };
       if (batch.length === 1) {
         // Once more alone, so that a blip of the store does not send a good entry to the dead letters.
         try {
@@ -269,6 +287,7 @@ export class AgentAuditLog {
           return { done: 1 };
         } catch (again) {
           this.failedWriteCount++;
+          if (!this.refused(again)) return { done: 0, error: again };
           return (await this.setAside(batch[0], again)) ? { done: 1 } : { done: 0, error: again };
         }
       }
@@ -280,7 +299,7 @@ export class AgentAuditLog {
     }
   }
 
-  /** Set aside one entry the store refused, if the store shows it is up. False: the store is down. */
+  /** Set aside one entry the store refused as invalid, if the store shows it is up. False: the store is down. */
   private async setAside(entry: AuditEntry, err: unknown): Promise<boolean> {
     const error = (err as Error)?.message ?? String(err);
     try {

@@ -72,6 +72,21 @@ export function auditPayloadText(value: unknown): string | undefined {
   return plain;
 }
 
+/**
+ * What an audit entry keeps of a payload whose content must not be kept (`audit: 'digest'` of a skill):
+ * `{"chars":…,"digest":true,"sha256":…}` of its JSON text. Undefined for undefined.
+ */
+export function auditDigest(value: unknown): { readonly chars: number; readonly digest: true; readonly sha256: string } | undefined {
+  let text: string | undefined;
+  try {
+    text = value === undefined ? undefined : JSON.stringify(value);
+  } catch {
+    text = undefined;
+  }
+  if (text === undefined) return undefined;
+  return { chars: text.length, digest: true, sha256: createHash('sha256').update(text, 'utf8').digest('hex') };
+}
+
 /** The arguments and result of an entry as audit text (see auditPayloadText). */
 export interface AuditPayloadTexts {
   readonly args: string | undefined;

@@ -3,11 +3,19 @@ import { AuditDeadLetter, AuditDeadLetterRecord, AuditEntry, AuditQuery, AuditRe
 
 /**
  * Port: where audit entries are kept. `append` writes a batch atomically (all or nothing).
- * `setAside` and `deadLetters` are optional: a store that has them keeps the entries it refused
- * (poisoned rows) apart; without them, AgentAuditLog logs such an entry in full and counts it.
+ * `refusesEntry` says which of its failures mean an entry itself is invalid; `setAside` and `deadLetters` are optional:
+ * a store that has them keeps the entries it refused (poisoned rows) apart; without them, AgentAuditLog logs such an
+ * entry in full and counts it.
  */
 export interface AuditLogStore {
   append(entries: readonly AuditEntry[]): Promise<void>;
+  /**
+   * Whether `err`, thrown by `append`, says that an entry of the batch is itself invalid (a value the store can never
+   * hold), rather than that the write failed (a lock timeout, a trigger, a full disk, an outage). Only then does
+   * AgentAuditLog look for that entry and set it aside; any other failure keeps the batch queued and retried, in order.
+   * Without it, no entry is ever set aside. TypeOrmAuditLogStore answers with `isRowRefused` (the SQLSTATE class).
+   */
+  refusesEntry?(err: unknown): boolean;
   query(filter: AuditQuery): Promise<AuditRecord[]>;
   /** Keep entries that `append` refused on their own. Must accept any entry (store it as escaped JSON text). */
   setAside?(letters: readonly AuditDeadLetter[]): Promise<void>;

@@ -23,6 +23,7 @@ import {
 } from './audit-entry';
 import { AuditLogEntity } from './audit-log.entity';
 import { AuditLogStore, AuditTransaction } from './audit-log.store';
+import { isRowRefused } from '../row-refused';
 
 /** Rows per INSERT statement (19 parameters a row). */
 const INSERT_ROWS = 1000;
@@ -192,7 +193,7 @@ function toRecord(r: AuditLogEntity): AuditRecord {
  * tenant are chained after that tenant's head (the one this store wrote last, or read), and the unique (tenant, seq)
  * index refuses a batch chained after a head that moved; such a batch is chained again under an advisory lock of each
  * tenant held until commit. Concurrent writers leave one chain per tenant with no fork and no gap (see audit-chain.ts).
- * Entries it refused on their own are kept in `zmodu_audit_dead_letters` as escaped JSON text.
+ * Entries PostgreSQL refused for what they hold (`refusesEntry`) are kept in `zmodu_audit_dead_letters` as escaped JSON text.
  */
 export class TypeOrmAuditLogStore implements AuditLogStore {
   /**
@@ -222,6 +223,11 @@ export class TypeOrmAuditLogStore implements AuditLogStore {
    */
   forgetHeads(): void {
     this.written.clear();
+  }
+
+  /** An entry PostgreSQL refused for what it holds (a value out of range, a CHECK it breaks): see isRowRefused. */
+  refusesEntry(err: unknown): boolean {
+    return isRowRefused(err);
   }
 
   async append(entries: readonly AuditEntry[]): Promise<void> {
@@ -275,9 +281,23 @@ export class TypeOrmAuditLogStore implements AuditLogStore {
 
   /**
    * Chain committed intents: deleted and appended in one transaction, under the chain's locks (each tenant's head read
-   * under its advisory lock), so each is appended exactly once; two movers skip each other's rows (SKIP LOCKED).
+   * under its advisory lock), so each is appended exactly once; two movers skip each other's rows (SKIP LOCKED). An intent
+   * whose entry PostgreSQL refuses for what it holds (`refusesEntry`) would fail every batch it is in: the batch is then
+   * moved one intent at a time, and that one goes to the dead letters (in the transaction that deletes it).
    */
   async moveIntents(limit: number): Promise<number> {
+    try {
+      return await this.moveIntentBatch(limit, false);
+    } catch (err) {
+      if (!this.refusesEntry(err)) throw err;
+      let moved = 0;
+      while (moved < limit && (await this.moveIntentBatch(1, true)) > 0) moved++;
+      return moved;
+    }
+  }
+
+  /** Move up to `limit` intents in one transaction; with `setAsideRefused` (one intent), a refused one is set aside. */
+  private async moveIntentBatch(limit: number, setAsideRefused: boolean): Promise<number> {
     for (let attempt = 1; ; attempt++) {
       try {
         const moved = await this.dataSource.transaction(async (m) => {
@@ -294,7 +314,20 @@ export class TypeOrmAuditLogStore implements AuditLogStore {
           const heads = new Map<string | null, { seq: number; hash: string }>();
           for (const tenantId of lockOrder(byTenant.keys())) heads.set(tenantId, await this.lockHead(m, tenantId));
           const links = chainGroups(byTenant, (t) => heads.get(t) ?? GENESIS_HEAD);
-          await insertAuditRows(m, entries, links);
+          if (setAsideRefused) await m.query('SAVEPOINT zmodu_audit_intent');
+          try {
+            await insertAuditRows(m, entries, links);
+          } catch (err) {
+            if (!setAsideRefused || !this.refusesEntry(err)) throw err;
+            await m.query('ROLLBACK TO SAVEPOINT zmodu_audit_intent');
+            const error = cleanText((err as Error)?.message ?? String(err));
+            await m.query('INSERT INTO zmodu_audit_dead_letters (entry, error, at) VALUES ($1, $2, $3)', [
+              rows[0].entry,
+              error,
+              new Date(),
+            ]);
+            return { byTenant: new Map(), links: new Map(), n: entries.length };
+          }
           return { byTenant, links, n: entries.length };
         });
         if (!moved) return 0;

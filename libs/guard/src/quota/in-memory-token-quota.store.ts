@@ -1,4 +1,14 @@
-import { compareUsageRows, QuotaKey, QuotaUsageFilter, QuotaUsageRow, quotaUsageLimit, TokenQuotaStore } from './token-quota.store';
+import {
+  compareUsageRows,
+  MAX_CHARGE_TOKENS,
+  QuotaAdmission,
+  QuotaAdmitLimits,
+  QuotaKey,
+  QuotaUsageFilter,
+  QuotaUsageRow,
+  quotaUsageLimit,
+  TokenQuotaStore,
+} from './token-quota.store';
 
 /** Token counters in process memory: for tests and apps without a database. Lost on restart. */
 export class InMemoryTokenQuotaStore implements TokenQuotaStore {
@@ -11,13 +21,25 @@ export class InMemoryTokenQuotaStore implements TokenQuotaStore {
   async charge(key: QuotaKey, period: string, tokens: number): Promise<number> {
     // No await between the two: both counters move together.
     const tenant = keyOf(key, period, false);
-    const total = (this.counters.get(tenant) ?? 0) + tokens;
+    const total = Math.min((this.counters.get(tenant) ?? 0) + tokens, MAX_CHARGE_TOKENS);
     this.counters.set(tenant, total);
     if (key.userId) {
       const user = keyOf(key, period, true);
-      this.counters.set(user, (this.counters.get(user) ?? 0) + tokens);
+      this.counters.set(user, Math.min((this.counters.get(user) ?? 0) + tokens, MAX_CHARGE_TOKENS));
     }
     return total;
+  }
+
+  async admit(key: QuotaKey, period: string, tokens: number, limits: QuotaAdmitLimits): Promise<QuotaAdmission> {
+    // No await between the reads and the charge: admissions at once are taken one after the other.
+    const counters = () => ({
+      tenant: this.counters.get(keyOf(key, period, false)) ?? 0,
+      user: key.userId ? (this.counters.get(keyOf(key, period, true)) ?? 0) : null,
+    });
+    const now = counters();
+    if (now.tenant >= limits.tenant || (now.user !== null && now.user >= limits.user)) return { admitted: false, ...now };
+    await this.charge(key, period, tokens);
+    return { admitted: true, ...counters() };
   }
 
   async usage(tenantId: string, filter: QuotaUsageFilter = {}): Promise<QuotaUsageRow[]> {

@@ -19,10 +19,41 @@ export interface TokenQuotaStore {
    */
   charge(key: QuotaKey, period: string, tokens: number): Promise<number>;
   /**
+   * Whether `err`, thrown by `charge`, says that the charge itself is invalid (a value the store can never hold, e.g. a
+   * NUL in a tenant id), rather than that the write failed (a lock timeout, a trigger, an outage). Only such a charge is
+   * set aside by TokenQuota (counted in `rejectedCharges`); any other failure keeps it queued and retried. Without it,
+   * every failed charge is queued. TypeOrmTokenQuotaStore answers with `isRowRefused` (the SQLSTATE class).
+   */
+  refusesCharge?(err: unknown): boolean;
+  /**
+   * Optional: add `tokens` to the counters of `key` in `period` (as `charge` does) only if the tenant counter is below
+   * `limits.tenant` and, when `key.userId` is set, the user's is below `limits.user`: the read and the add are one atomic
+   * step (the counters' rows locked), so callers at once never all pass a budget that has room for one. Answers whether
+   * it added, and the counters as it left them. TokenQuota.check reserves a call's cost with it; without it, check reads
+   * and the charge comes after the call.
+   */
+  admit?(key: QuotaKey, period: string, tokens: number, limits: QuotaAdmitLimits): Promise<QuotaAdmission>;
+  /**
    * Optional: the counters of one tenant (never every tenant: there is no wildcard), newest period first, then by
    * agent, each with its users' counters (most tokens first). An admin reads it (GET /admin/quota).
    */
   usage?(tenantId: string, filter?: QuotaUsageFilter): Promise<QuotaUsageRow[]>;
+}
+
+/** The budgets `TokenQuotaStore.admit` checks: a counter at or above its limit admits nothing (Infinity: no limit). */
+export interface QuotaAdmitLimits {
+  readonly tenant: number;
+  readonly user: number;
+}
+
+/**
+ * What `TokenQuotaStore.admit` did: added or not, and the tenant's counter and (with a user, when it was read) the
+ * user's counter as it left them.
+ */
+export interface QuotaAdmission {
+  readonly admitted: boolean;
+  readonly tenant: number;
+  readonly user: number | null;
 }
 
 /** Which counters `TokenQuotaStore.usage` lists (all of the tenant's when empty). */
@@ -42,6 +73,12 @@ export interface QuotaUsageRow {
   readonly tokens: number;
   readonly users: ReadonlyArray<{ readonly userId: string; readonly tokens: number }>;
 }
+
+/**
+ * The most tokens one charge, and one counter, holds (2^53 - 1, exact as a number): a larger count (a hostile model
+ * server's `usage`) is charged as this much, and a counter saturates here rather than overflow its column.
+ */
+export const MAX_CHARGE_TOKENS = Number.MAX_SAFE_INTEGER;
 
 export const QUOTA_USAGE_DEFAULT_LIMIT = 100;
 export const QUOTA_USAGE_MAX_LIMIT = 1000;

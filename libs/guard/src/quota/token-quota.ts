@@ -1,7 +1,7 @@
 import { Logger } from '@nestjs/common';
 import type { RuntimeEvents } from '../events/runtime-events';
 import { withRetries } from '../retry';
-import { QuotaKey, TokenQuotaStore } from './token-quota.store';
+import { MAX_CHARGE_TOKENS, QuotaKey, TokenQuotaStore } from './token-quota.store';
 
 export type QuotaPeriod = 'day' | 'month' | 'total';
 
@@ -47,6 +47,8 @@ export interface QuotaStatus {
   readonly exhausted: QuotaBudget | null;
   /** The user's share, when the key names a user and a share applies. */
   readonly user?: { readonly userId: string; readonly used: number; readonly limit: number; readonly remaining: number };
+  /** Tokens `check(key, reserve)` charged already, as the call's admission (0 when nothing was reserved). */
+  readonly reserved: number;
 }
 
 /** Counters of the charge retry queue. */
@@ -61,6 +63,9 @@ export interface TokenQuotaMetrics {
   /** Charges dropped (queue overflow, oldest first, or still unwritten at the end of close()), and their tokens. */
   readonly droppedCharges: number;
   readonly droppedTokens: number;
+  /** Charges the store said were invalid on their own (`refusesCharge`): set aside and logged, never retried. And their tokens. */
+  readonly rejectedCharges: number;
+  readonly rejectedTokens: number;
 }
 
 interface PendingCharge {
@@ -72,8 +77,10 @@ interface PendingCharge {
 /**
  * Token quota per tenant and per agent, with optional per-user shares, kept in a store
  * (PostgreSQL by default) so that it survives a restart. Checked before a call, charged after it.
- * A charge the store refuses (`chargeQuietly`) is queued, retried with backoff and flushed at
- * shutdown (`close`), so an outage does not under-count usage.
+ * A charge whose write fails (`chargeQuietly`: an outage, a lock timeout, a trigger) is queued, retried with backoff and
+ * flushed at shutdown (`close`), so an outage does not under-count usage. A charge the store says is invalid on its own
+ * (`store.refusesCharge`) can never be written: it is set aside (counted, logged) instead, so it cannot hold up the queued
+ * charges behind it. A count above MAX_CHARGE_TOKENS (a hostile model server's usage) is charged as MAX_CHARGE_TOKENS.
  */
 export class TokenQuota {
   private readonly logger = new Logger('TokenQuota');
@@ -81,6 +88,11 @@ export class TokenQuota {
   private readonly shares = new Map<string, UserShare>();
   private readonly period: QuotaPeriod;
   private readonly pendingCharges = new Map<string, PendingCharge>();
+  /**
+   * Tokens `check(key, reserve)` charged ahead for calls still to be charged, per key and period: the next charges of
+   * the key (`chargeQuietly`) are taken from them first, so that a call's reservation and its charge add up to its tokens.
+   */
+  private readonly reservations = new Map<string, { period: string; tokens: number }>();
   private readonly maxPending: number;
   private readonly retryBaseMs: number;
   private readonly maxRetryMs: number;
@@ -90,7 +102,7 @@ export class TokenQuota {
   private flushing: Promise<void> | null = null;
   private closed = false;
   private seq = 0;
-  private counters = { queuedCharges: 0, retriedCharges: 0, droppedCharges: 0, droppedTokens: 0 };
+  private counters = { queuedCharges: 0, retriedCharges: 0, droppedCharges: 0, droppedTokens: 0, rejectedCharges: 0, rejectedTokens: 0 };
 
   constructor(
     private readonly store: TokenQuotaStore,
@@ -154,16 +166,49 @@ export class TokenQuota {
    * No store read when no limit applies. Charges queued for retry count as used. Throws when
    * the store cannot be read (the caller decides: the dispatcher and the agent refuse, with
    * their own cause `quota_unavailable`).
+   *
+   * With `reserve` (a call's cost, known before it runs) and a limit that applies, the check is the store's atomic
+   * `admit`: allowed only if the budget has room, and then `reserve` is charged at once (`reserved`), so that callers at
+   * once cannot all pass a budget that has room for one (they would, reading first and charging after the call). The
+   * caller charges the call's tokens after it with `chargeQuietly` as usual: what was reserved is taken off that charge.
    */
-  async check(key: QuotaKey): Promise<QuotaStatus> {
+  async check(key: QuotaKey, reserve = 0): Promise<QuotaStatus> {
     const k = normalize(key);
     const limit = this.limitFor(k);
     const userLimit = k.userId ? this.userLimitFor(k) : Number.POSITIVE_INFINITY;
     const period = this.currentPeriod();
     const tenantKey = { tenantId: k.tenantId, agent: k.agent };
+    const tokens = Math.min(reserve, MAX_CHARGE_TOKENS);
+    if (tokens > 0 && Number.isFinite(tokens) && this.store.admit && (Number.isFinite(limit) || Number.isFinite(userLimit))) {
+      // Queued charges count as used: the limits the store compares with are lowered by them.
+      const pending = this.pendingTokens(tenantKey, period);
+      const userPending = this.pendingTokens(k, period);
+      const admission = await this.store.admit(k, period, tokens, { tenant: limit - pending, user: userLimit - userPending });
+      if (admission.admitted) {
+        this.events?.emit({ type: 'tokens', tenantId: k.tenantId, agent: k.agent, tokens });
+        this.reserve(k, period, tokens);
+      }
+      const used = Number.isFinite(limit) ? admission.tenant + pending : 0;
+      const userUsed = Number.isFinite(userLimit) ? (admission.user ?? 0) + userPending : 0;
+      // Refused by the store's own count: which budget ran out is the tenant's unless only the user's is spent.
+      const exhausted: QuotaBudget | null = admission.admitted ? null : used >= limit || admission.user === null ? 'tenant' : 'user';
+      return { ...this.statusOf(k, limit, userLimit, period, used, userUsed, exhausted), reserved: admission.admitted ? tokens : 0 };
+    }
     const used = Number.isFinite(limit) ? (await this.store.used(tenantKey, period)) + this.pendingTokens(tenantKey, period) : 0;
     const userUsed = Number.isFinite(userLimit) ? (await this.store.used(k, period)) + this.pendingTokens(k, period) : 0;
     const exhausted: QuotaBudget | null = used >= limit ? 'tenant' : userUsed >= userLimit ? 'user' : null;
+    return this.statusOf(k, limit, userLimit, period, used, userUsed, exhausted);
+  }
+
+  private statusOf(
+    k: QuotaKey,
+    limit: number,
+    userLimit: number,
+    period: string,
+    used: number,
+    userUsed: number,
+    exhausted: QuotaBudget | null,
+  ): QuotaStatus {
     const remaining = Math.max(0, Math.min(limit - used, userLimit - userUsed));
     return {
       allowed: exhausted === null,
@@ -175,6 +220,7 @@ export class TokenQuota {
       ...(k.userId && Number.isFinite(userLimit)
         ? { user: { userId: k.userId, used: userUsed, limit: userLimit, remaining: Math.max(0, userLimit - userUsed) } }
         : {}),
+      reserved: 0,
     };
   }
 
@@ -182,7 +228,7 @@ export class TokenQuota {
   async charge(key: QuotaKey, tokens: number): Promise<number> {
     if (!(tokens >= 0) || !Number.isFinite(tokens)) throw new RangeError(`tokens must be a finite number >= 0 (got ${tokens})`);
     const k = normalize(key);
-    const total = await this.store.charge(k, this.currentPeriod(), tokens);
+    const total = await this.store.charge(k, this.currentPeriod(), Math.min(tokens, MAX_CHARGE_TOKENS));
     if (tokens > 0) this.events?.emit({ type: 'tokens', tenantId: k.tenantId, agent: k.agent, tokens });
     return total;
   }
@@ -193,13 +239,18 @@ export class TokenQuota {
    */
   async chargeQuietly(key: QuotaKey, tokens: number): Promise<void> {
     if (!(tokens > 0) || !Number.isFinite(tokens)) return;
+    tokens = Math.min(tokens, MAX_CHARGE_TOKENS);
     const k = normalize(key);
     const period = this.currentPeriod();
+    // What check(key, reserve) charged ahead for this call covers that much of it.
+    tokens -= this.takeReserved(k, period, tokens);
+    if (tokens <= 0) return;
     // Counted as charged: a charge the store refuses now is queued and written later.
     this.events?.emit({ type: 'tokens', tenantId: k.tenantId, agent: k.agent, tokens });
     try {
       await this.store.charge(k, period, tokens);
     } catch (err) {
+      if (this.refused(err)) return this.reject({ key: k, period, tokens }, err);
       this.counters.queuedCharges++;
       this.enqueue(k, period, tokens);
       this.logger.warn(
@@ -256,6 +307,12 @@ export class TokenQuota {
       try {
         await this.store.charge(c.key, c.period, c.tokens);
       } catch (err) {
+        if (this.refused(err)) {
+          // It can never be written: set aside, and the charges behind it go on.
+          this.pendingCharges.delete(id);
+          this.reject(c, err);
+          continue;
+        }
         this.retryMs = Math.min(this.retryMs * 2, this.maxRetryMs);
         this.arm();
         throw err;
@@ -264,6 +321,41 @@ export class TokenQuota {
       this.counters.retriedCharges++;
     }
     this.retryMs = this.retryBaseMs;
+  }
+
+  private reserve(k: QuotaKey, period: string, tokens: number): void {
+    for (const [id, r] of this.reservations) if (r.period !== period) this.reservations.delete(id); // a past period's: never charged now
+    const id = JSON.stringify([k.tenantId, k.agent, k.userId ?? '', period]);
+    this.reservations.set(id, { period, tokens: (this.reservations.get(id)?.tokens ?? 0) + tokens });
+  }
+
+  /** Take up to `tokens` of what was reserved for the key in this period; returns how many. */
+  private takeReserved(k: QuotaKey, period: string, tokens: number): number {
+    const id = JSON.stringify([k.tenantId, k.agent, k.userId ?? '', period]);
+    const held = this.reservations.get(id);
+    if (!held) return 0;
+    const taken = Math.min(held.tokens, tokens);
+    if (held.tokens - taken > 0) held.tokens -= taken;
+    else this.reservations.delete(id);
+    return taken;
+  }
+
+  /** Whether the store says that `err` of a charge means the charge itself is invalid. */
+  private refused(err: unknown): boolean {
+    try {
+      return this.store.refusesCharge?.(err) === true;
+    } catch {
+      return false;
+    }
+  }
+
+  private reject(c: PendingCharge, err: unknown): void {
+    this.counters.rejectedCharges++;
+    this.counters.rejectedTokens += c.tokens;
+    this.logger.error(
+      `the token quota store refused a charge of ${c.tokens} tokens to ${JSON.stringify(c.key.tenantId)}/${JSON.stringify(c.key.agent)} ` +
+        `as invalid; set aside, not retried (${this.counters.rejectedCharges} in all): ${String(err)}`,
+    );
   }
 
   private enqueue(key: QuotaKey, period: string, tokens: number): void {

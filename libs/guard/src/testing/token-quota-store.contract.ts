@@ -30,6 +30,23 @@ export function tokenQuotaStoreContract(factory: () => Promise<StoreHarness<Toke
     expect(await h.store.used({ tenantId: 't1', agent: 'trader' }, 'q')).toBe(13);
   });
 
+  it('admit: 60 admissions at once of 10 tokens under a limit of 100 admit 10, for the tenant and for a user (attack: read, then charge)', async () => {
+    if (!h.store.admit) return expect(h.store.admit).toBeUndefined(); // optional: TokenQuota then reads and charges after
+    const admit = h.store.admit.bind(h.store);
+    const tenant = { tenantId: 't1', agent: 'trader' };
+    const admitted = await Promise.all(Array.from({ length: 60 }, () => admit(tenant, 'p', 10, { tenant: 100, user: Infinity })));
+    expect(admitted.filter((a) => a.admitted)).toHaveLength(10);
+    expect(await h.store.used(tenant, 'p')).toBe(100);
+    expect(admitted.filter((a) => !a.admitted).every((a) => a.tenant >= 100)).toBe(true);
+    // A user's share: the user's counter decides, and both counters move together.
+    const alice = { tenantId: 't2', agent: 'trader', userId: 'alice' };
+    const byUser = await Promise.all(Array.from({ length: 30 }, () => admit(alice, 'p', 5, { tenant: 1000, user: 20 })));
+    expect(byUser.filter((a) => a.admitted)).toHaveLength(4);
+    expect([await h.store.used(alice, 'p'), await h.store.used({ tenantId: 't2', agent: 'trader' }, 'p')]).toEqual([20, 20]);
+    expect(await admit({ tenantId: 't3', agent: 'trader' }, 'p', 1, { tenant: 0, user: Infinity })).toMatchObject({ admitted: false });
+    expect(await h.store.used({ tenantId: 't3', agent: 'trader' }, 'p')).toBe(0);
+  });
+
   it('loses no charge under concurrent charging', async () => {
     const key = { tenantId: 't1', agent: 'trader' };
     await Promise.all(Array.from({ length: 20 }, () => h.store.charge(key, 'p', 3)));

@@ -2,8 +2,9 @@ import { InvalidMemoryEntryException } from '../exceptions/invalid-memory-entry.
 import { InvalidMemoryQueryException } from '../exceptions/invalid-memory-query.exception';
 import { InvalidMemoryScopeException } from '../exceptions/invalid-memory-scope.exception';
 import { MemoryErasedException } from '../exceptions/memory-erased.exception';
+import { MemoryFullException } from '../exceptions/memory-full.exception';
 import type { MemoryStore } from '../memory.store';
-import type { MemoryScope, NewMemoryEntry } from '../memory.types';
+import type { MemoryScope, MemoryStoreOptions, NewMemoryEntry } from '../memory.types';
 
 /** What a store factory gives the contract. */
 export interface MemoryStoreHarness {
@@ -39,17 +40,25 @@ const note = (content: string, over: Partial<NewMemoryEntry> = {}): NewMemoryEnt
 
 /**
  * The shared cases every MemoryStore must pass, in a describe() named `name`. The factory returns
- * a fresh, empty store. Includes scope isolation (by id too), invalid scopes, relevance and caps,
- * expiry, and erase against writes started before it (deterministic and concurrent).
+ * a fresh, empty store built with `options` (a `maxNotesPerUser` the cap cases set; `{}`: the default).
+ * Includes scope isolation (by id too), invalid scopes, relevance and caps, expiry, erase against
+ * writes started before it (deterministic and concurrent), and the per-user cap under 40 writers at once.
  */
-export function memoryStoreContract(name: string, factory: () => Promise<MemoryStoreHarness>): void {
+export function memoryStoreContract(name: string, factory: (options: MemoryStoreOptions) => Promise<MemoryStoreHarness>): void {
   describe(name, () => {
     let h: MemoryStoreHarness;
     let store: MemoryStore;
     beforeEach(async () => {
-      h = await factory();
+      h = await factory({});
       store = h.store;
     });
+    /** A store with a cap of `max` notes per user, in place of the default one (closed with it). */
+    const capped = async (max: number) => {
+      await h.close?.();
+      h = await factory({ maxNotesPerUser: max });
+      store = h.store;
+      return store;
+    };
     afterEach(async () => {
       await h.close?.();
     });
@@ -143,6 +152,11 @@ export function memoryStoreContract(name: string, factory: () => Promise<MemoryS
       await expect(store.remember(ALICE, note('x', { kind: 'Not A Kind' }))).rejects.toThrow(/kind/);
       await expect(store.remember(ALICE, note('x', { agent: '' }))).rejects.toThrow(/agent/);
       await expect(store.remember(ALICE, note('x', { expiresAt: new Date('nope') }))).rejects.toThrow(/expiresAt/);
+      // C1 controls (NEL, CSI) as a goal refuses them, and lone surrogates: never stored.
+      for (const content of ['line\u0085break', 'ansi \u009b31m red', 'half \ud83d pair', '\u0000'])
+        await expect(store.remember(ALICE, note(content))).rejects.toThrow(/control character|lone surrogate/);
+      expect(await store.remember(ALICE, note('tab\tnewline\nemoji \ud83d\ude00 fine'))).toEqual(expect.any(String));
+      expect(await store.erase(ALICE)).toBe(1);
       await expect(store.recall(ALICE, 'x', { maxEntries: 0, maxChars: 10 })).rejects.toThrow(InvalidMemoryQueryException);
       await expect(store.list(ALICE, { limit: 10, offset: -1 })).rejects.toThrow(/offset/);
       expect(await contents(ALICE)).toEqual([]);
@@ -189,6 +203,30 @@ export function memoryStoreContract(name: string, factory: () => Promise<MemoryS
       expect(await contents(ALICE)).toEqual(['after']);
       expect(await store.erase(ALICE)).toBe(1);
       expect(await store.erase(ALICE)).toBe(0);
+    });
+
+    it('refuses a note past maxNotesPerUser (nothing evicted); another user, a forgotten or expired note leave room', async () => {
+      const s = await capped(3);
+      const ids = [await s.remember(ALICE, note('one')), await s.remember(ALICE, note('two')), await s.remember(ALICE, note('three'))];
+      await expect(s.remember(ALICE, note('four'))).rejects.toThrow(MemoryFullException);
+      await expect(s.remember(ALICE, note('four'))).rejects.toThrow(/holds 3 notes, the most it keeps/);
+      expect(await contents(ALICE)).toEqual(['three', 'two', 'one']);
+      await s.remember(BOB, note('bob has room'));
+      await s.remember(OTHER_TENANT, note('so has alice of globex'));
+      expect(await s.forget(ALICE, ids[0])).toBe(true);
+      await s.remember(ALICE, note('soon gone', { expiresAt: new Date(Date.now() + 150) }));
+      await expect(s.remember(ALICE, note('five'))).rejects.toThrow(MemoryFullException);
+      await new Promise((r) => setTimeout(r, 200));
+      await s.remember(ALICE, note('five')); // the expired note does not count
+      expect(await contents(ALICE)).toEqual(['five', 'three', 'two']);
+    });
+
+    it('lets 10 of 40 writers at once under a cap of 10 store a note (attack: count, then insert)', async () => {
+      const s = await capped(10);
+      const settled = await Promise.allSettled(Array.from({ length: 40 }, (_, i) => s.remember(ALICE, note(`note ${i}`))));
+      expect(settled.filter((r) => r.status === 'fulfilled')).toHaveLength(10);
+      for (const r of settled) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(MemoryFullException);
+      expect(await s.list(ALICE, PAGE)).toHaveLength(10);
     });
 
     it('with many writes in flight and one erase, nothing started before the erase is left after it', async () => {

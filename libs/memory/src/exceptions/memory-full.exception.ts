@@ -1,0 +1,13 @@
+import { MEMORY_FULL_MESSAGE } from '../memory.messages';
+
+/** A write past the scope's maxNotesPerUser: refused (nothing is evicted); forget notes to make room. */
+export class MemoryFullException extends Error {
+  constructor(
+    readonly tenantId: string,
+    readonly userId: string,
+    readonly maxNotesPerUser: number,
+  ) {
+    super(MEMORY_FULL_MESSAGE(maxNotesPerUser));
+    this.name = 'MemoryFullException';
+  }
+}
