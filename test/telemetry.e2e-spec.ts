@@ -100,7 +100,7 @@ describe('the sample traced: GenAI spans of a run over HTTP on an OpenAI-protoco
     expect(submit.attributes).toMatchObject({
       'gen_ai.tool.call.id': 'call_2',
       'zmodu.guard.decision': 'denied',
-      'zmodu.guard.cause': 'denied_staged',
+      'zmodu.guard.cause': 'denied_not_listed',
       'error.type': 'ToolDenied',
     });
     expect(submit.status.code).toBe(SpanStatusCode.ERROR);

@@ -320,11 +320,11 @@ describe.each(SIDES)('chaos: the model provider fails ($name)', (side) => {
       res.body.steps[0].toolCalls.map((c: { name: string; decision: string; cause: string }) => [c.name, c.decision, c.cause]),
     ).toEqual([
       ['wire.transfer', 'denied', 'denied_not_listed'],
-      ['order.submit', 'denied', 'denied_staged'],
+      ['order.submit', 'denied', 'denied_not_listed'],
     ]);
     expect((await auditOf(runId)).map((a) => [a.skill, a.decision, a.cause])).toEqual([
       ['wire.transfer', 'denied', 'denied_not_listed'],
-      ['order.submit', 'denied', 'denied_staged'],
+      ['order.submit', 'denied', 'denied_not_listed'],
     ]);
     expect(await ordersOf(runId)).toBe(0);
   });

@@ -229,6 +229,7 @@ declare const refCache: import('cache-manager').Cache;
 declare const users: { handle(request: unknown): Promise<unknown> };
 declare const tenants: { handle(request: unknown): Promise<unknown> };
 declare function isScraper(request: unknown): boolean;
+declare function tenantOf(request: unknown): string;
 declare function Public(): ClassDecorator;
 declare module '@opentelemetry/sdk-node';
 declare module '@opentelemetry/exporter-trace-otlp-http';

@@ -7,7 +7,7 @@ import { SampleAppOptions } from '../../apps/sample/src/sample.options';
 
 /**
  * For a describe block: one throwaway database (created before all, dropped after all) and sample apps on it,
- * booted with `boot(options)` and closed after each test (an app a test closed itself is taken out with `forget`).
+ * booted with `boot(options)` (on the embedded database, closing the apps booted before) and closed after each test (an app a test closed itself is taken out with `forget`).
  */
 export function sampleAppsOnTestDatabase(jwtSecret: string) {
   let db: TestDatabase | undefined;
@@ -32,6 +32,9 @@ export function sampleAppsOnTestDatabase(jwtSecret: string) {
     ): Promise<INestApplication> {
       const database = db;
       if (!database) throw new Error('boot() runs inside a test, after beforeAll created the database.');
+      // An embedded folder is open in one instance at a time (its lock): the next app on it stands for the next process,
+      // so the ones before are closed first (their queued audit entries and charges written), as a stopped process's are.
+      if (database.kind === 'pglite') for (const earlier of apps.splice(0)) await earlier.close();
       const moduleRef = await Test.createTestingModule({
         imports: [AppModule.register({ dataSource: () => database.options(), jwtSecret, ...over })],
         providers,

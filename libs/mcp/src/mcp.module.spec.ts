@@ -125,7 +125,7 @@ describe('McpModule over Streamable HTTP, with the official MCP client', () => {
     const purge = await client.callTool({ name: 'ops.purge', arguments: {} });
     expect(JSON.parse(text(purge))).toEqual({ error: 'ToolDenied', reason: 'denied_explicitly' });
     const staged = await client.callTool({ name: 'order.submit', arguments: { symbol: 'ACME', qty: 1 } });
-    expect(JSON.parse(text(staged))).toEqual({ error: 'ToolDenied', reason: 'denied_staged' });
+    expect(JSON.parse(text(staged))).toEqual({ error: 'ToolDenied', reason: 'denied_execute_class' });
     const audit = fixture.app.get(AgentAuditLog);
     await audit.flush();
     const denied = (await audit.query({ agent: 'mcp' })).filter((r) => r.decision === 'denied').map((r) => [r.skill, r.cause]);

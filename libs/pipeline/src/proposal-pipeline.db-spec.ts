@@ -650,9 +650,13 @@ describe('ProposalPipeline', () => {
         .dispatch(noExec, 'approval.submit', { action: 'order.submit', payload: { symbol: 'ACME', qty: 1 } });
       expect(small.value).toMatchObject({ verdict: 'execute_not_permitted', status: 'pending' });
       expect(await effects((small.value as PipelineOutcome).proposalId)).toBe(0);
-      for (const c of [noExec, ctx()]) {
+      // The policy decides first (an execute-class skill with allowExecute off); a policy that allows it learns it is staged.
+      for (const [c, reason] of [
+        [noExec, 'denied_execute_class'],
+        [ctx(), 'denied_staged'],
+      ] as const) {
         const direct = await app.get(SkillDispatcher).dispatch(c, 'order.submit', { symbol: 'ACME', qty: 1 });
-        expect(direct.error).toEqual({ error: 'ToolDenied', reason: 'denied_staged' });
+        expect(direct.error).toEqual({ error: 'ToolDenied', reason });
       }
     });
 

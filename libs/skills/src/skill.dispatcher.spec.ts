@@ -189,16 +189,24 @@ describe('SkillDispatcher', () => {
     expect(await audit.query({ runId: c.runId })).toMatchObject([{ skill: 'ghost.skill', decision: 'denied', cause: 'denied_not_listed' }]);
   });
 
-  it('refuses a staged skill to every caller but the pipeline (denied_staged), whatever the allow list says; a look-alike context does not pass', async () => {
-    for (const guard of [new Guard(policy), new Guard({ allow: [], allowExecute: false })]) {
-      const c = ctx({ guard });
-      const r = await dispatcher.dispatch(c, 'order.place', {});
-      expect(r.error).toEqual({ error: 'ToolDenied', reason: 'denied_staged' });
-      expect(c.guard.getStats().denied_staged).toBe(1);
-      expect(await audit.query({ runId: c.runId })).toMatchObject([{ skill: 'order.place', cause: 'denied_staged', outcome: 'denied' }]);
-    }
+  it('refuses a staged skill to every caller but the pipeline (denied_staged); a look-alike context does not pass', async () => {
+    const c = ctx({ guard: new Guard(policy) });
+    const r = await dispatcher.dispatch(c, 'order.place', {});
+    expect(r.error).toEqual({ error: 'ToolDenied', reason: 'denied_staged' });
+    expect(c.guard.getStats().denied_staged).toBe(1);
+    expect(await audit.query({ runId: c.runId })).toMatchObject([{ skill: 'order.place', cause: 'denied_staged', outcome: 'denied' }]);
     const forged = { ...ctx(), staged: { proposalId: 'p', approvers: ['me'], transaction: {} } } as never;
     expect((await dispatcher.dispatch(forged, 'order.place', {})).error).toEqual({ error: 'ToolDenied', reason: 'denied_staged' });
+    expect(fixture.calls).toBe(0);
+  });
+
+  it('a staged skill the policy does not list is refused as not listed, like a name that is no skill (attack: probe which staged skills exist)', async () => {
+    for (const name of ['order.place', 'no.such.skill']) {
+      const c = ctx({ guard: new Guard({ allow: [], allowExecute: false }) });
+      const r = await dispatcher.dispatch(c, name, {});
+      expect([name, r.error]).toEqual([name, { error: 'ToolDenied', reason: 'denied_not_listed' }]);
+      expect(c.guard.getStats()).toMatchObject({ denied_not_listed: 1, denied_staged: 0 });
+    }
     expect(fixture.calls).toBe(0);
   });
 

@@ -88,11 +88,10 @@ export class SkillDispatcher {
       });
 
     // 2. Guard: deny, allow, execute switch, budget (in-memory budget, then the persistent quota).
-    const decision = !skill
-      ? DENIED.denied_not_listed
-      : skill.staged !== isStagedExecution(ctx.staged)
-        ? DENIED.denied_staged
-        : ctx.guard.evaluate(action, skillName, cost);
+    // The policy first: a staged skill that the caller's policy does not list is refused as not listed, so that a
+    // refusal tells nothing of which names exist; only a call the policy allows learns that it is staged.
+    const evaluated = skill ? ctx.guard.evaluate(action, skillName, cost) : DENIED.denied_not_listed;
+    const decision = evaluated.allowed && skill!.staged !== isStagedExecution(ctx.staged) ? DENIED.denied_staged : evaluated;
     // A staged execution was decided by the pipeline (and its approvers): it is metered, not refused for the quota.
     if (decision.allowed && !isStagedExecution(ctx.staged)) {
       // The cost is reserved with the check, atomically in the store: callers at once cannot all pass a nearly spent budget.
