@@ -75,6 +75,9 @@ export const MCP_CONNECTION_LOST_MESSAGE = (server: string, delayMs: number) =>
 export const MCP_RECONNECT_FAILED_MESSAGE = (server: string, attempt: number, cause: string, delayMs: number) =>
   `MCP server '${server}': reopening the connection failed (attempt ${attempt}): ${cause}; next attempt in ${delayMs} ms.`;
 
+export const MCP_ANSWERS_DROPPED_MESSAGE = (server: string, most: number, maxBytes: number) =>
+  `MCP server '${server}' sends requests faster than it reads our answers (more than ${most} or ${maxBytes} bytes of them waiting): answers past that are dropped, its requests unanswered; its tools work as before.`;
+
 export const MCP_RECONNECTED_MESSAGE = (server: string, attempts: number) =>
   `MCP server '${server}': connection reopened (after ${attempts} attempt${attempts === 1 ? '' : 's'}); its tools answer again.`;
 

@@ -95,4 +95,76 @@ describe('skill parameter schemas', () => {
     expect(problem({ type: 'string', 'x-sensitive': true })).toBeNull();
     expect(problem({ type: 'string', 'x-sensitive': 'yes' })).toMatch(/x-sensitive value must be \["boolean"\]/);
   });
+
+  it('checks uniqueItems in linear time, by value (attack: 10000 objects blocked the event loop for seconds; two "__proto__" items passed as unique)', () => {
+    const validate = compileSchema({
+      type: 'object',
+      properties: { rows: { type: 'array', uniqueItems: true }, keys: { type: 'array', items: { type: 'string' }, uniqueItems: true } },
+    });
+    // ajv compared every pair of object items: 5 * 10^7 deep comparisons here, seconds on each call.
+    const rows = Array.from({ length: 10_000 }, (_, i) => ({ id: i, tags: [i, 'x'] }));
+    const started = performance.now();
+    expect(validate({ rows })).toBe(true);
+    expect(validate({ rows: [...rows, { tags: [7, 'x'], id: 7 }] })).toBe(false);
+    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(validate.errors).toEqual([
+      expect.objectContaining({
+        instancePath: '/rows',
+        keyword: 'uniqueItems',
+        message: 'must NOT have duplicate items (items ## 7 and 10000 are identical)',
+      }),
+    ]);
+    // Scalars were keyed in a plain object, where '__proto__' is no key.
+    expect(validate({ keys: ['__proto__', '__proto__'] })).toBe(false);
+    expect(validate({ keys: ['constructor', 'toString', 'a'] })).toBe(true);
+    expect(validate({ rows: [1, '1', 1.5, [1], { a: 1 }, { a: '1' }, null, false] })).toBe(true);
+    expect(validate({ rows: [{ a: { b: 1, c: 2 } }, { a: { c: 2, b: 1 } }] })).toBe(false);
+  });
+
+  it('refuses the content keywords, which the validator never checks (attack: a JSON string that broke its contentSchema passed)', () => {
+    const problem = (property: Record<string, unknown>) => schemaProblem({ type: 'object', properties: { a: property } });
+    expect(problem({ type: 'string', contentMediaType: 'application/json', contentSchema: { type: 'number' } })).toMatch(
+      /^parameters has "contentMediaType" at #\/properties\/a, which the validator takes for an annotation and never checks .*: remove it, and check the content in the handler/,
+    );
+    expect(problem({ type: 'string', contentEncoding: 'base64' })).toMatch(
+      /"contentEncoding" at #\/properties\/a, which the validator takes/,
+    );
+    expect(problem({ type: 'string', contentSchema: { type: 'number' } })).toMatch(/"contentSchema"/);
+  });
+
+  it('refuses a $ref into examples, default, const or enum (attack: a keyword that cannot apply, hidden where only a $ref reaches it)', () => {
+    const hidden = { type: 'string', maximum: 3 };
+    const refused = [
+      { type: 'object', properties: { a: { $ref: '#/examples/0' } }, examples: [hidden] },
+      { type: 'object', properties: { a: { $ref: '#/properties/b/default' }, b: { default: hidden } } },
+      { type: 'object', properties: { a: { $ref: '#/properties/b/enum/0' }, b: { enum: [hidden] } } },
+      { type: 'object', properties: { a: { $ref: '#/properties/b/const' }, b: { const: hidden } } },
+      { type: 'object', properties: { a: { $ref: '#/anyOf/0/%65xamples/0' } }, anyOf: [{ examples: [hidden] }] },
+    ];
+    for (const schema of refused)
+      expect(schemaProblem(schema)).toMatch(
+        /has "\$ref" at #\/properties\/a pointing at .*, inside "(examples|default|enum|const)", which holds data, not schemas/,
+      );
+    // Where schemas are, the walk checks them itself, and a $ref there is fine.
+    expect(schemaProblem({ type: 'object', definitions: { s: hidden }, properties: { a: { $ref: '#/definitions/s' } } })).toMatch(
+      /"maximum" at #\/definitions\/s,/,
+    );
+    const fine = {
+      type: 'object',
+      definitions: {
+        'a/b': { type: 'string' },
+        list: { type: 'array', items: [{ type: 'number' }] },
+        one: { type: 'array', items: { properties: { x: { type: 'string' } } } },
+      },
+      properties: {
+        a: { $ref: '#/definitions/a~1b' },
+        b: { $ref: '#/definitions/list/items/0' },
+        c: { $ref: '#/definitions/one/items/properties/x' },
+        d: { $ref: '#' },
+        e: { anyOf: [{ type: 'null' }, { $ref: '#/properties/a' }] },
+        f: { $ref: '#/properties/e/anyOf/1' },
+      },
+    };
+    expect(schemaProblem(fine)).toBeNull();
+  });
 });

@@ -1,7 +1,14 @@
 import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { RE2JS } from 're2js';
-import { IGNORED_KEYWORD_PROBLEM, KEYWORD_FOR_OTHER_TYPE_PROBLEM, UNKNOWN_FORMAT_PROBLEM, UNKNOWN_KEYWORD_PROBLEM } from './skill.messages';
+import {
+  CONTENT_KEYWORD_PROBLEM,
+  IGNORED_KEYWORD_PROBLEM,
+  KEYWORD_FOR_OTHER_TYPE_PROBLEM,
+  REF_OUTSIDE_SCHEMAS_PROBLEM,
+  UNKNOWN_FORMAT_PROBLEM,
+  UNKNOWN_KEYWORD_PROBLEM,
+} from './skill.messages';
 
 /** A JSON Schema document (draft-07 / 2019-09 keywords as ajv understands them). */
 export type JsonSchema = { readonly [keyword: string]: unknown };
@@ -56,6 +63,50 @@ const ajv = new Ajv({
 addFormats(ajv);
 // Our own annotation: a field marked "x-sensitive": true is masked wherever a call is shown (Redactor.maskSensitive).
 ajv.addKeyword({ keyword: 'x-sensitive', schemaType: 'boolean' });
+// uniqueItems in linear time (see uniqueItems below), in place of ajv's.
+ajv.removeKeyword('uniqueItems');
+ajv.addKeyword({ keyword: 'uniqueItems', type: 'array', schemaType: 'boolean', errors: true, validate: uniqueItems });
+
+/**
+ * `uniqueItems`, in linear time: each item's canonical JSON (keys sorted) is looked up in a Map. ajv's compares every
+ * pair of items that may be objects or arrays (20,000 small objects from the model or an MCP client: 50 s of a blocked
+ * event loop per call), and keys scalar items in a plain object, where two '__proto__' items were never seen as equal.
+ * Items are equal as JSON values are (ajv's deep equality: key order aside, 1 and 1.0 alike).
+ */
+function uniqueItems(this: unknown, schema: boolean, data: unknown[]): boolean {
+  const validate = uniqueItems as typeof uniqueItems & { errors?: Partial<ErrorObject>[] | null };
+  validate.errors = null;
+  if (!schema || !Array.isArray(data)) return true;
+  const seen = new Map<string, number>();
+  for (let i = 0; i < data.length; i++) {
+    let key: string;
+    try {
+      key = canonicalJson(data[i]);
+    } catch {
+      validate.errors = [{ keyword: 'uniqueItems', message: `item ${i} is nested too deep to compare`, params: { i } }];
+      return false;
+    }
+    const j = seen.get(key);
+    if (j !== undefined) {
+      validate.errors = [
+        { keyword: 'uniqueItems', message: `must NOT have duplicate items (items ## ${j} and ${i} are identical)`, params: { i, j } },
+      ];
+      return false;
+    }
+    seen.set(key, i);
+  }
+  return true;
+}
+
+/** JSON with every object's keys in one order: two values are deep-equal as JSON exactly when these are equal. */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => {
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
+    const keys = Object.keys(v);
+    if (keys.every((k, i) => i === 0 || keys[i - 1] < k)) return v;
+    return Object.fromEntries(keys.sort().map((k) => [k, (v as Record<string, unknown>)[k]]));
+  });
+}
 
 /** Deeper than this, a schema is refused before it is compiled (a hostile schema nested 10,000 deep overflows the stack). */
 export const MAX_SCHEMA_DEPTH = 64;
@@ -91,9 +142,48 @@ export function jsonSchemaProblem(schema: unknown, subject: string): string | nu
 }
 
 /** Keywords whose value is one schema, a list of schemas, or schemas by name: where `keywordProblem` looks further. */
-const ONE_SCHEMA = ['additionalItems', 'additionalProperties', 'contains', 'contentSchema', 'else', 'if', 'not', 'propertyNames', 'then'];
+const ONE_SCHEMA = ['additionalItems', 'additionalProperties', 'contains', 'else', 'if', 'not', 'propertyNames', 'then'];
 const SCHEMA_LIST = ['allOf', 'anyOf', 'oneOf'];
 const SCHEMAS_BY_NAME = ['$defs', 'definitions', 'dependencies', 'patternProperties', 'properties'];
+/** Keywords ajv accepts and never checks (annotations of draft-07's content vocabulary). */
+const CONTENT = ['contentEncoding', 'contentMediaType', 'contentSchema'];
+
+/**
+ * The first segment of a `$ref`'s JSON Pointer fragment that leaves the places where schemas are (properties/x,
+ * items/0, not, ...): `examples` in '#/examples/0'; null when it stays in them, or the fragment is no pointer.
+ */
+function outsideSchemas(ref: string): string | null {
+  const hash = ref.indexOf('#');
+  if (hash < 0 || ref.length === hash + 1) return null;
+  let pointer: string;
+  try {
+    pointer = decodeURIComponent(ref.slice(hash + 1));
+  } catch {
+    return null; // not a pointer ajv can resolve either: it refuses the schema
+  }
+  if (!pointer.startsWith('/')) return null; // an anchor (#name): ajv finds those only where schemas are
+  const segments = pointer
+    .slice(1)
+    .split('/')
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const index = /^(0|[1-9]\d*)$/;
+  // Where the next segment is: a keyword of a schema, a name or an index whose value is a schema, or after `items`.
+  let at: 'keyword' | 'name' | 'index' | 'items' = 'keyword';
+  for (const segment of segments) {
+    if (at === 'name' || (at !== 'keyword' && index.test(segment))) {
+      at = 'keyword';
+      continue;
+    }
+    if (at === 'index') return segment;
+    // After `items` (one schema, not a list): this segment is a keyword of that schema.
+    if (ONE_SCHEMA.includes(segment)) at = 'keyword';
+    else if (SCHEMA_LIST.includes(segment)) at = 'index';
+    else if (SCHEMAS_BY_NAME.includes(segment)) at = 'name';
+    else if (segment === 'items') at = 'items';
+    else return segment;
+  }
+  return null;
+}
 
 /**
  * The first keyword of `schema` (or of a schema inside it) that the validator would not enforce, told with its JSON
@@ -129,6 +219,14 @@ function keywordProblem(root: JsonSchema, subject: string): string | null {
       return IGNORED_KEYWORD_PROBLEM(subject, 'if', path, 'there is no "then" or "else" beside it');
     if (Object.hasOwn(schema, 'additionalItems') && !Array.isArray(schema.items))
       return IGNORED_KEYWORD_PROBLEM(subject, 'additionalItems', path, '"items" beside it is not a list of schemas');
+    // ajv knows the content keywords as annotations only: a JSON string that breaks its contentSchema passed.
+    const content = CONTENT.find((keyword) => Object.hasOwn(schema, keyword));
+    if (content) return CONTENT_KEYWORD_PROBLEM(subject, content, path);
+    // A $ref into examples, default, const or enum reaches a schema this walk never checks (ajv compiles it all the same).
+    if (Object.hasOwn(schema, '$ref') && typeof schema.$ref === 'string') {
+      const outside = outsideSchemas(schema.$ref);
+      if (outside) return REF_OUTSIDE_SCHEMAS_PROBLEM(subject, path, schema.$ref, outside);
+    }
     const at = (keyword: string) => `${path}/${pointerSegment(keyword)}`;
     for (const keyword of ONE_SCHEMA) if (Object.hasOwn(schema, keyword)) stack.push([schema[keyword], at(keyword)]);
     if (Object.hasOwn(schema, 'items')) {

@@ -47,3 +47,10 @@ export const KEYWORD_FOR_OTHER_TYPE_PROBLEM = (
   `${declared.join(' or ')}, so it would never be checked: remove it or use a keyword for that type (maxLength for a string, maximum for a number, ...)`;
 export const IGNORED_KEYWORD_PROBLEM = (subject: string, keyword: string, path: string, why: string) =>
   `${subject} has ${JSON.stringify(keyword)} at ${path}, which the validator would ignore because ${why}: complete it or remove it`;
+export const CONTENT_KEYWORD_PROBLEM = (subject: string, keyword: string, path: string) =>
+  `${subject} has ${JSON.stringify(keyword)} at ${path}, which the validator takes for an annotation and never checks ` +
+  '(contentEncoding, contentMediaType and contentSchema alike): remove it, and check the content in the handler or with pattern or format';
+export const REF_OUTSIDE_SCHEMAS_PROBLEM = (subject: string, path: string, ref: string, segment: string) =>
+  `${subject} has "$ref" at ${path} pointing at ${JSON.stringify(ref.slice(0, 200))}, inside ${JSON.stringify(segment.slice(0, 80))}, ` +
+  'which holds data, not schemas, so the schema there is never checked for keywords the validator would ignore: ' +
+  'move it under definitions and point there';

@@ -23,6 +23,8 @@ export interface HostileOptions {
   readonly sse?: boolean;
   /** Sessions (Mcp-Session-Id), forgotten by `forget()` as a restarted server would. Default false: stateless. */
   readonly stateful?: boolean;
+  /** tools/list pages that never end: each answers after this delay with the tools and a next cursor. Default: one page. */
+  readonly endlessPagesMs?: number;
 }
 
 /**
@@ -34,12 +36,17 @@ export async function startHostile(tools: HostileTool[], options: HostileOptions
   const authHeaders: (string | undefined)[] = [];
   const sessions = new Map<string, StreamableHTTPServerTransport>();
   let initializes = 0;
+  let pages = 0;
 
   const mcpServer = (req: IncomingMessage) => {
     const server = new Server({ name: 'hostile', version: '1' }, { capabilities: { tools: {} } });
-    server.setRequestHandler(ListToolsRequestSchema, () => ({
-      tools: tools.map(({ result: _r, delayMs: _d, raw: _raw, ...t }) => ({ inputSchema: { type: 'object' }, ...t })),
-    }));
+    server.setRequestHandler(ListToolsRequestSchema, async (request) => {
+      pages++;
+      const listed = tools.map(({ result: _r, delayMs: _d, raw: _raw, ...t }) => ({ inputSchema: { type: 'object' }, ...t }));
+      if (options.endlessPagesMs === undefined) return { tools: listed };
+      await new Promise((r) => setTimeout(r, options.endlessPagesMs));
+      return { tools: request.params?.cursor ? [] : listed, nextCursor: `page-${pages}` };
+    });
     server.setRequestHandler(CallToolRequestSchema, async (request) => {
       calls.push({ name: request.params.name, arguments: request.params.arguments });
       const tool = tools.find((t) => t.name === request.params.name);
@@ -96,6 +103,8 @@ export async function startHostile(tools: HostileTool[], options: HostileOptions
     authHeaders,
     /** How many initialize requests it answered. */
     initializes: () => initializes,
+    /** How many tools/list requests it was sent. */
+    pages: () => pages,
     /** Forget every session, as a server that restarted does: the next request of a client is answered 404. */
     forget: () => {
       for (const transport of sessions.values()) void transport.close();

@@ -4,6 +4,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import {
+  MCP_ANSWERS_DROPPED_MESSAGE,
   MCP_CONNECTION_LOST_MESSAGE,
   MCP_RECONNECT_FAILED_MESSAGE,
   MCP_RECONNECTED_MESSAGE,
@@ -11,6 +12,7 @@ import {
 } from '../agent.messages';
 import { McpConnectError } from '../exceptions/mcp-connect.error';
 import { McpUnavailableError } from '../exceptions/mcp-unavailable.error';
+import { boundAnswers, MAX_ANSWERS_IN_FLIGHT } from './mcp-answers';
 import { cappedFetch } from './mcp-capped-fetch';
 import { AcceptingOutputValidator } from './mcp-output-validator';
 import { describeCause, describeServer, redact } from './mcp-describe';
@@ -76,16 +78,20 @@ export class McpConnection {
   }
 
   /**
-   * The tools of the server (the pages of tools/list, within `connectTimeoutMs` each), paging stopped once more than
-   * `maxTools` came (the caller warns and keeps the first ones). Each tool's schema and description are measured as
-   * its page arrives, and dropped when over their caps, so a listing holds no more than the caps. Throws McpConnectError.
+   * The tools of the server (the pages of tools/list, all of them within one `connectTimeoutMs`: a server that answers
+   * each of endless pages just in time held the boot for 100 times that), paging stopped once more than `maxTools`
+   * came (the caller warns and keeps the first ones). Each tool's schema and description are measured as its page
+   * arrives, and dropped when over their caps, so a listing holds no more than the caps. Throws McpConnectError.
    */
   async listTools(): Promise<ListedTool[]> {
     const tools: ListedTool[] = [];
     let cursor: string | undefined;
+    const deadline = Date.now() + this.server.connectTimeoutMs;
     try {
       for (let page = 0; page < MAX_TOOL_PAGES; page++) {
-        const result = await this.current().listTools(cursor ? { cursor } : undefined, { timeout: this.server.connectTimeoutMs });
+        const left = deadline - Date.now();
+        if (left <= 0) throw new McpError(ErrorCode.RequestTimeout, 'tools/list did not end in time');
+        const result = await this.current().listTools(cursor ? { cursor } : undefined, { timeout: left });
         for (const tool of result.tools) tools.push(this.measured(tool));
         cursor = result.nextCursor;
         if (!cursor || tools.length > this.server.maxTools) break;
@@ -94,7 +100,9 @@ export class McpConnection {
       const cause =
         err instanceof McpError && isOversize(err.data)
           ? `a page of tools/list was larger than maxMessageBytes (${this.server.maxMessageBytes} bytes)`
-          : bootCause(err, this.server);
+          : err instanceof McpError && err.code === ErrorCode.RequestTimeout
+            ? `its pages did not end within ${this.server.connectTimeoutMs} ms (connectTimeoutMs, for the whole listing; ${tools.length} tools came)`
+            : bootCause(err, this.server);
       throw new McpConnectError(
         MCP_SERVER_FAILED_MESSAGE(this.server.name, describeServer(this.server), 'answered initialize but tools/list failed', cause),
       );
@@ -181,6 +189,10 @@ export class McpConnection {
         for (const line of text.split('\n')) if (line.trim()) this.logger.debug(`[${server.name} stderr] ${redact(line, server)}`);
       });
     client.onerror = (err) => this.logger.debug(`MCP server '${server.name}': ${describeCause(err, server)}`);
+    let dropped = 0;
+    boundAnswers(transport, server.maxMessageBytes, () => {
+      if (dropped++ === 0) this.logger.warn(MCP_ANSWERS_DROPPED_MESSAGE(server.name, MAX_ANSWERS_IN_FLIGHT, server.maxMessageBytes));
+    });
     const link: Link = { client, transport, openedAt: Date.now() };
     client.onclose = () => this.closed(link);
     try {

@@ -349,6 +349,30 @@ describe('hostile external MCP server: tool lists', () => {
     expect(collide!.length).toBeLessThan(500);
   });
 
+  it('gives all of tools/list one connectTimeoutMs, not each page (attack: endless pages, each answered just in time, held the boot for 100 times connectTimeoutMs)', async () => {
+    const server = await startHostile([{ name: 'fine', annotations: { readOnlyHint: true } }], { endlessPagesMs: 300 });
+    try {
+      const logs = await logsOf(async () => {
+        const entry = { name: 'evil', url: server.url, required: false, connectTimeoutMs: 1000, trustReadOnlyHint: true };
+        const app = await boot([entry as McpServerOptions], [agent(['evil.fine'])]);
+        try {
+          expect(app.get(SkillRegistry).get('evil.fine')).toBeUndefined();
+        } finally {
+          await app.close();
+        }
+      });
+      // About three pages fit in the second; each page had a timeout of its own, and the boot waited for a hundred.
+      expect(server.pages()).toBeLessThanOrEqual(5);
+      expect(logs).toContainEqual(
+        expect.stringMatching(
+          /MCP server 'evil' .*answered initialize but tools\/list failed: its pages did not end within 1000 ms \(connectTimeoutMs, for the whole listing; 1 tools came\)/,
+        ),
+      );
+    } finally {
+      await server.close();
+    }
+  });
+
   it('past maxTools (1000 by default) the rest of the tools are ignored with a warning', async () => {
     const tools = Array.from({ length: 1500 }, (_, i) => ({ name: `t${i}`, annotations: { readOnlyHint: true } }));
     let registered: string[] = [];

@@ -8,6 +8,7 @@ import { HostileTool, startHostile } from '../__fixtures__/hostile-mcp-http';
 import { logsOf } from '../__fixtures__/logs-of';
 import { AgentModule } from '../agent.module';
 import { ScriptedModelProvider } from '../providers/scripted-model.provider';
+import { MAX_ANSWERS_IN_FLIGHT } from './mcp-answers';
 import { McpServerOptions } from './mcp-server-options';
 
 // The transports against hostile servers: a message too large fails its call alone (whatever the transport), and a
@@ -140,6 +141,33 @@ describe('external MCP server over stdio: a result too large, a server that dies
     } finally {
       await app.close();
     }
+  });
+
+  it('holds a bounded number of answers for a server that floods requests and reads none (attack: 300 pings with 64 KiB ids piled up every answer in our memory)', async () => {
+    const logs = await logsOf(async () => {
+      const app = await boot(entry({ env: { ...entry().env, HOSTILE_MCP_FLOOD: '300:65536' } }), ['evil.answers', 'evil.echo']);
+      try {
+        // It reads again once its pings are out: the answers it gets are those we still held for it.
+        let last = -1;
+        const read = await until(
+          async () => {
+            const before = last;
+            last = (await call(app, 'evil.answers', {})).seen as unknown as number;
+            return { before, now: last };
+          },
+          ({ before, now }) => before === now && now >= 0,
+        );
+        expect(read.now).toBeLessThanOrEqual(MAX_ANSWERS_IN_FLIGHT + 4);
+        // Its tools work as before: the connection was not closed for it.
+        expect((await call(app, 'evil.echo', { text: 'still here' })).seen).toBe('still here');
+        expect(pids()).toHaveLength(1);
+      } finally {
+        await app.close();
+      }
+    });
+    expect(logs).toContainEqual(
+      expect.stringMatching(/^MCP server 'evil' sends requests faster than it reads our answers \(more than 16 or 8388608 bytes/),
+    );
   });
 });
 

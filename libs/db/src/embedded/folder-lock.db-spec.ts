@@ -170,6 +170,41 @@ describe('one process per embedded database folder', () => {
     expect(spawnSync('ls', [base], { encoding: 'utf8' }).stdout.trim()).toBe('pglite');
   });
 
+  it('refuses a lock whose pid looks dead or ours but whose holder answers on its socket (attack: a holder in another PID and network namespace, a container on this host with the same host name, was taken for dead)', async () => {
+    const dir = join(base, 'pglite');
+    mkdirSync(dir);
+    const lockPath = `${dir}.lock`;
+    const token = randomUUID();
+    const socket = `${lockPath}.${token}.sock`;
+    // The holder as another namespace shows it: a pid that means nothing here (dead, or this very pid, as two
+    // containers' pid 1), but a process that listens on the socket its lock names.
+    const listener = spawn(process.execPath, [
+      '-e',
+      "require('net').createServer((s) => s.destroy()).listen(process.argv[1], () => console.log('listening'))",
+      socket,
+    ]);
+    const other: Holder = { child: listener, events: [], exited: new Promise((r) => listener.on('exit', r)), output: () => '' };
+    children.push(other);
+    await new Promise<void>((resolve) => listener.stdout.once('data', () => resolve()));
+    for (const pid of [deadPid(), process.pid]) {
+      writeLock(lockPath, { pid, token, probe: true });
+      const before = readFileSync(lockPath, 'utf8');
+      const refused = await FolderLock.acquire(dir).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(EmbeddedDatabaseLockedException);
+      expect((refused as Error).message).toMatch(new RegExp(`in use by process ${pid} \\(node main\\.js\\) on ${hostname()}`));
+      expect(readFileSync(lockPath, 'utf8')).toBe(before);
+    }
+    // It dies: the socket file it left answers no more, and the lock is taken over (the file removed with it).
+    listener.kill('SIGKILL');
+    await other.exited;
+    expect(existsSync(socket)).toBe(true);
+    const lock = await FolderLock.acquire(dir);
+    expect(JSON.parse(readFileSync(lockPath, 'utf8'))).toMatchObject({ pid: process.pid, probe: true });
+    expect(existsSync(socket)).toBe(false);
+    await lock.release();
+    expect(spawnSync('ls', [base], { encoding: 'utf8' }).stdout.trim()).toBe('pglite');
+  });
+
   it('refuses a second open in the same process, by any path to the folder', async () => {
     const dir = join(base, 'pglite');
     mkdirSync(dir);

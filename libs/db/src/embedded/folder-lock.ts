@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { closeSync, fsyncSync, linkSync, openSync, readFileSync, realpathSync, renameSync, statSync, unlinkSync, writeSync } from 'node:fs';
-import { createServer, Server } from 'node:net';
+import { connect, createServer, Server } from 'node:net';
 import { hostname } from 'node:os';
 import { basename } from 'node:path';
 import { DbMessages } from '../db.messages';
@@ -12,6 +12,8 @@ interface LockRecord extends EmbeddedFolderHolder {
   readonly token: string;
   /** Linux: the holder's start time (field 22 of /proc/<pid>/stat), which tells a pid reused by another process apart. */
   readonly pidStart?: string;
+  /** The holder listens on `<lock file>.<token>.sock` while it lives (see liveSocket). */
+  readonly probe?: boolean;
 }
 
 type Read = LockRecord | 'absent' | 'unreadable';
@@ -20,6 +22,8 @@ type Read = LockRecord | 'absent' | 'unreadable';
 interface Registry {
   /** token -> lock file of each folder lock this process holds. */
   readonly held: Map<string, string>;
+  /** token -> the socket of each hold that has one (closed and removed with it). */
+  readonly sockets: Map<string, Server>;
   exitHook: boolean;
 }
 
@@ -83,6 +87,7 @@ export class FolderLock {
     try {
       const retaken = await takeLockFile(this.dir, this.lockPath);
       registry().held.delete(this.record.token);
+      await closeSocket(this.lockPath, this.record.token);
       this.record = retaken;
       return true;
     } catch (err) {
@@ -97,6 +102,7 @@ export class FolderLock {
     this.released = true;
     registry().held.delete(this.record.token);
     removeIfHeld(this.lockPath, this.record.token);
+    await closeSocket(this.lockPath, this.record.token);
     await closeServer(this.server);
   }
 }
@@ -105,14 +111,17 @@ function registry(): Registry {
   const global = globalThis as unknown as Record<symbol, Registry | undefined>;
   let r = global[REGISTRY];
   if (!r) {
-    r = { held: new Map(), exitHook: false };
+    r = { held: new Map(), sockets: new Map(), exitHook: false };
     global[REGISTRY] = r;
   }
   if (!r.exitHook) {
     r.exitHook = true;
     const held = r.held;
     process.once('exit', () => {
-      for (const [token, lockPath] of held) removeIfHeld(lockPath, token);
+      for (const [token, lockPath] of held) {
+        removeIfHeld(lockPath, token);
+        unlinkQuietly(socketPath(lockPath, token));
+      }
     });
   }
   return r;
@@ -122,14 +131,29 @@ function registry(): Registry {
 
 async function takeLockFile(dir: string, lockPath: string): Promise<LockRecord> {
   const start = procStat('self')?.start;
+  const token = randomUUID();
+  // Listening before the lock file names it: whoever reads the record can reach the socket.
+  const probe = await listenSocket(lockPath, token);
   const mine: LockRecord = {
     pid: process.pid,
     host: hostname(),
     since: new Date().toISOString(),
     program: programName(),
-    token: randomUUID(),
+    token,
     ...(start !== undefined ? { pidStart: start } : {}),
+    ...(probe ? { probe: true } : {}),
   };
+  let won = false;
+  try {
+    const record = await placeLockFile(dir, lockPath, mine);
+    won = true;
+    return record;
+  } finally {
+    if (!won) await closeSocket(lockPath, token);
+  }
+}
+
+async function placeLockFile(dir: string, lockPath: string, mine: LockRecord): Promise<LockRecord> {
   // Written whole under a name of its own first: the lock file appears with its content, never empty.
   const tmp = `${lockPath}.${mine.token}.tmp`;
   createExclusive(tmp, JSON.stringify(mine));
@@ -145,8 +169,8 @@ async function takeLockFile(dir: string, lockPath: string): Promise<LockRecord> 
         if (round < 3) continue; // a lock file written without hard links may be read half-written, for an instant
         throw new EmbeddedDatabaseLockedException(DbMessages.folderLockUnreadable(dir, lockPath), dir, lockPath, null);
       }
-      if (isAlive(current)) throw refusal(dir, lockPath, current);
-      const outcome = takeOver(lockPath, tmp, current);
+      if (await isAlive(current, lockPath)) throw refusal(dir, lockPath, current);
+      const outcome = await takeOver(lockPath, tmp, current);
       if (outcome === 'taken') return held(mine, lockPath);
       busy = outcome === 'changed' ? undefined : outcome;
     }
@@ -172,7 +196,7 @@ function held(record: LockRecord, lockPath: string): LockRecord {
  * whose own claimer died before it finished is taken over the same way (its claim is named by the claimer's token).
  * 'taken': the lock is ours; 'changed': the lock moved on, look again; a record: a live starter is taking it over.
  */
-function takeOver(lockPath: string, tmp: string, stale: LockRecord): 'taken' | 'changed' | LockRecord {
+async function takeOver(lockPath: string, tmp: string, stale: LockRecord): Promise<'taken' | 'changed' | LockRecord> {
   const dead = new Set([stale.token]);
   let target = stale;
   for (let depth = 0; depth < 8; depth++) {
@@ -184,12 +208,15 @@ function takeOver(lockPath: string, tmp: string, stale: LockRecord): 'taken' | '
         return 'changed';
       }
       renameSync(tmp, lockPath);
-      for (const token of dead) unlinkQuietly(`${lockPath}.takeover-${token}`);
+      for (const token of dead) {
+        unlinkQuietly(`${lockPath}.takeover-${token}`);
+        unlinkQuietly(socketPath(lockPath, token));
+      }
       return 'taken';
     }
     const claimer = readRecord(claim);
     if (claimer === 'absent' || claimer === 'unreadable') return 'changed';
-    if (isAlive(claimer)) return claimer;
+    if (await isAlive(claimer, lockPath)) return claimer;
     dead.add(claimer.token);
     target = claimer;
   }
@@ -247,6 +274,7 @@ function readRecord(path: string): Read {
   if (!text64(r.host, 255) || !text64(r.since, 64) || !text64(r.program, 200)) return 'unreadable';
   if (typeof r.token !== 'string' || !TOKEN.test(r.token)) return 'unreadable';
   if (r.pidStart !== undefined && (typeof r.pidStart !== 'string' || !/^\d{1,20}$/.test(r.pidStart))) return 'unreadable';
+  if (r.probe !== undefined && r.probe !== true) return 'unreadable';
   return {
     pid: r.pid as number,
     host: r.host as string,
@@ -254,17 +282,26 @@ function readRecord(path: string): Read {
     program: r.program as string,
     token: r.token,
     ...(r.pidStart !== undefined ? { pidStart: r.pidStart as string } : {}),
+    ...(r.probe === true ? { probe: true } : {}),
   };
 }
 
 /**
  * Whether the holder may be running. Another host's: assumed so (its pids are not ours). This process's: while the hold
  * is in the registry (else it is a former process with the same pid, as a container's restart gives). Another pid: it
- * exists, is not a zombie and, on Linux, started when the lock says (else the pid was reused).
+ * exists, is not a zombie and, on Linux, started when the lock says (else the pid was reused). A holder whose pid looks
+ * dead but whose socket answers is alive all the same: it runs in another PID namespace (a container on this host with
+ * the same host name, sharing the folder), where its pid means nothing to us, and its abstract socket is in another
+ * network namespace too; a connection to a socket file crosses both.
  */
-function isAlive(r: LockRecord): boolean {
+async function isAlive(r: LockRecord, lockPath: string): Promise<boolean> {
   if (r.host !== hostname()) return true;
-  if (r.pid === process.pid) return registry().held.has(r.token);
+  if (r.pid === process.pid && registry().held.has(r.token)) return true;
+  if (r.pid !== process.pid && pidAlive(r)) return true;
+  return r.probe === true && (await liveSocket(socketPath(lockPath, r.token)));
+}
+
+function pidAlive(r: LockRecord): boolean {
   try {
     process.kill(r.pid, 0);
   } catch (err) {
@@ -274,6 +311,60 @@ function isAlive(r: LockRecord): boolean {
   if (stat && (stat.state === 'Z' || stat.state === 'X')) return false;
   if (stat && r.pidStart !== undefined && stat.start !== r.pidStart) return false;
   return true;
+}
+
+// ------------------------------------------------------------------ the socket of a hold
+
+/** Longest Unix socket path (sun_path less its NUL: 108 on Linux, 104 on macOS). */
+const MAX_SOCKET_PATH = process.platform === 'linux' ? 107 : 103;
+const PROBE_MS = 1000;
+
+function socketPath(lockPath: string, token: string): string {
+  return `${lockPath}.${token}.sock`;
+}
+
+/**
+ * Listen on the hold's socket file (named by its token: no two starters ever share one), where Unix sockets exist and
+ * the path fits; false when not (the pid alone tells then). A connection to it is closed at once.
+ */
+async function listenSocket(lockPath: string, token: string): Promise<boolean> {
+  const path = socketPath(lockPath, token);
+  if (process.platform === 'win32' || Buffer.byteLength(path) > MAX_SOCKET_PATH) return false;
+  const server = createServer((socket) => socket.destroy());
+  const ok = await new Promise<boolean>((resolve) => {
+    server.once('error', () => resolve(false));
+    server.listen({ path, exclusive: true }, () => resolve(true));
+  });
+  if (!ok) return false;
+  server.on('error', () => undefined);
+  server.unref();
+  registry().sockets.set(token, server);
+  return true;
+}
+
+async function closeSocket(lockPath: string, token: string): Promise<void> {
+  const server = registry().sockets.get(token);
+  if (!server) return;
+  registry().sockets.delete(token);
+  await closeServer(server);
+  unlinkQuietly(socketPath(lockPath, token));
+}
+
+/** Whether a process listens on `path`: a connection is accepted (a stopped holder's kernel accepts it too). */
+function liveSocket(path: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ path });
+    const done = (alive: boolean) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(alive);
+    };
+    // No answer in time: it may be alive (a full backlog), so it is.
+    const timer = setTimeout(() => done(true), PROBE_MS);
+    socket.once('connect', () => done(true));
+    // Nothing there, or no one listening: the file a dead holder left. Anything else (EACCES, EAGAIN): it may be alive.
+    socket.once('error', (err: NodeJS.ErrnoException) => done(err.code !== 'ENOENT' && err.code !== 'ECONNREFUSED'));
+  });
 }
 
 /** Linux: a process's state and start time from /proc/<pid>/stat; undefined elsewhere or when unreadable. */
@@ -303,7 +394,8 @@ function holderOf(r: LockRecord): EmbeddedFolderHolder {
 }
 
 function refusal(dir: string, lockPath: string, r: LockRecord): EmbeddedDatabaseLockedException {
-  const here = r.pid === process.pid && r.host === hostname();
+  // This process's own hold; the same pid in another PID namespace is another process.
+  const here = r.pid === process.pid && r.host === hostname() && registry().held.has(r.token);
   const message = here ? DbMessages.folderInUseHere(dir, r.since) : DbMessages.folderInUse(dir, r, lockPath);
   return new EmbeddedDatabaseLockedException(message, dir, lockPath, holderOf(r));
 }
@@ -352,7 +444,7 @@ async function holdOsLock(dir: string, lockPath: string): Promise<Server | undef
   // The holder writes its lock file right after binding (over a stale one, maybe): give it a moment to appear.
   for (let i = 0; i < ROUNDS; i++) {
     const r = readRecord(lockPath);
-    if (typeof r === 'object' && isAlive(r)) throw refusal(dir, lockPath, r);
+    if (typeof r === 'object' && (await isAlive(r, lockPath))) throw refusal(dir, lockPath, r);
     await new Promise((resolve) => setTimeout(resolve, ROUND_MS));
   }
   throw new EmbeddedDatabaseLockedException(DbMessages.folderOpening(dir), dir, lockPath, null);
