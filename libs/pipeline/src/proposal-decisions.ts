@@ -100,12 +100,22 @@ export class ProposalDecisions {
     };
     // An edit is checked against the proposal as read (the same version), before the write.
     const edit = input.payload !== undefined ? await this.edit(caller, id, version, input.payload) : undefined;
-    const write = await this.store.decide({ ...base, ...(edit ? { edit } : {}) });
+    // A chain tightened in the configuration since the proposal was made governs it too: the steps it lacks are added
+    // (read at the version decided on, so the conditional write applies them only to what was read).
+    const addSteps = edit || decision === 'reject' ? [] : await this.stepsAddedSince(caller.tenantId, id, version);
+    const write = await this.store.decide({ ...base, ...(edit ? { edit } : {}), ...(addSteps.length ? { addSteps } : {}) });
     if (!write.applied) return this.explain(caller, id, version, step, write.alreadyDecided);
     if (write.status === 'rejected') return { ...(await this.outcome(caller.tenantId, id)), verdict: 'rejected_by_human' };
     if (write.status === 'pending') return { ...(await this.outcome(caller.tenantId, id)), verdict: 'approved_pending_next_step' };
     // The last step: execute now (if this process dies first, recovery executes it).
     return (await this.execution.execute(id)) ?? (await this.outcome(caller.tenantId, id));
+  }
+
+  /** The steps the action's chain asks today for the proposal's amount that its steps lack (counted: a chain may repeat one). */
+  private async stepsAddedSince(tenantId: string, id: string, version: number): Promise<ApprovalStep[]> {
+    const p = await this.store.get(tenantId, id);
+    if (!p || p.version !== version || p.status !== 'pending') return []; // the write will not apply: explain() says why
+    return missingSteps(p.steps, this.actions.stepsFor(p.action, p.amount));
   }
 
   private async edit(caller: Approver, id: string, version: number, payload: unknown): Promise<NonNullable<StoredDecision['edit']>> {
@@ -137,13 +147,12 @@ export class ProposalDecisions {
     mayDecide(caller, p);
     const checked = await this.checkEdit(p, payload);
     if (!checked.ok) return { ok: false, reason: checked.message, ...(checked.field !== undefined ? { field: checked.field } : {}) };
-    const current = new Set(p.steps.map((s) => `${s.name}\u0000${s.permission}`));
     return {
       ok: true,
       amount: checked.edit.after.amount,
       previousAmount: p.amount,
       steps: [...checked.edit.steps],
-      extraSteps: checked.edit.steps.filter((s) => !current.has(`${s.name}\u0000${s.permission}`)),
+      extraSteps: missingSteps(p.steps, checked.edit.steps),
       restarts: true,
       risk: checked.risk,
     };
@@ -205,6 +214,20 @@ export class ProposalDecisions {
   private async outcome(tenantId: string, id: string): Promise<PipelineOutcome> {
     return outcomeOf(await this.current(tenantId, id));
   }
+}
+
+/** The steps of `wanted` that `held` lacks, counted (a chain may ask the same step twice: two people sign it). */
+function missingSteps(held: readonly ApprovalStep[], wanted: readonly ApprovalStep[]): ApprovalStep[] {
+  const key = (s: ApprovalStep) => `${s.name}\u0000${s.permission}`;
+  const left = new Map<string, number>();
+  for (const s of held) left.set(key(s), (left.get(key(s)) ?? 0) + 1);
+  const missing: ApprovalStep[] = [];
+  for (const s of wanted) {
+    const n = left.get(key(s)) ?? 0;
+    if (n > 0) left.set(key(s), n - 1);
+    else missing.push({ ...s });
+  }
+  return missing;
 }
 
 /** Separation of duties: not the proposer, not someone who decided already, and holding the waiting step's permission. */

@@ -276,6 +276,53 @@ describe('ProposalPipeline', () => {
       });
     });
 
+    it('a chain tightened in the configuration governs the proposals already waiting: its new steps are added, a loosened one removes none (attack: a proposal made under the old chain executed on one signature after a restart with a second step)', async () => {
+      const own = await createTestDatabase();
+      const before = { 'order.submit': [{ minAmount: 0, steps: [{ name: 'desk lead', permission: 'desk:lead' }] }] };
+      const tightened = {
+        'order.submit': [
+          { minAmount: 0, steps: [{ name: 'desk lead', permission: 'desk:lead' }] },
+          { minAmount: 500, steps: [{ name: 'risk officer', permission: 'risk:sign' }] },
+        ],
+      };
+      const officer = { tenantId: 'acme', userId: 'omar', permissions: ['risk:sign'] };
+      try {
+        let started = await startPipelineApp(own, { approval: { chains: before } });
+        const waiting = await started.pipeline.submit({ ...ALICE, mayExecute: false }, order(1000));
+        const small = await started.pipeline.submit({ ...ALICE, mayExecute: false }, order(200));
+        expect(waiting).toMatchObject({ verdict: 'execute_not_permitted', waitingFor: [{ name: 'desk lead' }] });
+        await started.app.close();
+        // The process starts again with the risk officer's step for 500 and more.
+        started = await startPipelineApp(own, { approval: { chains: tightened } });
+        const { pipeline: p, ds: d } = started;
+        const ran = async (pid: string) => Number((await d.query('SELECT count(*) AS n FROM effects WHERE proposal_id = $1', [pid]))[0].n);
+        expect(await p.decide(lead('lee'), id(waiting), approve(1, 0))).toMatchObject({
+          verdict: 'approved_pending_next_step',
+          waitingFor: [{ name: 'risk officer', permission: 'risk:sign' }],
+        });
+        expect(await ran(id(waiting))).toBe(0);
+        expect((await p.get('acme', id(waiting))).steps.map((s) => s.name)).toEqual(['desk lead', 'risk officer']);
+        expect(await p.decide(officer, id(waiting), approve(2, 1))).toMatchObject({ verdict: 'executed' });
+        expect(await ran(id(waiting))).toBe(1);
+        // Below the new threshold the chain asks nothing more: one signature still executes it.
+        expect(await p.decide(lead('lee'), id(small), approve(1, 0))).toMatchObject({ verdict: 'executed' });
+        await started.app.close();
+
+        // Loosened again: a proposal waiting under the tightened chain keeps its steps (the stricter of both holds).
+        started = await startPipelineApp(own, { approval: { chains: tightened } });
+        const strict = await started.pipeline.submit({ ...ALICE, mayExecute: false }, order(1000));
+        await started.app.close();
+        started = await startPipelineApp(own, { approval: { chains: before } });
+        expect(await started.pipeline.decide(lead('lee'), id(strict), approve(1, 0))).toMatchObject({
+          verdict: 'approved_pending_next_step',
+          waitingFor: [{ name: 'risk officer' }],
+        });
+        await started.app.close();
+      } finally {
+        await own.drop();
+      }
+    });
+
     it('a human rejection ends the proposal', async () => {
       const p = await pipeline.submit(ALICE, order(20_000));
       expect(await pipeline.decide(lead(), id(p), reject(1, 0, 'too risky'))).toMatchObject({

@@ -43,6 +43,12 @@ export interface StoredDecision {
    * people sign the whole chain of the payload that will run.
    */
   readonly edit?: ProposalEdit & { readonly steps: readonly ApprovalStep[] };
+  /**
+   * Steps the action's chain requires today that the proposal's steps (at `version`) lack: the chain was tightened in the
+   * configuration after the proposal was made. Appended to its steps, after those signed already; never with an edit
+   * (an edit takes the whole chain of today).
+   */
+  readonly addSteps?: readonly ApprovalStep[];
 }
 
 export type DecisionWrite =

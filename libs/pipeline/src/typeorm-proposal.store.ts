@@ -120,10 +120,10 @@ export class TypeOrmProposalStore implements ProposalStore {
              approvals = CASE WHEN $12::jsonb IS NOT NULL THEN 0 WHEN $4 = 'approve' THEN p.approvals + 1 ELSE p.approvals END,
              status = CASE WHEN $4 = 'reject' THEN 'rejected'
                            WHEN $12::jsonb IS NOT NULL THEN 'pending'
-                           WHEN p.approvals + 1 >= greatest(1, jsonb_array_length(p.steps)) THEN 'approved'
+                           WHEN p.approvals + 1 >= greatest(1, jsonb_array_length(p.steps) + jsonb_array_length(coalesce($13::jsonb, '[]'))) THEN 'approved'
                            ELSE 'pending' END,
              reason = CASE WHEN $4 = 'reject' THEN $6 ELSE p.reason END,
-             steps = coalesce($11::jsonb, p.steps),
+             steps = coalesce($11::jsonb, p.steps || coalesce($13::jsonb, '[]')),
              payload = CASE WHEN $12::jsonb IS NULL THEN p.payload ELSE ($12::jsonb -> 'after' -> 'payload') END,
              amount = CASE WHEN $12::jsonb IS NULL THEN p.amount ELSE ($12::jsonb -> 'after' ->> 'amount')::numeric END,
              version = p.version + 1
@@ -150,6 +150,7 @@ export class TypeOrmProposalStore implements ProposalStore {
           d.step,
           d.edit ? JSON.stringify(d.edit.steps) : null,
           edit ? JSON.stringify(edit) : null,
+          !d.edit && d.addSteps?.length ? JSON.stringify(d.addSteps) : null,
         ],
       );
     } catch (err) {
