@@ -129,6 +129,35 @@ describe.each([
     }
   });
 
+  it('a json set function s value qualified with a function name is refused, not called on the value (attack: line.current_setting, line.pg_read_file)', async () => {
+    // A set function of scalars stands for its value: line.f is f(line), any function of pg_catalog that takes a text.
+    const attacks: Array<[string, unknown[]]> = [
+      ['SELECT line.current_setting AS v FROM jsonb_array_elements_text(?::jsonb) AS line', ['["server_version"]']],
+      ['SELECT line.pg_read_file AS v FROM jsonb_array_elements_text(?::jsonb) AS line', ['["postgresql.conf"]']],
+      ['SELECT k.pg_relation_size AS v FROM jsonb_object_keys(?::jsonb) AS k', ['{"public.secrets": 1}']],
+      ['SELECT jsonb_object_keys.pg_get_viewdef AS v FROM jsonb_object_keys(?::jsonb)', ['{"pg_catalog.pg_roles": 1}']],
+      ['SELECT d.id FROM docs d, json_array_elements_text(?::json) AS t(v) WHERE t.pg_database_size IS NOT NULL', ['["postgres"]']],
+      // The same name in another scope, where it has that column, does not make it a column here.
+      [
+        'SELECT (SELECT pg_catalog.count(*) FROM jsonb_array_elements_text(?::jsonb) AS x(current_setting)) AS n, x.current_setting AS v FROM jsonb_array_elements_text(?::jsonb) AS x',
+        ['[]', '["server_version"]'],
+      ],
+    ];
+    for (const [sql, args] of attacks) {
+      const r = await query(sql, args);
+      expect([sql, r.ok, r.error?.reason]).toEqual([sql, false, 'column_not_allowed']);
+    }
+    // Its column, by its name or the one given it, and its value: read as before.
+    expect(await rows('SELECT t.value AS a, t AS b FROM jsonb_array_elements_text(?::jsonb) AS t', ['["x"]'])).toEqual([
+      { a: 'x', b: 'x' },
+    ]);
+    expect(await rows('SELECT t.v FROM jsonb_array_elements_text(?::jsonb) AS t(v)', ['["x"]'])).toEqual([{ v: 'x' }]);
+    expect(await rows('SELECT k.k FROM jsonb_object_keys(?::jsonb) AS k', ['{"x": 1}'])).toEqual([{ k: 'x' }]);
+    expect(await rows('SELECT t.v, t.n FROM jsonb_array_elements_text(?::jsonb) WITH ORDINALITY AS t(v, n)', ['["x"]'])).toEqual([
+      { v: 'x', n: '1' },
+    ]);
+  });
+
   it('reads json of the caller s documents only: ->, ->>, @> and a json set function in FROM', async () => {
     expect(
       await rows(

@@ -104,6 +104,13 @@ interface WalkState {
   functionDepth: number;
   /** Replacements to apply after the walk: container[key] = node. */
   readonly rewrites: Array<() => void>;
+  /** Every qualified column reference `x.f`, checked after the walk against the scalar set functions' names. */
+  readonly qualified: Array<readonly [string, string]>;
+  /**
+   * The name of each json set function in FROM whose rows are scalars, and the one column it has (the same name may
+   * stand for several, in different scopes: each must have the column).
+   */
+  readonly scalarSources: Map<string, string[]>;
 }
 
 const EMPTY: Scope = new Set();
@@ -241,9 +248,12 @@ export class SqlGuard {
       bounded: new Map(),
       functionDepth: 0,
       rewrites: [],
+      qualified: [],
+      scalarSources: new Map(),
     };
     const holder = { stmt };
     this.visit(holder as unknown as Node, 'stmt', EMPTY, state, 'the statement');
+    checkScalarSources(state);
     for (const apply of state.rewrites) apply();
 
     // SELECT * FROM (<the rewritten statement>) AS _zt_result LIMIT $cap
@@ -340,7 +350,7 @@ export class SqlGuard {
       case 'ResTarget':
         return this.children(fields, ['val', 'indirection'], scope, s, 'the select list');
       case 'ColumnRef':
-        return this.columnRef(fields);
+        return this.columnRef(fields, s);
       case 'A_Star':
       case 'String':
         return;
@@ -562,8 +572,10 @@ export class SqlGuard {
     return { RangeSubselect: { subquery: { SelectStmt: inner }, alias: (rv.alias as Node | undefined) ?? { aliasname: rv.relname } } };
   }
 
-  private columnRef(f: Node): void {
+  private columnRef(f: Node, s: WalkState): void {
     const fields = (f.fields as Node[]) ?? [];
+    if (fields.length === 2 && isNode(fields[0], 'String') && isNode(fields[1], 'String'))
+      s.qualified.push([String((fields[0].String as Node).sval), String((fields[1].String as Node).sval)]);
     for (const field of fields) {
       if (isNode(field, 'A_Star')) continue;
       const name = String(((field as Node).String as Node | undefined)?.sval ?? '').toLowerCase();
@@ -598,8 +610,19 @@ export class SqlGuard {
     )
       refuse(
         'function_in_from',
-        `Functions in FROM are not allowed, but for one json set function: ${[...ALLOWED_FROM_FUNCTIONS].sort().join(', ')}, e.g. FROM orders o, jsonb_array_elements(o.lines) AS line.`,
+        `Functions in FROM are not allowed, but for one json set function: ${[...ALLOWED_FROM_FUNCTIONS.keys()].sort().join(', ')}, e.g. FROM orders o, jsonb_array_elements(o.lines) AS line.`,
       );
+    // A set function of scalars (json_array_elements, json_object_keys) without ORDINALITY: its name stands for its value,
+    // and a qualified name that is not its column calls a function on that value (line.current_setting is
+    // current_setting(line)): only its column may be named after it.
+    const column = ALLOWED_FROM_FUNCTIONS.get(name);
+    if (typeof column === 'string' && !f.ordinality) {
+      const alias = f.alias as Node | undefined;
+      const source = alias ? String(alias.aliasname) : name;
+      const colnames = (alias?.colnames as Node[] | undefined) ?? [];
+      const own = colnames.length ? String((colnames[0].String as Node).sval) : column || source;
+      s.scalarSources.set(source, [...(s.scalarSources.get(source) ?? []), own]);
+    }
     this.visit(items, 0, scope, s, 'FROM');
   }
 
@@ -663,6 +686,22 @@ export class SqlGuard {
 }
 
 // ---------------------------------------------------------------- helpers
+
+/**
+ * `x.f` where x names a set function of scalars: PostgreSQL reads it as the function f() of x's value (any function of
+ * pg_catalog that takes a text: current_setting, pg_read_file, pg_relation_size) unless f is x's column.
+ */
+function checkScalarSources(s: WalkState): void {
+  for (const [source, name] of s.qualified) {
+    const columns = s.scalarSources.get(source);
+    if (columns && !columns.every((c) => c === name))
+      refuse(
+        'column_not_allowed',
+        `${source}.${name}: ${source} names the values of a json set function, and PostgreSQL reads ${source}.${name} as the function ` +
+          `${name}() of a value. Write ${source} for the value${columns[0] !== source ? ` (or ${source}.${columns[0]})` : ''}, and give a table of the statement another name than ${source}.`,
+      );
+  }
+}
 
 function isNode(v: unknown, type: string): boolean {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && type in (v as Node);
