@@ -30,6 +30,14 @@ export interface QueryableTable {
   readonly columns?: readonly string[];
 }
 
+/**
+ * How a column of a registered table reaches the model's statement (see `SqlGuard.useColumns`): as it is (a type of
+ * PostgreSQL's own), as its base type (a domain over one), or as its text (any other type).
+ */
+export type ColumnShape = { readonly name: string } & (
+  { readonly read: 'as_is' } | { readonly read: 'text' } | { readonly read: 'base'; readonly base: string }
+);
+
 export interface PreparedQuery {
   /**
    * The statement to run, and the only text that runs: printed by our own printer (every
@@ -159,6 +167,9 @@ export class SqlGuard {
   /** Every declared column of a registered table (exact names): `o.count` may mean the column where one is declared. */
   private readonly declaredColumns = new Set<string>();
   private serverVersion: number | undefined;
+  /** The columns of each registered table (`schema.table`), in order, once known: see useColumns. */
+  private columns: ReadonlyMap<string, readonly ColumnShape[]> | undefined;
+  private columnsKey = '';
 
   constructor(tables: readonly QueryableTable[], options: SqlGuardOptions = {}) {
     this.cacheSize = Math.max(0, options.cacheSize ?? PLAN_CACHE_SIZE);
@@ -177,6 +188,22 @@ export class SqlGuard {
   useServerVersion(version: number | undefined): void {
     if (version === this.serverVersion) return;
     this.serverVersion = version;
+    this.cache.clear();
+  }
+
+  /**
+   * The columns of the registered tables (by `schema.table`, in their order), as the catalog holds them. A scoped
+   * subquery then names each visible column, and gives the statement no value of a type that is not PostgreSQL's own:
+   * a domain is read as its base type, any other type of the application's or of an extension (an enum, a composite,
+   * a range, an array of one) as its text. Such a type carries what its owner attached to it (an implicit cast, a cast
+   * to json that to_json calls without checking EXECUTE), each a function outside pg_catalog. A table without an entry
+   * is read as before (its columns, or all of them, as they are); a column added later is not read until the next call.
+   */
+  useColumns(columns: ReadonlyMap<string, readonly ColumnShape[]>): void {
+    const key = JSON.stringify([...columns].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    if (key === this.columnsKey) return;
+    this.columnsKey = key;
+    this.columns = new Map(columns);
     this.cache.clear();
   }
 
@@ -538,8 +565,10 @@ export class SqlGuard {
     // fence: the planner never pushes the model's predicates into it, so none runs on another tenant's row.
     // Every column is qualified with the inner table's own alias: a tenant or declared column that the table
     // lacks is then an error, never resolved outward to a column of the model's query.
+    const shapes = this.columns?.get(`${table.schema ?? DEFAULT_SCHEMA}.${table.table}`);
+    const visible = table.columns?.length ? table.columns : shapes?.map((c) => c.name);
     const inner: Node = {
-      targetList: table.columns?.length ? table.columns.map((c) => ({ ResTarget: { val: innerColumn(c) } })) : [STAR],
+      targetList: visible?.length ? visible.map((c) => ({ ResTarget: readColumn(c, shapes) })) : [STAR],
       fromClause: [
         {
           RangeVar: {
@@ -686,6 +715,41 @@ export class SqlGuard {
 }
 
 // ---------------------------------------------------------------- helpers
+
+/**
+ * A column of the scoped subquery as the statement reads it (see SqlGuard.useColumns): as it is, cast to its base type
+ * (a domain), or its text by its type's output function (`pg_catalog.concat` calls that, and nothing of a cast), NULL
+ * kept NULL (`num_nonnulls` tests the value itself, not the fields of a row).
+ */
+function readColumn(name: string, shapes: readonly ColumnShape[] | undefined): Node {
+  const shape = shapes?.find((c) => c.name === name);
+  const column = innerColumn(name);
+  if (!shape || shape.read === 'as_is') return { val: column };
+  if (shape.read === 'base') return { name, val: { TypeCast: { arg: column, typeName: { names: catalogName(shape.base), typemod: -1 } } } };
+  const call = (fn: string): Node => ({ FuncCall: { funcname: catalogName(fn), args: [column], funcformat: 'COERCE_EXPLICIT_CALL' } });
+  return {
+    name,
+    val: {
+      CaseExpr: {
+        args: [
+          {
+            CaseWhen: {
+              expr: {
+                A_Expr: {
+                  kind: 'AEXPR_OP',
+                  name: catalogName('='),
+                  lexpr: call('num_nonnulls'),
+                  rexpr: { A_Const: { ival: { ival: 1 } } },
+                },
+              },
+              result: call('concat'),
+            },
+          },
+        ],
+      },
+    },
+  };
+}
 
 /**
  * `x.f` where x names a set function of scalars: PostgreSQL reads it as the function f() of x's value (any function of
