@@ -20,7 +20,7 @@ import { AuditedEntity, auditDataModel, DataAudit } from './audit/data-audit';
 import { fenceSettings, FenceTable, fenceTablesFor, readFenceKey, tenantFenceStatus } from './fence/tenant-fence';
 import { qualifiedTable, quoteIdent, tenantBound } from './identifiers';
 import { loadSqlParser } from './sql/pg-parser';
-import { SqlGuard } from './sql/sql-guard';
+import { MAX_SEARCH_PATTERN_LENGTH, MAX_SEARCHED_LENGTH, SqlGuard } from './sql/sql-guard';
 import { readColumnShapes } from './query/column-shapes';
 import { SqlRefusal } from './sql/sql-refusal';
 import { tenantSpellingProblem } from './tenant-spelling';
@@ -500,7 +500,23 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
       throw err;
     }
     const fence = ctx.tenantId !== undefined ? await this.fenceFor(ctx.tenantId) : undefined;
-    return runReadOnly(this.dataSource, prepared.text, prepared.values, this.limits(rows), fence, { ...this.bounds(ctx), untrusted: true });
+    try {
+      return await runReadOnly(this.dataSource, prepared.text, prepared.values, this.limits(rows), fence, {
+        ...this.bounds(ctx),
+        untrusted: true,
+      });
+    } catch (err) {
+      if (err instanceof SkillError && err.reason === 'value_too_large')
+        throw new SkillError(
+          err.reason,
+          `A value is too long: a text that LIKE, ILIKE, strpos, position, replace, split_part or trim searches holds at most ` +
+            `${MAX_SEARCHED_LENGTH} characters, and what it looks for (a pattern, a replacement, the characters to trim) at most ` +
+            `${MAX_SEARCH_PATTERN_LENGTH}. Search shorter texts, or for shorter patterns.`,
+          undefined,
+          'QueryRefused',
+        );
+      throw err;
+    }
   }
 
   async lookup(args: { entity: string; id: string | number }, ctx: SkillInvocation) {

@@ -124,6 +124,50 @@ describe('one tenant cannot hold the database (item: heavy queries of one tenant
     } else expect(((await t.ds.query('SELECT 1 AS one')) as unknown[]).length).toBe(1); // the embedded database was stopped and reopened
   });
 
+  it('a search of a long text for a long pattern fails at once, not in one call the server cannot stop (attack: LIKE of a 10,000-character pattern over a text replace() made 1,000,000 long)', async () => {
+    // replace(10,000 a's, 'a', 100 a's) is 1,000,000 characters; LIKE, strpos and trim work with the product of the
+    // two lengths inside one call: on PostgreSQL 15 this LIKE ran 47 s past a 2 s statement_timeout.
+    const built = ['a'.repeat(10_000), 'a', 'a'.repeat(100)];
+    const long = `%${'a'.repeat(9_998)}b`;
+    const attacks: Array<[string, unknown[]]> = [
+      ['SELECT replace(?, ?, ?) LIKE ? AS m', [...built, long]],
+      ['SELECT strpos(replace(?, ?, ?), ?) AS p', [...built, `b${'a'.repeat(9_999)}`]],
+      ['SELECT btrim(replace(?, ?, ?), ?) AS t', [...built, `${'b'.repeat(9_999)}a`]],
+      // A text past the bound, whatever it is searched for: 2,000,000 characters.
+      ['WITH w AS (SELECT replace(?, ?, ?) AS v) SELECT (w.v || w.v) LIKE ? AS m FROM w', [...built, '%b%']],
+      ['WITH w AS (SELECT replace(?, ?, ?) AS v) SELECT split_part(w.v || w.v, ?, ?) AS s FROM w', [...built, 'b', 2]],
+    ];
+    for (const [sql, args] of attacks) {
+      const r = await call('db.query', { sql, args }, ALPHA);
+      expect([sql, outcome(r)]).toEqual([sql, 'value_too_large']);
+      expect(r.error?.message).toMatch(/at most 1000000 characters, and what it looks for .* at most 100/);
+    }
+    if (t.db.kind === 'postgres') {
+      const searching = async () =>
+        Number(
+          (
+            await t.ds.query(
+              "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'active' AND query LIKE '%pg_catalog\"\\.\"replace%'",
+            )
+          )[0].n,
+        );
+      expect(await searching()).toBe(0);
+    }
+    // A LIKE, strpos or replace of ordinary lengths runs as before, and LIKE ANY, whose patterns are not bounded, is refused.
+    const ok = await call(
+      'db.query',
+      { sql: 'SELECT count(*) AS n FROM orders o WHERE o.note LIKE ? AND strpos(o.note, ?) > ?', args: ['%note 1%', 'alpha', 0] },
+      ALPHA,
+    );
+    expect([outcome(ok), (ok.value as { rows: unknown[] }).rows]).toEqual(['ok', [{ n: '11' }]]);
+    const many = await call(
+      'db.query',
+      { sql: 'SELECT count(*) AS n FROM orders o WHERE o.note LIKE ANY (?::text[])', args: [['%1%', '%2%']] },
+      ALPHA,
+    );
+    expect(outcome(many)).toBe('operator_not_allowed');
+  });
+
   it("every data skill holds one of its tenant's slots (siblings: kpi.query, report.generate, entity.lookup, entity.list, entity.create, entity.update)", async () => {
     const heavy = Array.from({ length: limit }, () => call('db.query', { sql: HEAVY }, ALPHA));
     await until('alpha to hold all its slots', () => skills.slots.running(ALPHA) === limit);

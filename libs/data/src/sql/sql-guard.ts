@@ -94,6 +94,27 @@ const SIZED_FUNCTIONS: ReadonlyMap<string, number> = new Map([
   ['lpad', 1],
   ['rpad', 1],
 ]);
+/**
+ * A search's work grows with the product of two lengths (the text and what it looks for), inside one call the server
+ * cannot interrupt: LIKE of a 10,000-character pattern over a 1,000,000-character text ran 47 s past a 2 s
+ * statement_timeout, and a text of that size is quick to build (replace, ||, string_agg). So the text searched holds at
+ * most MAX_SEARCHED_LENGTH characters and what it looks for at most MAX_SEARCH_PATTERN_LENGTH, or the statement fails.
+ */
+export const MAX_SEARCHED_LENGTH = 1_000_000;
+export const MAX_SEARCH_PATTERN_LENGTH = 100;
+const LIKE_OPERATORS: ReadonlySet<string> = new Set(['~~', '!~~', '~~*', '!~~*']);
+/** Functions that search a text (argument 0) for another (the others): the bound of each argument. */
+const SEARCH_FUNCTIONS: ReadonlyMap<string, readonly number[]> = new Map([
+  ['strpos', [MAX_SEARCHED_LENGTH, MAX_SEARCH_PATTERN_LENGTH]],
+  ['position', [MAX_SEARCHED_LENGTH, MAX_SEARCH_PATTERN_LENGTH]],
+  ['split_part', [MAX_SEARCHED_LENGTH, MAX_SEARCH_PATTERN_LENGTH]],
+  // replace's result grows with its third argument too: bounded like a pattern.
+  ['replace', [MAX_SEARCHED_LENGTH, MAX_SEARCH_PATTERN_LENGTH, MAX_SEARCH_PATTERN_LENGTH]],
+  // trim(x, characters) looks each character of x's ends up among the characters.
+  ['btrim', [MAX_SEARCHED_LENGTH, MAX_SEARCH_PATTERN_LENGTH]],
+  ['ltrim', [MAX_SEARCHED_LENGTH, MAX_SEARCH_PATTERN_LENGTH]],
+  ['rtrim', [MAX_SEARCHED_LENGTH, MAX_SEARCH_PATTERN_LENGTH]],
+]);
 
 type Node = Record<string, unknown>;
 type Scope = ReadonlySet<string>;
@@ -431,9 +452,10 @@ export class SqlGuard {
       case 'SubLink': {
         if (!ALLOWED_SUBLINK_TYPES.has(fields.subLinkType as string)) refuse('unsupported_syntax', 'This kind of subquery is not allowed.');
         // x IN (SELECT ...) is x = ANY (SELECT ...): its operator is named, pg_catalog's, like every other.
-        if (Array.isArray(fields.operName) && fields.operName.length)
+        if (Array.isArray(fields.operName) && fields.operName.length) {
           fields.operName = catalogName(checkOperator(fields.operName as Node[]));
-        else if (fields.subLinkType === 'ANY_SUBLINK') fields.operName = catalogName('=');
+          if (LIKE_OPERATORS.has(String((((fields.operName as Node[])[1] as Node).String as Node).sval))) likeOfMany();
+        } else if (fields.subLinkType === 'ANY_SUBLINK') fields.operName = catalogName('=');
         return this.children(fields, ['testexpr', 'subselect'], scope, s, 'a subquery');
       }
       case 'SQLValueFunction':
@@ -666,6 +688,12 @@ export class SqlGuard {
       f.kind = 'AEXPR_OP';
     }
     this.children(f, ['lexpr', 'rexpr'], scope, s, 'an expression');
+    // LIKE and ILIKE, however written: the text searched and the pattern are bounded in length.
+    if (!(f.kind === 'AEXPR_OP' || f.kind === 'AEXPR_OP_ANY' || f.kind === 'AEXPR_OP_ALL')) return;
+    if (!LIKE_OPERATORS.has(String((((f.name as Node[])[1] as Node).String as Node).sval))) return;
+    if (f.kind !== 'AEXPR_OP' || f.lexpr === undefined) likeOfMany();
+    f.lexpr = bounded(f.lexpr as Node, MAX_SEARCHED_LENGTH);
+    f.rexpr = bounded(f.rexpr as Node, MAX_SEARCH_PATTERN_LENGTH);
   }
 
   private funcCall(f: Node, scope: Scope, s: WalkState): void {
@@ -708,6 +736,9 @@ export class SqlGuard {
     } else {
       this.visit(f, 'args', scope, s, `${name}()`);
     }
+    // Past the checks: what a search reads is bounded in length (the bound is ours, never visited as the model's).
+    const limits = SEARCH_FUNCTIONS.get(name);
+    if (limits) for (let i = 0; i < Math.min(args.length, limits.length); i++) args[i] = bounded(args[i] as Node, limits[i]);
     this.children(f, ['agg_order', 'agg_filter'], scope, s, `${name}()`);
     // OVER (...) holds WindowDef fields (unwrapped).
     if (f.over) this.children(f.over as Node, ['partitionClause', 'orderClause', 'startOffset', 'endOffset'], scope, s, 'a window');
@@ -715,6 +746,28 @@ export class SqlGuard {
 }
 
 // ---------------------------------------------------------------- helpers
+
+/**
+ * `pg_catalog.varchar(x, max, false)`: x as it is, or an error (value too long, 22001) when it holds more than `max`
+ * characters; x is evaluated once. (A char(n) value is read without its padding, as text; all-blank excess is cut.)
+ */
+function bounded(node: Node, max: number): Node {
+  return {
+    FuncCall: {
+      funcname: catalogName('varchar'),
+      args: [node, { A_Const: { ival: { ival: max + 4 } } }, { A_Const: { boolval: {} } }],
+      funcformat: 'COERCE_EXPLICIT_CALL',
+    },
+  };
+}
+
+/** LIKE ANY/ALL (an array, or a subquery, of patterns): each pattern would search the whole text, with no bound. */
+function likeOfMany(): never {
+  return refuse(
+    'operator_not_allowed',
+    'LIKE ANY / ALL (a list or a subquery of patterns) is not allowed: write x LIKE ? OR x LIKE ?, one ? per pattern.',
+  );
+}
 
 /**
  * A column of the scoped subquery as the statement reads it (see SqlGuard.useColumns): as it is, cast to its base type
