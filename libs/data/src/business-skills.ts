@@ -20,7 +20,7 @@ import { AuditedEntity, auditDataModel, DataAudit } from './audit/data-audit';
 import { fenceSettings, FenceTable, fenceTablesFor, readFenceKey, tenantFenceStatus } from './fence/tenant-fence';
 import { qualifiedTable, quoteIdent, tenantBound } from './identifiers';
 import { loadSqlParser } from './sql/pg-parser';
-import { MAX_SEARCH_PATTERN_LENGTH, MAX_SEARCHED_LENGTH, SqlGuard } from './sql/sql-guard';
+import { MAX_CONTAINMENT_PRODUCT, MAX_SEARCH_PATTERN_LENGTH, MAX_SEARCHED_LENGTH, SqlGuard } from './sql/sql-guard';
 import { readColumnShapes } from './query/column-shapes';
 import { SqlRefusal } from './sql/sql-refusal';
 import { tenantSpellingProblem } from './tenant-spelling';
@@ -511,7 +511,8 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
           err.reason,
           `A value is too long: a text that LIKE, ILIKE, strpos, position, replace, split_part or trim searches holds at most ` +
             `${MAX_SEARCHED_LENGTH} characters, and what it looks for (a pattern, a replacement, the characters to trim) at most ` +
-            `${MAX_SEARCH_PATTERN_LENGTH}. Search shorter texts, or for shorter patterns.`,
+            `${MAX_SEARCH_PATTERN_LENGTH}; the sizes in bytes of the two sides of @> or <@, multiplied, stay below ` +
+            `${MAX_CONTAINMENT_PRODUCT}. Search shorter texts, or for shorter patterns; test containment on smaller values.`,
           undefined,
           'QueryRefused',
         );

@@ -168,6 +168,43 @@ describe('one tenant cannot hold the database (item: heavy queries of one tenant
     expect(outcome(many)).toBe('operator_not_allowed');
   });
 
+  it('a containment of two large values fails at once, not in one call the server cannot stop (attack: an array_agg or a jsonb_agg of tens of thousands of elements tested @> against itself)', async () => {
+    // Distinct elements, each looked up along the whole other side: on PostgreSQL 15 each of these ran seconds past a
+    // 1 s statement_timeout, in one call.
+    const built = (containment: string) =>
+      'WITH w AS (SELECT row_number() OVER () AS n FROM order_lines a, order_lines b, order_lines c LIMIT ?), ' +
+      `v AS (SELECT array_agg(w.n) AS a, jsonb_agg(w.n) AS j FROM w) SELECT ${containment} AS m FROM v`;
+    for (const [sql, args] of [
+      [built('v.a @> v.a'), [70_000]],
+      [built('v.j <@ v.j'), [25_000]],
+    ] as Array<[string, unknown[]]>) {
+      const r = await call('db.query', { sql, args }, ALPHA);
+      expect([sql, outcome(r)]).toEqual([sql, 'value_too_large']);
+      expect(r.error?.message).toMatch(/two sides of @> or <@, multiplied, stay below 1000000000/);
+    }
+    if (t.db.kind === 'postgres') {
+      const containing = async () =>
+        Number(
+          (
+            await t.ds.query(
+              "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'active' AND query LIKE '%array_agg%jsonb_agg%'",
+            )
+          )[0].n,
+        );
+      expect(await containing()).toBe(0);
+    }
+    // A document against a small pattern, and a caller's list against a column, run as before.
+    const ok = await call(
+      'db.query',
+      {
+        sql: 'SELECT count(*) AS n FROM orders o WHERE jsonb_build_object(?::text, o.note) @> ?::jsonb OR ARRAY[o.id] <@ ?::int[]',
+        args: ['note', JSON.stringify({ note: 'alpha note 1' }), [-1]],
+      },
+      ALPHA,
+    );
+    expect([outcome(ok), (ok.value as { rows: unknown[] }).rows]).toEqual(['ok', [{ n: '1' }]]);
+  });
+
   it("every data skill holds one of its tenant's slots (siblings: kpi.query, report.generate, entity.lookup, entity.list, entity.create, entity.update)", async () => {
     const heavy = Array.from({ length: limit }, () => call('db.query', { sql: HEAVY }, ALPHA));
     await until('alpha to hold all its slots', () => skills.slots.running(ALPHA) === limit);

@@ -103,6 +103,15 @@ const SIZED_FUNCTIONS: ReadonlyMap<string, number> = new Map([
 export const MAX_SEARCHED_LENGTH = 1_000_000;
 export const MAX_SEARCH_PATTERN_LENGTH = 100;
 const LIKE_OPERATORS: ReadonlySet<string> = new Set(['~~', '!~~', '~~*', '!~~*']);
+/**
+ * Containment (`@>`, `<@`) of arrays and of jsonb compares each element of one side with the elements of the other, in
+ * one call too: an array or a jsonb_agg of 30,000 elements tested against itself ran 8 s past a 1 s statement_timeout,
+ * and array_agg over a join builds millions. So the sizes in bytes of its two sides, multiplied, stay below
+ * MAX_CONTAINMENT_PRODUCT (a 1 MB document against a pattern of 1,000 bytes), or the statement fails. A power of ten:
+ * withinProduct counts its digits.
+ */
+export const MAX_CONTAINMENT_PRODUCT = 1_000_000_000;
+const CONTAINMENT_OPERATORS: ReadonlySet<string> = new Set(['@>', '<@']);
 /** Functions that search a text (argument 0) for another (the others): the bound of each argument. */
 const SEARCH_FUNCTIONS: ReadonlyMap<string, readonly number[]> = new Map([
   ['strpos', [MAX_SEARCHED_LENGTH, MAX_SEARCH_PATTERN_LENGTH]],
@@ -131,6 +140,8 @@ interface WalkState {
   /** Parameters whose value is bounded (a pad length), by number. */
   readonly bounded: Map<number, number>;
   functionDepth: number;
+  /** Inside a side of @> or <@ (see withinProduct). */
+  inContainment: boolean;
   /** Replacements to apply after the walk: container[key] = node. */
   readonly rewrites: Array<() => void>;
   /** Every qualified column reference `x.f`, checked after the walk against the scalar set functions' names. */
@@ -295,6 +306,7 @@ export class SqlGuard {
       relations: 0,
       bounded: new Map(),
       functionDepth: 0,
+      inContainment: false,
       rewrites: [],
       qualified: [],
       scalarSources: new Map(),
@@ -453,8 +465,9 @@ export class SqlGuard {
         if (!ALLOWED_SUBLINK_TYPES.has(fields.subLinkType as string)) refuse('unsupported_syntax', 'This kind of subquery is not allowed.');
         // x IN (SELECT ...) is x = ANY (SELECT ...): its operator is named, pg_catalog's, like every other.
         if (Array.isArray(fields.operName) && fields.operName.length) {
-          fields.operName = catalogName(checkOperator(fields.operName as Node[]));
-          if (LIKE_OPERATORS.has(String((((fields.operName as Node[])[1] as Node).String as Node).sval))) likeOfMany();
+          const op = checkOperator(fields.operName as Node[]);
+          fields.operName = catalogName(op);
+          if (LIKE_OPERATORS.has(op) || CONTAINMENT_OPERATORS.has(op)) ofMany(op);
         } else if (fields.subLinkType === 'ANY_SUBLINK') fields.operName = catalogName('=');
         return this.children(fields, ['testexpr', 'subselect'], scope, s, 'a subquery');
       }
@@ -687,13 +700,32 @@ export class SqlGuard {
       f.name = catalogName(checkOperator(f.name as Node[]));
       f.kind = 'AEXPR_OP';
     }
-    this.children(f, ['lexpr', 'rexpr'], scope, s, 'an expression');
+    const named = f.kind === 'AEXPR_OP' || f.kind === 'AEXPR_OP_ANY' || f.kind === 'AEXPR_OP_ALL';
+    const op = named ? String((((f.name as Node[])[1] as Node).String as Node).sval) : '';
+    const like = LIKE_OPERATORS.has(op);
+    const containment = CONTAINMENT_OPERATORS.has(op);
+    if ((like || containment) && (f.kind !== 'AEXPR_OP' || f.lexpr === undefined)) ofMany(op);
+    if (!containment) this.children(f, ['lexpr', 'rexpr'], scope, s, 'an expression');
+    else {
+      // Its sides are written twice (their sizes, then the values): one containment holds no other, so that stays twice.
+      if (s.inContainment)
+        refuse('operator_not_allowed', `${op} inside a side of @> or <@ is not allowed: compute the inner one in a WITH query first.`);
+      for (const side of [f.lexpr, f.rexpr])
+        if (isNode(side, 'ParamRef'))
+          refuse('bad_placeholder', `A ? beside ${op} takes its type: write ?::jsonb, or ?::text[] (the type of the other side).`);
+      s.inContainment = true;
+      try {
+        this.children(f, ['lexpr', 'rexpr'], scope, s, 'an expression');
+      } finally {
+        s.inContainment = false;
+      }
+      f.lexpr = withinProduct(f.lexpr as Node, f.rexpr as Node);
+    }
     // LIKE and ILIKE, however written: the text searched and the pattern are bounded in length.
-    if (!(f.kind === 'AEXPR_OP' || f.kind === 'AEXPR_OP_ANY' || f.kind === 'AEXPR_OP_ALL')) return;
-    if (!LIKE_OPERATORS.has(String((((f.name as Node[])[1] as Node).String as Node).sval))) return;
-    if (f.kind !== 'AEXPR_OP' || f.lexpr === undefined) likeOfMany();
-    f.lexpr = bounded(f.lexpr as Node, MAX_SEARCHED_LENGTH);
-    f.rexpr = bounded(f.rexpr as Node, MAX_SEARCH_PATTERN_LENGTH);
+    if (like) {
+      f.lexpr = bounded(f.lexpr as Node, MAX_SEARCHED_LENGTH);
+      f.rexpr = bounded(f.rexpr as Node, MAX_SEARCH_PATTERN_LENGTH);
+    }
   }
 
   private funcCall(f: Node, scope: Scope, s: WalkState): void {
@@ -761,11 +793,40 @@ function bounded(node: Node, max: number): Node {
   };
 }
 
-/** LIKE ANY/ALL (an array, or a subquery, of patterns): each pattern would search the whole text, with no bound. */
-function likeOfMany(): never {
+/**
+ * `CASE WHEN pg_catalog.varchar(pg_catalog.concat(size(x)::int8 * size(y)), 9, false) IS NOT NULL THEN x END`: x, once
+ * the product of the two sides' sizes (pg_column_size, NULL for NULL) is known to have at most 9 digits (below
+ * MAX_CONTAINMENT_PRODUCT); otherwise an error (value too long, 22001), before the containment runs. CASE evaluates its
+ * condition first, so no other order of evaluation (the planner reorders a WHERE's ANDs) lets the containment go first.
+ */
+function withinProduct(x: Node, y: Node): Node {
+  const size = (v: Node): Node => ({
+    FuncCall: { funcname: catalogName('pg_column_size'), args: [v], funcformat: 'COERCE_EXPLICIT_CALL' },
+  });
+  const product: Node = {
+    A_Expr: {
+      kind: 'AEXPR_OP',
+      name: catalogName('*'),
+      lexpr: { TypeCast: { arg: size(x), typeName: { names: catalogName('int8'), typemod: -1 } } },
+      rexpr: size(y),
+    },
+  };
+  const digits = String(MAX_CONTAINMENT_PRODUCT).length - 1;
+  const text: Node = { FuncCall: { funcname: catalogName('concat'), args: [product], funcformat: 'COERCE_EXPLICIT_CALL' } };
+  return {
+    CaseExpr: {
+      args: [{ CaseWhen: { expr: { NullTest: { arg: bounded(text, digits), nulltesttype: 'IS_NOT_NULL' } }, result: x } }],
+    },
+  };
+}
+
+/** LIKE or containment over ANY/ALL (an array, or a subquery): each element would be searched for in full, with no bound. */
+function ofMany(op: string): never {
   return refuse(
     'operator_not_allowed',
-    'LIKE ANY / ALL (a list or a subquery of patterns) is not allowed: write x LIKE ? OR x LIKE ?, one ? per pattern.',
+    LIKE_OPERATORS.has(op)
+      ? 'LIKE ANY / ALL (a list or a subquery of patterns) is not allowed: write x LIKE ? OR x LIKE ?, one ? per pattern.'
+      : `${op} ANY / ALL (a list or a subquery) is not allowed: write x ${op} ?::jsonb OR x ${op} ?::jsonb, one ? per value.`,
   );
 }
 
