@@ -59,20 +59,24 @@ async function prepareHostile(ds: DataSource): Promise<void> {
         );
 }
 
-const ENTITIES_AND_DOCS = [...ENTITIES, { name: 'doc', table: 'docs', pk: 'id', tenantColumn: 'tenant_id' }];
-
-describe.each([
+/** Each suite runs twice: the guard alone, then with the reader role and row-level security behind it. */
+const FENCE_MODES = [
   ['without the second fence', 'off'],
   ['with the second fence (the reader role)', 'required'],
-] as const)('db.query names only pg_catalog, %s', (_label, mode) => {
+] as const;
+const fenceOption = (mode: (typeof FENCE_MODES)[number][1]) =>
+  mode === 'off' ? { fence: { mode: 'off' as const, role: 'zmodu_reader' } } : {};
+
+const ENTITIES_AND_DOCS = [...ENTITIES, { name: 'doc', table: 'docs', pk: 'id', tenantColumn: 'tenant_id' }];
+
+describe.each(FENCE_MODES)('db.query names only pg_catalog, %s', (_label, mode) => {
   let t: BusinessApp;
 
   beforeAll(async () => {
-    t = await startBusinessApp(
-      { entities: ENTITIES_AND_DOCS, ...(mode === 'off' ? { fence: { mode: 'off', role: 'zmodu_reader' } } : {}) },
-      60,
-      { searchPath: 'public, ext, pg_catalog', prepare: prepareHostile },
-    );
+    t = await startBusinessApp({ entities: ENTITIES_AND_DOCS, ...fenceOption(mode) }, 60, {
+      searchPath: 'public, ext, pg_catalog',
+      prepare: prepareHostile,
+    });
   });
 
   afterAll(async () => {
@@ -256,15 +260,12 @@ const APP_TYPES = [
   "UPDATE customers SET mood = 'bad'",
 ];
 
-describe.each([
-  ['without the second fence', 'off'],
-  ['with the second fence (the reader role)', 'required'],
-] as const)("db.query reads an application's types as PostgreSQL's, %s", (_label, mode) => {
+describe.each(FENCE_MODES)("db.query reads an application's types as PostgreSQL's, %s", (_label, mode) => {
   let t: BusinessApp;
 
   beforeAll(async () => {
     const entities = ENTITIES.map((e) => (e.name === 'customer' ? { ...e, columns: [...(e.columns ?? []), 'mood'] } : e));
-    t = await startBusinessApp({ entities, ...(mode === 'off' ? { fence: { mode: 'off', role: 'zmodu_reader' } } : {}) }, 5, {
+    t = await startBusinessApp({ entities, ...fenceOption(mode) }, 5, {
       prepare: async (ds) => {
         for (const sql of APP_TYPES) await ds.query(sql);
       },
