@@ -14,13 +14,14 @@ import { FenceMissingException } from './exceptions/fence-missing.exception';
 import { InvalidDataOptionsException } from './exceptions/invalid-data-options.exception';
 import { EntityWriter } from './entity-writer';
 import { toCsv } from '@zmodu/skills';
-import { capRows, ReadOnlyFence, ReadOnlyRun, runReadOnly } from './query/read-only-query';
+import { capRows, categorize, ReadOnlyFence, ReadOnlyRun, runReadOnly } from './query/read-only-query';
 import { TenantSlots } from './query/tenant-slots';
 import { AuditedEntity, auditDataModel, DataAudit } from './audit/data-audit';
 import { fenceSettings, FenceTable, fenceTablesFor, readFenceKey, tenantFenceStatus } from './fence/tenant-fence';
 import { qualifiedTable, quoteIdent, tenantBound } from './identifiers';
 import { loadSqlParser } from './sql/pg-parser';
-import { SqlGuard } from './sql/sql-guard';
+import { MAX_CONTAINMENT_PRODUCT, MAX_SEARCH_PATTERN_LENGTH, MAX_SEARCHED_LENGTH, SqlGuard } from './sql/sql-guard';
+import { readColumnShapes } from './query/column-shapes';
 import { SqlRefusal } from './sql/sql-refusal';
 import { tenantSpellingProblem } from './tenant-spelling';
 
@@ -28,6 +29,8 @@ const SOURCE = 'DataSkillsModule';
 /** How often a missing fence is looked for again (it may be installed while the app runs). */
 const FENCE_RECHECK_MS = 60_000;
 const REPORT_ROW_CAP = 100;
+/** How often db.query reads the registered tables' columns again (a migration may add or change one while the app runs). */
+const COLUMNS_RECHECK_MS = 60_000;
 
 interface ResolvedEntity extends EntitySpec {
   /** The tenant column after defaults: a name, null (shared), or undefined (unknown: fail closed). */
@@ -76,6 +79,9 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
   private readonly writer: EntityWriter;
   /** Data statements each tenant runs at once, in this process (see TenantSlots). */
   readonly slots: TenantSlots;
+  /** When db.query last read the registered tables' columns (0: never), and the read under way. */
+  private columnsReadAt = 0;
+  private columnsReading: Promise<void> | undefined;
 
   constructor(
     @InjectDataSkillsOptions() private readonly options: DataSkillsOptions,
@@ -171,6 +177,9 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
   async onApplicationBootstrap(): Promise<void> {
     if (!(this.options.dataSource ?? this.appDataSource)) return;
     await this.readServerVersion();
+    await this.readColumns().catch((err: Error) =>
+      this.logger.warn(`Could not read the registered tables' columns (db.query reads them at its first call): ${err.message}`),
+    );
     await this.auditAtBoot();
     await this.fenceAtBoot();
   }
@@ -222,6 +231,39 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
     const lines = audit.findings.map((f) => `${f.code} on ${f.table}: ${f.detail}; fix: ${f.fix}`);
     if (strict) throw new DataModelHazardException(DataMessages.dataModelHazards(lines), audit.findings);
     for (const line of lines) this.logger.warn(`data model: ${line}`);
+  }
+
+  /**
+   * The registered tables' columns and how each reaches a model's statement (see SqlGuard.useColumns): read at boot and
+   * again at most every COLUMNS_RECHECK_MS, by the db.query that finds them old. Never read, db.query does not run.
+   */
+  private readColumns(): Promise<void> {
+    this.columnsReading ??= (async () => {
+      try {
+        const tables = [...this.entities.values()].map((e) => ({ schema: e.schema ?? 'public', table: e.table }));
+        this.guard.useColumns(await readColumnShapes(this.dataSource, tables));
+        this.columnsReadAt = Date.now();
+      } finally {
+        this.columnsReading = undefined;
+      }
+    })();
+    return this.columnsReading;
+  }
+
+  private async freshColumns(): Promise<void> {
+    if (Date.now() - this.columnsReadAt < COLUMNS_RECHECK_MS) return;
+    try {
+      await this.readColumns();
+    } catch (err) {
+      if (this.columnsReadAt === 0)
+        throw new SkillError(
+          categorize(err),
+          "db.query could not read the registered tables' columns, so it does not run yet: retry later.",
+          { retryable: true },
+          'QueryFailed',
+        );
+      this.logger.warn(`Could not read the registered tables' columns again (db.query keeps those it read): ${(err as Error).message}`);
+    }
   }
 
   /** db.query refuses syntax newer than the server it runs on (with what to write instead), rather than send it to fail there. */
@@ -443,6 +485,7 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
 
   async dbQuery(args: { sql: string; args?: unknown[]; limit?: number }, ctx: SkillInvocation) {
     const rows = Math.min(this.maxRows, args.limit ?? this.defaultRows);
+    await this.freshColumns();
     let prepared;
     try {
       prepared = this.guard.prepare({ sql: args.sql, args: args.args, tenantId: ctx.tenantId, maxRows: rows });
@@ -457,7 +500,24 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
       throw err;
     }
     const fence = ctx.tenantId !== undefined ? await this.fenceFor(ctx.tenantId) : undefined;
-    return runReadOnly(this.dataSource, prepared.text, prepared.values, this.limits(rows), fence, { ...this.bounds(ctx), untrusted: true });
+    try {
+      return await runReadOnly(this.dataSource, prepared.text, prepared.values, this.limits(rows), fence, {
+        ...this.bounds(ctx),
+        untrusted: true,
+      });
+    } catch (err) {
+      if (err instanceof SkillError && err.reason === 'value_too_large')
+        throw new SkillError(
+          err.reason,
+          `A value is too long: a text that LIKE, ILIKE, strpos, position, replace, split_part or trim searches holds at most ` +
+            `${MAX_SEARCHED_LENGTH} characters, and what it looks for (a pattern, a replacement, the characters to trim) at most ` +
+            `${MAX_SEARCH_PATTERN_LENGTH}; the sizes in bytes of the two sides of @> or <@, multiplied, stay below ` +
+            `${MAX_CONTAINMENT_PRODUCT}. Search shorter texts, or for shorter patterns; test containment on smaller values.`,
+          undefined,
+          'QueryRefused',
+        );
+      throw err;
+    }
   }
 
   async lookup(args: { entity: string; id: string | number }, ctx: SkillInvocation) {

@@ -57,6 +57,17 @@ describe('one tenant cannot hold the database (item: heavy queries of one tenant
     await t?.close();
   });
 
+  /** Statements of other sessions still running on the server whose text is LIKE the pattern. */
+  const stillRunning = async (like: string) =>
+    Number(
+      (
+        await t.ds.query(
+          "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND state = 'active' AND query LIKE $1",
+          [like],
+        )
+      )[0].n,
+    );
+
   const activeHeavy = async () =>
     Number(
       (
@@ -122,6 +133,67 @@ describe('one tenant cannot hold the database (item: heavy queries of one tenant
       await until('the backend to stop', async () => (await working()) === 0, 5000);
       expect(await working()).toBe(0);
     } else expect(((await t.ds.query('SELECT 1 AS one')) as unknown[]).length).toBe(1); // the embedded database was stopped and reopened
+  });
+
+  it('a search of a long text for a long pattern fails at once, not in one call the server cannot stop (attack: LIKE of a 10,000-character pattern over a text replace() made 1,000,000 long)', async () => {
+    // replace(10,000 a's, 'a', 100 a's) is 1,000,000 characters; LIKE, strpos and trim work with the product of the
+    // two lengths inside one call: on PostgreSQL 15 this LIKE ran 47 s past a 2 s statement_timeout.
+    const built = ['a'.repeat(10_000), 'a', 'a'.repeat(100)];
+    const long = `%${'a'.repeat(9_998)}b`;
+    const attacks: Array<[string, unknown[]]> = [
+      ['SELECT replace(?, ?, ?) LIKE ? AS m', [...built, long]],
+      ['SELECT strpos(replace(?, ?, ?), ?) AS p', [...built, `b${'a'.repeat(9_999)}`]],
+      ['SELECT btrim(replace(?, ?, ?), ?) AS t', [...built, `${'b'.repeat(9_999)}a`]],
+      // A text past the bound, whatever it is searched for: 2,000,000 characters.
+      ['WITH w AS (SELECT replace(?, ?, ?) AS v) SELECT (w.v || w.v) LIKE ? AS m FROM w', [...built, '%b%']],
+      ['WITH w AS (SELECT replace(?, ?, ?) AS v) SELECT split_part(w.v || w.v, ?, ?) AS s FROM w', [...built, 'b', 2]],
+    ];
+    for (const [sql, args] of attacks) {
+      const r = await call('db.query', { sql, args }, ALPHA);
+      expect([sql, outcome(r)]).toEqual([sql, 'value_too_large']);
+      expect(r.error?.message).toMatch(/at most 1000000 characters, and what it looks for .* at most 100/);
+    }
+    if (t.db.kind === 'postgres') expect(await stillRunning('%pg_catalog"."replace%')).toBe(0);
+    // A LIKE, strpos or replace of ordinary lengths runs as before, and LIKE ANY, whose patterns are not bounded, is refused.
+    const ok = await call(
+      'db.query',
+      { sql: 'SELECT count(*) AS n FROM orders o WHERE o.note LIKE ? AND strpos(o.note, ?) > ?', args: ['%note 1%', 'alpha', 0] },
+      ALPHA,
+    );
+    expect([outcome(ok), (ok.value as { rows: unknown[] }).rows]).toEqual(['ok', [{ n: '11' }]]);
+    const many = await call(
+      'db.query',
+      { sql: 'SELECT count(*) AS n FROM orders o WHERE o.note LIKE ANY (?::text[])', args: [['%1%', '%2%']] },
+      ALPHA,
+    );
+    expect(outcome(many)).toBe('operator_not_allowed');
+  });
+
+  it('a containment of two large values fails at once, not in one call the server cannot stop (attack: an array_agg or a jsonb_agg of tens of thousands of elements tested @> against itself)', async () => {
+    // Distinct elements, each looked up along the whole other side: on PostgreSQL 15 each of these ran seconds past a
+    // 1 s statement_timeout, in one call.
+    const built = (containment: string) =>
+      'WITH w AS (SELECT row_number() OVER () AS n FROM order_lines a, order_lines b, order_lines c LIMIT ?), ' +
+      `v AS (SELECT array_agg(w.n) AS a, jsonb_agg(w.n) AS j FROM w) SELECT ${containment} AS m FROM v`;
+    for (const [sql, args] of [
+      [built('v.a @> v.a'), [70_000]],
+      [built('v.j <@ v.j'), [25_000]],
+    ] as Array<[string, unknown[]]>) {
+      const r = await call('db.query', { sql, args }, ALPHA);
+      expect([sql, outcome(r)]).toEqual([sql, 'value_too_large']);
+      expect(r.error?.message).toMatch(/two sides of @> or <@, multiplied, stay below 1000000000/);
+    }
+    if (t.db.kind === 'postgres') expect(await stillRunning('%array_agg%jsonb_agg%')).toBe(0);
+    // A document against a small pattern, and a caller's list against a column, run as before.
+    const ok = await call(
+      'db.query',
+      {
+        sql: 'SELECT count(*) AS n FROM orders o WHERE jsonb_build_object(?::text, o.note) @> ?::jsonb OR ARRAY[o.id] <@ ?::int[]',
+        args: ['note', JSON.stringify({ note: 'alpha note 1' }), [-1]],
+      },
+      ALPHA,
+    );
+    expect([outcome(ok), (ok.value as { rows: unknown[] }).rows]).toEqual(['ok', [{ n: '1' }]]);
   });
 
   it("every data skill holds one of its tenant's slots (siblings: kpi.query, report.generate, entity.lookup, entity.list, entity.create, entity.update)", async () => {

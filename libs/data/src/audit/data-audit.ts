@@ -20,7 +20,8 @@ export type DataFindingCode =
   | 'view'
   | 'tenant_type_mismatch'
   | 'tenant_type_unsupported'
-  | 'reader_function';
+  | 'reader_function'
+  | 'json_cast';
 
 export interface DataFinding {
   readonly code: DataFindingCode;
@@ -83,7 +84,8 @@ interface Index {
  *  - a view or materialized view registered as an entity: row-level security does not reach
  *    through it (unless it is a security_invoker view), so only the rewrite scopes it;
  *  - tenant columns of differing types: one tenant id must read as each of them;
- *  - functions outside pg_catalog that db.query's reader role may execute (see readerFunctions).
+ *  - functions outside pg_catalog that db.query's reader role may execute (see readerFunctions), or that PostgreSQL's
+ *    json functions run for it whatever it may execute (see jsonCasts).
  */
 export async function auditDataModel(
   db: SqlRunner,
@@ -91,7 +93,8 @@ export async function auditDataModel(
   options: DataAuditOptions = {},
 ): Promise<DataAudit> {
   const findings: DataFinding[] = [];
-  if (options.readerRole !== undefined) findings.push(...(await readerFunctions(db, options.readerRole)));
+  if (options.readerRole !== undefined)
+    findings.push(...(await readerFunctions(db, options.readerRole)), ...(await jsonCasts(db, options.readerRole)));
   const tenantTypes = new Map<string, string>();
   for (const e of entities) {
     const schema = e.schema ?? 'public';
@@ -256,4 +259,49 @@ async function readerFunctions(db: SqlRunner, role: string): Promise<DataFinding
         `functions it creates later: ALTER DEFAULT PRIVILEGES)`,
     };
   });
+}
+
+/**
+ * Casts to json or jsonb from a type of the database's own (an enum, a domain, an extension's type) through a function
+ * outside pg_catalog. to_json, to_jsonb and every json function that takes a value of such a type call that function
+ * without checking EXECUTE, so the install's revocation does not reach it: the reader role runs it, a SECURITY DEFINER
+ * one with its owner's rights. db.query reads every such column as its text, so only a statement that got past the
+ * rewrite could call it.
+ */
+async function jsonCasts(db: SqlRunner, role: string): Promise<DataFinding[]> {
+  const rows = await queryRows<{
+    source: string;
+    target: string;
+    signature: string;
+    owner: string;
+    definer: boolean;
+    extension: string | null;
+  }>(
+    db,
+    `SELECT pg_catalog.format('%I.%I', tn.nspname, t.typname) AS source, pg_catalog.format_type(c.casttarget, NULL) AS target,
+            ${FUNCTION_SIGNATURE} AS signature, pg_catalog.pg_get_userbyid(p.proowner)::pg_catalog.text AS owner,
+            p.prosecdef AS definer,
+            (SELECT e.extname::pg_catalog.text FROM pg_catalog.pg_depend d JOIN pg_catalog.pg_extension e ON e.oid OPERATOR(pg_catalog.=) d.refobjid
+              WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass AND d.objid OPERATOR(pg_catalog.=) p.oid
+                AND d.deptype OPERATOR(pg_catalog.=) 'e' LIMIT 1) AS extension
+       FROM pg_catalog.pg_cast c
+       JOIN pg_catalog.pg_type t ON t.oid OPERATOR(pg_catalog.=) c.castsource
+       JOIN pg_catalog.pg_namespace tn ON tn.oid OPERATOR(pg_catalog.=) t.typnamespace
+       JOIN pg_catalog.pg_proc p ON p.oid OPERATOR(pg_catalog.=) c.castfunc
+       JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) p.pronamespace
+      WHERE c.casttarget OPERATOR(pg_catalog.=) ANY (ARRAY['pg_catalog.json'::pg_catalog.regtype, 'pg_catalog.jsonb'::pg_catalog.regtype]::pg_catalog.oid[])
+        AND c.castsource OPERATOR(pg_catalog.>=) 16384::pg_catalog.oid AND n.nspname OPERATOR(pg_catalog.<>) 'pg_catalog'
+      ORDER BY 1, 2`,
+  );
+  return rows.map((r) => ({
+    code: 'json_cast' as const,
+    table: r.source,
+    detail:
+      `the cast from ${r.source} to ${r.target} runs ${r.signature}, owned by ${r.owner}${r.extension ? ` (of extension ${r.extension})` : ''}` +
+      `${r.definer ? ", SECURITY DEFINER (it runs with its owner's rights)" : ''}: to_json and the json functions call it without checking EXECUTE, ` +
+      `so db.query's reader role ${role} runs it on any ${r.source} value (db.query reads columns of ${r.source} as their text; a statement that got past the rewrite would not)`,
+    fix: r.extension
+      ? `nothing to do if extension ${r.extension} is trusted; else drop the extension from this database`
+      : `DROP CAST (${r.source} AS ${r.target}), or make ${r.signature} SECURITY INVOKER and let it read nothing but its argument`,
+  }));
 }

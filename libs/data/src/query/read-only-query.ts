@@ -136,6 +136,8 @@ export function categorize(err: unknown): string {
     '25006': 'read_only',
     '42501': 'permission_denied',
     '22012': 'division_by_zero',
+    // A value longer than a bound of db.query's (what a search reads) or of a type.
+    '22001': 'value_too_large',
   };
   if (Object.hasOwn(exact, code)) return exact[code];
   if (code.startsWith('22')) return 'invalid_input';

@@ -216,19 +216,21 @@ export const ALLOWED_OPERATORS: ReadonlySet<string> = new Set([
 
 /**
  * Functions that may stand in FROM (a lateral set of rows from one of the caller's json values):
- * `FROM orders o, jsonb_array_elements(o.lines) AS line`. Each is on ALLOWED_FUNCTIONS too.
+ * `FROM orders o, jsonb_array_elements(o.lines) AS line`. Each is on ALLOWED_FUNCTIONS too. Mapped to the
+ * name of the one column of those whose rows are scalars (`value`, or '': the name the function stands under),
+ * and to null for those whose rows are records (key, value).
  */
-export const ALLOWED_FROM_FUNCTIONS: ReadonlySet<string> = new Set([
-  'json_array_elements',
-  'json_array_elements_text',
-  'jsonb_array_elements',
-  'jsonb_array_elements_text',
-  'json_each',
-  'json_each_text',
-  'jsonb_each',
-  'jsonb_each_text',
-  'json_object_keys',
-  'jsonb_object_keys',
+export const ALLOWED_FROM_FUNCTIONS: ReadonlyMap<string, string | null> = new Map<string, string | null>([
+  ['json_array_elements', 'value'],
+  ['json_array_elements_text', 'value'],
+  ['jsonb_array_elements', 'value'],
+  ['jsonb_array_elements_text', 'value'],
+  ['json_each', null],
+  ['json_each_text', null],
+  ['jsonb_each', null],
+  ['jsonb_each_text', null],
+  ['json_object_keys', ''],
+  ['jsonb_object_keys', ''],
 ]);
 
 /**

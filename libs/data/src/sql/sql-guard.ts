@@ -30,6 +30,14 @@ export interface QueryableTable {
   readonly columns?: readonly string[];
 }
 
+/**
+ * How a column of a registered table reaches the model's statement (see `SqlGuard.useColumns`): as it is (a type of
+ * PostgreSQL's own), as its base type (a domain over one), or as its text (any other type).
+ */
+export type ColumnShape = { readonly name: string } & (
+  { readonly read: 'as_is' } | { readonly read: 'text' } | { readonly read: 'base'; readonly base: string }
+);
+
 export interface PreparedQuery {
   /**
    * The statement to run, and the only text that runs: printed by our own printer (every
@@ -86,6 +94,36 @@ const SIZED_FUNCTIONS: ReadonlyMap<string, number> = new Map([
   ['lpad', 1],
   ['rpad', 1],
 ]);
+/**
+ * A search's work grows with the product of two lengths (the text and what it looks for), inside one call the server
+ * cannot interrupt: LIKE of a 10,000-character pattern over a 1,000,000-character text ran 47 s past a 2 s
+ * statement_timeout, and a text of that size is quick to build (replace, ||, string_agg). So the text searched holds at
+ * most MAX_SEARCHED_LENGTH characters and what it looks for at most MAX_SEARCH_PATTERN_LENGTH, or the statement fails.
+ */
+export const MAX_SEARCHED_LENGTH = 1_000_000;
+export const MAX_SEARCH_PATTERN_LENGTH = 100;
+const LIKE_OPERATORS: ReadonlySet<string> = new Set(['~~', '!~~', '~~*', '!~~*']);
+/**
+ * Containment (`@>`, `<@`) of arrays and of jsonb compares each element of one side with the elements of the other, in
+ * one call too: an array or a jsonb_agg of 30,000 elements tested against itself ran 8 s past a 1 s statement_timeout,
+ * and array_agg over a join builds millions. So the sizes in bytes of its two sides, multiplied, stay below
+ * MAX_CONTAINMENT_PRODUCT (a 1 MB document against a pattern of 1,000 bytes), or the statement fails. A power of ten:
+ * withinProduct counts its digits.
+ */
+export const MAX_CONTAINMENT_PRODUCT = 1_000_000_000;
+const CONTAINMENT_OPERATORS: ReadonlySet<string> = new Set(['@>', '<@']);
+/** Functions that search a text (argument 0) for another (the others): the bound of each argument. */
+const SEARCH_FUNCTIONS: ReadonlyMap<string, readonly number[]> = new Map([
+  ['strpos', [MAX_SEARCHED_LENGTH, MAX_SEARCH_PATTERN_LENGTH]],
+  ['position', [MAX_SEARCHED_LENGTH, MAX_SEARCH_PATTERN_LENGTH]],
+  ['split_part', [MAX_SEARCHED_LENGTH, MAX_SEARCH_PATTERN_LENGTH]],
+  // replace's result grows with its third argument too: bounded like a pattern.
+  ['replace', [MAX_SEARCHED_LENGTH, MAX_SEARCH_PATTERN_LENGTH, MAX_SEARCH_PATTERN_LENGTH]],
+  // trim(x, characters) looks each character of x's ends up among the characters.
+  ['btrim', [MAX_SEARCHED_LENGTH, MAX_SEARCH_PATTERN_LENGTH]],
+  ['ltrim', [MAX_SEARCHED_LENGTH, MAX_SEARCH_PATTERN_LENGTH]],
+  ['rtrim', [MAX_SEARCHED_LENGTH, MAX_SEARCH_PATTERN_LENGTH]],
+]);
 
 type Node = Record<string, unknown>;
 type Scope = ReadonlySet<string>;
@@ -102,8 +140,17 @@ interface WalkState {
   /** Parameters whose value is bounded (a pad length), by number. */
   readonly bounded: Map<number, number>;
   functionDepth: number;
+  /** Inside a side of @> or <@ (see withinProduct). */
+  inContainment: boolean;
   /** Replacements to apply after the walk: container[key] = node. */
   readonly rewrites: Array<() => void>;
+  /** Every qualified column reference `x.f`, checked after the walk against the scalar set functions' names. */
+  readonly qualified: Array<readonly [string, string]>;
+  /**
+   * The name of each json set function in FROM whose rows are scalars, and the one column it has (the same name may
+   * stand for several, in different scopes: each must have the column).
+   */
+  readonly scalarSources: Map<string, string[]>;
 }
 
 const EMPTY: Scope = new Set();
@@ -152,6 +199,9 @@ export class SqlGuard {
   /** Every declared column of a registered table (exact names): `o.count` may mean the column where one is declared. */
   private readonly declaredColumns = new Set<string>();
   private serverVersion: number | undefined;
+  /** The columns of each registered table (`schema.table`), in order, once known: see useColumns. */
+  private columns: ReadonlyMap<string, readonly ColumnShape[]> | undefined;
+  private columnsKey = '';
 
   constructor(tables: readonly QueryableTable[], options: SqlGuardOptions = {}) {
     this.cacheSize = Math.max(0, options.cacheSize ?? PLAN_CACHE_SIZE);
@@ -170,6 +220,22 @@ export class SqlGuard {
   useServerVersion(version: number | undefined): void {
     if (version === this.serverVersion) return;
     this.serverVersion = version;
+    this.cache.clear();
+  }
+
+  /**
+   * The columns of the registered tables (by `schema.table`, in their order), as the catalog holds them. A scoped
+   * subquery then names each visible column, and gives the statement no value of a type that is not PostgreSQL's own:
+   * a domain is read as its base type, any other type of the application's or of an extension (an enum, a composite,
+   * a range, an array of one) as its text. Such a type carries what its owner attached to it (an implicit cast, a cast
+   * to json that to_json calls without checking EXECUTE), each a function outside pg_catalog. A table without an entry
+   * is read as before (its columns, or all of them, as they are); a column added later is not read until the next call.
+   */
+  useColumns(columns: ReadonlyMap<string, readonly ColumnShape[]>): void {
+    const key = JSON.stringify([...columns].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    if (key === this.columnsKey) return;
+    this.columnsKey = key;
+    this.columns = new Map(columns);
     this.cache.clear();
   }
 
@@ -240,10 +306,14 @@ export class SqlGuard {
       relations: 0,
       bounded: new Map(),
       functionDepth: 0,
+      inContainment: false,
       rewrites: [],
+      qualified: [],
+      scalarSources: new Map(),
     };
     const holder = { stmt };
     this.visit(holder as unknown as Node, 'stmt', EMPTY, state, 'the statement');
+    checkScalarSources(state);
     for (const apply of state.rewrites) apply();
 
     // SELECT * FROM (<the rewritten statement>) AS _zt_result LIMIT $cap
@@ -340,7 +410,7 @@ export class SqlGuard {
       case 'ResTarget':
         return this.children(fields, ['val', 'indirection'], scope, s, 'the select list');
       case 'ColumnRef':
-        return this.columnRef(fields);
+        return this.columnRef(fields, s);
       case 'A_Star':
       case 'String':
         return;
@@ -394,9 +464,11 @@ export class SqlGuard {
       case 'SubLink': {
         if (!ALLOWED_SUBLINK_TYPES.has(fields.subLinkType as string)) refuse('unsupported_syntax', 'This kind of subquery is not allowed.');
         // x IN (SELECT ...) is x = ANY (SELECT ...): its operator is named, pg_catalog's, like every other.
-        if (Array.isArray(fields.operName) && fields.operName.length)
-          fields.operName = catalogName(checkOperator(fields.operName as Node[]));
-        else if (fields.subLinkType === 'ANY_SUBLINK') fields.operName = catalogName('=');
+        if (Array.isArray(fields.operName) && fields.operName.length) {
+          const op = checkOperator(fields.operName as Node[]);
+          fields.operName = catalogName(op);
+          if (LIKE_OPERATORS.has(op) || CONTAINMENT_OPERATORS.has(op)) ofMany(op);
+        } else if (fields.subLinkType === 'ANY_SUBLINK') fields.operName = catalogName('=');
         return this.children(fields, ['testexpr', 'subselect'], scope, s, 'a subquery');
       }
       case 'SQLValueFunction':
@@ -528,8 +600,10 @@ export class SqlGuard {
     // fence: the planner never pushes the model's predicates into it, so none runs on another tenant's row.
     // Every column is qualified with the inner table's own alias: a tenant or declared column that the table
     // lacks is then an error, never resolved outward to a column of the model's query.
+    const shapes = this.columns?.get(`${table.schema ?? DEFAULT_SCHEMA}.${table.table}`);
+    const visible = table.columns?.length ? table.columns : shapes?.map((c) => c.name);
     const inner: Node = {
-      targetList: table.columns?.length ? table.columns.map((c) => ({ ResTarget: { val: innerColumn(c) } })) : [STAR],
+      targetList: visible?.length ? visible.map((c) => ({ ResTarget: readColumn(c, shapes) })) : [STAR],
       fromClause: [
         {
           RangeVar: {
@@ -562,8 +636,10 @@ export class SqlGuard {
     return { RangeSubselect: { subquery: { SelectStmt: inner }, alias: (rv.alias as Node | undefined) ?? { aliasname: rv.relname } } };
   }
 
-  private columnRef(f: Node): void {
+  private columnRef(f: Node, s: WalkState): void {
     const fields = (f.fields as Node[]) ?? [];
+    if (fields.length === 2 && isNode(fields[0], 'String') && isNode(fields[1], 'String'))
+      s.qualified.push([String((fields[0].String as Node).sval), String((fields[1].String as Node).sval)]);
     for (const field of fields) {
       if (isNode(field, 'A_Star')) continue;
       const name = String(((field as Node).String as Node | undefined)?.sval ?? '').toLowerCase();
@@ -598,8 +674,19 @@ export class SqlGuard {
     )
       refuse(
         'function_in_from',
-        `Functions in FROM are not allowed, but for one json set function: ${[...ALLOWED_FROM_FUNCTIONS].sort().join(', ')}, e.g. FROM orders o, jsonb_array_elements(o.lines) AS line.`,
+        `Functions in FROM are not allowed, but for one json set function: ${[...ALLOWED_FROM_FUNCTIONS.keys()].sort().join(', ')}, e.g. FROM orders o, jsonb_array_elements(o.lines) AS line.`,
       );
+    // A set function of scalars (json_array_elements, json_object_keys) without ORDINALITY: its name stands for its value,
+    // and a qualified name that is not its column calls a function on that value (line.current_setting is
+    // current_setting(line)): only its column may be named after it.
+    const column = ALLOWED_FROM_FUNCTIONS.get(name);
+    if (typeof column === 'string' && !f.ordinality) {
+      const alias = f.alias as Node | undefined;
+      const source = alias ? String(alias.aliasname) : name;
+      const colnames = (alias?.colnames as Node[] | undefined) ?? [];
+      const own = colnames.length ? String((colnames[0].String as Node).sval) : column || source;
+      s.scalarSources.set(source, [...(s.scalarSources.get(source) ?? []), own]);
+    }
     this.visit(items, 0, scope, s, 'FROM');
   }
 
@@ -613,7 +700,32 @@ export class SqlGuard {
       f.name = catalogName(checkOperator(f.name as Node[]));
       f.kind = 'AEXPR_OP';
     }
-    this.children(f, ['lexpr', 'rexpr'], scope, s, 'an expression');
+    const named = f.kind === 'AEXPR_OP' || f.kind === 'AEXPR_OP_ANY' || f.kind === 'AEXPR_OP_ALL';
+    const op = named ? String((((f.name as Node[])[1] as Node).String as Node).sval) : '';
+    const like = LIKE_OPERATORS.has(op);
+    const containment = CONTAINMENT_OPERATORS.has(op);
+    if ((like || containment) && (f.kind !== 'AEXPR_OP' || f.lexpr === undefined)) ofMany(op);
+    if (!containment) this.children(f, ['lexpr', 'rexpr'], scope, s, 'an expression');
+    else {
+      // Its sides are written twice (their sizes, then the values): one containment holds no other, so that stays twice.
+      if (s.inContainment)
+        refuse('operator_not_allowed', `${op} inside a side of @> or <@ is not allowed: compute the inner one in a WITH query first.`);
+      for (const side of [f.lexpr, f.rexpr])
+        if (isNode(side, 'ParamRef'))
+          refuse('bad_placeholder', `A ? beside ${op} takes its type: write ?::jsonb, or ?::text[] (the type of the other side).`);
+      s.inContainment = true;
+      try {
+        this.children(f, ['lexpr', 'rexpr'], scope, s, 'an expression');
+      } finally {
+        s.inContainment = false;
+      }
+      f.lexpr = withinProduct(f.lexpr as Node, f.rexpr as Node);
+    }
+    // LIKE and ILIKE, however written: the text searched and the pattern are bounded in length.
+    if (like) {
+      f.lexpr = bounded(f.lexpr as Node, MAX_SEARCHED_LENGTH);
+      f.rexpr = bounded(f.rexpr as Node, MAX_SEARCH_PATTERN_LENGTH);
+    }
   }
 
   private funcCall(f: Node, scope: Scope, s: WalkState): void {
@@ -656,6 +768,9 @@ export class SqlGuard {
     } else {
       this.visit(f, 'args', scope, s, `${name}()`);
     }
+    // Past the checks: what a search reads is bounded in length (the bound is ours, never visited as the model's).
+    const limits = SEARCH_FUNCTIONS.get(name);
+    if (limits) for (let i = 0; i < Math.min(args.length, limits.length); i++) args[i] = bounded(args[i] as Node, limits[i]);
     this.children(f, ['agg_order', 'agg_filter'], scope, s, `${name}()`);
     // OVER (...) holds WindowDef fields (unwrapped).
     if (f.over) this.children(f.over as Node, ['partitionClause', 'orderClause', 'startOffset', 'endOffset'], scope, s, 'a window');
@@ -663,6 +778,108 @@ export class SqlGuard {
 }
 
 // ---------------------------------------------------------------- helpers
+
+/**
+ * `pg_catalog.varchar(x, max, false)`: x as it is, or an error (value too long, 22001) when it holds more than `max`
+ * characters; x is evaluated once. (A char(n) value is read without its padding, as text; all-blank excess is cut.)
+ */
+function bounded(node: Node, max: number): Node {
+  return {
+    FuncCall: {
+      funcname: catalogName('varchar'),
+      args: [node, { A_Const: { ival: { ival: max + 4 } } }, { A_Const: { boolval: {} } }],
+      funcformat: 'COERCE_EXPLICIT_CALL',
+    },
+  };
+}
+
+/**
+ * `CASE WHEN pg_catalog.varchar(pg_catalog.concat(size(x)::int8 * size(y)), 9, false) IS NOT NULL THEN x END`: x, once
+ * the product of the two sides' sizes (pg_column_size, NULL for NULL) is known to have at most 9 digits (below
+ * MAX_CONTAINMENT_PRODUCT); otherwise an error (value too long, 22001), before the containment runs. CASE evaluates its
+ * condition first, so no other order of evaluation (the planner reorders a WHERE's ANDs) lets the containment go first.
+ */
+function withinProduct(x: Node, y: Node): Node {
+  const size = (v: Node): Node => ({
+    FuncCall: { funcname: catalogName('pg_column_size'), args: [v], funcformat: 'COERCE_EXPLICIT_CALL' },
+  });
+  const product: Node = {
+    A_Expr: {
+      kind: 'AEXPR_OP',
+      name: catalogName('*'),
+      lexpr: { TypeCast: { arg: size(x), typeName: { names: catalogName('int8'), typemod: -1 } } },
+      rexpr: size(y),
+    },
+  };
+  const digits = String(MAX_CONTAINMENT_PRODUCT).length - 1;
+  const text: Node = { FuncCall: { funcname: catalogName('concat'), args: [product], funcformat: 'COERCE_EXPLICIT_CALL' } };
+  return {
+    CaseExpr: {
+      args: [{ CaseWhen: { expr: { NullTest: { arg: bounded(text, digits), nulltesttype: 'IS_NOT_NULL' } }, result: x } }],
+    },
+  };
+}
+
+/** LIKE or containment over ANY/ALL (an array, or a subquery): each element would be searched for in full, with no bound. */
+function ofMany(op: string): never {
+  return refuse(
+    'operator_not_allowed',
+    LIKE_OPERATORS.has(op)
+      ? 'LIKE ANY / ALL (a list or a subquery of patterns) is not allowed: write x LIKE ? OR x LIKE ?, one ? per pattern.'
+      : `${op} ANY / ALL (a list or a subquery) is not allowed: write x ${op} ?::jsonb OR x ${op} ?::jsonb, one ? per value.`,
+  );
+}
+
+/**
+ * A column of the scoped subquery as the statement reads it (see SqlGuard.useColumns): as it is, cast to its base type
+ * (a domain), or its text by its type's output function (`pg_catalog.concat` calls that, and nothing of a cast), NULL
+ * kept NULL (`num_nonnulls` tests the value itself, not the fields of a row).
+ */
+function readColumn(name: string, shapes: readonly ColumnShape[] | undefined): Node {
+  const shape = shapes?.find((c) => c.name === name);
+  const column = innerColumn(name);
+  if (!shape || shape.read === 'as_is') return { val: column };
+  if (shape.read === 'base') return { name, val: { TypeCast: { arg: column, typeName: { names: catalogName(shape.base), typemod: -1 } } } };
+  const call = (fn: string): Node => ({ FuncCall: { funcname: catalogName(fn), args: [column], funcformat: 'COERCE_EXPLICIT_CALL' } });
+  return {
+    name,
+    val: {
+      CaseExpr: {
+        args: [
+          {
+            CaseWhen: {
+              expr: {
+                A_Expr: {
+                  kind: 'AEXPR_OP',
+                  name: catalogName('='),
+                  lexpr: call('num_nonnulls'),
+                  rexpr: { A_Const: { ival: { ival: 1 } } },
+                },
+              },
+              result: call('concat'),
+            },
+          },
+        ],
+      },
+    },
+  };
+}
+
+/**
+ * `x.f` where x names a set function of scalars: PostgreSQL reads it as the function f() of x's value (any function of
+ * pg_catalog that takes a text: current_setting, pg_read_file, pg_relation_size) unless f is x's column.
+ */
+function checkScalarSources(s: WalkState): void {
+  for (const [source, name] of s.qualified) {
+    const columns = s.scalarSources.get(source);
+    if (columns && !columns.every((c) => c === name))
+      refuse(
+        'column_not_allowed',
+        `${source}.${name}: ${source} names the values of a json set function, and PostgreSQL reads ${source}.${name} as the function ` +
+          `${name}() of a value. Write ${source} for the value${columns[0] !== source ? ` (or ${source}.${columns[0]})` : ''}, and give a table of the statement another name than ${source}.`,
+      );
+  }
+}
 
 function isNode(v: unknown, type: string): boolean {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && type in (v as Node);
