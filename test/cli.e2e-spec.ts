@@ -25,7 +25,7 @@ function zmodu(...args: string[]): Promise<Run> {
   });
 }
 
-// Each test spawns the CLI from its TypeScript sources (ts-node, ~1-3 s a process), up to 14 times:
+// Each test spawns the CLI from its TypeScript sources (bin/zmodu.js: each file transpiled once, then cached), up to 14 times:
 // under a loaded machine that can pass the suite's 60 s default, so these tests get three minutes.
 jest.setTimeout(180_000);
 

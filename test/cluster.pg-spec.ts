@@ -1,7 +1,11 @@
+import { join } from 'node:path';
 import { ChildProcess, spawn } from 'node:child_process';
 import { DataSource } from 'typeorm';
 import { ZMODU_AGENT_MIGRATIONS } from '@zmodu/agent';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
+
+/** Runs TypeScript sources in a child process, each file transpiled once (scripts/register-ts.js). */
+const REGISTER_TS = join(__dirname, '..', 'scripts', 'register-ts.js');
 
 /**
  * Cluster mode on a real PostgreSQL (runs with ZMODU_TEST_DATABASE_URL, as in .ci/run): two instances of one app
@@ -33,15 +37,11 @@ describe('cluster mode: two instances on one PostgreSQL (queue driver pg-boss)',
   const instances = new Map<string, Instance>();
 
   function startInstance(name: string): Instance {
-    const child = spawn(
-      process.execPath,
-      ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'test/fixtures/cluster/instance.ts'],
-      {
-        cwd: `${__dirname}/..`,
-        env: { ...process.env, DATABASE_URL: db.location.url, ZMODU_INSTANCE: name, ZMODU_LEASE_MS: String(LEASE_MS) },
-        stdio: ['pipe', 'pipe', 'pipe'],
-      },
-    );
+    const child = spawn(process.execPath, ['-r', REGISTER_TS, 'test/fixtures/cluster/instance.ts'], {
+      cwd: `${__dirname}/..`,
+      env: { ...process.env, DATABASE_URL: db.location.url, ZMODU_INSTANCE: name, ZMODU_LEASE_MS: String(LEASE_MS) },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     const instance: Instance = {
       name,
       child,

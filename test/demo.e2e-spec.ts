@@ -7,6 +7,9 @@ import { modelFromEnv } from '../apps/sample/src/model';
 import { MODEL_VARS } from './support/model-env';
 import { conversation, openAIProtocolServer } from './support/openai-protocol-server';
 
+/** Runs TypeScript sources in a child process, each file transpiled once (scripts/register-ts.js). */
+const REGISTER_TS = join(__dirname, '..', 'scripts', 'register-ts.js');
+
 const ROOT = join(__dirname, '..');
 /** `npm run demo` from its sources, on a data folder of its own; resolves with its exit code and output. */
 async function demo(env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
@@ -15,11 +18,11 @@ async function demo(env: Record<string, string>): Promise<{ code: number | null;
     Object.entries(process.env).filter(([k]) => ![...MODEL_VARS, 'DATABASE_URL', 'ZMODU_JWT_SECRET'].includes(k)),
   ) as Record<string, string>;
   try {
-    const child = spawn(
-      process.execPath,
-      ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'apps/sample/src/main.ts', 'demo'],
-      { cwd: ROOT, env: { ...base, ZMODU_DATA_DIR: dataDir, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const child = spawn(process.execPath, ['-r', REGISTER_TS, 'apps/sample/src/main.ts', 'demo'], {
+      cwd: ROOT,
+      env: { ...base, ZMODU_DATA_DIR: dataDir, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
@@ -32,7 +35,7 @@ async function demo(env: Record<string, string>): Promise<{ code: number | null;
 }
 
 describe('npm run demo', () => {
-  // Each case starts the demo from its sources (ts-node) and boots the sample: a minute or more on a loaded machine.
+  // Each case starts the demo from its sources and boots the sample: a minute or more on a loaded machine.
   jest.setTimeout(240_000);
 
   it('runs on a real model when the variables are set (the official SDK against a local OpenAI-protocol server), says so, and prints what happened', async () => {

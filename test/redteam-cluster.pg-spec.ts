@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 import { DataSource } from 'typeorm';
 import { Test, TestingModule } from '@nestjs/testing';
@@ -15,6 +16,9 @@ import {
   ZMODU_AGENT_MIGRATIONS,
 } from '@zmodu/agent';
 import { openTestDataSource, TestDatabase } from '@zmodu/db/testing';
+
+/** Runs TypeScript sources in a child process, each file transpiled once (scripts/register-ts.js). */
+const REGISTER_TS = join(__dirname, '..', 'scripts', 'register-ts.js');
 
 /** Goals starting with 'hold' wait for `held.release()` (or their abort). */
 const held = { release: () => undefined as void, promise: Promise.resolve() };
@@ -46,11 +50,11 @@ describe('red team cluster mode (pg-boss)', () => {
   /** Runs test/fixtures/cluster/redteam-exit.ts; resolves with its events and how long it lived after app.close(). */
   function runExitFixture(env: Record<string, string>): Promise<{ events: Record<string, unknown>[]; lingerMs: number; log: string }> {
     return new Promise((resolve, reject) => {
-      const child = spawn(
-        process.execPath,
-        ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'test/fixtures/cluster/redteam-exit.ts'],
-        { cwd: `${__dirname}/..`, env: { ...process.env, DATABASE_URL: db.location.url, ...env }, stdio: ['ignore', 'pipe', 'pipe'] },
-      );
+      const child = spawn(process.execPath, ['-r', REGISTER_TS, 'test/fixtures/cluster/redteam-exit.ts'], {
+        cwd: `${__dirname}/..`,
+        env: { ...process.env, DATABASE_URL: db.location.url, ...env },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       const events: Record<string, unknown>[] = [];
       let log = '';
       let closedAt = 0;

@@ -9,6 +9,9 @@ import { mintToken } from '../apps/sample/src/auth/dev-token';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
 import { freePort } from './support/free-port';
 
+/** Runs TypeScript sources in a child process, each file transpiled once (scripts/register-ts.js). */
+const REGISTER_TS = join(__dirname, '..', 'scripts', 'register-ts.js');
+
 const SECRET = 'test-secret-that-is-long-enough-for-hs256-0123456789';
 
 /** One POST over a kept-alive connection; resolves with the status and body, or null when the connection was refused or closed. */
@@ -91,7 +94,7 @@ describe('sample server: SIGTERM under keep-alive load', () => {
 
   it('loses no audit entry of an answered call, and exits', async () => {
     const port = await freePort();
-    child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'apps/sample/src/main.ts'], {
+    child = spawn(process.execPath, ['-r', REGISTER_TS, 'apps/sample/src/main.ts'], {
       cwd: `${__dirname}/..`,
       env: {
         ...process.env,

@@ -6,6 +6,9 @@ import { freePort } from './support/free-port';
 import { MODEL_VARS } from './support/model-env';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
 
+/** Runs TypeScript sources in a child process, each file transpiled once (scripts/register-ts.js). */
+const REGISTER_TS = join(__dirname, '..', 'scripts', 'register-ts.js');
+
 const ROOT = join(__dirname, '..');
 // The model variables too: the server's agents would run on the caller's real model.
 const SECRET_VARS = ['ZMODU_JWT_SECRET', 'ZMODU_DEV', 'NODE_ENV', 'DATABASE_URL', 'ZMODU_DATA_DIR', ...MODEL_VARS];
@@ -19,15 +22,11 @@ interface Server {
 /** The sample's real server process (`main.ts`, from its sources), on a database of the test's own. */
 function startServer(env: Record<string, string>): Server {
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !SECRET_VARS.includes(k))) as Record<string, string>;
-  const child = spawn(
-    process.execPath,
-    ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'apps/sample/src/main.ts'],
-    {
-      cwd: ROOT,
-      env: { ...base, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+  const child = spawn(process.execPath, ['-r', REGISTER_TS, 'apps/sample/src/main.ts'], {
+    cwd: ROOT,
+    env: { ...base, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let log = '';
   child.stdout.on('data', (c: Buffer) => (log += c.toString()));
   child.stderr.on('data', (c: Buffer) => (log += c.toString()));

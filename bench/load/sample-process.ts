@@ -3,6 +3,9 @@ import { createWriteStream, existsSync, WriteStream } from 'node:fs';
 import { join } from 'node:path';
 import { freePort } from '../../test/support/free-port';
 
+/** Runs TypeScript sources in a child process, each file transpiled once (scripts/register-ts.js). */
+const REGISTER_TS = join(__dirname, '..', '..', 'scripts', 'register-ts.js');
+
 const ROOT = join(__dirname, '..', '..');
 export const BUILT_MAIN = join(ROOT, 'dist', 'apps', 'sample', 'main.js');
 
@@ -69,9 +72,7 @@ export class SampleProcess {
     if (!options.tsNode && !existsSync(BUILT_MAIN))
       throw new Error(`${BUILT_MAIN} is missing: run \`npm run build\` first (npm run load does), or pass --ts-node`);
     const port = await freePort();
-    const entry = options.tsNode
-      ? ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', join(ROOT, 'apps', 'sample', 'src', 'main.ts')]
-      : [BUILT_MAIN];
+    const entry = options.tsNode ? ['-r', REGISTER_TS, join(ROOT, 'apps', 'sample', 'src', 'main.ts')] : [BUILT_MAIN];
     const env: NodeJS.ProcessEnv = { ...process.env };
     // The scripted model, whatever keys the shell has; a database of the load run's own.
     for (const name of [

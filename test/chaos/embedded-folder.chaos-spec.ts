@@ -6,6 +6,9 @@ import { mintToken } from '../../apps/sample/src/auth/dev-token';
 import { freePort } from '../support/free-port';
 import { call, CHAOS_SECRET as SECRET, killHard, ready, SampleProcess, startSample } from '../support/sample-process';
 
+/** Runs TypeScript sources in a child process, each file transpiled once (scripts/register-ts.js). */
+const REGISTER_TS = join(__dirname, '..', '..', 'scripts', 'register-ts.js');
+
 const ROOT = join(__dirname, '..', '..');
 const PROPOSAL_ID = /Proposal ([0-9a-f-]{36})/;
 /** The sample on PGlite from its sources: a first start runs initdb and every migration (minutes on a loaded machine). */
@@ -97,11 +100,11 @@ describe('chaos: the sample app and the CLI on one embedded database folder', ()
 
     // 2. A second app on the folder: it does not start, and says why in one line (no stack).
     const port = await freePort();
-    const second = spawn(
-      process.execPath,
-      ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'apps/sample/src/main.ts'],
-      { cwd: ROOT, env: { ...process.env, ...env(), PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const second = spawn(process.execPath, ['-r', REGISTER_TS, 'apps/sample/src/main.ts'], {
+      cwd: ROOT,
+      env: { ...process.env, ...env(), PORT: String(port) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let log = '';
     second.stdout?.on('data', (c: Buffer) => (log += c.toString()));
     second.stderr?.on('data', (c: Buffer) => (log += c.toString()));

@@ -1,8 +1,12 @@
+import { join } from 'node:path';
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { Client } from 'pg';
 import { MODEL_VARS } from './model-env';
 import { freePort } from './free-port';
 import { POSTGRES_SCRIPT } from './own-postgres';
+
+/** Runs TypeScript sources in a child process, each file transpiled once (scripts/register-ts.js). */
+const REGISTER_TS = join(__dirname, '..', '..', 'scripts', 'register-ts.js');
 
 /** A PostgreSQL server of the test's own (scripts/postgres.sh), and a client on it. */
 export interface OwnServer {
@@ -54,7 +58,7 @@ export async function stopServer(server: OwnServer | undefined): Promise<void> {
   if (server?.dir) execFileSync(POSTGRES_SCRIPT, ['stop', server.dir]);
 }
 
-/** The sample server (apps/sample/src/main.ts through ts-node, no build needed) as a child process. */
+/** The sample server (apps/sample/src/main.ts from its sources, no build needed) as a child process. */
 export interface SampleProcess {
   readonly child: ChildProcess;
   readonly port: number;
@@ -68,15 +72,11 @@ export async function startSample(env: Record<string, string>, readyMs = 90_000)
   const port = await freePort();
   const inherited = { ...process.env };
   for (const name of MODEL_VARS) delete inherited[name];
-  const child = spawn(
-    process.execPath,
-    ['-r', 'ts-node/register/transpile-only', '-r', 'tsconfig-paths/register', 'apps/sample/src/main.ts'],
-    {
-      cwd: `${__dirname}/../..`,
-      env: { ...inherited, ZMODU_RATE_LIMIT: '100000', LOG_LEVEL: 'info', ...env, PORT: String(port) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
+  const child = spawn(process.execPath, ['-r', REGISTER_TS, 'apps/sample/src/main.ts'], {
+    cwd: `${__dirname}/../..`,
+    env: { ...inherited, ZMODU_RATE_LIMIT: '100000', LOG_LEVEL: 'info', ...env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let log = '';
   child.stdout?.on('data', (c: Buffer) => (log += c.toString()));
   child.stderr?.on('data', (c: Buffer) => (log += c.toString()));

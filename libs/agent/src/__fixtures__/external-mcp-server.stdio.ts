@@ -1,4 +1,4 @@
-// The external MCP server over stdio, as the spec starts it: node -r ts-node/register/transpile-only <this file>.
+// The external MCP server over stdio, as the spec starts it: node -r scripts/register-ts.js <this file>.
 // It appends to the file named by EXTERNAL_MCP_CALL_LOG one JSON line with its pid when it starts, then one per tool call.
 import { appendFileSync } from 'node:fs';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';

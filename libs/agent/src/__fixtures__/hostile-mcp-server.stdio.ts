@@ -1,4 +1,4 @@
-// A hostile MCP server over stdio, as the spec starts it: node -r ts-node/register/transpile-only <this file>.
+// A hostile MCP server over stdio, as the spec starts it: node -r scripts/register-ts.js <this file>.
 // It appends its pid to HOSTILE_MCP_LOG when it starts; while the file HOSTILE_MCP_REFUSE exists it exits at start
 // (a server that is down, then comes back). Tools: dump (answers `bytes` of text in one line), echo, answers (how many
 // answers to its flood it has read). HOSTILE_MCP_FLOOD=COUNT:ID_BYTES: once initialized it stops reading its stdin,

@@ -14,6 +14,9 @@ import { ModelRequest } from '../providers/model-provider';
 import { ScriptedModelProvider, ScriptedTurn } from '../providers/scripted-model.provider';
 import { McpServerOptions } from './mcp-server-options';
 
+/** Runs TypeScript sources in a child process, each file transpiled once (scripts/register-ts.js). */
+const REGISTER_TS = join(__dirname, '..', '..', '..', '..', 'scripts', 'register-ts.js');
+
 const ROOT = resolve(__dirname, '../../../..');
 const STDIO_FIXTURE = resolve(__dirname, '../__fixtures__/external-mcp-server.stdio.ts');
 const LISTED = [
@@ -48,12 +51,12 @@ async function boot(mcpServers: McpServerOptions[], agents: AgentSpec[]): Promis
   return app;
 }
 
-/** The stdio server entry: the fixture run with ts-node, its call log in a file of its own. */
+/** The stdio server entry: the fixture run from its source, its call log in a file of its own. */
 function stdioServer(dir: string, over: Partial<McpServerOptions> = {}): McpServerOptions {
   return {
     name: 'weather',
     command: process.execPath,
-    args: ['-r', 'ts-node/register/transpile-only', STDIO_FIXTURE],
+    args: ['-r', REGISTER_TS, STDIO_FIXTURE],
     env: { EXTERNAL_MCP_CALL_LOG: join(dir, 'calls.jsonl') },
     cwd: ROOT,
     ...READS,

@@ -11,6 +11,9 @@ import { ScriptedModelProvider } from '../providers/scripted-model.provider';
 import { MAX_ANSWERS_IN_FLIGHT } from './mcp-answers';
 import { McpServerOptions } from './mcp-server-options';
 
+/** Runs TypeScript sources in a child process, each file transpiled once (scripts/register-ts.js). */
+const REGISTER_TS = join(__dirname, '..', '..', '..', '..', 'scripts', 'register-ts.js');
+
 // The transports against hostile servers: a message too large fails its call alone (whatever the transport), and a
 // lost connection is reopened with backoff while calls fail at once.
 
@@ -64,7 +67,7 @@ describe('external MCP server over stdio: a result too large, a server that dies
     ({
       name: 'evil',
       command: process.execPath,
-      args: ['-r', 'ts-node/register/transpile-only', HOSTILE_STDIO],
+      args: ['-r', REGISTER_TS, HOSTILE_STDIO],
       env: { HOSTILE_MCP_LOG: join(dir, 'pids.jsonl'), HOSTILE_MCP_REFUSE: join(dir, 'refuse') },
       cwd: ROOT,
       ...over,

@@ -7,6 +7,9 @@ import { EmbeddedDatabase, openEmbeddedDatabase } from '../embedded-database';
 import { EmbeddedDatabaseLockedException } from '../exceptions/embedded-database-locked.exception';
 import { FolderLock } from './folder-lock';
 
+/** Runs TypeScript sources in a child process, each file transpiled once (scripts/register-ts.js). */
+const REGISTER_TS = join(__dirname, '..', '..', '..', '..', 'scripts', 'register-ts.js');
+
 const ROOT = join(__dirname, '..', '..', '..', '..');
 const HOLDER = join(__dirname, '..', '__fixtures__', 'folder-holder.ts');
 
@@ -19,7 +22,7 @@ interface Holder {
 }
 
 function startHolder(...args: string[]): Holder {
-  const child = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', HOLDER, ...args], {
+  const child = spawn(process.execPath, ['-r', REGISTER_TS, HOLDER, ...args], {
     cwd: ROOT,
     stdio: ['pipe', 'pipe', 'pipe'],
   });

@@ -1,0 +1,57 @@
+// Runs the repository's TypeScript sources in a child process (node -r ./scripts/register-ts.js file.ts): what
+// `-r ts-node/register/transpile-only -r tsconfig-paths/register` does (each file transpiled alone, with the root
+// tsconfig's options, the @zmodu/* paths resolved), with the output cached on disk by content, so that the CLI and the
+// sample started many times over (the tests, `npx zmodu`) transpile each file once, not at every start.
+// The cache is node_modules/.cache/zmodu-ts (ZMODU_TS_CACHE=0 turns it off); a changed file or option is a new entry.
+const { createHash } = require('node:crypto');
+const { mkdirSync, readFileSync, renameSync, writeFileSync } = require('node:fs');
+const { join } = require('node:path');
+const ts = require('typescript');
+
+const root = join(__dirname, '..');
+const configFile = join(root, 'tsconfig.json');
+const parsed = ts.getParsedCommandLineOfConfigFile(configFile, {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined });
+if (!parsed) throw new Error(`scripts/register-ts.js could not read ${configFile}`);
+const compilerOptions = {
+  ...parsed.options,
+  module: ts.ModuleKind.CommonJS,
+  declaration: false,
+  declarationMap: false,
+  sourceMap: false,
+  inlineSourceMap: true,
+  inlineSources: false,
+  noEmit: false,
+};
+const cacheDir = process.env.ZMODU_TS_CACHE === '0' ? null : join(root, 'node_modules', '.cache', 'zmodu-ts');
+const salt = createHash('sha256').update(ts.version).update(JSON.stringify(compilerOptions)).digest('hex');
+if (cacheDir) mkdirSync(cacheDir, { recursive: true });
+process.setSourceMapsEnabled(true);
+
+function transpile(source, filename) {
+  const key = cacheDir && createHash('sha256').update(salt).update(filename).update('\0').update(source).digest('hex');
+  const cached = key && join(cacheDir, `${key}.js`);
+  if (cached)
+    try {
+      return readFileSync(cached, 'utf8');
+    } catch {
+      // not cached yet
+    }
+  const out = ts.transpileModule(source, { compilerOptions, fileName: filename, reportDiagnostics: false }).outputText;
+  if (cached) {
+    // Written whole, then renamed: a process reading it at the same time sees the old state or the new, never half.
+    const partial = `${cached}.${process.pid}.tmp`;
+    try {
+      writeFileSync(partial, out);
+      renameSync(partial, cached);
+    } catch {
+      // a cache that cannot be written costs time only
+    }
+  }
+  return out;
+}
+
+require.extensions['.ts'] = function compileTypeScript(module, filename) {
+  module._compile(transpile(readFileSync(filename, 'utf8'), filename), filename);
+};
+
+require('tsconfig-paths').register({ baseUrl: root, paths: parsed.options.paths ?? {} });
