@@ -241,7 +241,7 @@ function keywordProblem(root: JsonSchema, subject: string): string | null {
       const byName = Object.hasOwn(schema, keyword) ? schema[keyword] : undefined;
       if (byName === null || typeof byName !== 'object' || Array.isArray(byName)) continue;
       // dependencies: a schema, or a list of property names (not a schema), per property.
-      for (const name of Object.keys(byName)) stack.push([(byName as JsonSchema)[name], `${at(keyword)}/${pointerSegment(name)}`]);
+      for (const [name, sub] of Object.entries(byName)) stack.push([sub, `${at(keyword)}/${pointerSegment(name)}`]);
     }
   }
   return null;

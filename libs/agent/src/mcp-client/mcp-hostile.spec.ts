@@ -77,6 +77,8 @@ describe('hostile external MCP server: results', () => {
       tools,
       ['evil.report'],
       async (app) => {
+        // The event loop stays free while the answer is read: a backtracking pattern run on it would hold the loop for
+        // most of the call (seconds), so the longest gap between heartbeats is measured against the call's own time.
         let maxGap = 0;
         let last = Date.now();
         const beat = setInterval(() => {
@@ -85,10 +87,9 @@ describe('hostile external MCP server: results', () => {
         }, 10);
         const started = Date.now();
         const r = await app.get(SkillDispatcher).dispatch(ctxFor(['evil.report']), 'evil.report', {});
-        const elapsed = Date.now() - started;
+        const spent = Date.now() - started;
         clearInterval(beat);
-        expect(elapsed).toBeLessThan(500);
-        expect(maxGap).toBeLessThan(300);
+        expect(maxGap).toBeLessThanOrEqual(Math.max(100, spent / 2));
         // The content does not match the server's own schema: we do not check it, the model reads it as data.
         expect(r.outcome).toBe('ok');
         expect(JSON.parse(r.observation)).toMatchObject({ s: `${'a'.repeat(27)}b` });
