@@ -737,8 +737,16 @@ describe('PipelineModule at boot', () => {
     }
   }
 
+  // One database for every boot of this block (its migrations run once): each boot stands for a process started anew.
+  let db: TestDatabase;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+
   async function boot(options: Partial<PipelineModuleOptions>, logger = new CapturingLogger()): Promise<void> {
-    const db = await createTestDatabase();
     const app = await Test.createTestingModule({
       imports: [
         TypeOrmModule.forRoot(
@@ -764,7 +772,6 @@ describe('PipelineModule at boot', () => {
         .get<DataSource>(getDataSourceToken())
         .destroy()
         .catch(() => undefined);
-      await db.drop();
     }
   }
 
