@@ -74,6 +74,8 @@ export type {
   GoalQueue,
   NewAgentRun,
 } from './worker/worker.ports';
+export { holdUnhandledRejectionNet, unhandledRejectionCounts } from './worker/unhandled-rejection-net';
+export type { UnhandledRejectionCounts } from './worker/unhandled-rejection-net';
 export { InMemoryAgentRunStore } from './worker/in-memory-agent-run.store';
 export { TypeOrmAgentRunStore } from './worker/typeorm-agent-run.store';
 export { ZMODU_AGENT_MIGRATIONS, ZmoduAgentRuns1764560000000 } from './worker/agent-run.migration';

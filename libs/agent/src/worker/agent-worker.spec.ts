@@ -42,7 +42,16 @@ describe('AgentWorker (in-process, memory run store)', () => {
     await until(() => results.length === 3, 'three results');
     expect(results.map((r) => r.goal)).toEqual(['quote ACME', 'quote GLOBEX', 'quote INITECH']);
     expect(results.every((r) => r.status === 'succeeded' && r.answer === 'quoted')).toBe(true);
-    expect(worker.stats()).toEqual({ queued: 0, running: 0, succeeded: 3, failed: 0, interrupted: 0, rejected: 1, handlerErrors: 0 });
+    expect(worker.stats()).toEqual({
+      queued: 0,
+      running: 0,
+      succeeded: 3,
+      failed: 0,
+      interrupted: 0,
+      rejected: 1,
+      handlerErrors: 0,
+      unhandledRejections: { contained: 0, raised: 0 },
+    });
     expect(await worker.get('t1', first.runId)).toMatchObject({ status: 'succeeded', answer: 'quoted', tenantId: 't1', userId: 'alice' });
   });
 

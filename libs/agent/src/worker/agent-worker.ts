@@ -15,6 +15,7 @@ import { AgentRunOrigin, AgentRunOutcome, AgentRunRecord, AgentRunStore, GoalQue
 import { safeText } from '../error-text';
 import { scopeIdProblem } from '@zmodu/guard';
 import { isDatabaseUnavailable } from '@zmodu/db';
+import { UnhandledRejectionCounts, unhandledRejectionCounts } from './unhandled-rejection-net';
 
 /** Who posts a goal, and to which agent (optional when the application defines exactly one). */
 export interface PostGoalOptions extends AgentRunOrigin {
@@ -37,6 +38,11 @@ export interface AgentWorkerStats {
   readonly rejected: number;
   /** Failures of onResult listeners or of the worker's own bookkeeping (store writes); never a model or tool error. */
   readonly handlerErrors: number;
+  /**
+   * Unhandled rejections seen by the process net of cluster mode (see holdUnhandledRejectionNet), in this process:
+   * `contained` ones said the database could not be reached, `raised` ones did not (bugs, logged with their stack).
+   */
+  readonly unhandledRejections: UnhandledRejectionCounts;
 }
 
 /** Stop reasons that make a run `failed` even when the result carries no error text. */
@@ -210,7 +216,7 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
   }
 
   stats(): AgentWorkerStats {
-    return { queued: this.waiting(), running: this.running.size, ...this.counts };
+    return { queued: this.waiting(), running: this.running.size, ...this.counts, unhandledRejections: unhandledRejectionCounts() };
   }
 
   /** Start the slots and hand them the runs left queued or interrupted (by a shutdown, or a dead instance). */
