@@ -149,7 +149,7 @@ describe('red team cluster mode (pg-boss)', () => {
   async function instance(
     turns: Map<string, number>,
     leaseMs = 1000,
-    over: { concurrency?: number; mailboxSize?: number } = {},
+    over: { concurrency?: number; mailboxSize?: number; mailboxPerTenant?: number } = {},
     init = true,
   ): Promise<TestingModule> {
     const app = await Test.createTestingModule({
@@ -249,10 +249,42 @@ describe('red team cluster mode (pg-boss)', () => {
     }
   }, 30_000);
 
+  it('RT-C15 hands a run taken back from a dead instance to the next free slot, before newer goals (attack: recovery queued behind new work)', async () => {
+    const queue = new PgBossGoalQueue({
+      connection: { connectionString: db.location.url },
+      schema: 'rt_boss4',
+      name: 'rt_goals4',
+      pollingIntervalSeconds: 0.5,
+      notify: false,
+    });
+    const order: string[] = [];
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    await queue.start(async (runId) => {
+      order.push(runId);
+      if (runId === 'holding') await gate;
+    }, 1);
+    try {
+      await queue.push(['holding']);
+      const end = Date.now() + 10_000;
+      while (!order.length && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+      await queue.push(['newer-1', 'newer-2', 'newer-3']);
+      await queue.push(['recovered'], { first: true });
+      open();
+      while (order.length < 5 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+      // The recovered run next; the newer ones after it (one insert: pg-boss orders them by id among themselves).
+      expect(order.slice(0, 2)).toEqual(['holding', 'recovered']);
+      expect(order.slice(2).sort()).toEqual(['newer-1', 'newer-2', 'newer-3']);
+    } finally {
+      await queue.stop(100);
+      await queue.close();
+    }
+  }, 30_000);
+
   it('RT-C12 the mailbox bound counts the goals queued on every instance, and MailboxFull says when to retry', async () => {
     holdAgain();
     const turns = new Map<string, number>();
-    const [a, b] = await Promise.all([1, 2].map(() => instance(turns, 2000, { concurrency: 1, mailboxSize: 3 })));
+    const [a, b] = await Promise.all([1, 2].map(() => instance(turns, 2000, { concurrency: 1, mailboxSize: 3, mailboxPerTenant: 3 })));
     const scope = { tenantId: 't1', userId: 'u', permissions: [] };
     try {
       await a.get(AgentWorker).post('hold 1', scope);

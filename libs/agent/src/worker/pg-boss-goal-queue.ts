@@ -4,7 +4,7 @@ import { Client, ClientConfig } from 'pg';
 import PgBoss from 'pg-boss';
 import { safeText } from '../error-text';
 import { holdUnhandledRejectionNet } from './unhandled-rejection-net';
-import { GoalQueue, settledWithin } from './worker.ports';
+import { GoalQueue, PushOptions, settledWithin } from './worker.ports';
 
 /** Where pg-boss connects: a URL, or the fields of the app's DataSource. */
 export type PgBossConnection = Pick<
@@ -28,6 +28,8 @@ const LISTEN_RETRY_MS = 1000;
 const LISTEN_RETRY_MAX_MS = 30_000;
 /** Rows per pg-boss insert. */
 const INSERT_CHUNK = 500;
+/** pg-boss orders a fetch by priority (higher first), then by age: runs taken back from a dead instance go first. */
+const RECOVERED_PRIORITY = 1;
 
 /**
  * The pg-boss calls whose form is version-specific, in one place (written for pg-boss 10): an upgrade of pg-boss is
@@ -45,8 +47,8 @@ const boss10 = {
  * posted on one instance may run on any. The queue has pg-boss's `short` policy and every job's singleton key is its
  * run id: a run waits at most once in the queue however often it is pushed (a recovery sweep on each instance
  * re-pushes queued runs). Jobs are never retried by pg-boss (`retryLimit: 0`): the run store is the source of truth,
- * and a run whose instance died is handed back by the worker's sweep once its lease expired. Idle slots are woken by a
- * PostgreSQL NOTIFY on every push (any instance), and poll
+ * and a run whose instance died is handed back by the worker's sweep once its lease expired, with a higher priority
+ * than new goals (it goes first). Idle slots are woken by a PostgreSQL NOTIFY on every push (any instance), and poll
  * every `pollingIntervalSeconds` otherwise.
  *
  * A restart of the database never ends the process. Each slot is a loop of our own (`fetch`, the handler, `complete`),
@@ -108,9 +110,10 @@ export class PgBossGoalQueue implements GoalQueue {
     if (options.notify) await this.listen();
   }
 
-  async push(runIds: readonly string[]): Promise<void> {
+  async push(runIds: readonly string[], pushOptions: PushOptions = {}): Promise<void> {
     const boss = this.boss;
     if (!boss || !runIds.length) return;
+    const priority = pushOptions.first ? RECOVERED_PRIORITY : 0;
     for (let i = 0; i < runIds.length; i += INSERT_CHUNK)
       await boss10.insert(
         boss,
@@ -118,6 +121,7 @@ export class PgBossGoalQueue implements GoalQueue {
         runIds.slice(i, i + INSERT_CHUNK).map((runId) => ({
           data: { runId },
           singletonKey: runId,
+          priority,
           retryLimit: 0,
           expireInSeconds: JOB_EXPIRE_SECONDS,
         })),
