@@ -305,6 +305,36 @@ describe('red team cluster mode (pg-boss)', () => {
     }
   }, 60_000);
 
+  it('RT-C16 bounds the whole mailbox in the database: 40 concurrent posts on two instances under mailboxSize 10 store exactly 10 (attack: each instance admits up to the bound from its own count)', async () => {
+    holdAgain();
+    // The bound counts every waiting run of the table: the cases above leave some (their apps are closed).
+    await dataSource.query(`DELETE FROM zmodu_agent_runs WHERE status IN ('queued', 'interrupted')`);
+    const turns = new Map<string, number>();
+    const [a, b] = await Promise.all([1, 2].map(() => instance(turns, 2000, { concurrency: 1, mailboxSize: 10, mailboxPerTenant: 10 })));
+    const scope = (tenantId: string) => ({ tenantId, userId: 'u', permissions: [] });
+    try {
+      // Both slots busy (one per instance): the flood below only waits, nothing drains.
+      await a.get(AgentWorker).post('hold slot 1', scope('t1'));
+      await b.get(AgentWorker).post('hold slot 2', scope('t1'));
+      const end = Date.now() + 5000;
+      while ((turns.get('hold slot 1') ?? 0) + (turns.get('hold slot 2') ?? 0) < 2 && Date.now() < end)
+        await new Promise((r) => setTimeout(r, 20));
+      // 40 tenants, one post each (no tenant's share is in play), half on each instance, all at once.
+      const posts = await Promise.allSettled(
+        Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).get(AgentWorker).post(`hold flood ${i}`, scope(`flood-${i}`))),
+      );
+      const refused = posts.flatMap((p) => (p.status === 'rejected' ? [p.reason as unknown] : []));
+      const [{ n }] = await dataSource.query<{ n: number }[]>(
+        `SELECT count(*)::int AS n FROM zmodu_agent_runs WHERE goal LIKE 'hold flood %'`,
+      );
+      expect({ stored: n, accepted: posts.length - refused.length }).toEqual({ stored: 10, accepted: 10 });
+      expect(refused.every((e) => e instanceof MailboxFullException && e.tenantShare === undefined)).toBe(true);
+    } finally {
+      held.release();
+      await Promise.all([a.close(), b.close()]);
+    }
+  }, 60_000);
+
   it('RT-C14 an app closed while it still boots (SIGTERM during start) leaves no pg-boss running: no slot, no connection', async () => {
     const turns = new Map<string, number>();
     const app = await instance(turns, 1000, {}, false);

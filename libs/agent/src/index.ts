@@ -68,6 +68,7 @@ export type {
   AgentGoalScope,
   AgentRunClock,
   AgentRunLease,
+  AgentRunLimits,
   AgentRunMailbox,
   AgentRunOrigin,
   AgentRunOutcome,

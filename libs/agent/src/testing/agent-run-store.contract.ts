@@ -269,7 +269,7 @@ export function agentRunStoreContract(name: string, factory: () => Promise<Agent
       const results = await Promise.all(flood.map((r) => store.insert([r], { perTenant: share })));
       const refused = results.flatMap((r) => r.refused);
       expect(refused).toHaveLength(40 - share);
-      expect(refused.every((r) => r.tenantId === 'loud' && r.waiting === share)).toBe(true);
+      expect(refused.every((r) => r.tenantId === 'loud' && r.bound === 'tenant' && r.waiting === share)).toBe(true);
       expect((await store.mailbox(60_000)).queued).toBe(share);
       const stored = flood.filter((r) => !refused.some((x) => x.runId === r.id));
       for (const r of stored) expect((await store.get('loud', r.id))?.status).toBe('queued');
@@ -283,6 +283,23 @@ export function agentRunStoreContract(name: string, factory: () => Promise<Agent
       expect(await store.claim(stored[0].id, 'w1', 60_000)).not.toBeNull();
       expect(await store.insert([run({ tenantId: 'loud' })], { perTenant: share })).toEqual({ refused: [] });
       expect(await store.mailbox(60_000)).toEqual({ queued: share + 2, claimed: 1 });
+    });
+
+    it('holds the whole store to its total under 40 concurrent inserts of 40 tenants (attack: instances admitting from their own counts)', async () => {
+      const total = 10;
+      const flood = Array.from({ length: 40 }, (_, i) => run({ tenantId: `tenant-${i}` }));
+      const results = await Promise.all(flood.map((r) => store.insert([r], { perTenant: 5, total })));
+      const refused = results.flatMap((r) => r.refused);
+      expect(refused).toHaveLength(40 - total);
+      expect(refused.every((r) => r.bound === 'mailbox' && r.waiting === total)).toBe(true);
+      expect((await store.mailbox(60_000)).queued).toBe(total);
+      // A started run leaves room; the tenant's share still applies within the total.
+      const stored = flood.find((r) => !refused.some((x) => x.runId === r.id)) as NewAgentRun;
+      expect(await store.claim(stored.id, 'w1', 60_000)).not.toBeNull();
+      const again = [run({ tenantId: 'tenant-x' }), run({ tenantId: 'tenant-x' })];
+      expect((await store.insert(again, { perTenant: 5, total })).refused).toEqual([
+        { runId: again[1].id, tenantId: 'tenant-x', bound: 'mailbox', waiting: total },
+      ]);
     });
   });
 }

@@ -14,6 +14,7 @@ import { resolveWorkerOptions } from './resolve-worker-options';
 import {
   AgentRunClock,
   AgentRunLease,
+  AgentRunLimits,
   AgentRunOrigin,
   AgentRunOutcome,
   AgentRunRecord,
@@ -362,9 +363,14 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
     return Math.min(RETRY_AFTER_MAX_S, Math.max(RETRY_AFTER_MIN_S, Math.ceil(Math.max(1, toDrain) / rate)));
   }
 
-  /** The refusal of a post over its tenant's share (the store saw `waiting` runs of the tenant waiting). */
-  private tenantFull(refused: RefusedRun, options: ResolvedAgentWorkerOptions): MailboxFullException {
+  /**
+   * The refusal of a post the store did not admit: over the whole mailbox (cluster mode: the store saw `waiting` runs
+   * waiting in all), or over its tenant's share (`waiting` runs of the tenant).
+   */
+  private refusal(refused: RefusedRun, options: ResolvedAgentWorkerOptions): MailboxFullException {
     this.counts.rejected++;
+    if (refused.bound === 'mailbox')
+      return new MailboxFullException(options.mailboxSize, this.retryAfterSeconds(refused.waiting - options.mailboxSize + 1, 1));
     const share = Math.min(1, refused.waiting / Math.max(1, this.waiting(), refused.waiting));
     return new MailboxFullException(
       options.mailboxSize,
@@ -389,10 +395,13 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
     this.pending = [];
     if (!batch.length) return;
     const options = this.options as ResolvedAgentWorkerOptions;
-    const limits = { perTenant: options.mailboxPerTenant };
+    // Cluster mode: the store bounds the whole mailbox too, atomically (the count read every second only refuses early).
+    const limits: AgentRunLimits = this.goalQueue?.shared
+      ? { perTenant: options.mailboxPerTenant, total: options.mailboxSize }
+      : { perTenant: options.mailboxPerTenant };
     this.storing += batch.length;
     let stored: PendingPost[] = [];
-    /** Store posts; the ones over their tenant's share are refused (MailboxFullException), the others stored. */
+    /** Store posts; the ones over a bound are refused (MailboxFullException), the others stored. */
     const insert = async (posts: PendingPost[]) => {
       const refused = new Map(
         (
@@ -406,7 +415,7 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
       );
       for (const p of posts) {
         const over = refused.get(p.run.id);
-        if (over) p.reject(this.tenantFull(over, options));
+        if (over) p.reject(this.refusal(over, options));
         else stored.push(p);
       }
     };

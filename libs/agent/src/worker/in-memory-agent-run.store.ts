@@ -3,6 +3,7 @@ import { LEASE_EXPIRED_MESSAGE, OUT_OF_ATTEMPTS_MESSAGE } from '../agent.message
 import {
   AgentRunClock,
   AgentRunLease,
+  AgentRunLimits,
   AgentRunMailbox,
   AgentRunOutcome,
   AgentRunRecord,
@@ -12,6 +13,7 @@ import {
   RecoverableRuns,
   RefusedRun,
 } from './worker.ports';
+import { admitRuns } from './admit-runs';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
@@ -29,23 +31,21 @@ export class InMemoryAgentRunStore implements AgentRunStore {
   private lastContact: number | null = null;
   private outage: { from: number; to: number } | null = null;
 
-  async insert(runs: readonly NewAgentRun[], limits: { readonly perTenant?: number } = {}): Promise<{ refused: RefusedRun[] }> {
+  async insert(runs: readonly NewAgentRun[], limits: AgentRunLimits = {}): Promise<{ refused: RefusedRun[] }> {
     const ids = new Set<string>();
     for (const r of runs) {
       if (this.runs.has(r.id) || ids.has(r.id)) throw new Error(`A run with id '${r.id}' is already stored.`);
       ids.add(r.id);
     }
     const waiting = new Map<string, number>();
-    if (limits.perTenant !== undefined)
-      for (const run of this.runs.values()) if (isWaiting(run)) waiting.set(run.tenantId, (waiting.get(run.tenantId) ?? 0) + 1);
-    const refused: RefusedRun[] = [];
-    for (const r of runs) {
-      const n = waiting.get(r.tenantId) ?? 0;
-      if (limits.perTenant !== undefined && n >= limits.perTenant) {
-        refused.push({ runId: r.id, tenantId: r.tenantId, waiting: n });
-        continue;
+    let total = 0;
+    for (const run of this.runs.values())
+      if (isWaiting(run)) {
+        waiting.set(run.tenantId, (waiting.get(run.tenantId) ?? 0) + 1);
+        total++;
       }
-      waiting.set(r.tenantId, n + 1);
+    const { accepted, refused } = admitRuns(runs, limits, waiting, total);
+    for (const r of accepted) {
       this.runs.set(r.id, {
         id: r.id,
         tenantId: r.tenantId,

@@ -5,6 +5,7 @@ import { LEASE_EXPIRED_MESSAGE, OUT_OF_ATTEMPTS_MESSAGE } from '../agent.message
 import {
   AgentRunClock,
   AgentRunLease,
+  AgentRunLimits,
   AgentRunMailbox,
   AgentRunOutcome,
   AgentRunRecord,
@@ -15,6 +16,7 @@ import {
   RecoverableRuns,
   RefusedRun,
 } from './worker.ports';
+import { admitRuns } from './admit-runs';
 
 /** Rows of a query; TypeORM's postgres driver answers UPDATE ... RETURNING as [rows, affected]. */
 export async function queryRows(dataSource: DataSource, sql: string, params: unknown[]): Promise<Record<string, unknown>[]> {
@@ -55,16 +57,17 @@ export class TypeOrmAgentRunStore implements AgentRunStore {
     return queryRows(this.dataSource, sql, params);
   }
 
-  async insert(runs: readonly NewAgentRun[], limits: { readonly perTenant?: number } = {}): Promise<{ refused: RefusedRun[] }> {
+  async insert(runs: readonly NewAgentRun[], limits: AgentRunLimits = {}): Promise<{ refused: RefusedRun[] }> {
     if (!runs.length) return { refused: [] };
     return this.dataSource.transaction(async (manager) => {
-      let accepted = runs;
-      const refused: RefusedRun[] = [];
+      // The bounds are decided in this transaction: it takes a transaction lock of the whole mailbox (with `total`), then
+      // of each tenant (with `perTenant`, in the order of the keys: every insert takes its locks in one order, so no
+      // deadlock between batches), and only then counts. Concurrent inserts, on any instance, wait for each other: the
+      // count each sees includes the runs the one before committed. Never count-then-insert.
+      const tenants = [...new Set(runs.map((r) => r.tenantId))];
+      if (limits.total !== undefined) await manager.query(`SELECT pg_advisory_xact_lock(hashtextextended('zmodu_agent_runs.mailbox', 0))`);
+      const waiting = new Map<string, number>();
       if (limits.perTenant !== undefined) {
-        // A tenant's share of the mailbox: its inserts take a transaction lock of the tenant (in the order of the keys:
-        // no deadlock between batches), then count its waiting runs. Concurrent inserts of one tenant, on any instance,
-        // wait for each other: the count each sees includes the runs the one before committed. Never count-then-insert.
-        const tenants = [...new Set(runs.map((r) => r.tenantId))];
         await manager.query(
           `SELECT count(pg_advisory_xact_lock(k)) FROM (
              SELECT DISTINCT hashtextextended('zmodu_agent_runs.tenant:' || t, 0) AS k FROM unnest($1::text[]) AS t ORDER BY k
@@ -76,17 +79,16 @@ export class TypeOrmAgentRunStore implements AgentRunStore {
            WHERE tenant_id = ANY ($1::text[]) AND status IN ('queued', 'interrupted') GROUP BY tenant_id`,
           [tenants],
         )) as { tenant_id: string; n: number }[];
-        const waiting = new Map(counts.map((c) => [c.tenant_id, Number(c.n)]));
-        accepted = runs.filter((r) => {
-          const n = waiting.get(r.tenantId) ?? 0;
-          if (n >= (limits.perTenant as number)) {
-            refused.push({ runId: r.id, tenantId: r.tenantId, waiting: n });
-            return false;
-          }
-          waiting.set(r.tenantId, n + 1);
-          return true;
-        });
+        for (const c of counts) waiting.set(c.tenant_id, Number(c.n));
       }
+      let total = 0;
+      if (limits.total !== undefined) {
+        const [{ n }] = (await manager.query(
+          `SELECT count(*)::int AS n FROM zmodu_agent_runs WHERE status IN ('queued', 'interrupted')`,
+        )) as { n: number }[];
+        total = Number(n);
+      }
+      const { accepted, refused } = admitRuns(runs, limits, waiting, total);
       for (let i = 0; i < accepted.length; i += INSERT_CHUNK) {
         const chunk = accepted.slice(i, i + INSERT_CHUNK);
         const params: unknown[] = [];

@@ -92,11 +92,23 @@ export interface RecoverableRuns {
   readonly queued: readonly string[];
 }
 
-/** A run an insert refused: its tenant already had `waiting` runs waiting, its whole share of the mailbox. */
+/**
+ * A run an insert refused: `waiting` runs were already waiting in its `bound`, all it may hold: its tenant's share
+ * (`tenant`), or the whole mailbox (`mailbox`).
+ */
 export interface RefusedRun {
   readonly runId: string;
   readonly tenantId: string;
+  readonly bound: 'tenant' | 'mailbox';
   readonly waiting: number;
+}
+
+/** The bounds of an insert (see AgentRunStore.insert). */
+export interface AgentRunLimits {
+  /** Waiting runs one tenant may hold. */
+  readonly perTenant?: number;
+  /** Waiting runs the whole store may hold (the cluster's mailbox). */
+  readonly total?: number;
 }
 
 /** The mailbox as the store sees it: runs waiting to start, and runs claimed in the last `windowMs` (the drain). */
@@ -115,10 +127,11 @@ export const MAX_RUN_ATTEMPTS = 100;
 export interface AgentRunStore {
   /**
    * Store new runs as `queued` (one transaction for the batch). With `perTenant`, a tenant holds at most that many
-   * waiting runs (`queued` or `interrupted`): the runs beyond it are not stored and come back as refused. The count and
-   * the insert are atomic per tenant (concurrent inserts of one tenant never exceed it, on any instance).
+   * waiting runs (`queued` or `interrupted`); with `total`, the store holds at most that many: the runs beyond a bound
+   * are not stored and come back as refused. The count and the insert are atomic (concurrent inserts never exceed a
+   * bound, on any instance).
    */
-  insert(runs: readonly NewAgentRun[], limits?: { readonly perTenant?: number }): Promise<{ readonly refused: readonly RefusedRun[] }>;
+  insert(runs: readonly NewAgentRun[], limits?: AgentRunLimits): Promise<{ readonly refused: readonly RefusedRun[] }>;
   /** One run, for its tenant only: another tenant's id, or an empty tenant, is null. */
   get(tenantId: string, runId: string): Promise<AgentRunRecord | null>;
   /**
