@@ -32,7 +32,7 @@ async function instance(url: string, startedAt: Map<string, bigint>, migrate: bo
       TypeOrmModule.forRoot({ type: 'postgres', url, migrations: ZMODU_AGENT_MIGRATIONS, migrationsRun: migrate, logging: false }),
       AgentModule.forRoot({
         agents: [{ name: 'noop', provider: new NoopModel(startedAt), skills: [], guard: { allow: [], allowExecute: false } }],
-        worker: { concurrency: CONCURRENCY, mailboxSize: GOALS * 4 },
+        worker: { concurrency: CONCURRENCY, mailboxSize: GOALS * 4, mailboxPerTenant: GOALS * 4 },
         queue: { driver: 'pg-boss', pollingIntervalSeconds: 0.5 },
         guard: { auditStore: 'memory', quotaStore: 'memory' },
       }),

@@ -33,7 +33,7 @@ async function boot(model: NoopModel): Promise<INestApplicationContext> {
     imports: [
       AgentModule.forRoot({
         agents: [{ name: 'noop', provider: model, skills: [], guard: { allow: [], allowExecute: false } }],
-        worker: { runStore: 'memory', concurrency: CONCURRENCY, mailboxSize: GOALS * 2 },
+        worker: { runStore: 'memory', concurrency: CONCURRENCY, mailboxSize: GOALS * 2, mailboxPerTenant: GOALS * 2 },
         guard: { auditStore: 'memory', quotaStore: 'memory' },
       }),
     ],

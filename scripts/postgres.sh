@@ -5,7 +5,10 @@
 #                                      URL and the folder; tests run it without fsync, 'durable' keeps the
 #                                      server's defaults (fsync, synchronous commit), for benchmarks
 #   scripts/postgres.sh stop  DIR      stops the server started in DIR (by its pid) and removes DIR
-#   scripts/postgres.sh pause DIR      stops the server started in DIR and keeps its data (an outage)
+#   scripts/postgres.sh pause DIR [fast|immediate]
+#                                      stops the server started in DIR and keeps its data (an outage); the
+#                                      shutdown mode is pg_ctl's (default fast: sessions terminated, 57P01;
+#                                      immediate: no checkpoint, crash recovery at the next start)
 #   scripts/postgres.sh resume DIR     starts it again, on the same port with the same settings
 set -euo pipefail
 
@@ -38,8 +41,10 @@ case "${1:-}" in
     echo "postgres://postgres@127.0.0.1:$port/postgres $dir"
     ;;
   pause)
-    dir="${2:?usage: postgres.sh pause DIR}"
-    as_postgres "$(find_bin)/pg_ctl" -D "$dir/data" -m fast -w -t 60 stop >&2
+    dir="${2:?usage: postgres.sh pause DIR [fast|immediate]}"
+    mode="${3:-fast}"
+    case "$mode" in fast|immediate) ;; *) echo "pause: the mode is fast or immediate (got $mode)" >&2; exit 2 ;; esac
+    as_postgres "$(find_bin)/pg_ctl" -D "$dir/data" -m "$mode" -w -t 60 stop >&2
     ;;
   resume)
     dir="${2:?usage: postgres.sh resume DIR}"
@@ -55,7 +60,7 @@ case "${1:-}" in
     rm -rf "$dir"
     ;;
   *)
-    echo "usage: scripts/postgres.sh start [PORT] [durable] | stop DIR | pause DIR | resume DIR" >&2
+    echo "usage: scripts/postgres.sh start [PORT] [durable] | stop DIR | pause DIR [fast|immediate] | resume DIR" >&2
     exit 2
     ;;
 esac

@@ -153,7 +153,7 @@ describe('red team cluster mode (pg-boss)', () => {
   async function instance(
     turns: Map<string, number>,
     leaseMs = 1000,
-    over: { concurrency?: number; mailboxSize?: number } = {},
+    over: { concurrency?: number; mailboxSize?: number; mailboxPerTenant?: number } = {},
     init = true,
   ): Promise<TestingModule> {
     const app = await Test.createTestingModule({
@@ -253,10 +253,42 @@ describe('red team cluster mode (pg-boss)', () => {
     }
   }, 30_000);
 
+  it('RT-C15 hands a run taken back from a dead instance to the next free slot, before newer goals (attack: recovery queued behind new work)', async () => {
+    const queue = new PgBossGoalQueue({
+      connection: { connectionString: db.location.url },
+      schema: 'rt_boss4',
+      name: 'rt_goals4',
+      pollingIntervalSeconds: 0.5,
+      notify: false,
+    });
+    const order: string[] = [];
+    let open!: () => void;
+    const gate = new Promise<void>((r) => (open = r));
+    await queue.start(async (runId) => {
+      order.push(runId);
+      if (runId === 'holding') await gate;
+    }, 1);
+    try {
+      await queue.push(['holding']);
+      const end = Date.now() + 10_000;
+      while (!order.length && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+      await queue.push(['newer-1', 'newer-2', 'newer-3']);
+      await queue.push(['recovered'], { first: true });
+      open();
+      while (order.length < 5 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+      // The recovered run next; the newer ones after it (one insert: pg-boss orders them by id among themselves).
+      expect(order.slice(0, 2)).toEqual(['holding', 'recovered']);
+      expect(order.slice(2).sort()).toEqual(['newer-1', 'newer-2', 'newer-3']);
+    } finally {
+      await queue.stop(100);
+      await queue.close();
+    }
+  }, 30_000);
+
   it('RT-C12 the mailbox bound counts the goals queued on every instance, and MailboxFull says when to retry', async () => {
     holdAgain();
     const turns = new Map<string, number>();
-    const [a, b] = await Promise.all([1, 2].map(() => instance(turns, 2000, { concurrency: 1, mailboxSize: 3 })));
+    const [a, b] = await Promise.all([1, 2].map(() => instance(turns, 2000, { concurrency: 1, mailboxSize: 3, mailboxPerTenant: 3 })));
     const scope = { tenantId: 't1', userId: 'u', permissions: [] };
     try {
       await a.get(AgentWorker).post('hold 1', scope);
@@ -271,6 +303,36 @@ describe('red team cluster mode (pg-boss)', () => {
         .catch((e: unknown) => e);
       expect(refused).toBeInstanceOf(MailboxFullException);
       expect((refused as MailboxFullException).retryAfterSeconds).toBeGreaterThanOrEqual(1);
+    } finally {
+      held.release();
+      await Promise.all([a.close(), b.close()]);
+    }
+  }, 60_000);
+
+  it('RT-C16 bounds the whole mailbox in the database: 40 concurrent posts on two instances under mailboxSize 10 store exactly 10 (attack: each instance admits up to the bound from its own count)', async () => {
+    holdAgain();
+    // The bound counts every waiting run of the table: the cases above leave some (their apps are closed).
+    await dataSource.query(`DELETE FROM zmodu_agent_runs WHERE status IN ('queued', 'interrupted')`);
+    const turns = new Map<string, number>();
+    const [a, b] = await Promise.all([1, 2].map(() => instance(turns, 2000, { concurrency: 1, mailboxSize: 10, mailboxPerTenant: 10 })));
+    const scope = (tenantId: string) => ({ tenantId, userId: 'u', permissions: [] });
+    try {
+      // Both slots busy (one per instance): the flood below only waits, nothing drains.
+      await a.get(AgentWorker).post('hold slot 1', scope('t1'));
+      await b.get(AgentWorker).post('hold slot 2', scope('t1'));
+      const end = Date.now() + 5000;
+      while ((turns.get('hold slot 1') ?? 0) + (turns.get('hold slot 2') ?? 0) < 2 && Date.now() < end)
+        await new Promise((r) => setTimeout(r, 20));
+      // 40 tenants, one post each (no tenant's share is in play), half on each instance, all at once.
+      const posts = await Promise.allSettled(
+        Array.from({ length: 40 }, (_, i) => (i % 2 ? a : b).get(AgentWorker).post(`hold flood ${i}`, scope(`flood-${i}`))),
+      );
+      const refused = posts.flatMap((p) => (p.status === 'rejected' ? [p.reason as unknown] : []));
+      const [{ n }] = await dataSource.query<{ n: number }[]>(
+        `SELECT count(*)::int AS n FROM zmodu_agent_runs WHERE goal LIKE 'hold flood %'`,
+      );
+      expect({ stored: n, accepted: posts.length - refused.length }).toEqual({ stored: 10, accepted: 10 });
+      expect(refused.every((e) => e instanceof MailboxFullException && e.tenantShare === undefined)).toBe(true);
     } finally {
       held.release();
       await Promise.all([a.close(), b.close()]);

@@ -20,13 +20,21 @@ import {
 /** Goals posted to the instance that dies (it takes them all: it runs alone then), and to the survivor. */
 const ON_VICTIM = 3;
 const ON_SURVIVOR = 3;
+/**
+ * Newer goals posted to the survivor right after the kill, each a 300 ms turn: on its 4 slots they take about 7.5 s,
+ * well past the lease bound. The dead instance's runs must not wait behind them.
+ */
+const BACKLOG = 100;
+const BACKLOG_TURN_MS = 300;
 
 /**
  * The chaos suite: two instances of the sample in cluster mode (ZMODU_QUEUE=pg-boss, one PostgreSQL of the test's own),
  * the desk's goals posted to both; each goal proposes a small order that executes at once (a sample_orders row). Every
  * run the victim holds has written its order and is waiting on its model when the victim is killed with SIGKILL. The
  * survivor takes them over within the lease bound (2 x leaseMs) and every goal ends succeeded once, with one order and
- * one proposal each: the retried runs get their stored proposal back instead of executing a second order.
+ * one proposal each: the retried runs get their stored proposal back instead of executing a second order. A backlog of
+ * newer goals posted to the survivor after the kill does not delay the takeover: runs taken back go first (they once
+ * waited behind every newer goal, and restarted 26 s after the kill).
  */
 describe('chaos: two sample instances in cluster mode, one killed with SIGKILL mid-run', () => {
   let pg: OwnServer;
@@ -35,12 +43,16 @@ describe('chaos: two sample instances in cluster mode, one killed with SIGKILL m
   let victim: SampleProcess | undefined;
   let survivor: SampleProcess | undefined;
   const heldOnVictim: string[] = [];
+  /** When the survivor's model first saw each goal (Date.now()). */
+  const seenOnSurvivor = new Map<string, number>();
 
   /** Goal `desk <i>`: propose a buy of 31 + i ACME (small: executed at once), then answer. The victim's model never answers turn 1. */
   const player =
     (holdAfterWrite: boolean) =>
     (request: ChatRequest): FakeTurn | Promise<FakeTurn> => {
       const { goal, turn } = conversation(request);
+      if (!holdAfterWrite && !seenOnSurvivor.has(goal)) seenOnSurvivor.set(goal, Date.now());
+      if (goal.startsWith('backlog')) return new Promise<FakeTurn>((r) => setTimeout(() => r({ text: `done: ${goal}` }), BACKLOG_TURN_MS));
       const i = Number(goal.split(' ')[1]);
       if (turn === 0) return proposeOrder('ACME', 31 + i, 101.25);
       if (holdAfterWrite) {
@@ -95,9 +107,15 @@ describe('chaos: two sample instances in cluster mode, one killed with SIGKILL m
     const ordersBefore = await q<{ n: string }>(`SELECT count(*) AS n FROM sample_orders WHERE qty BETWEEN 31 AND 40`);
     expect(Number(ordersBefore[0].n)).toBe(runIds.length);
 
-    // The fault.
+    // The fault, and newer goals on the survivor right after it.
     await killHard(victim);
     const killedAt = Date.now();
+    const backlog = await Promise.all(
+      Array.from({ length: BACKLOG }, (_, j) =>
+        call(survivor as SampleProcess, 'POST', '/agents/desk/goals', dana, { goal: `backlog ${j}` }),
+      ),
+    );
+    expect(backlog.map((r) => r.status)).toEqual(Array(BACKLOG).fill(202));
     const runs = await eventually(
       async () => {
         const rows = await q<{ id: string; status: string; attempts: number; finished_at: Date | null }>(
@@ -110,7 +128,11 @@ describe('chaos: two sample instances in cluster mode, one killed with SIGKILL m
       'the victim’s runs to end on the survivor',
     );
     const lastEnd = Math.max(...runs.map((r) => (r.finished_at as Date).getTime()));
-    // Taken over within the README's bound (2 x leaseMs from the crash to the restart of its runs), plus the run itself.
+    // Restarted within the README's bound (2 x leaseMs from the crash to the restart of its runs), ahead of the backlog:
+    // plus the hand-over (NOTIFY, a fetch, the claim) and a slot finishing the backlog turn it holds.
+    const restarts = [...seenOnSurvivor].filter(([goal]) => Number(goal.split(' ')[1]) < ON_VICTIM && goal.startsWith('desk'));
+    expect(restarts).toHaveLength(ON_VICTIM);
+    expect(Math.max(...restarts.map(([, at]) => at)) - killedAt).toBeLessThan(2 * LEASE_MS + BACKLOG_TURN_MS + 700);
     expect(lastEnd - killedAt).toBeLessThan(2 * LEASE_MS + 2000);
     expect(runs.map((r) => r.status)).toEqual(Array(runIds.length).fill('succeeded'));
     expect(runs.map((r) => r.attempts).sort()).toEqual([...Array(runIds.length - held).fill(1), ...Array(held).fill(2)]);

@@ -1,9 +1,10 @@
 import { join } from 'node:path';
-import { ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
 import { Client } from 'pg';
 import { MODEL_VARS } from './model-env';
 import { freePort } from './free-port';
 import { POSTGRES_SCRIPT } from './own-postgres';
+import { ChatRequest, FakeTurn, openAIProtocolServer, OpenAIProtocolServer } from './openai-protocol-server';
 
 /** Runs TypeScript sources in a child process, each file transpiled once (scripts/register-ts.js). */
 const REGISTER_TS = join(__dirname, '..', '..', 'scripts', 'register-ts.js');
@@ -15,10 +16,13 @@ export interface OwnServer {
   readonly db: Client;
 }
 
-export async function startOwnServer(): Promise<OwnServer> {
-  const [url, dir] = execFileSync(POSTGRES_SCRIPT, ['start', String(await freePort())], { encoding: 'utf8' })
-    .trim()
-    .split(' ');
+/**
+ * `durable`: the server's own defaults (fsync, synchronous commit) instead of the test suites' fast settings: a spec that
+ * kills the server (an immediate shutdown) needs every acknowledged commit to survive it.
+ */
+export async function startOwnServer(options: { durable?: boolean } = {}): Promise<OwnServer> {
+  const args = ['start', String(await freePort()), ...(options.durable ? ['durable'] : [])];
+  const [url, dir] = execFileSync(POSTGRES_SCRIPT, args, { encoding: 'utf8' }).trim().split(' ');
   const db = new Client({ connectionString: url });
   await db.connect();
   return { url, dir, db };
@@ -52,6 +56,40 @@ export function proposeOrder(symbol: string, qty: number, limitPrice: number) {
     toolCalls: [{ name: 'approval.submit', arguments: { action: 'order.submit', payload: { symbol, side: 'buy', qty, limitPrice } } }],
   };
 }
+
+/**
+ * An outage of the test's own server: stopped (pg_ctl's `fast` shutdown terminates the sessions with 57P01, `immediate`
+ * kills them and leaves crash recovery to the next start), its data kept. The test's own client ends with it: read
+ * with `rowsOnce` until the server is resumed.
+ */
+export async function pauseServer(server: OwnServer, mode: 'fast' | 'immediate' = 'fast'): Promise<void> {
+  await server.db.end().catch(() => undefined);
+  await runScript(['pause', server.dir, mode]);
+}
+
+/** Start the paused server again (same port, same data); resolves with a connected client once it answers. */
+export async function resumeServer(server: OwnServer): Promise<OwnServer> {
+  await runScript(['resume', server.dir]);
+  const db = new Client({ connectionString: server.url });
+  await db.connect();
+  return { ...server, db };
+}
+
+/** The rows of a query on a connection of its own (opened and closed around it): for specs whose server restarts. */
+export async function rowsOnce<T = Record<string, unknown>>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
+  const db = new Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+  await db.connect();
+  try {
+    return (await db.query(sql, params)).rows as T[];
+  } finally {
+    await db.end().catch(() => undefined);
+  }
+}
+
+const runScript = (args: string[]) =>
+  new Promise<void>((resolve, reject) =>
+    execFile(POSTGRES_SCRIPT, args, (err, _stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve())),
+  );
 
 export async function stopServer(server: OwnServer | undefined): Promise<void> {
   await server?.db.end().catch(() => undefined);
@@ -140,4 +178,36 @@ export async function call(
     parsed = { text };
   }
   return { status: res.status, body: parsed };
+}
+
+/** Instances of the sample (child processes) on a PostgreSQL server of the suite's own, their model a local server. */
+export interface ChaosCluster {
+  /** The server (replaced by `resumeServer` after an outage: assign it back). */
+  pg: OwnServer;
+  readonly model: OpenAIProtocolServer;
+  /** The instances the spec started (push them): killed in the afterAll. */
+  readonly samples: SampleProcess[];
+}
+
+/**
+ * A ChaosCluster for the enclosing describe: the server (`durable`: see startOwnServer) and the model server `play`s
+ * started in a beforeAll; in an afterAll, `beforeStop` (e.g. releasing held turns), the instances killed, both servers
+ * stopped.
+ */
+export function chaosClusterForSuite(
+  play: (request: ChatRequest) => FakeTurn | Promise<FakeTurn>,
+  options: { durable?: boolean; beforeStop?: () => void } = {},
+): ChaosCluster {
+  const cluster = { samples: [] as SampleProcess[] } as { pg: OwnServer; model: OpenAIProtocolServer; samples: SampleProcess[] };
+  beforeAll(async () => {
+    cluster.pg = await startOwnServer({ durable: options.durable });
+    cluster.model = await openAIProtocolServer(play);
+  }, 60_000);
+  afterAll(async () => {
+    options.beforeStop?.();
+    for (const sample of cluster.samples) await killHard(sample);
+    await cluster.model?.close();
+    await stopServer(cluster.pg);
+  });
+  return cluster;
 }

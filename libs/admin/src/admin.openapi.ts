@@ -226,6 +226,24 @@ const policyHealth: SchemaObject = {
   },
 };
 
+/** AgentWorker.stats(): its counters, and the unhandled rejections the cluster mode's process net saw. */
+const workerCounters: SchemaObject = (() => {
+  const base = counters("The background worker's counters on this instance (null when the worker is off)", [
+    'queued',
+    'running',
+    'succeeded',
+    'failed',
+    'interrupted',
+    'rejected',
+    'handlerErrors',
+  ]);
+  const unhandledRejections = counters(
+    'Unhandled rejections seen in this process: contained (a lost database) and raised (anything else)',
+    ['contained', 'raised'],
+  );
+  return { ...base, properties: { ...base.properties, unhandledRejections } };
+})();
+
 export const AGENTS_REPORT_SCHEMA: SchemaObject = {
   type: 'object',
   required: ['agents', 'worker'],
@@ -254,17 +272,7 @@ export const AGENTS_REPORT_SCHEMA: SchemaObject = {
         },
       },
     },
-    worker: nullable(
-      counters("The background worker's counters on this instance (null when the worker is off)", [
-        'queued',
-        'running',
-        'succeeded',
-        'failed',
-        'interrupted',
-        'rejected',
-        'handlerErrors',
-      ]),
-    ),
+    worker: nullable(workerCounters),
   },
 };
 

@@ -88,7 +88,16 @@ describe('GET /admin/agents', () => {
       health: { unknownTools: [], classDeniedTools: [], effectiveTools: ['market.depth', 'market.quote'] },
       needsAttention: false,
     });
-    expect(res.body.worker).toEqual({ queued: 0, running: 0, succeeded: 0, failed: 0, interrupted: 0, rejected: 0, handlerErrors: 0 });
+    expect(res.body.worker).toEqual({
+      queued: 0,
+      running: 0,
+      succeeded: 0,
+      failed: 0,
+      interrupted: 0,
+      rejected: 0,
+      handlerErrors: 0,
+      unhandledRejections: { contained: 0, raised: 0 },
+    });
   });
 
   it('moves the counters after a run: the guard denial by cause, the run, its tokens and the worker', async () => {

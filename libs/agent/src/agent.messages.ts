@@ -91,6 +91,8 @@ export const SHUTDOWN_INTERRUPTED_MESSAGE = (graceMs: number) =>
 export const LEASE_LOST_MESSAGE = 'Stopped: this instance lost the run lease (another instance may have taken it over).';
 export const MAILBOX_FULL_MESSAGE = (size: number, retryAfterSeconds: number) =>
   `The agent worker's mailbox is full (${size} goals waiting). Retry after ${retryAfterSeconds} s, or raise worker.mailboxSize / worker.concurrency.`;
+export const TENANT_MAILBOX_FULL_MESSAGE = (share: number, retryAfterSeconds: number) =>
+  `This tenant's share of the agent worker's mailbox is full (${share} goals waiting). Retry after ${retryAfterSeconds} s, or raise worker.mailboxPerTenant.`;
 export const INVALID_GOAL_MESSAGE = (problem: string) => `Invalid goal: ${problem}.`;
 export const INVALID_WORKER_OPTIONS_MESSAGE = (field: string, problem: string) =>
   `Invalid AgentModule worker option '${field}': ${problem}.`;

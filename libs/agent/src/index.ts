@@ -68,6 +68,10 @@ export { PgBossGoalQueue } from './worker/pg-boss-goal-queue';
 export type { PgBossConnection, PgBossGoalQueueOptions } from './worker/pg-boss-goal-queue';
 export type {
   AgentGoalScope,
+  AgentRunClock,
+  AgentRunLease,
+  AgentRunLimits,
+  AgentRunMailbox,
   AgentRunOrigin,
   AgentRunOutcome,
   AgentRunRecord,
@@ -75,10 +79,15 @@ export type {
   AgentRunStore,
   GoalQueue,
   NewAgentRun,
+  PushOptions,
+  RecoverableRuns,
+  RefusedRun,
 } from './worker/worker.ports';
+export { holdUnhandledRejectionNet, unhandledRejectionCounts } from './worker/unhandled-rejection-net';
+export type { UnhandledRejectionCounts } from './worker/unhandled-rejection-net';
 export { InMemoryAgentRunStore } from './worker/in-memory-agent-run.store';
 export { TypeOrmAgentRunStore } from './worker/typeorm-agent-run.store';
-export { ZMODU_AGENT_MIGRATIONS, ZmoduAgentRuns1764560000000 } from './worker/agent-run.migration';
+export { ZMODU_AGENT_MIGRATIONS, ZmoduAgentRuns1764560000000, ZmoduAgentRunsFence1764612700000 } from './worker/agent-run.migration';
 export { MailboxFullException } from './exceptions/mailbox-full.exception';
 export { InvalidGoalException } from './exceptions/invalid-goal.exception';
 export { InvalidWorkerOptionsException } from './exceptions/invalid-worker-options.exception';

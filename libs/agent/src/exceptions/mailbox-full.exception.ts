@@ -1,12 +1,20 @@
-import { MAILBOX_FULL_MESSAGE } from '../agent.messages';
+import { MAILBOX_FULL_MESSAGE, TENANT_MAILBOX_FULL_MESSAGE } from '../agent.messages';
 
-/** `AgentWorker.post` when this instance already holds `mailboxSize` waiting goals: retry later (HTTP 429). */
+/**
+ * `AgentWorker.post` when the mailbox already holds `mailboxSize` waiting goals, or the posting tenant its whole share
+ * (`tenantShare`, the option `mailboxPerTenant`): retry after `retryAfterSeconds` (HTTP 429 with Retry-After).
+ */
 export class MailboxFullException extends Error {
   constructor(
     readonly mailboxSize: number,
     readonly retryAfterSeconds: number,
+    readonly tenantShare?: number,
   ) {
-    super(MAILBOX_FULL_MESSAGE(mailboxSize, retryAfterSeconds));
+    super(
+      tenantShare === undefined
+        ? MAILBOX_FULL_MESSAGE(mailboxSize, retryAfterSeconds)
+        : TENANT_MAILBOX_FULL_MESSAGE(tenantShare, retryAfterSeconds),
+    );
     this.name = 'MailboxFullException';
   }
 }

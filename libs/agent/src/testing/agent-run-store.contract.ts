@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { AgentRunOutcome, AgentRunStore, NewAgentRun } from '../worker/worker.ports';
+import type { AgentRunClock, AgentRunLease, AgentRunOutcome, AgentRunStore, NewAgentRun } from '../worker/worker.ports';
 
 /** What a store factory gives the contract (the same shape as `@zmodu/outbox/testing`'s). */
 export interface AgentRunStoreHarness {
@@ -9,11 +9,20 @@ export interface AgentRunStoreHarness {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** A clock under which the cases that do not play an outage never see one (no gap of 10 s between contacts). */
+const CLOCK: AgentRunClock = { outageMs: 10_000, graceMs: 10_000 };
+/** The lease of a claim: the run, its owner, and the claim's attempt (the record's attempts). */
+const leaseOf = (runId: string, owner: string, attempt = 1): AgentRunLease => ({ runId, owner, attempt });
+const ids = async (store: AgentRunStore, limit = 100) => {
+  const { interrupted, queued } = await store.recoverable(limit, CLOCK);
+  return [...interrupted, ...queued];
+};
 
 /**
  * The shared cases every AgentRunStore must pass, in a describe() named `name`. The factory returns a fresh, empty
- * store. The cases include many concurrent claimers of one run and lease fencing with short leases and real
- * waits: run them on the database your store will use in production.
+ * store (its clock of contacts too). The cases include many concurrent claimers of one run, concurrent inserts of one
+ * tenant over its share, lease fencing on the owner and the attempt, and an outage longer than a lease, with short
+ * leases and real waits: run them on the database your store will use in production.
  */
 export function agentRunStoreContract(name: string, factory: () => Promise<AgentRunStoreHarness>): void {
   describe(name, () => {
@@ -62,7 +71,7 @@ export function agentRunStoreContract(name: string, factory: () => Promise<Agent
       });
       expect(got).toMatchObject({ status: 'queued', attempts: 0, maxAttempts: 3, answer: null, error: null, leaseOwner: null });
       expect(got?.createdAt).toBeInstanceOf(Date);
-      expect(await store.countQueued()).toBe(2);
+      expect(await store.mailbox(60_000)).toEqual({ queued: 2, claimed: 0 });
     });
 
     it('get is scoped to the tenant: another tenant, or an empty one, gets null', async () => {
@@ -84,9 +93,9 @@ export function agentRunStoreContract(name: string, factory: () => Promise<Agent
       expect(winners[0]?.leaseUntil?.getTime()).toBeGreaterThan(Date.now());
       const stored = await store.get('t1', a.id);
       expect(stored?.leaseOwner).toBe(winners[0]?.leaseOwner);
-      expect(await store.countQueued()).toBe(0);
-      expect(await store.release(a.id, String(stored?.leaseOwner), 'shutdown')).toBe(true);
-      expect(await store.countQueued()).toBe(1); // interrupted: waiting to start again
+      expect(await store.mailbox(60_000)).toEqual({ queued: 0, claimed: 1 });
+      expect(await store.release(leaseOf(a.id, String(stored?.leaseOwner)), 'shutdown')).toBe(true);
+      expect((await store.mailbox(60_000)).queued).toBe(1); // interrupted: waiting to start again
     });
 
     it('claim of an unknown or finished run is null', async () => {
@@ -94,7 +103,7 @@ export function agentRunStoreContract(name: string, factory: () => Promise<Agent
       const a = run();
       await store.insert([a]);
       await store.claim(a.id, 'w1', 5000);
-      expect(await store.finish(a.id, 'w1', outcome())).toBe(true);
+      expect(await store.finish(leaseOf(a.id, 'w1'), outcome())).toBe(true);
       expect(await store.claim(a.id, 'w2', 5000)).toBeNull();
     });
 
@@ -102,13 +111,16 @@ export function agentRunStoreContract(name: string, factory: () => Promise<Agent
       const a = run();
       await store.insert([a]);
       await store.claim(a.id, 'w1', 5000);
-      expect(await store.finish(a.id, 'w2', outcome({ answer: 'stale' }))).toBe(false);
-      expect(await store.release(a.id, 'w2', 'nope')).toBe(false);
+      expect(await store.finish(leaseOf(a.id, 'w2'), outcome({ answer: 'stale' }))).toBe(false);
+      expect(await store.release(leaseOf(a.id, 'w2'), 'nope')).toBe(false);
       const steps = [{ step: 1, text: 'thinking', toolCalls: [] }] as unknown as AgentRunOutcome['steps'];
       expect(
-        await store.finish(a.id, 'w1', outcome({ status: 'failed', answer: '', stoppedReason: 'model_error', error: 'boom', steps })),
+        await store.finish(
+          leaseOf(a.id, 'w1'),
+          outcome({ status: 'failed', answer: '', stoppedReason: 'model_error', error: 'boom', steps }),
+        ),
       ).toBe(true);
-      expect(await store.finish(a.id, 'w1', outcome())).toBe(false);
+      expect(await store.finish(leaseOf(a.id, 'w1'), outcome())).toBe(false);
       expect(await store.get('t1', a.id)).toMatchObject({
         status: 'failed',
         stoppedReason: 'model_error',
@@ -129,52 +141,56 @@ export function agentRunStoreContract(name: string, factory: () => Promise<Agent
       const before = (await store.get('t1', a.id))?.leaseUntil?.getTime() ?? 0;
       await sleep(20);
       const unknown = randomUUID();
-      expect((await store.heartbeat('w1', [a.id, b.id, unknown], 60_000)).sort()).toEqual([b.id, unknown].sort());
+      const w1 = [leaseOf(a.id, 'w1'), leaseOf(b.id, 'w1'), leaseOf(unknown, 'w1')];
+      expect((await store.heartbeat(w1, 60_000, CLOCK)).sort()).toEqual([b.id, unknown].sort());
       expect((await store.get('t1', a.id))?.leaseUntil?.getTime()).toBeGreaterThan(before + 30_000);
-      expect(await store.heartbeat('w1', [], 1000)).toEqual([]);
+      expect(await store.heartbeat([], 1000, CLOCK)).toEqual([]);
     });
 
     it('release gives a running run back as interrupted; it can be claimed again', async () => {
       const a = run();
       await store.insert([a]);
       await store.claim(a.id, 'w1', 5000);
-      expect(await store.release(a.id, 'w1', 'shutdown')).toBe(true);
+      expect(await store.release(leaseOf(a.id, 'w1'), 'shutdown')).toBe(true);
       expect(await store.get('t1', a.id)).toMatchObject({ status: 'interrupted', leaseOwner: null, error: 'shutdown' });
-      expect(await store.heartbeat('w1', [a.id], 5000)).toEqual([a.id]);
+      expect(await store.heartbeat([leaseOf(a.id, 'w1')], 5000, CLOCK)).toEqual([a.id]);
       expect(await store.claim(a.id, 'w2', 5000)).toMatchObject({ status: 'running', attempts: 2 });
     });
 
-    it('recoverable returns queued and interrupted runs, and running ones whose lease expired (marked interrupted)', async () => {
+    it('recoverable returns interrupted runs and queued ones, and running ones whose lease expired (marked interrupted)', async () => {
       const queued = run();
       const interrupted = run();
       const expired = run();
       const live = run();
       const done = run();
-      await store.insert([queued]);
-      await store.insert([interrupted, expired, live, done]);
+      // Created a few ms apart: each list is ordered by creation (a coarse clock may give rows of one batch one time).
+      for (const batch of [[queued], [interrupted], [expired], [live, done]]) {
+        await store.insert(batch);
+        await sleep(5);
+      }
       await store.claim(interrupted.id, 'w1', 5000);
-      await store.release(interrupted.id, 'w1', 'shutdown');
+      await store.release(leaseOf(interrupted.id, 'w1'), 'shutdown');
       await store.claim(expired.id, 'dead', 50);
       await store.claim(live.id, 'w1', 60_000);
       await store.claim(done.id, 'w1', 60_000);
-      await store.finish(done.id, 'w1', outcome());
+      await store.finish(leaseOf(done.id, 'w1'), outcome());
       await sleep(120);
-      const ids = await store.recoverable(100);
-      expect([...ids].sort()).toEqual([queued.id, interrupted.id, expired.id].sort());
-      expect(ids[0]).toBe(queued.id);
+      const got = await store.recoverable(100, CLOCK);
+      // Taken back runs first (each list oldest first): they go before newer goals.
+      expect(got).toEqual({ interrupted: [interrupted.id, expired.id], queued: [queued.id] });
       expect(await store.get('t1', expired.id)).toMatchObject({ status: 'interrupted', leaseOwner: null });
       expect((await store.get('t1', live.id))?.status).toBe('running');
-      expect(await store.finish(expired.id, 'dead', outcome())).toBe(false);
-      expect(await store.recoverable(1)).toHaveLength(1);
-      expect(await store.recoverable(0)).toEqual([]);
+      expect(await store.finish(leaseOf(expired.id, 'dead'), outcome())).toBe(false);
+      expect(await store.recoverable(1, CLOCK)).toEqual({ interrupted: [interrupted.id], queued: [queued.id] });
+      expect(await store.recoverable(0, CLOCK)).toEqual({ interrupted: [], queued: [] });
     });
 
     it('a graceful release gives the start back: maxAttempts + 1 (a deploy is not the run failing)', async () => {
       const a = run({ maxAttempts: 1 });
       await store.insert([a]);
-      for (const owner of ['w1', 'w2', 'w3']) {
+      for (const [i, owner] of ['w1', 'w2', 'w3'].entries()) {
         expect(await store.claim(a.id, owner, 5000)).toMatchObject({ status: 'running' });
-        expect(await store.release(a.id, owner, 'shutdown')).toBe(true);
+        expect(await store.release(leaseOf(a.id, owner, i + 1), 'shutdown')).toBe(true);
       }
       expect(await store.get('t1', a.id)).toMatchObject({ status: 'interrupted', attempts: 3, maxAttempts: 4 });
       expect(await store.claim(a.id, 'w4', 5000)).toMatchObject({ status: 'running', attempts: 4 });
@@ -187,7 +203,7 @@ export function agentRunStoreContract(name: string, factory: () => Promise<Agent
         // Its instance dies: the lease expires and a sweep marks it interrupted (a crash uses the start).
         expect(await store.claim(a.id, owner, 1)).not.toBeNull();
         await new Promise((r) => setTimeout(r, 10));
-        expect(await store.recoverable(10)).toContain(a.id);
+        expect(await ids(store, 10)).toContain(a.id);
       }
       const claims = await Promise.all(['w3', 'w4', 'w5', 'w6'].map((owner) => store.claim(a.id, owner, 5000)));
       const reported = claims.filter((c) => c !== null);
@@ -197,7 +213,93 @@ export function agentRunStoreContract(name: string, factory: () => Promise<Agent
       const got = await store.get('t1', a.id);
       expect(got).toMatchObject({ status: 'failed', attempts: 2 });
       expect(got?.error).toMatch(/maxAttempts/);
-      expect(await store.recoverable(10)).toEqual([]);
+      expect(await ids(store, 10)).toEqual([]);
+    });
+
+    it('fences every write on the attempt: an older claim of the same owner writes nothing (attack: a copy left running)', async () => {
+      const a = run();
+      await store.insert([a]);
+      expect(await store.claim(a.id, 'w1', 30)).toMatchObject({ attempts: 1 });
+      await sleep(60);
+      expect(await ids(store)).toEqual([a.id]); // its lease lapsed: taken back
+      expect(await store.claim(a.id, 'w1', 60_000)).toMatchObject({ attempts: 2, leaseOwner: 'w1' });
+      // The first claim's copy (same instance) still winds down: its renewal, outcome and release are refused.
+      expect(await store.heartbeat([leaseOf(a.id, 'w1', 1)], 60_000, CLOCK)).toEqual([a.id]);
+      expect(await store.finish(leaseOf(a.id, 'w1', 1), outcome({ answer: 'stale copy' }))).toBe(false);
+      expect(await store.release(leaseOf(a.id, 'w1', 1), 'stale')).toBe(false);
+      expect(await store.get('t1', a.id)).toMatchObject({ status: 'running', attempts: 2, answer: null });
+      expect(await store.finish(leaseOf(a.id, 'w1', 2), outcome({ answer: 'the one outcome' }))).toBe(true);
+      expect(await store.get('t1', a.id)).toMatchObject({ status: 'succeeded', answer: 'the one outcome' });
+    });
+
+    it('keeps a lease that lapsed in an outage for its owner to store its outcome; a dead owner loses it after the grace (attack: an outage longer than leaseMs)', async () => {
+      const clock: AgentRunClock = { outageMs: 1000, graceMs: 1500 };
+      const dead = run();
+      const ended = run();
+      const gone = run();
+      await store.insert([dead, ended, gone]);
+      await store.heartbeat([], 60_000, clock); // instances reach the store
+      expect(await store.claim(dead.id, 'dead', 40)).not.toBeNull();
+      await sleep(120);
+      // Its lease lapsed while instances still reached the store (before the outage): taken back at once, later too.
+      expect(await store.claim(ended.id, 'w1', 300)).not.toBeNull();
+      expect(await store.claim(gone.id, 'w2', 300)).not.toBeNull();
+      expect(await store.heartbeat([leaseOf(ended.id, 'w1')], 300, clock)).toEqual([]); // the last contact before the outage
+      await sleep(1800); // the outage: no instance reaches the store, both leases lapse
+      const after = await store.recoverable(10, clock); // the first contact after it
+      expect(after.interrupted).toEqual([dead.id]);
+      expect((await store.get('t1', ended.id))?.status).toBe('running');
+      expect((await store.get('t1', gone.id))?.status).toBe('running');
+      // The live owner renews and stores the outcome of the run that ended during the outage: it ends once.
+      expect(await store.heartbeat([leaseOf(ended.id, 'w1')], 60_000, clock)).toEqual([]);
+      expect(await store.finish(leaseOf(ended.id, 'w1'), outcome({ answer: 'ended in the outage' }))).toBe(true);
+      expect(await store.get('t1', ended.id)).toMatchObject({ status: 'succeeded', attempts: 1, answer: 'ended in the outage' });
+      // The other owner never comes back: once the grace is over (instances reaching the store all along), taken back.
+      for (let i = 0; i < 8; i++) {
+        await sleep(250);
+        await store.heartbeat([], 60_000, clock);
+      }
+      expect((await store.recoverable(10, clock)).interrupted).toEqual([dead.id, gone.id]);
+      expect(await store.finish(leaseOf(gone.id, 'w2'), outcome())).toBe(false);
+    });
+
+    it('holds each tenant to its share of waiting runs under 40 concurrent inserts, and leaves room for another tenant (attack: one tenant floods the mailbox)', async () => {
+      const share = 10;
+      const flood = Array.from({ length: 40 }, () => run({ tenantId: 'loud' }));
+      const results = await Promise.all(flood.map((r) => store.insert([r], { perTenant: share })));
+      const refused = results.flatMap((r) => r.refused);
+      expect(refused).toHaveLength(40 - share);
+      expect(refused.every((r) => r.tenantId === 'loud' && r.bound === 'tenant' && r.waiting === share)).toBe(true);
+      expect((await store.mailbox(60_000)).queued).toBe(share);
+      const stored = flood.filter((r) => !refused.some((x) => x.runId === r.id));
+      for (const r of stored) expect((await store.get('loud', r.id))?.status).toBe('queued');
+      for (const r of refused) expect(await store.get('loud', r.runId)).toBeNull();
+      // A quiet tenant's first goal, and a batch mixing both: each tenant is held to its own share.
+      const quiet = run({ tenantId: 'quiet' });
+      expect(await store.insert([quiet], { perTenant: share })).toEqual({ refused: [] });
+      const mixed = [run({ tenantId: 'loud' }), run({ tenantId: 'quiet' })];
+      expect((await store.insert(mixed, { perTenant: share })).refused.map((r) => r.runId)).toEqual([mixed[0].id]);
+      // A started run leaves room in its tenant's share.
+      expect(await store.claim(stored[0].id, 'w1', 60_000)).not.toBeNull();
+      expect(await store.insert([run({ tenantId: 'loud' })], { perTenant: share })).toEqual({ refused: [] });
+      expect(await store.mailbox(60_000)).toEqual({ queued: share + 2, claimed: 1 });
+    });
+
+    it('holds the whole store to its total under 40 concurrent inserts of 40 tenants (attack: instances admitting from their own counts)', async () => {
+      const total = 10;
+      const flood = Array.from({ length: 40 }, (_, i) => run({ tenantId: `tenant-${i}` }));
+      const results = await Promise.all(flood.map((r) => store.insert([r], { perTenant: 5, total })));
+      const refused = results.flatMap((r) => r.refused);
+      expect(refused).toHaveLength(40 - total);
+      expect(refused.every((r) => r.bound === 'mailbox' && r.waiting === total)).toBe(true);
+      expect((await store.mailbox(60_000)).queued).toBe(total);
+      // A started run leaves room; the tenant's share still applies within the total.
+      const stored = flood.find((r) => !refused.some((x) => x.runId === r.id)) as NewAgentRun;
+      expect(await store.claim(stored.id, 'w1', 60_000)).not.toBeNull();
+      const again = [run({ tenantId: 'tenant-x' }), run({ tenantId: 'tenant-x' })];
+      expect((await store.insert(again, { perTenant: 5, total })).refused).toEqual([
+        { runId: again[1].id, tenantId: 'tenant-x', bound: 'mailbox', waiting: total },
+      ]);
     });
   });
 }

@@ -42,5 +42,35 @@ export class ZmoduAgentRuns1764560000000 implements MigrationInterface {
   }
 }
 
+/**
+ * When each run was last claimed (the mailbox's measured drain), an index for a tenant's waiting runs (its
+ * share of the mailbox), and the store's clock of contacts (one row: the last time an instance reached the store, and
+ * the last outage), by which a recovery tells an outage from a dead instance.
+ */
+export class ZmoduAgentRunsFence1764612700000 implements MigrationInterface {
+  name = 'ZmoduAgentRunsFence1764612700000';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`ALTER TABLE zmodu_agent_runs ADD COLUMN IF NOT EXISTS claimed_at timestamptz`);
+    await q.query(`CREATE INDEX IF NOT EXISTS zmodu_agent_runs_claimed_idx ON zmodu_agent_runs (claimed_at) WHERE claimed_at IS NOT NULL`);
+    await q.query(
+      `CREATE INDEX IF NOT EXISTS zmodu_agent_runs_tenant_waiting_idx ON zmodu_agent_runs (tenant_id) WHERE status IN ('queued', 'interrupted')`,
+    );
+    await q.query(`CREATE TABLE IF NOT EXISTS zmodu_agent_run_clock (
+      id boolean PRIMARY KEY DEFAULT true CHECK (id),
+      last_contact timestamptz NOT NULL,
+      outage_from timestamptz,
+      outage_to timestamptz
+    )`);
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`DROP TABLE IF EXISTS zmodu_agent_run_clock`);
+    await q.query(`DROP INDEX IF EXISTS zmodu_agent_runs_tenant_waiting_idx`);
+    await q.query(`DROP INDEX IF EXISTS zmodu_agent_runs_claimed_idx`);
+    await q.query(`ALTER TABLE zmodu_agent_runs DROP COLUMN IF EXISTS claimed_at`);
+  }
+}
+
 /** Every migration of @zmodu/agent: the AgentWorker's runs and the scheduled jobs. */
-export const ZMODU_AGENT_MIGRATIONS = [ZmoduAgentRuns1764560000000, ...ZMODU_AGENT_JOB_MIGRATIONS];
+export const ZMODU_AGENT_MIGRATIONS = [ZmoduAgentRuns1764560000000, ZmoduAgentRunsFence1764612700000, ...ZMODU_AGENT_JOB_MIGRATIONS];

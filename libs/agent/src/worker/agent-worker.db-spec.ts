@@ -7,6 +7,7 @@ import { ZMODU_AGENT_MIGRATIONS } from './agent-run.migration';
 import { AgentWorker } from './agent-worker';
 import { TypeOrmAgentRunStore } from './typeorm-agent-run.store';
 import { AgentRunRecord } from './worker.ports';
+import { MailboxFullException } from '../exceptions/mailbox-full.exception';
 
 describe('AgentWorker on TypeOrmAgentRunStore: restarts and shutdown', () => {
   let db: TestDatabase;
@@ -118,5 +119,26 @@ describe('AgentWorker on TypeOrmAgentRunStore: restarts and shutdown', () => {
     setTimeout(() => model.open(), 50);
     await app.close();
     expect(await store().get('t1', runId)).toMatchObject({ status: 'succeeded', answer: 'finished in time' });
+  });
+
+  it('holds a tenant to its share across two instances: of 50 concurrent posts 10 are stored, another tenant still gets in (attack: one tenant floods the mailbox)', async () => {
+    await dataSource.query('TRUNCATE zmodu_agent_runs');
+    // Two instances on one run store, not started (nothing drains): the share is decided by the store, atomically.
+    const options = { runStore: store(), mailboxSize: 1000, mailboxPerTenant: 10 };
+    const [a, b] = await Promise.all([
+      compileWorkerApp([spec(new GatedModel())], options),
+      compileWorkerApp([spec(new GatedModel())], options),
+    ]);
+    apps.push(a, b);
+    const loud = { ...SCOPE, tenantId: 'loud' };
+    const posts = await Promise.allSettled(Array.from({ length: 50 }, (_, i) => (i % 2 ? a : b).get(AgentWorker).post(`flood ${i}`, loud)));
+    const refused = posts.flatMap((p) => (p.status === 'rejected' ? [p.reason as unknown] : []));
+    expect(posts.filter((p) => p.status === 'fulfilled')).toHaveLength(10);
+    expect(refused.every((e) => e instanceof MailboxFullException && e.tenantShare === 10 && e.retryAfterSeconds >= 1)).toBe(true);
+    const [{ n }] = await dataSource.query(`SELECT count(*)::int AS n FROM zmodu_agent_runs WHERE tenant_id = 'loud'`);
+    expect(n).toBe(10);
+    await expect(b.get(AgentWorker).post('quiet first goal', { ...SCOPE, tenantId: 'quiet' })).resolves.toEqual({
+      runId: expect.any(String),
+    });
   });
 });

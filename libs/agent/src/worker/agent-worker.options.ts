@@ -9,6 +9,11 @@ export class AgentWorkerOptions {
   concurrency?: number = 4;
   /** Goals waiting on this instance (stored, not started) before `post` answers MailboxFullException. */
   mailboxSize?: number = 1000;
+  /**
+   * Goals one tenant may have waiting (in the run store: on every instance) before its posts answer MailboxFullException,
+   * so that one tenant's flood leaves room for the others. Default: a quarter of mailboxSize; at most mailboxSize.
+   */
+  mailboxPerTenant?: number;
   /** How long a claimed run is held without a heartbeat before another start may take it over. */
   leaseMs?: number = 30_000;
   /** How often running leases are renewed (default: a third of leaseMs). */

@@ -25,7 +25,13 @@ describe('AgentWorker (in-process, memory run store)', () => {
   it('bounds the mailbox: past mailboxSize waiting goals post throws MailboxFullException at once, then all posted goals run', async () => {
     const model = new GatedModel('quoted');
     const results: AgentRunRecord[] = [];
-    const worker = await boot([spec(model)], { runStore: 'memory', concurrency: 1, mailboxSize: 2, onResult: (r) => void results.push(r) });
+    const worker = await boot([spec(model)], {
+      runStore: 'memory',
+      concurrency: 1,
+      mailboxSize: 2,
+      mailboxPerTenant: 2, // one tenant here: the whole mailbox is its share
+      onResult: (r) => void results.push(r),
+    });
     const first = await worker.post('quote ACME', SCOPE);
     await until(() => model.started === 1, 'the first run to hold the slot');
     await worker.post('quote GLOBEX', SCOPE);
@@ -42,7 +48,16 @@ describe('AgentWorker (in-process, memory run store)', () => {
     await until(() => results.length === 3, 'three results');
     expect(results.map((r) => r.goal)).toEqual(['quote ACME', 'quote GLOBEX', 'quote INITECH']);
     expect(results.every((r) => r.status === 'succeeded' && r.answer === 'quoted')).toBe(true);
-    expect(worker.stats()).toEqual({ queued: 0, running: 0, succeeded: 3, failed: 0, interrupted: 0, rejected: 1, handlerErrors: 0 });
+    expect(worker.stats()).toEqual({
+      queued: 0,
+      running: 0,
+      succeeded: 3,
+      failed: 0,
+      interrupted: 0,
+      rejected: 1,
+      handlerErrors: 0,
+      unhandledRejections: { contained: 0, raised: 0 },
+    });
     expect(await worker.get('t1', first.runId)).toMatchObject({ status: 'succeeded', answer: 'quoted', tenantId: 't1', userId: 'alice' });
   });
 
@@ -51,6 +66,7 @@ describe('AgentWorker (in-process, memory run store)', () => {
     app = await compileWorkerApp([spec(new ScriptedModelProvider([{ text: 'ok' }]))], {
       runStore: 'memory',
       mailboxSize: 2,
+      mailboxPerTenant: 2,
       onResult: (r) => void results.push(r),
     });
     const worker = app.get(AgentWorker); // not started yet (no init)
@@ -150,7 +166,7 @@ describe('AgentWorker (in-process, memory run store)', () => {
     const { runId } = await worker.post('quote ACME', SCOPE);
     await until(() => model.started === 1, 'the run to start');
     await new Promise((r) => setTimeout(r, 450));
-    expect(await store.recoverable(10)).toEqual([]);
+    expect(await store.recoverable(10, { outageMs: 10_000, graceMs: 10_000 })).toEqual({ interrupted: [], queued: [] });
     model.open();
     await until(() => worker.stats().succeeded === 1, 'the run to finish');
     expect(await store.get('t1', runId)).toMatchObject({ status: 'succeeded', attempts: 1, answer: 'slow but fine' });
@@ -164,7 +180,7 @@ describe('AgentWorker (in-process, memory run store)', () => {
     const { runId } = await worker.post('quote ACME', SCOPE);
     await until(() => model.started === 1, 'the run to start');
     // Another instance took it over after an expired lease: this one no longer holds it.
-    expect(await store.release(runId, worker.instanceId, 'taken over')).toBe(true);
+    expect(await store.release({ runId, owner: worker.instanceId, attempt: 1 }, 'taken over')).toBe(true);
     expect(await store.claim(runId, 'other-instance', 60_000)).not.toBeNull();
     await until(() => worker.stats().interrupted === 1, 'the lost lease to stop the run');
     expect(worker.stats()).toMatchObject({ running: 0, succeeded: 0, failed: 0, handlerErrors: 0 });
@@ -199,6 +215,26 @@ describe('AgentWorker (in-process, memory run store)', () => {
     expect(results[0]).toMatchObject({ id: runId, status: 'succeeded', answer: 'done once' });
     expect(await store.get('t1', runId)).toMatchObject({ status: 'succeeded', attempts: 1, answer: 'done once' });
     expect(worker.stats()).toMatchObject({ succeeded: 1, interrupted: 0, handlerErrors: 0 });
+  });
+
+  it('reports a run whose outcome committed though its answer was lost, once (attack: the restart cut the connection after COMMIT)', async () => {
+    const store = new InMemoryAgentRunStore();
+    const finish = store.finish.bind(store);
+    let cut = 0;
+    store.finish = async (lease, outcome) => {
+      const written = await finish(lease, outcome);
+      if (cut++ === 0) throw Object.assign(new Error('Connection terminated unexpectedly'), { code: 'ECONNRESET' });
+      return written;
+    };
+    const results: AgentRunRecord[] = [];
+    const worker = await boot([spec(new ScriptedModelProvider([{ text: 'done once' }]))], {
+      runStore: store,
+      onResult: (r) => void results.push(r),
+    });
+    const { runId } = await worker.post('quote ACME', SCOPE);
+    await until(() => results.length === 1, 'the result, reported');
+    expect(results[0]).toMatchObject({ id: runId, status: 'succeeded', answer: 'done once', attempts: 1 });
+    expect(worker.stats()).toMatchObject({ succeeded: 1, interrupted: 0 });
   });
 
   it('runs a goal whose claim failed (the database away) within seconds of its return, not a lease period later', async () => {
@@ -291,6 +327,92 @@ describe('AgentWorker (in-process, memory run store)', () => {
     expect(byId.get('spent')?.error).toMatch(/maxAttempts/);
     expect((await store.get('t1', 'spent'))?.status).toBe('failed');
     expect(worker.stats()).toMatchObject({ succeeded: 1, failed: 1, handlerErrors: 0 });
+  });
+
+  /** A model whose turns wait for `open()` (each then answers at once), recording the goals in the order they started. */
+  class OrderedModel extends GatedModel {
+    readonly goals: string[] = [];
+    override async complete(request: Parameters<GatedModel['complete']>[0]) {
+      this.goals.push(String(request.messages.find((m) => m.role === 'user')?.content));
+      return super.complete(request);
+    }
+  }
+
+  it('runs a dead instance’s run before newer goals, even with the mailbox full of them (attack: recovery queued behind new work)', async () => {
+    const store = new InMemoryAgentRunStore();
+    const model = new OrderedModel();
+    const worker = await boot([spec(model)], {
+      runStore: store,
+      concurrency: 1,
+      mailboxSize: 5,
+      mailboxPerTenant: 5,
+      leaseMs: 300,
+      heartbeatMs: 100,
+    });
+    await worker.post('holding the slot', SCOPE);
+    await until(() => model.started === 1, 'the slot to be held');
+    for (let i = 1; i <= 5; i++) await worker.post(`newer ${i}`, SCOPE);
+    expect(worker.stats().queued).toBe(5); // the mailbox is full of newer goals
+    // A run of an instance that died: claimed there, its lease lapses; this worker's sweep takes it back.
+    await store.insert([{ id: 'of-a-dead-instance', agent: 'trader', goal: 'recovered', maxAttempts: 3, ...SCOPE }]);
+    expect(await store.claim('of-a-dead-instance', 'dead-instance', 50)).not.toBeNull();
+    await until(async () => (await store.get('t1', 'of-a-dead-instance'))?.status === 'interrupted', 'the sweep to take it back', 3000);
+    await until(() => worker.stats().queued === 6, 'the recovered run to wait here');
+    model.open();
+    await until(() => worker.stats().succeeded === 7, 'every run');
+    expect(model.goals).toEqual(['holding the slot', 'recovered', 'newer 1', 'newer 2', 'newer 3', 'newer 4', 'newer 5']);
+  });
+
+  it('computes Retry-After from how fast the mailbox drains, not from its length (attack: Retry-After 383 s)', async () => {
+    const model = {
+      name: 'steady',
+      async complete() {
+        await new Promise((r) => setTimeout(r, 150));
+        return { text: 'quick', toolCalls: [], usage: { inputTokens: 1, outputTokens: 1 } };
+      },
+    };
+    const worker = await boot([spec(model)], {
+      runStore: 'memory',
+      concurrency: 2,
+      mailboxSize: 60,
+      mailboxPerTenant: 60,
+      shutdownGraceMs: 0,
+    });
+    // Runs of 150 ms on 2 slots drain about 13 goals a second. A full mailbox of 60 once took 60 / 2 x 150 ms = 5 s.
+    let refused: unknown;
+    for (let i = 0; i < 200 && !refused; i++)
+      refused = await worker.post(`goal ${i}`, SCOPE).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    expect(refused).toBeInstanceOf(MailboxFullException);
+    const retryAfter = (refused as MailboxFullException).retryAfterSeconds;
+    expect(retryAfter).toBeGreaterThanOrEqual(1);
+    expect(retryAfter).toBeLessThanOrEqual(2); // one run's start frees a place: well under a second at this rate, rounded up
+  });
+
+  it('answers the upper bound of Retry-After (60 s) for a mailbox that has not drained at all', async () => {
+    app = await compileWorkerApp([spec(new GatedModel())], { runStore: 'memory', mailboxSize: 2, mailboxPerTenant: 2 });
+    const worker = app.get(AgentWorker); // not started: nothing drains
+    await worker.post('one', SCOPE);
+    await worker.post('two', SCOPE);
+    const refused = await worker.post('three', SCOPE).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(MailboxFullException);
+    expect((refused as MailboxFullException).retryAfterSeconds).toBe(60);
+  });
+
+  it('gives each tenant its share of the mailbox: a flood of 50 posts from one leaves room for another (attack: one tenant fills the mailbox)', async () => {
+    const worker = await boot([spec(new GatedModel())], { runStore: 'memory', concurrency: 1, mailboxSize: 100, shutdownGraceMs: 0 });
+    // mailboxPerTenant defaults to a quarter of mailboxSize: 25 (the slot's running goal is not waiting).
+    const flood = await Promise.allSettled(Array.from({ length: 50 }, (_, i) => worker.post(`flood ${i}`, { ...SCOPE, tenantId: 'loud' })));
+    const accepted = flood.filter((r) => r.status === 'fulfilled');
+    const refusals = flood.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []));
+    expect(accepted.length).toBeGreaterThanOrEqual(25);
+    expect(accepted.length).toBeLessThanOrEqual(26); // 25 waiting, and perhaps one the slot took first
+    expect(refusals.every((e) => e instanceof MailboxFullException && e.tenantShare === 25)).toBe(true);
+    expect((refusals[0] as Error).message).toMatch(/mailboxPerTenant/);
+    expect(await worker.post('quiet first goal', { ...SCOPE, tenantId: 'quiet' })).toEqual({ runId: expect.any(String) });
+    expect(worker.stats().rejected).toBe(refusals.length);
   });
 
   it('is injectable but disabled without the worker option', async () => {

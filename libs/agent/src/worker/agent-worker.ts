@@ -11,10 +11,22 @@ import { WorkerDisabledException } from '../exceptions/worker-disabled.exception
 import { AGENT_GOAL_QUEUE, AGENT_RUN_STORE } from './agent-worker.constants';
 import { AgentResultListener, ResolvedAgentWorkerOptions } from './agent-worker.options';
 import { resolveWorkerOptions } from './resolve-worker-options';
-import { AgentRunOrigin, AgentRunOutcome, AgentRunRecord, AgentRunStore, GoalQueue, NewAgentRun } from './worker.ports';
+import {
+  AgentRunClock,
+  AgentRunLease,
+  AgentRunLimits,
+  AgentRunOrigin,
+  AgentRunOutcome,
+  AgentRunRecord,
+  AgentRunStore,
+  GoalQueue,
+  NewAgentRun,
+  RefusedRun,
+} from './worker.ports';
 import { safeText } from '../error-text';
 import { scopeIdProblem } from '@zmodu/guard';
 import { isDatabaseUnavailable } from '@zmodu/db';
+import { UnhandledRejectionCounts, unhandledRejectionCounts } from './unhandled-rejection-net';
 
 /** Who posts a goal, and to which agent (optional when the application defines exactly one). */
 export interface PostGoalOptions extends AgentRunOrigin {
@@ -37,6 +49,11 @@ export interface AgentWorkerStats {
   readonly rejected: number;
   /** Failures of onResult listeners or of the worker's own bookkeeping (store writes); never a model or tool error. */
   readonly handlerErrors: number;
+  /**
+   * Unhandled rejections seen by the process net of cluster mode (see holdUnhandledRejectionNet), in this process:
+   * `contained` ones said the database could not be reached, `raised` ones did not (bugs, logged with their stack).
+   */
+  readonly unhandledRejections: UnhandledRejectionCounts;
 }
 
 /** Stop reasons that make a run `failed` even when the result carries no error text. */
@@ -58,11 +75,18 @@ const OUTCOME_RETRY_MAX_MS = 5000;
 const RECOVER_SOON_FIRST_MS = 500;
 /** Cluster mode: how often the count of queued runs (the shared mailbox) is read again. */
 const SHARED_COUNT_MS = 1000;
-/** Cluster mode: runs a recovery sweep hands back at most. */
-const SHARED_RECOVER_LIMIT = 500;
+/** Runs of each kind (interrupted, queued) a recovery sweep hands back at most. */
+const RECOVER_LIMIT = 500;
+/** The drain of the mailbox (runs claimed) is measured over this window: Retry-After is computed from it. */
+const DRAIN_WINDOW_MS = 30_000;
+/** Retry-After bounds, in seconds: a mailbox that drained nothing in the window gets the upper one. */
+const RETRY_AFTER_MIN_S = 1;
+const RETRY_AFTER_MAX_S = 60;
 
 interface RunningGoal {
   readonly controller: AbortController;
+  /** The claim it runs under: every write for it is fenced on the owner and the attempt. */
+  readonly lease: AgentRunLease;
   stop?: 'shutdown' | 'lease_lost';
   /** When the last claim or renewal that succeeded was sent: the lease holds until leaseMs after it, at most. */
   renewedAt: number;
@@ -120,8 +144,13 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
   /** A recovery sooner than the next sweep, after the store failed (a lost database): its timer and next wait. */
   private soonTimer?: NodeJS.Timeout;
   private soonDelayMs = RECOVER_SOON_FIRST_MS;
-  private runMsTotal = 0;
-  private runsTimed = 0;
+  /** Cluster mode: runs claimed in the whole cluster in the last DRAIN_WINDOW_MS, at the last count. */
+  private sharedClaimed = 0;
+  /** In-process: when this instance claimed runs, within the last DRAIN_WINDOW_MS (oldest first). */
+  private readonly claims: number[] = [];
+  private startedAt = Date.now();
+  /** The store could not be reached by the last idle heartbeat (logged once until it answers). */
+  private pulseFailing = false;
   private readonly counts = { succeeded: 0, failed: 0, interrupted: 0, rejected: 0, handlerErrors: 0 };
 
   constructor(
@@ -175,7 +204,7 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
     const waiting = this.waiting();
     if (waiting >= options.mailboxSize) {
       this.counts.rejected++;
-      throw new MailboxFullException(options.mailboxSize, this.retryAfterSeconds(waiting, options));
+      throw new MailboxFullException(options.mailboxSize, this.retryAfterSeconds(waiting - options.mailboxSize + 1, 1));
     }
     const run: NewAgentRun = {
       id: randomUUID(),
@@ -210,7 +239,7 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
   }
 
   stats(): AgentWorkerStats {
-    return { queued: this.waiting(), running: this.running.size, ...this.counts };
+    return { queued: this.waiting(), running: this.running.size, ...this.counts, unhandledRejections: unhandledRejectionCounts() };
   }
 
   /** Start the slots and hand them the runs left queued or interrupted (by a shutdown, or a dead instance). */
@@ -223,6 +252,7 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
   private async start(options: ResolvedAgentWorkerOptions, store: AgentRunStore, queue: GoalQueue): Promise<void> {
     await queue.start((runId) => this.handle(runId, options, store), options.concurrency);
     this.started = true;
+    this.startedAt = Date.now();
     this.storedBeforeStart = 0; // the recovery below hands them to the queue
     if (queue.shared) {
       await this.countShared(store);
@@ -253,12 +283,12 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
       }
       await queue.stop(ABORT_WAIT_MS);
       // A run that ignores its abort signal: give its lease back anyway (its late finish is then refused).
-      for (const runId of [...this.running.keys()]) await this.interrupt(store, runId, options);
+      for (const goal of [...this.running.values()]) await this.interrupt(store, goal, options);
     }
     clearInterval(this.heartbeatTimer);
     try {
       // Cluster mode: the runs given back go to the shared queue now, for another instance to take at once.
-      if (queue.shared && this.givenBack.length) await queue.push(this.givenBack);
+      if (queue.shared && this.givenBack.length) await queue.push(this.givenBack, { first: true });
     } catch (err) {
       this.bookkeepingError('handing interrupted runs back to the shared queue', err);
     }
@@ -298,20 +328,55 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
     return local + (queue?.size ?? 0);
   }
 
-  /** Cluster mode: read the number of queued runs of every instance (the shared mailbox). */
+  /** Cluster mode: read the number of queued runs of every instance (the shared mailbox), and the cluster's drain. */
   private async countShared(store: AgentRunStore): Promise<void> {
     try {
       const posted = this.sharedPostedSince;
-      this.sharedQueued = await store.countQueued();
+      const mailbox = await store.mailbox(DRAIN_WINDOW_MS);
+      this.sharedQueued = mailbox.queued;
+      this.sharedClaimed = mailbox.claimed;
       this.sharedPostedSince -= posted;
     } catch (err) {
       this.logger.warn(`AgentWorker could not count the queued runs (the mailbox bound uses the last count): ${safeText(err)}`);
     }
   }
 
-  private retryAfterSeconds(waiting: number, options: ResolvedAgentWorkerOptions): number {
-    const avgMs = this.runsTimed ? this.runMsTotal / this.runsTimed : 1000;
-    return Math.min(3600, Math.max(1, Math.ceil(((waiting / options.concurrency) * avgMs) / 1000)));
+  /**
+   * How fast the mailbox drains, in runs started per second: measured over the last DRAIN_WINDOW_MS, by the run store
+   * for the whole cluster (cluster mode) or on this instance (in-process; since its start when that is more recent).
+   */
+  private drainPerSecond(): number {
+    const now = Date.now();
+    if (this.goalQueue?.shared) return (this.sharedClaimed * 1000) / DRAIN_WINDOW_MS;
+    while (this.claims.length && this.claims[0] <= now - DRAIN_WINDOW_MS) this.claims.shift();
+    return (this.claims.length * 1000) / Math.max(1000, Math.min(DRAIN_WINDOW_MS, now - this.startedAt));
+  }
+
+  /**
+   * Retry-After, in seconds: the time until `toDrain` more of the waiting runs in the way have started, at the measured
+   * drain rate times `share` (the fraction of the drain that is theirs: 1 for the whole mailbox, a tenant's part of the
+   * waiting runs for its share), bounded to [RETRY_AFTER_MIN_S, RETRY_AFTER_MAX_S].
+   */
+  private retryAfterSeconds(toDrain: number, share: number): number {
+    const rate = this.drainPerSecond() * share;
+    if (!(rate > 0)) return RETRY_AFTER_MAX_S;
+    return Math.min(RETRY_AFTER_MAX_S, Math.max(RETRY_AFTER_MIN_S, Math.ceil(Math.max(1, toDrain) / rate)));
+  }
+
+  /**
+   * The refusal of a post the store did not admit: over the whole mailbox (cluster mode: the store saw `waiting` runs
+   * waiting in all), or over its tenant's share (`waiting` runs of the tenant).
+   */
+  private refusal(refused: RefusedRun, options: ResolvedAgentWorkerOptions): MailboxFullException {
+    this.counts.rejected++;
+    if (refused.bound === 'mailbox')
+      return new MailboxFullException(options.mailboxSize, this.retryAfterSeconds(refused.waiting - options.mailboxSize + 1, 1));
+    const share = Math.min(1, refused.waiting / Math.max(1, this.waiting(), refused.waiting));
+    return new MailboxFullException(
+      options.mailboxSize,
+      this.retryAfterSeconds(refused.waiting - options.mailboxPerTenant + 1, share),
+      options.mailboxPerTenant,
+    );
   }
 
   private scheduleFlush(store: AgentRunStore): void {
@@ -329,18 +394,40 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
     const batch = this.pending;
     this.pending = [];
     if (!batch.length) return;
+    const options = this.options as ResolvedAgentWorkerOptions;
+    // Cluster mode: the store bounds the whole mailbox too, atomically (the count read every second only refuses early).
+    const limits: AgentRunLimits = this.goalQueue?.shared
+      ? { perTenant: options.mailboxPerTenant, total: options.mailboxSize }
+      : { perTenant: options.mailboxPerTenant };
     this.storing += batch.length;
-    let stored = batch;
+    let stored: PendingPost[] = [];
+    /** Store posts; the ones over a bound are refused (MailboxFullException), the others stored. */
+    const insert = async (posts: PendingPost[]) => {
+      const refused = new Map(
+        (
+          (
+            await store.insert(
+              posts.map((p) => p.run),
+              limits,
+            )
+          )?.refused ?? []
+        ).map((r) => [r.runId, r]),
+      );
+      for (const p of posts) {
+        const over = refused.get(p.run.id);
+        if (over) p.reject(this.refusal(over, options));
+        else stored.push(p);
+      }
+    };
     try {
-      await store.insert(batch.map((p) => p.run));
+      await insert(batch);
     } catch (err) {
       stored = [];
       if (batch.length === 1) batch[0].reject(err);
       else
         for (const p of batch) {
           try {
-            await store.insert([p.run]);
-            stored.push(p);
+            await insert([p]);
           } catch (one) {
             p.reject(one);
           }
@@ -365,16 +452,25 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
     for (const p of stored) p.resolve();
   }
 
+  /** The store's clock of this worker: see AgentRunClock (an outage is a gap of a lease less a heartbeat; grace: a lease). */
+  private clock(options: ResolvedAgentWorkerOptions): AgentRunClock {
+    return { outageMs: options.leaseMs - options.heartbeatMs, graceMs: options.leaseMs };
+  }
+
   private async recover(options: ResolvedAgentWorkerOptions, store: AgentRunStore): Promise<void> {
     const queue = this.goalQueue as GoalQueue;
-    const room = queue.shared ? Math.min(options.mailboxSize, SHARED_RECOVER_LIMIT) : options.mailboxSize - (queue.size ?? 0);
-    if (this.stopped || room <= 0) return;
+    if (this.stopped) return;
     try {
       // Runs that ended here while the database was away hold their leases until their outcome is stored: renew them
       // first, so this very sweep never takes one back (to run its goal again) because its lease lapsed meanwhile.
-      const ended = [...this.running].filter(([, goal]) => goal.ended).map(([runId]) => runId);
-      if (ended.length) await store.heartbeat(this.instanceId, ended, options.leaseMs);
-      await queue.push(await store.recoverable(room));
+      const ended = [...this.running.values()].filter((goal) => goal.ended).map((goal) => goal.lease);
+      if (ended.length) await store.heartbeat(ended, options.leaseMs, this.clock(options));
+      const { interrupted, queued } = await store.recoverable(RECOVER_LIMIT, this.clock(options));
+      // Runs taken back (their instance died or stopped) go first, before newer goals, whatever the mailbox holds: they
+      // were accepted long ago. Queued ones are handed over as far as the mailbox has room.
+      if (interrupted.length) await queue.push(interrupted, { first: true });
+      const room = queue.shared ? Math.min(options.mailboxSize, RECOVER_LIMIT) : options.mailboxSize - (queue.size ?? 0);
+      if (room > 0 && queued.length) await queue.push(queued.slice(0, room));
       this.soonDelayMs = RECOVER_SOON_FIRST_MS;
     } catch (err) {
       this.bookkeepingError('recovering queued runs', err);
@@ -398,30 +494,41 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
     this.soonTimer.unref?.();
   }
 
+  /**
+   * Every heartbeatMs, running or idle: renew the leases held here, and tell the store this instance reached it (its
+   * clock of contacts: a gap in which no instance reached it is an outage, see AgentRunClock).
+   */
   private async heartbeat(options: ResolvedAgentWorkerOptions, store: AgentRunStore): Promise<void> {
-    if (!this.running.size) return;
     // Fencing: a run whose lease would expire before the next renewal (renewals failing or hanging) is stopped now,
     // before another instance's sweep may hand it over and run it a second time.
     const now = Date.now();
     for (const [runId, goal] of this.running) if (now - goal.renewedAt >= options.leaseMs - options.heartbeatMs) this.leaseLost(runId);
-    const runIds = [...this.running.keys()];
-    if (!runIds.length) return;
+    const goals = [...this.running.values()];
     try {
-      const lost = new Set(await store.heartbeat(this.instanceId, runIds, options.leaseMs));
-      for (const runId of runIds) {
-        const goal = this.running.get(runId);
+      const lost = new Set(
+        await store.heartbeat(
+          goals.map((goal) => goal.lease),
+          options.leaseMs,
+          this.clock(options),
+        ),
+      );
+      this.pulseFailing = false;
+      for (const goal of goals) {
+        const runId = goal.lease.runId;
         if (lost.has(runId)) this.leaseLost(runId);
-        else if (goal) goal.renewedAt = Math.max(goal.renewedAt, now);
+        else if (this.running.get(runId) === goal) goal.renewedAt = Math.max(goal.renewedAt, now);
       }
     } catch (err) {
-      this.bookkeepingError('renewing leases', err);
+      if (goals.length) this.bookkeepingError('renewing leases', err);
+      else if (!this.pulseFailing) this.logger.warn(`AgentWorker could not reach the run store (idle): ${safeText(err)}`);
+      this.pulseFailing = !goals.length;
       if (isDatabaseUnavailable(err)) this.recoverSoon(options, store);
     }
   }
 
   private leaseLost(runId: string): void {
     const goal = this.running.get(runId);
-    if (!goal || goal.stop) return;
+    if (!goal || goal.stop || goal.ended) return; // an ended run keeps trying to store its outcome, fenced on its lease
     goal.stop = 'lease_lost';
     goal.controller.abort(new Error(LEASE_LOST_MESSAGE));
   }
@@ -441,15 +548,16 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
       return;
     }
     if (!claimed) return;
+    this.claims.push(Date.now());
     if (claimed.status === 'failed') {
       // Out of attempts (interrupted too often): stored as failed by this claim, reported like any result.
       this.counts.failed++;
       await this.deliver(claimed);
       return;
     }
-    const goal: RunningGoal = { controller: new AbortController(), renewedAt: claimSent };
+    const lease: AgentRunLease = { runId, owner: this.instanceId, attempt: claimed.attempts };
+    const goal: RunningGoal = { controller: new AbortController(), lease, renewedAt: claimSent };
     this.running.set(runId, goal);
-    const started = Date.now();
     let result: AgentRunResult | undefined;
     let crash: string | undefined;
     try {
@@ -466,19 +574,17 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
     try {
       if (this.running.get(runId) !== goal) return; // released at shutdown already
       if (goal.stop === 'shutdown') {
-        await this.interrupt(store, runId, options);
+        await this.interrupt(store, goal, options);
         return;
       }
       const outcome = toOutcome(result, crash);
       goal.ended = true;
-      if (goal.stop === 'lease_lost' || !(await this.storeOutcome(store, runId, outcome))) {
+      if (goal.stop === 'lease_lost' || !(await this.storeOutcome(store, lease, claimed.tenantId, outcome))) {
         this.counts.interrupted++;
         this.logger.warn(`Run ${runId}: ${LEASE_LOST_MESSAGE}`);
         this.recoverSoon(options, store); // its lapsed lease is taken back and the run handed over again
         return;
       }
-      this.runMsTotal += Date.now() - started;
-      this.runsTimed++;
       this.counts[outcome.status]++;
       await this.deliver({ ...claimed, ...outcome, leaseOwner: null, leaseUntil: null, finishedAt: new Date() });
     } catch (err) {
@@ -494,23 +600,40 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
    * expired would repeat its calls. The write stays conditional on this instance's lease (false: another took it over).
    * The run keeps its slot and its heartbeat meanwhile, so its lease is renewed as soon as the database is back.
    */
-  private async storeOutcome(store: AgentRunStore, runId: string, outcome: AgentRunOutcome): Promise<boolean> {
+  private async storeOutcome(store: AgentRunStore, lease: AgentRunLease, tenantId: string, outcome: AgentRunOutcome): Promise<boolean> {
     for (let attempt = 1; ; attempt++) {
       try {
-        return await store.finish(runId, this.instanceId, outcome);
+        if (await store.finish(lease, outcome)) return true;
+        // Refused after a failed try: that try may have committed with its answer lost (the connection ended before the
+        // reply). Then the run holds this very outcome under this claim's attempt (any later claim bumps it): it is ours.
+        return attempt > 1 && (await this.landed(store, lease, tenantId, outcome));
       } catch (err) {
         if (this.stopped || (!isDatabaseUnavailable(err) && attempt >= OUTCOME_TRIES)) throw err;
-        if (attempt === 1) this.logger.warn(`Run ${runId} ended; its outcome is stored when the database answers again (${safeText(err)})`);
+        if (attempt === 1)
+          this.logger.warn(`Run ${lease.runId} ended; its outcome is stored when the database answers again (${safeText(err)})`);
         await new Promise((r) => setTimeout(r, Math.min(OUTCOME_RETRY_FIRST_MS * 2 ** (attempt - 1), OUTCOME_RETRY_MAX_MS)));
       }
     }
   }
 
+  /** Whether the run is final with `outcome`, under the claim of `lease` (an earlier finish committed, its answer lost). */
+  private async landed(store: AgentRunStore, lease: AgentRunLease, tenantId: string, outcome: AgentRunOutcome): Promise<boolean> {
+    const run = await store.get(tenantId, lease.runId);
+    return (
+      run !== null &&
+      run.attempts === lease.attempt &&
+      run.status === outcome.status &&
+      run.answer === outcome.answer &&
+      run.error === outcome.error
+    );
+  }
+
   /** Give a run's lease back at shutdown (stored as interrupted, retried later; in cluster mode, pushed for another instance). */
-  private async interrupt(store: AgentRunStore, runId: string, options: ResolvedAgentWorkerOptions): Promise<void> {
-    this.running.delete(runId);
+  private async interrupt(store: AgentRunStore, goal: RunningGoal, options: ResolvedAgentWorkerOptions): Promise<void> {
+    const { runId } = goal.lease;
+    if (this.running.get(runId) === goal) this.running.delete(runId);
     try {
-      if (await store.release(runId, this.instanceId, SHUTDOWN_INTERRUPTED_MESSAGE(options.shutdownGraceMs))) {
+      if (await store.release(goal.lease, SHUTDOWN_INTERRUPTED_MESSAGE(options.shutdownGraceMs))) {
         this.counts.interrupted++;
         this.givenBack.push(runId);
       }

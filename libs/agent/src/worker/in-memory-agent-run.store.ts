@@ -1,8 +1,23 @@
 import { isScopeId } from '@zmodu/guard';
 import { LEASE_EXPIRED_MESSAGE, OUT_OF_ATTEMPTS_MESSAGE } from '../agent.messages';
-import { AgentRunOutcome, AgentRunRecord, AgentRunStore, MAX_RUN_ATTEMPTS, NewAgentRun } from './worker.ports';
+import {
+  AgentRunClock,
+  AgentRunLease,
+  AgentRunLimits,
+  AgentRunMailbox,
+  AgentRunOutcome,
+  AgentRunRecord,
+  AgentRunStore,
+  MAX_RUN_ATTEMPTS,
+  NewAgentRun,
+  RecoverableRuns,
+  RefusedRun,
+} from './worker.ports';
+import { admitRuns } from './admit-runs';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
+
+const isWaiting = (run: AgentRunRecord) => run.status === 'queued' || run.status === 'interrupted';
 
 /**
  * Run records in this process's memory (tests, single-instance development): they do not survive a restart.
@@ -10,10 +25,27 @@ type Mutable<T> = { -readonly [K in keyof T]: T[K] };
  */
 export class InMemoryAgentRunStore implements AgentRunStore {
   private readonly runs = new Map<string, Mutable<AgentRunRecord>>();
+  /** When each run was last claimed (the mailbox's drain). */
+  private readonly claimedAt = new Map<string, number>();
+  /** The store's clock of contacts (see AgentRunClock): the last one, and the last outage seen. */
+  private lastContact: number | null = null;
+  private outage: { from: number; to: number } | null = null;
 
-  async insert(runs: readonly NewAgentRun[]): Promise<void> {
-    for (const r of runs) if (this.runs.has(r.id)) throw new Error(`A run with id '${r.id}' is already stored.`);
-    for (const r of runs)
+  async insert(runs: readonly NewAgentRun[], limits: AgentRunLimits = {}): Promise<{ refused: RefusedRun[] }> {
+    const ids = new Set<string>();
+    for (const r of runs) {
+      if (this.runs.has(r.id) || ids.has(r.id)) throw new Error(`A run with id '${r.id}' is already stored.`);
+      ids.add(r.id);
+    }
+    const waiting = new Map<string, number>();
+    let total = 0;
+    for (const run of this.runs.values())
+      if (isWaiting(run)) {
+        waiting.set(run.tenantId, (waiting.get(run.tenantId) ?? 0) + 1);
+        total++;
+      }
+    const { accepted, refused } = admitRuns(runs, limits, waiting, total);
+    for (const r of accepted) {
       this.runs.set(r.id, {
         id: r.id,
         tenantId: r.tenantId,
@@ -36,6 +68,8 @@ export class InMemoryAgentRunStore implements AgentRunStore {
         startedAt: null,
         finishedAt: null,
       });
+    }
+    return { refused };
   }
 
   async get(tenantId: string, runId: string): Promise<AgentRunRecord | null> {
@@ -45,7 +79,8 @@ export class InMemoryAgentRunStore implements AgentRunStore {
 
   async claim(runId: string, owner: string, leaseMs: number): Promise<AgentRunRecord | null> {
     const run = this.runs.get(runId);
-    if (!run || (run.status !== 'queued' && run.status !== 'interrupted')) return null;
+    if (!run || !isWaiting(run)) return null;
+    this.claimedAt.set(runId, Date.now());
     if (run.attempts >= run.maxAttempts) {
       Object.assign(run, {
         status: 'failed',
@@ -64,18 +99,19 @@ export class InMemoryAgentRunStore implements AgentRunStore {
     return copy(run);
   }
 
-  async heartbeat(owner: string, runIds: readonly string[], leaseMs: number): Promise<string[]> {
+  async heartbeat(leases: readonly AgentRunLease[], leaseMs: number, clock: AgentRunClock): Promise<string[]> {
+    this.contact(clock);
     const lost: string[] = [];
-    for (const id of runIds) {
-      const run = this.runs.get(id);
-      if (run && run.status === 'running' && run.leaseOwner === owner) run.leaseUntil = new Date(Date.now() + leaseMs);
-      else lost.push(id);
+    for (const lease of leases) {
+      const run = this.held(lease);
+      if (run) run.leaseUntil = new Date(Date.now() + leaseMs);
+      else lost.push(lease.runId);
     }
     return lost;
   }
 
-  async finish(runId: string, owner: string, o: AgentRunOutcome): Promise<boolean> {
-    const run = this.held(runId, owner);
+  async finish(lease: AgentRunLease, o: AgentRunOutcome): Promise<boolean> {
+    const run = this.held(lease);
     if (!run) return false;
     Object.assign(run, o, {
       steps: clone(o.steps),
@@ -87,8 +123,8 @@ export class InMemoryAgentRunStore implements AgentRunStore {
     return true;
   }
 
-  async release(runId: string, owner: string, reason: string): Promise<boolean> {
-    const run = this.held(runId, owner);
+  async release(lease: AgentRunLease, reason: string): Promise<boolean> {
+    const run = this.held(lease);
     if (!run) return false;
     Object.assign(run, {
       status: 'interrupted',
@@ -100,24 +136,45 @@ export class InMemoryAgentRunStore implements AgentRunStore {
     return true;
   }
 
-  async recoverable(limit: number): Promise<string[]> {
+  async recoverable(limit: number, clock: AgentRunClock): Promise<RecoverableRuns> {
+    const now = this.contact(clock);
+    const outage = this.outage;
+    for (const run of this.runs.values()) {
+      const until = run.status === 'running' ? run.leaseUntil?.getTime() : undefined;
+      if (until === undefined || until >= now) continue;
+      // Lapsed after an outage began, and the owners' grace is not over: its owner may be alive (see AgentRunClock).
+      if (outage && until > outage.from && now < outage.to + clock.graceMs) continue;
+      Object.assign(run, { status: 'interrupted', leaseOwner: null, leaseUntil: null, error: LEASE_EXPIRED_MESSAGE });
+    }
+    const take = Math.max(0, limit);
+    const of = (status: 'queued' | 'interrupted') =>
+      [...this.runs.values()]
+        .filter((r) => r.status === status)
+        .slice(0, take)
+        .map((r) => r.id);
+    return { interrupted: of('interrupted'), queued: of('queued') };
+  }
+
+  async mailbox(windowMs: number): Promise<AgentRunMailbox> {
+    let queued = 0;
+    for (const run of this.runs.values()) if (isWaiting(run)) queued++;
+    const since = Date.now() - windowMs;
+    let claimed = 0;
+    for (const at of this.claimedAt.values()) if (at > since) claimed++;
+    return { queued, claimed };
+  }
+
+  /** Record a contact on the store's clock; a gap of outageMs since the last one is an outage. Returns now. */
+  private contact(clock: AgentRunClock): number {
     const now = Date.now();
-    for (const run of this.runs.values())
-      if (run.status === 'running' && run.leaseUntil && run.leaseUntil.getTime() < now)
-        Object.assign(run, { status: 'interrupted', leaseOwner: null, leaseUntil: null, error: LEASE_EXPIRED_MESSAGE });
-    const open = [...this.runs.values()].filter((r) => r.status === 'queued' || r.status === 'interrupted');
-    return open.slice(0, Math.max(0, limit)).map((r) => r.id);
+    if (this.lastContact !== null && now - this.lastContact >= clock.outageMs) this.outage = { from: this.lastContact, to: now };
+    this.lastContact = Math.max(this.lastContact ?? now, now);
+    return now;
   }
 
-  async countQueued(): Promise<number> {
-    let n = 0;
-    for (const run of this.runs.values()) if (run.status === 'queued' || run.status === 'interrupted') n++;
-    return n;
-  }
-
-  private held(runId: string, owner: string): Mutable<AgentRunRecord> | undefined {
-    const run = this.runs.get(runId);
-    return run && run.status === 'running' && run.leaseOwner === owner ? run : undefined;
+  private held(lease: AgentRunLease): Mutable<AgentRunRecord> | undefined {
+    const run = this.runs.get(lease.runId);
+    return run && run.status === 'running' && run.leaseOwner === lease.owner && run.attempts === lease.attempt ? run : undefined;
   }
 }
 

@@ -1,6 +1,9 @@
-import { GoalQueue, settledWithin } from './worker.ports';
+import { GoalQueue, PushOptions, settledWithin } from './worker.ports';
 
-/** The in-process GoalQueue: run ids wait in an array; `concurrency` slots take them in order. */
+/**
+ * The in-process GoalQueue: run ids wait in an array; `concurrency` slots take them in order. Runs pushed `first` (taken
+ * back from an instance that died or stopped) go before every goal waiting without it, in the order they came.
+ */
 export class InProcessGoalQueue implements GoalQueue {
   private readonly waiting: string[] = [];
   /** Ids waiting or being handled: an id pushed twice is handled once. */
@@ -17,12 +20,20 @@ export class InProcessGoalQueue implements GoalQueue {
     this.pump();
   }
 
-  async push(runIds: readonly string[]): Promise<void> {
+  /** Runs pushed `first` at the head of `waiting` (they are its first `firsts` ids). */
+  private firsts = 0;
+
+  async push(runIds: readonly string[], options: PushOptions = {}): Promise<void> {
     if (!this.accepting) return;
     for (const id of runIds) {
-      if (this.known.has(id)) continue;
-      this.known.add(id);
-      this.waiting.push(id);
+      if (this.known.has(id)) {
+        // Waiting behind newer goals already (pushed before it was taken back): move it up.
+        const at = options.first ? this.waiting.indexOf(id) : -1;
+        if (at < this.firsts) continue;
+        this.waiting.splice(at, 1);
+      } else this.known.add(id);
+      if (options.first) this.waiting.splice(this.firsts++, 0, id);
+      else this.waiting.push(id);
     }
     this.pump();
   }
@@ -40,12 +51,14 @@ export class InProcessGoalQueue implements GoalQueue {
   async stop(graceMs: number): Promise<void> {
     this.accepting = false;
     for (const id of this.waiting.splice(0)) this.known.delete(id);
+    this.firsts = 0;
     await settledWithin(this.active, graceMs);
   }
 
   private pump(): void {
     while (this.accepting && this.handle && this.active.size < this.concurrency && this.waiting.length) {
       const id = this.waiting.shift() as string;
+      if (this.firsts) this.firsts--;
       const handle = this.handle;
       const job: Promise<void> = Promise.resolve()
         .then(() => handle(id))

@@ -11,7 +11,7 @@ const STORE_METHODS: readonly (keyof AgentRunStore)[] = [
   'finish',
   'release',
   'recoverable',
-  'countQueued',
+  'mailbox',
 ];
 
 function int(options: Record<string, unknown>, field: string, min: number, max: number): number {
@@ -29,6 +29,8 @@ export function resolveWorkerOptions(raw: AgentWorkerOptions | undefined | null)
   const merged = Object.assign(new AgentWorkerOptions(), ownOptions(raw)) as Record<string, unknown>;
   const leaseMs = int(merged, 'leaseMs', 100, 3_600_000);
   if (merged.heartbeatMs === undefined) merged.heartbeatMs = Math.max(10, Math.floor(leaseMs / 3));
+  const mailboxSize = int(merged, 'mailboxSize', 1, 1_000_000);
+  if (merged.mailboxPerTenant === undefined) merged.mailboxPerTenant = Math.ceil(mailboxSize / 4);
   const runStore = merged.runStore;
   const isStore =
     runStore !== null &&
@@ -43,7 +45,8 @@ export function resolveWorkerOptions(raw: AgentWorkerOptions | undefined | null)
     throw new InvalidWorkerOptionsException('worker.onResult', 'expected a function (result) => void');
   return {
     concurrency: int(merged, 'concurrency', 1, 1000),
-    mailboxSize: int(merged, 'mailboxSize', 1, 1_000_000),
+    mailboxSize,
+    mailboxPerTenant: int(merged, 'mailboxPerTenant', 1, mailboxSize),
     leaseMs,
     heartbeatMs: int(merged, 'heartbeatMs', 10, leaseMs - 1),
     shutdownGraceMs: int(merged, 'shutdownGraceMs', 0, 600_000),

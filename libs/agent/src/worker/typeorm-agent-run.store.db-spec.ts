@@ -22,7 +22,7 @@ describe('TypeOrmAgentRunStore and TypeOrmAgentJobStore', () => {
   });
 
   agentRunStoreContract(`TypeOrmAgentRunStore on ${process.env.ZMODU_TEST_DATABASE_URL ? 'PostgreSQL' : 'PGlite'} (contract)`, async () => {
-    await dataSource.query('TRUNCATE zmodu_agent_runs');
+    await dataSource.query('TRUNCATE zmodu_agent_runs, zmodu_agent_run_clock');
     return { store: new TypeOrmAgentRunStore(dataSource) };
   });
 

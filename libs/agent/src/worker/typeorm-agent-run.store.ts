@@ -2,7 +2,21 @@ import { isScopeId } from '@zmodu/guard';
 import { DataSource } from 'typeorm';
 import { StopReason } from '../agent-run';
 import { LEASE_EXPIRED_MESSAGE, OUT_OF_ATTEMPTS_MESSAGE } from '../agent.messages';
-import { AgentRunOutcome, AgentRunRecord, AgentRunStatus, AgentRunStore, MAX_RUN_ATTEMPTS, NewAgentRun } from './worker.ports';
+import {
+  AgentRunClock,
+  AgentRunLease,
+  AgentRunLimits,
+  AgentRunMailbox,
+  AgentRunOutcome,
+  AgentRunRecord,
+  AgentRunStatus,
+  AgentRunStore,
+  MAX_RUN_ATTEMPTS,
+  NewAgentRun,
+  RecoverableRuns,
+  RefusedRun,
+} from './worker.ports';
+import { admitRuns } from './admit-runs';
 
 /** Rows of a query; TypeORM's postgres driver answers UPDATE ... RETURNING as [rows, affected]. */
 export async function queryRows(dataSource: DataSource, sql: string, params: unknown[]): Promise<Record<string, unknown>[]> {
@@ -17,11 +31,24 @@ const COLUMNS =
 const MS = (p: string) => `make_interval(secs => ${p}::double precision / 1000)`;
 /** Rows per INSERT statement (13 parameters a row, well under PostgreSQL's 65535). */
 const INSERT_CHUNK = 500;
+/**
+ * The contact of an instance on the store's clock (zmodu_agent_run_clock, one row), as a CTE named `contact` giving the
+ * last outage: a gap of `outageMs` (parameter) since the last contact, or a restart of the server since then
+ * (pg_postmaster_start_time, the database's own clock), is an outage from the last contact to now.
+ */
+const CONTACT = (outageMs: string) => `contact AS (
+  INSERT INTO zmodu_agent_run_clock AS k (id, last_contact) VALUES (true, now())
+  ON CONFLICT (id) DO UPDATE SET
+    outage_from = CASE WHEN k.last_contact <= now() - ${MS(outageMs)} OR k.last_contact < pg_postmaster_start_time() THEN k.last_contact ELSE k.outage_from END,
+    outage_to = CASE WHEN k.last_contact <= now() - ${MS(outageMs)} OR k.last_contact < pg_postmaster_start_time() THEN now() ELSE k.outage_to END,
+    last_contact = greatest(k.last_contact, now())
+  RETURNING outage_from, outage_to
+)`;
 
 /**
  * The AgentWorker's run records on PostgreSQL (or PGlite) through TypeORM: the table of ZMODU_AGENT_MIGRATIONS.
- * Every change of a run's state is one conditional UPDATE (on its status and lease owner), so two instances
- * never both win a claim and a stale owner never writes an outcome.
+ * Every change of a run's state is one conditional UPDATE (on its status, lease owner and attempt), so two instances
+ * never both win a claim and the holder of an older claim never writes an outcome.
  */
 export class TypeOrmAgentRunStore implements AgentRunStore {
   constructor(private readonly dataSource: DataSource) {}
@@ -30,11 +57,40 @@ export class TypeOrmAgentRunStore implements AgentRunStore {
     return queryRows(this.dataSource, sql, params);
   }
 
-  async insert(runs: readonly NewAgentRun[]): Promise<void> {
-    if (!runs.length) return;
-    await this.dataSource.transaction(async (manager) => {
-      for (let i = 0; i < runs.length; i += INSERT_CHUNK) {
-        const chunk = runs.slice(i, i + INSERT_CHUNK);
+  async insert(runs: readonly NewAgentRun[], limits: AgentRunLimits = {}): Promise<{ refused: RefusedRun[] }> {
+    if (!runs.length) return { refused: [] };
+    return this.dataSource.transaction(async (manager) => {
+      // The bounds are decided in this transaction: it takes a transaction lock of the whole mailbox (with `total`), then
+      // of each tenant (with `perTenant`, in the order of the keys: every insert takes its locks in one order, so no
+      // deadlock between batches), and only then counts. Concurrent inserts, on any instance, wait for each other: the
+      // count each sees includes the runs the one before committed. Never count-then-insert.
+      const tenants = [...new Set(runs.map((r) => r.tenantId))];
+      if (limits.total !== undefined) await manager.query(`SELECT pg_advisory_xact_lock(hashtextextended('zmodu_agent_runs.mailbox', 0))`);
+      const waiting = new Map<string, number>();
+      if (limits.perTenant !== undefined) {
+        await manager.query(
+          `SELECT count(pg_advisory_xact_lock(k)) FROM (
+             SELECT DISTINCT hashtextextended('zmodu_agent_runs.tenant:' || t, 0) AS k FROM unnest($1::text[]) AS t ORDER BY k
+           ) AS keys`,
+          [tenants],
+        );
+        const counts = (await manager.query(
+          `SELECT tenant_id, count(*)::int AS n FROM zmodu_agent_runs
+           WHERE tenant_id = ANY ($1::text[]) AND status IN ('queued', 'interrupted') GROUP BY tenant_id`,
+          [tenants],
+        )) as { tenant_id: string; n: number }[];
+        for (const c of counts) waiting.set(c.tenant_id, Number(c.n));
+      }
+      let total = 0;
+      if (limits.total !== undefined) {
+        const [{ n }] = (await manager.query(
+          `SELECT count(*)::int AS n FROM zmodu_agent_runs WHERE status IN ('queued', 'interrupted')`,
+        )) as { n: number }[];
+        total = Number(n);
+      }
+      const { accepted, refused } = admitRuns(runs, limits, waiting, total);
+      for (let i = 0; i < accepted.length; i += INSERT_CHUNK) {
+        const chunk = accepted.slice(i, i + INSERT_CHUNK);
         const params: unknown[] = [];
         const values = chunk.map((r) => {
           const base = params.length;
@@ -56,6 +112,7 @@ export class TypeOrmAgentRunStore implements AgentRunStore {
           params,
         );
       }
+      return { refused };
     });
   }
 
@@ -68,67 +125,92 @@ export class TypeOrmAgentRunStore implements AgentRunStore {
   async claim(runId: string, owner: string, leaseMs: number): Promise<AgentRunRecord | null> {
     const rows = await this.rows(
       `UPDATE zmodu_agent_runs SET status = 'running', lease_owner = $2, lease_until = now() + ${MS('$3')}, attempts = attempts + 1,
-         started_at = coalesce(started_at, now())
+         started_at = coalesce(started_at, now()), claimed_at = now()
        WHERE id = $1 AND status IN ('queued', 'interrupted') AND attempts < max_attempts RETURNING ${COLUMNS}`,
       [runId, owner, leaseMs],
     );
     if (rows.length) return toRecord(rows[0]);
     const failed = await this.rows(
-      `UPDATE zmodu_agent_runs SET status = 'failed', error = $2 || coalesce(' Last: ' || error, ''), finished_at = now()
+      `UPDATE zmodu_agent_runs SET status = 'failed', error = $2 || coalesce(' Last: ' || error, ''), finished_at = now(), claimed_at = now()
        WHERE id = $1 AND status IN ('queued', 'interrupted') AND attempts >= max_attempts RETURNING ${COLUMNS}`,
       [runId, OUT_OF_ATTEMPTS_MESSAGE],
     );
     return failed.length ? toRecord(failed[0]) : null;
   }
 
-  async heartbeat(owner: string, runIds: readonly string[], leaseMs: number): Promise<string[]> {
-    if (!runIds.length) return [];
+  async heartbeat(leases: readonly AgentRunLease[], leaseMs: number, clock: AgentRunClock): Promise<string[]> {
     const rows = await this.rows(
-      `UPDATE zmodu_agent_runs SET lease_until = now() + ${MS('$3')}
-       WHERE id = ANY ($2::text[]) AND lease_owner = $1 AND status = 'running' RETURNING id`,
-      [owner, [...runIds], leaseMs],
+      `WITH ${CONTACT('$4')}, renewed AS (
+         UPDATE zmodu_agent_runs r SET lease_until = now() + ${MS('$5')}
+         FROM unnest($1::text[], $2::text[], $3::int[]) AS l (id, owner, attempt)
+         WHERE r.id = l.id AND r.lease_owner = l.owner AND r.attempts = l.attempt AND r.status = 'running' RETURNING r.id
+       )
+       SELECT id FROM renewed`,
+      [leases.map((l) => l.runId), leases.map((l) => l.owner), leases.map((l) => l.attempt), clock.outageMs, leaseMs],
     );
     const held = new Set(rows.map((r) => String(r.id)));
-    return runIds.filter((id) => !held.has(id));
+    return leases.filter((l) => !held.has(l.runId)).map((l) => l.runId);
   }
 
-  async finish(runId: string, owner: string, o: AgentRunOutcome): Promise<boolean> {
+  async finish(lease: AgentRunLease, o: AgentRunOutcome): Promise<boolean> {
     const rows = await this.rows(
-      `UPDATE zmodu_agent_runs SET status = $3, answer = $4, stopped_reason = $5, steps = $6::jsonb, pending_approvals = $7::jsonb,
-         error = $8, lease_owner = NULL, lease_until = NULL, finished_at = now()
-       WHERE id = $1 AND lease_owner = $2 AND status = 'running' RETURNING id`,
-      [runId, owner, o.status, o.answer, o.stoppedReason, JSON.stringify(o.steps), JSON.stringify(o.pendingApprovals), o.error],
+      `UPDATE zmodu_agent_runs SET status = $4, answer = $5, stopped_reason = $6, steps = $7::jsonb, pending_approvals = $8::jsonb,
+         error = $9, lease_owner = NULL, lease_until = NULL, finished_at = now()
+       WHERE id = $1 AND lease_owner = $2 AND attempts = $3 AND status = 'running' RETURNING id`,
+      [
+        lease.runId,
+        lease.owner,
+        lease.attempt,
+        o.status,
+        o.answer,
+        o.stoppedReason,
+        JSON.stringify(o.steps),
+        JSON.stringify(o.pendingApprovals),
+        o.error,
+      ],
     );
     return rows.length === 1;
   }
 
-  async release(runId: string, owner: string, reason: string): Promise<boolean> {
+  async release(lease: AgentRunLease, reason: string): Promise<boolean> {
     const rows = await this.rows(
-      `UPDATE zmodu_agent_runs SET status = 'interrupted', lease_owner = NULL, lease_until = NULL, error = $3,
-         max_attempts = LEAST(max_attempts + 1, $4)
-       WHERE id = $1 AND lease_owner = $2 AND status = 'running' RETURNING id`,
-      [runId, owner, reason, MAX_RUN_ATTEMPTS],
+      `UPDATE zmodu_agent_runs SET status = 'interrupted', lease_owner = NULL, lease_until = NULL, error = $4,
+         max_attempts = LEAST(max_attempts + 1, $5)
+       WHERE id = $1 AND lease_owner = $2 AND attempts = $3 AND status = 'running' RETURNING id`,
+      [lease.runId, lease.owner, lease.attempt, reason, MAX_RUN_ATTEMPTS],
     );
     return rows.length === 1;
   }
 
-  async recoverable(limit: number): Promise<string[]> {
-    if (limit <= 0) return [];
+  async recoverable(limit: number, clock: AgentRunClock): Promise<RecoverableRuns> {
+    // One statement: the contact, then the lapsed leases taken back, except those an outage protects (see AgentRunClock).
     await this.rows(
-      `UPDATE zmodu_agent_runs SET status = 'interrupted', lease_owner = NULL, lease_until = NULL, error = $1
-       WHERE status = 'running' AND lease_until < now() RETURNING id`,
-      [LEASE_EXPIRED_MESSAGE],
+      `WITH ${CONTACT('$2')}
+       UPDATE zmodu_agent_runs r SET status = 'interrupted', lease_owner = NULL, lease_until = NULL, error = $1
+       FROM contact c
+       WHERE r.status = 'running' AND r.lease_until < now()
+         AND NOT (c.outage_to IS NOT NULL AND r.lease_until > c.outage_from AND now() < c.outage_to + ${MS('$3')})
+       RETURNING r.id`,
+      [LEASE_EXPIRED_MESSAGE, clock.outageMs, clock.graceMs],
     );
+    if (limit <= 0) return { interrupted: [], queued: [] };
     const rows = await this.rows(
-      `SELECT id FROM zmodu_agent_runs WHERE status IN ('queued', 'interrupted') ORDER BY created_at, id LIMIT $1`,
+      `(SELECT id, status FROM zmodu_agent_runs WHERE status = 'interrupted' ORDER BY created_at, id LIMIT $1)
+       UNION ALL
+       (SELECT id, status FROM zmodu_agent_runs WHERE status = 'queued' ORDER BY created_at, id LIMIT $1)`,
       [limit],
     );
-    return rows.map((r) => String(r.id));
+    const of = (status: string) => rows.filter((r) => r.status === status).map((r) => String(r.id));
+    return { interrupted: of('interrupted'), queued: of('queued') };
   }
 
-  async countQueued(): Promise<number> {
-    const [{ n }] = await this.rows(`SELECT count(*) AS n FROM zmodu_agent_runs WHERE status IN ('queued', 'interrupted')`, []);
-    return Number(n);
+  async mailbox(windowMs: number): Promise<AgentRunMailbox> {
+    const [{ queued, claimed }] = await this.rows(
+      `SELECT (SELECT count(*) FROM zmodu_agent_runs WHERE status IN ('queued', 'interrupted')) AS queued,
+              (SELECT count(*) FROM zmodu_agent_runs WHERE claimed_at > now() - ${MS('$1')}) AS claimed`,
+      [windowMs],
+    );
+    return { queued: Number(queued), claimed: Number(claimed) };
   }
 }
 

@@ -65,6 +65,59 @@ export interface AgentRunOutcome {
 }
 
 /**
+ * One claim of a run: who holds it and which claim it is (`attempt`: the run's `attempts` once claimed, bumped by
+ * every claim). Every write made under a claim (renewal, outcome, release) is fenced on both in the store: the holder
+ * of an older claim writes nothing, whichever instance it runs on.
+ */
+export interface AgentRunLease {
+  readonly runId: string;
+  readonly owner: string;
+  readonly attempt: number;
+}
+
+/**
+ * How a store tells an outage of the database from a dead instance, on the database's clock. Every renewal and every
+ * recovery records that an instance reached the store; a gap of at least `outageMs` without any is an outage (the
+ * database was away, or no instance ran). Leases that lapsed after such a gap began are not taken back until `graceMs`
+ * after it ended: their owners may be alive and renew them, or store the outcome of a run that ended meanwhile.
+ */
+export interface AgentRunClock {
+  readonly outageMs: number;
+  readonly graceMs: number;
+}
+
+/** Runs a recovery hands back: interrupted ones (they go first, before newer goals) and queued ones, oldest first. */
+export interface RecoverableRuns {
+  readonly interrupted: readonly string[];
+  readonly queued: readonly string[];
+}
+
+/**
+ * A run an insert refused: `waiting` runs were already waiting in its `bound`, all it may hold: its tenant's share
+ * (`tenant`), or the whole mailbox (`mailbox`).
+ */
+export interface RefusedRun {
+  readonly runId: string;
+  readonly tenantId: string;
+  readonly bound: 'tenant' | 'mailbox';
+  readonly waiting: number;
+}
+
+/** The bounds of an insert (see AgentRunStore.insert). */
+export interface AgentRunLimits {
+  /** Waiting runs one tenant may hold. */
+  readonly perTenant?: number;
+  /** Waiting runs the whole store may hold (the cluster's mailbox). */
+  readonly total?: number;
+}
+
+/** The mailbox as the store sees it: runs waiting to start, and runs claimed in the last `windowMs` (the drain). */
+export interface AgentRunMailbox {
+  readonly queued: number;
+  readonly claimed: number;
+}
+
+/**
  * The run records. Every method is one statement or one transaction; concurrency on one run is settled by
  * conditional writes in the database, never by a read followed by a write.
  */
@@ -72,34 +125,48 @@ export interface AgentRunOutcome {
 export const MAX_RUN_ATTEMPTS = 100;
 
 export interface AgentRunStore {
-  /** Store new runs as `queued` (one transaction for the batch). */
-  insert(runs: readonly NewAgentRun[]): Promise<void>;
+  /**
+   * Store new runs as `queued` (one transaction for the batch). With `perTenant`, a tenant holds at most that many
+   * waiting runs (`queued` or `interrupted`); with `total`, the store holds at most that many: the runs beyond a bound
+   * are not stored and come back as refused. The count and the insert are atomic (concurrent inserts never exceed a
+   * bound, on any instance).
+   */
+  insert(runs: readonly NewAgentRun[], limits?: AgentRunLimits): Promise<{ readonly refused: readonly RefusedRun[] }>;
   /** One run, for its tenant only: another tenant's id, or an empty tenant, is null. */
   get(tenantId: string, runId: string): Promise<AgentRunRecord | null>;
   /**
    * queued|interrupted → running with `leaseOwner = owner`, `leaseUntil = now + leaseMs`, attempts + 1, as one
-   * conditional write. Null when the run is not claimable (running elsewhere, final, unknown). A run out of attempts
-   * is marked failed in the same conditional way and returned with status `failed` to the one caller that did so
-   * (it reports the result); it is not to be run.
+   * conditional write; the record's `attempts` is the claim's fence (AgentRunLease.attempt). Null when the run is not
+   * claimable (running elsewhere, final, unknown). A run out of attempts is marked failed in the same conditional way
+   * and returned with status `failed` to the one caller that did so (it reports the result); it is not to be run.
    */
   claim(runId: string, owner: string, leaseMs: number): Promise<AgentRunRecord | null>;
-  /** Renew the leases that `owner` still holds on these runs; returns the ids whose lease it no longer holds. */
-  heartbeat(owner: string, runIds: readonly string[], leaseMs: number): Promise<string[]>;
-  /** Write the outcome if `owner` still holds the lease; false when it lost it (then nothing is written). */
-  finish(runId: string, owner: string, outcome: AgentRunOutcome): Promise<boolean>;
   /**
-   * running (held by owner) → interrupted, lease cleared: given back to be retried (a graceful shutdown). The start is
+   * Record that this instance reached the store (see AgentRunClock), and renew the leases still held (same owner, same
+   * attempt, still running; a lapsed lease not taken back yet is renewed too); returns the run ids of the others.
+   */
+  heartbeat(leases: readonly AgentRunLease[], leaseMs: number, clock: AgentRunClock): Promise<string[]>;
+  /** Write the outcome if the lease is still held (owner and attempt); false when it was lost (then nothing is written). */
+  finish(lease: AgentRunLease, outcome: AgentRunOutcome): Promise<boolean>;
+  /**
+   * running (this lease) → interrupted, lease cleared: given back to be retried (a graceful shutdown). The start is
    * given back too (`maxAttempts` + 1, at most MAX_RUN_ATTEMPTS): an interruption by a deploy is not the run's failure,
    * so rolling restarts never exhaust a run's attempts. A crash (the lease expires) still uses one.
    */
-  release(runId: string, owner: string, reason: string): Promise<boolean>;
+  release(lease: AgentRunLease, reason: string): Promise<boolean>;
   /**
-   * Runs to hand to a queue again: queued or interrupted ones (oldest first), and running ones whose lease expired
-   * (their instance died: marked interrupted in the same write). At most `limit`.
+   * Record that this instance reached the store, mark running runs whose lease lapsed `interrupted` (their instance
+   * died), except those an outage protects (AgentRunClock), and return the runs to hand to a queue again: interrupted
+   * ones and queued ones, each oldest first, at most `limit` of each.
    */
-  recoverable(limit: number): Promise<string[]>;
-  /** Number of runs waiting to start: `queued` or `interrupted` (the mailbox bound in cluster mode). */
-  countQueued(): Promise<number>;
+  recoverable(limit: number, clock: AgentRunClock): Promise<RecoverableRuns>;
+  /** Runs waiting to start (`queued` or `interrupted`: the mailbox bound in cluster mode), and runs claimed in the last `windowMs`. */
+  mailbox(windowMs: number): Promise<AgentRunMailbox>;
+}
+
+/** How a run id is handed over: `first` for a run taken back (its instance died or stopped), ahead of newer goals. */
+export interface PushOptions {
+  readonly first?: boolean;
 }
 
 /**
@@ -110,15 +177,15 @@ export interface AgentRunStore {
 export interface GoalQueue {
   /**
    * True when other instances share this queue (cluster mode): the mailbox bound then counts the run store's queued
-   * runs (`countQueued`), and the recovery sweep re-pushes runs whatever this instance holds.
+   * runs (`mailbox`), and the recovery sweep re-pushes runs whatever this instance holds.
    */
   readonly shared?: boolean;
   /** Run ids waiting for a slot on this instance (an in-process queue); undefined for a shared queue. */
   readonly size?: number;
   /** Begin delivering: `handle` is called with one run id at a time per slot, at most `concurrency` at once here. */
   start(handle: (runId: string) => Promise<void>, concurrency: number): Promise<void>;
-  /** Hand over runs already stored as `queued` (or `interrupted`). */
-  push(runIds: readonly string[]): Promise<void>;
+  /** Hand over runs already stored as `queued` (or `interrupted`); `first`: before every goal waiting without it. */
+  push(runIds: readonly string[], options?: PushOptions): Promise<void>;
   /** Stop taking new run ids; resolves when no `handle` of this queue is still running or after `graceMs`. */
   stop(graceMs: number): Promise<void>;
   /** Release connections; called once at the end of the worker's shutdown (after it gave its runs back). */

@@ -1,7 +1,7 @@
 import { Test, TestingModule } from '@nestjs/testing';
 import { AgentModule } from '../../agent.module';
 import { compileWorkerApp, GatedModel, SCOPE, spec, until, WorkerSkills } from '../__fixtures__/worker-fixtures';
-import { GoalQueue, settledWithin } from '../worker.ports';
+import { AgentRunClock, AgentRunLease, GoalQueue, settledWithin } from '../worker.ports';
 import { AgentWorker } from '../agent-worker';
 import { InMemoryAgentRunStore } from '../in-memory-agent-run.store';
 import { ModelProvider, ModelTurn } from '../../providers/model-provider';
@@ -9,9 +9,9 @@ import { ModelProvider, ModelTurn } from '../../providers/model-provider';
 /** A run store whose lease renewals fail (the instance lost its database; the others still see it). */
 class PartitionedStore extends InMemoryAgentRunStore {
   partitioned = false;
-  override async heartbeat(owner: string, runIds: readonly string[], leaseMs: number): Promise<string[]> {
+  override async heartbeat(leases: readonly AgentRunLease[], leaseMs: number, clock: AgentRunClock): Promise<string[]> {
     if (this.partitioned) throw new Error('connection terminated unexpectedly');
-    return super.heartbeat(owner, runIds, leaseMs);
+    return super.heartbeat(leases, leaseMs, clock);
   }
 }
 
