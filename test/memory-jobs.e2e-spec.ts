@@ -1,6 +1,8 @@
 import { INestApplication } from '@nestjs/common';
 import type { ModelProvider, ModelRequest, ModelTurn } from '@zmodu/agent';
+import { getDataSourceToken } from '@nestjs/typeorm';
 import request from 'supertest';
+import { DataSource } from 'typeorm';
 import { scriptedTrader } from '../apps/sample/src/agents/trader.agent';
 import { ALL_PERMISSIONS, PERMISSIONS } from '../apps/sample/src/auth/auth.constants';
 import { mintToken } from '../apps/sample/src/auth/dev-token';
@@ -89,6 +91,44 @@ describe('sample app: tenant memory and scheduled jobs over HTTP', () => {
     model.systems.length = 0;
     expect((await run(app, 'trader', alice, 'What do you remember about me?')).answer).toBe('I have no notes about you.');
     expect(model.systems[0]).not.toContain('<<<remembered-notes');
+  });
+
+  it("an erased note leaves no copy in the worker's stored runs: the memory calls are kept as digests (attack: GET /agents/runs/:id read the note after DELETE /memory)", async () => {
+    const app = await boot({ model: { provider: new PromptRecorder() } });
+    const http = () => request(app.getHttpServer());
+    const alice = bearer('t1', 'alice');
+    const NOTE = 'my broker account is at Hypothetical Bank, desk 7';
+    const posted: string[] = [];
+    for (const goal of [`Remember: ${NOTE}`, 'What do you remember about me?']) {
+      const res = await http().post('/agents/trader/goals').set('Authorization', alice).send({ goal }).expect(202);
+      const runId = (res.body as { runId: string }).runId;
+      let status = '';
+      for (const end = Date.now() + 30_000; status !== 'succeeded' && status !== 'failed';) {
+        if (Date.now() > end) throw new Error(`run ${runId} did not finish`);
+        await new Promise((r) => setTimeout(r, 50));
+        status = (await http().get(`/agents/runs/${runId}`).set('Authorization', alice)).body.status;
+      }
+      posted.push(runId);
+    }
+    expect((await http().delete('/memory').set('Authorization', alice).expect(200)).body).toEqual({ erased: 1 });
+
+    const ds = app.get<DataSource>(getDataSourceToken());
+    const rows: Array<{ steps: unknown }> = await ds.query('SELECT steps FROM zmodu_agent_runs WHERE id = ANY ($1)', [posted]);
+    expect(rows).toHaveLength(2);
+    const [recall] = (await http().get(`/agents/runs/${posted[1]}`).set('Authorization', alice).expect(200)).body.steps.flatMap(
+      (s: { toolCalls: ToolCall[] }) => s.toolCalls,
+    );
+    expect(recall).toMatchObject({ name: 'memory.recall', decision: 'allowed', ok: true });
+    expect(JSON.parse(recall.observation)).toEqual({
+      chars: expect.any(Number),
+      digest: true,
+      sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
+    // The stored tool calls (arguments and observations) hold the note nowhere; the goal, the steps' text and the answer
+    // are the user's and the model's own words, kept as written.
+    const storedCalls = rows.flatMap((row) => (row.steps as Array<{ toolCalls: unknown[] }>).flatMap((step) => step.toolCalls));
+    expect(storedCalls.map((c) => (c as ToolCall).name)).toEqual(['memory.remember', 'memory.recall']);
+    expect(JSON.stringify(storedCalls)).not.toContain('Hypothetical Bank');
   });
 
   it('memory.remember needs memory:write in the token: without it the call is refused and nothing is stored', async () => {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
-import { AgentRunResult, StopReason } from '../agent-run';
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, Optional } from '@nestjs/common';
+import { SkillRegistry } from '@zmodu/skills';
+import { AgentRunResult, AgentStep, StopReason } from '../agent-run';
 import { AgentModuleOptions } from '../agent-module.options';
 import { AGENT_MODULE_OPTIONS } from '../agent.module-definition';
 import { LEASE_LOST_MESSAGE, RUN_CRASHED_MESSAGE, SHUTDOWN_INTERRUPTED_MESSAGE } from '../agent.messages';
@@ -24,7 +25,7 @@ import {
   RefusedRun,
 } from './worker.ports';
 import { safeText } from '../error-text';
-import { scopeIdProblem } from '@zmodu/guard';
+import { auditDigest, scopeIdProblem } from '@zmodu/guard';
 import { isDatabaseUnavailable } from '@zmodu/db';
 import { UnhandledRejectionCounts, unhandledRejectionCounts } from './unhandled-rejection-net';
 
@@ -158,6 +159,8 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
     private readonly registry: AgentRegistry,
     @Inject(AGENT_RUN_STORE) private readonly store: AgentRunStore | null,
     @Inject(AGENT_GOAL_QUEUE) private readonly goalQueue: GoalQueue | null,
+    /** The skills' declarations: a skill whose audit keeps a digest has its calls stored as digests in the run too. */
+    @Optional() private readonly skills?: SkillRegistry,
   ) {
     this.options = resolveWorkerOptions(raw?.worker);
     if (this.options?.onResult) this.listeners.add(this.options.onResult);
@@ -577,7 +580,7 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
         await this.interrupt(store, goal, options);
         return;
       }
-      const outcome = toOutcome(result, crash);
+      const outcome = toOutcome(result, crash, this.skills);
       goal.ended = true;
       if (goal.stop === 'lease_lost' || !(await this.storeOutcome(store, lease, claimed.tenantId, outcome))) {
         this.counts.interrupted++;
@@ -659,7 +662,28 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
   }
 }
 
-function toOutcome(result: AgentRunResult | undefined, crash: string | undefined): AgentRunOutcome {
+/**
+ * The steps as the run store keeps them: the arguments and the observation of a call to a skill declared with
+ * `audit: { args: 'digest' }` or `{ result: 'digest' }` (the memory skills: what a user erases must leave no copy) are
+ * kept as their digest, as the audit log keeps them. The model's own text is kept as it came.
+ */
+export function storedSteps(steps: readonly AgentStep[], skills: SkillRegistry | undefined): AgentStep[] {
+  if (!skills) return [...steps];
+  return steps.map((step) => ({
+    ...step,
+    toolCalls: step.toolCalls.map((call) => {
+      const kept = skills.get(call.name)?.audit;
+      if (!kept || (kept.args !== 'digest' && kept.result !== 'digest')) return call;
+      return {
+        ...call,
+        arguments: kept.args === 'digest' ? (auditDigest(call.arguments) ?? {}) : call.arguments,
+        observation: kept.result === 'digest' ? JSON.stringify(auditDigest(call.observation) ?? null) : call.observation,
+      };
+    }),
+  }));
+}
+
+function toOutcome(result: AgentRunResult | undefined, crash: string | undefined, skills?: SkillRegistry): AgentRunOutcome {
   if (!result)
     return {
       status: 'failed',
@@ -674,7 +698,7 @@ function toOutcome(result: AgentRunResult | undefined, crash: string | undefined
     status: failed ? 'failed' : 'succeeded',
     answer: result.answer,
     stoppedReason: result.stoppedReason,
-    steps: result.steps,
+    steps: storedSteps(result.steps, skills),
     pendingApprovals: result.pendingApprovals,
     error: result.error ?? (failed ? `The run stopped: ${result.stoppedReason}.` : null),
   };
