@@ -2,10 +2,10 @@ import js from '@eslint/js';
 import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
 
-// The direction of imports (DESIGN.md §2): db and guard import nothing of ours; skills imports guard
-// (and db); data, outbox and memory import skills, guard and db at most, never each other; pipeline
-// imports skills and guard; agent everything above except admin (and mcp); mcp skills and guard;
-// admin anything. The apps only through the @zmodu/<name> entry points; libraries never from apps/
+// The direction of imports (docs/architecture.md, the library map): db and guard import nothing of
+// ours; skills imports guard (and db); data, outbox and memory import skills, guard and db at most,
+// never each other; pipeline imports skills and guard; agent everything above except admin (and
+// mcp); mcp skills and guard; admin anything. The apps only through the @zmodu/<name> entry points; libraries never from apps/
 // or test/.
 const restrict = (patterns) => ({ 'no-restricted-imports': ['error', { patterns }] });
 const fromApps = { group: ['**/apps/**'], message: 'libraries never import from apps/' };
@@ -16,7 +16,7 @@ const deep = {
 };
 const above = (names, lib) => ({
   group: names.flatMap((n) => [`@zmodu/${n}`, `@zmodu/${n}/*`]),
-  message: `${lib} may not import ${names.join(', ')} (DESIGN.md §2)`,
+  message: `${lib} may not import ${names.join(', ')} (docs/architecture.md, the library map)`,
 });
 const DATA_TIER = ['data', 'outbox', 'memory'];
 // Specs and their fixtures may use any library (and its testing entry), but never test/ or apps/.

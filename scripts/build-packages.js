@@ -1,5 +1,5 @@
 // npm run build:packages: compile every library and the CLI with tsc into its own dist/, in the
-// direction of imports (DESIGN.md §2), each against the declarations of the ones built before it
+// direction of imports (docs/architecture.md, the library map), each against the declarations of the ones built before it
 // (@zmodu/<name> resolves through the workspace links in node_modules, not the path aliases).
 // npm run pack:packages (--pack): then `npm pack` each into dist/packs (or --out DIR).
 const { execFileSync } = require('node:child_process');

@@ -63,7 +63,7 @@ export interface ProposalPageQuery {
 }
 
 /**
- * Where proposals and decisions live (DESIGN §8). Every read and write is scoped to one tenant
+ * Where proposals and decisions live (docs/architecture.md, stores are ports). Every read and write is scoped to one tenant
  * where a caller names an id; claims and decisions are atomic in the store (a conditional write,
  * or a row lock), never a read followed by a write in application code. `transaction` hands the
  * work a `SkillTransaction` that the staged skill writes through, so the effect and the

@@ -32,7 +32,7 @@ const TIMED_OUT = Symbol('timed out');
 const CANCELLED = Symbol('cancelled');
 
 /**
- * The one path of every tool call (DESIGN.md §1): resolve, guard, permission,
+ * The one path of every tool call (docs/architecture.md, the one path of a tool call): resolve, guard, permission,
  * arguments, tenant, handler under a deadline, then audit and metering, allowed or not.
  * It never throws for what a caller or a model sends; it returns a result with a JSON observation.
  *
