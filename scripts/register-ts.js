@@ -2,7 +2,8 @@
 // `-r ts-node/register/transpile-only -r tsconfig-paths/register` does (each file transpiled alone, with the root
 // tsconfig's options, the @zmodu/* paths resolved), with the output cached on disk by content, so that the CLI and the
 // sample started many times over (the tests, `npx zmodu`) transpile each file once, not at every start.
-// The cache is node_modules/.cache/zmodu-ts (ZMODU_TS_CACHE=0 turns it off); a changed file or option is a new entry.
+// The cache is node_modules/.cache/zmodu-ts, with Node's compile cache in node_modules/.cache/zmodu-node (ZMODU_TS_CACHE=0
+// turns both off); a changed file or option is a new entry.
 const { createHash } = require('node:crypto');
 const { mkdirSync, readFileSync, renameSync, writeFileSync } = require('node:fs');
 const { join } = require('node:path');
@@ -26,6 +27,9 @@ const cacheDir = process.env.ZMODU_TS_CACHE === '0' ? null : join(root, 'node_mo
 const salt = createHash('sha256').update(ts.version).update(JSON.stringify(compilerOptions)).digest('hex');
 if (cacheDir) mkdirSync(cacheDir, { recursive: true });
 process.setSourceMapsEnabled(true);
+// Node's own compile cache (V8's code of every module, ours and node_modules', kept on disk), where Node has it (22.1+).
+const { enableCompileCache } = require('node:module');
+if (cacheDir && typeof enableCompileCache === 'function') enableCompileCache(join(root, 'node_modules', '.cache', 'zmodu-node'));
 
 function transpile(source, filename) {
   const key = cacheDir && createHash('sha256').update(salt).update(filename).update('\0').update(source).digest('hex');

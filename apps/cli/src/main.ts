@@ -4,7 +4,6 @@ import { createInterface } from 'node:readline';
 import { auditPolicy, scopeIdProblem, verifyAuditChain } from '@zmodu/guard';
 import { SkillCallResult, toOpenApi, toSkillsJson } from '@zmodu/skills';
 import { installTenantFence, tenantFenceStatus } from '@zmodu/data';
-import { serveMcpOverStdio } from '@zmodu/mcp';
 import { flag, idFlag, parseArgs } from './cli-args';
 import { CliConfig, loadConfig, UsageError } from './cli-config';
 import { CliRuntime } from './cli-runtime';
@@ -268,6 +267,8 @@ async function mcp(argv: string[]): Promise<number> {
   const permissions = permissionList(flag(args, '--permissions')) ?? config.permissions ?? [];
   const runtime = await CliRuntime.start(config, true);
   try {
+    // Loaded by the one command that serves MCP: every other command starts without the MCP SDK.
+    const { serveMcpOverStdio } = await import('@zmodu/mcp');
     const session = await serveMcpOverStdio({
       registry: runtime.registry,
       dispatcher: runtime.dispatcher,
