@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { Client } from 'pg';
@@ -87,6 +87,27 @@ export async function embeddedTemplate(): Promise<Blob> {
   return new Blob([readFileSync(path)]);
 }
 
+/**
+ * The same prepared data folder as a folder, made once per installed PGlite version in the temp folder: every embedded
+ * test database starts as a copy of it (a copy and an open take a fraction of a second; loading the tarball into PGlite
+ * takes seconds of CPU, paid by every test database). Made under a temp name and renamed, so parallel workers agree.
+ */
+async function embeddedTemplateFolder(): Promise<string> {
+  const path = templatePath().replace(/\.tar\.gz$/, '');
+  if (!existsSync(join(path, 'PG_VERSION'))) {
+    const tmp = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+    const { PGlite } = await import('@electric-sql/pglite');
+    const db = await PGlite.create({ dataDir: tmp });
+    await db.close();
+    try {
+      renameSync(tmp, path);
+    } catch {
+      rmSync(tmp, { recursive: true, force: true }); // another worker made it first
+    }
+  }
+  return path;
+}
+
 /** Keyed by the installed PGlite version (its package.json, found above its entry point: the package does not export it). */
 function templatePath(): string {
   let dir = dirname(require.resolve('@electric-sql/pglite'));
@@ -110,10 +131,10 @@ async function createPgliteDatabase(): Promise<TestDatabase> {
     fenceRole: 'zmodu_reader',
     location: { dataDir: dir },
     async options(extra = {}) {
-      const loadDataDir = first ? await embeddedTemplate() : undefined;
-      first = false;
       if (current && !current.closed) await current.close();
-      current = await openEmbeddedDatabase({ dataDir: dir, loadDataDir });
+      if (first) cpSync(await embeddedTemplateFolder(), dir, { recursive: true });
+      first = false;
+      current = await openEmbeddedDatabase({ dataDir: dir });
       return embeddedDataSourceOptions(current, extra);
     },
     async drop() {
