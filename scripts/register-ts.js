@@ -7,25 +7,62 @@
 const { createHash } = require('node:crypto');
 const { mkdirSync, readFileSync, renameSync, writeFileSync } = require('node:fs');
 const { join } = require('node:path');
-const ts = require('typescript');
-
 const root = join(__dirname, '..');
 const configFile = join(root, 'tsconfig.json');
-const parsed = ts.getParsedCommandLineOfConfigFile(configFile, {}, { ...ts.sys, onUnRecoverableConfigFileDiagnostic: () => undefined });
-if (!parsed) throw new Error(`scripts/register-ts.js could not read ${configFile}`);
-const compilerOptions = {
-  ...parsed.options,
-  module: ts.ModuleKind.CommonJS,
-  declaration: false,
-  declarationMap: false,
-  sourceMap: false,
-  inlineSourceMap: true,
-  inlineSources: false,
-  noEmit: false,
-};
 const cacheDir = process.env.ZMODU_TS_CACHE === '0' ? null : join(root, 'node_modules', '.cache', 'zmodu-ts');
-const salt = createHash('sha256').update(ts.version).update(JSON.stringify(compilerOptions)).digest('hex');
 if (cacheDir) mkdirSync(cacheDir, { recursive: true });
+
+// TypeScript itself (200 ms to load) only when a file is not in the cache: the options it reads from tsconfig.json are
+// cached too, keyed by its version and the file's text.
+let typescript;
+const ts = () => (typescript ??= require('typescript'));
+const tsVersion = JSON.parse(readFileSync(require.resolve('typescript/package.json'), 'utf8')).version;
+const optionsKey = createHash('sha256').update(tsVersion).update('\0').update(readFileSync(configFile)).digest('hex');
+const optionsFile = cacheDir && join(cacheDir, `options-${optionsKey}.json`);
+
+function readOptions() {
+  if (optionsFile)
+    try {
+      return JSON.parse(readFileSync(optionsFile, 'utf8'));
+    } catch {
+      // not cached yet
+    }
+  const parsed = ts().getParsedCommandLineOfConfigFile(
+    configFile,
+    {},
+    { ...ts().sys, onUnRecoverableConfigFileDiagnostic: () => undefined },
+  );
+  if (!parsed) throw new Error(`scripts/register-ts.js could not read ${configFile}`);
+  const options = {
+    compilerOptions: {
+      ...parsed.options,
+      module: ts().ModuleKind.CommonJS,
+      declaration: false,
+      declarationMap: false,
+      sourceMap: false,
+      inlineSourceMap: true,
+      inlineSources: false,
+      noEmit: false,
+    },
+    paths: parsed.options.paths ?? {},
+  };
+  if (optionsFile) writeWhole(optionsFile, JSON.stringify(options));
+  return options;
+}
+
+/** Written whole, then renamed: a process reading it at the same time sees the old state or the new, never half. */
+function writeWhole(path, text) {
+  const partial = `${path}.${process.pid}.tmp`;
+  try {
+    writeFileSync(partial, text);
+    renameSync(partial, path);
+  } catch {
+    // a cache that cannot be written costs time only
+  }
+}
+
+const { compilerOptions, paths } = readOptions();
+const salt = createHash('sha256').update(tsVersion).update(JSON.stringify(compilerOptions)).digest('hex');
 process.setSourceMapsEnabled(true);
 // Node's own compile cache (V8's code of every module, ours and node_modules', kept on disk), where Node has it (22.1+).
 const { enableCompileCache } = require('node:module');
@@ -40,17 +77,8 @@ function transpile(source, filename) {
     } catch {
       // not cached yet
     }
-  const out = ts.transpileModule(source, { compilerOptions, fileName: filename, reportDiagnostics: false }).outputText;
-  if (cached) {
-    // Written whole, then renamed: a process reading it at the same time sees the old state or the new, never half.
-    const partial = `${cached}.${process.pid}.tmp`;
-    try {
-      writeFileSync(partial, out);
-      renameSync(partial, cached);
-    } catch {
-      // a cache that cannot be written costs time only
-    }
-  }
+  const out = ts().transpileModule(source, { compilerOptions, fileName: filename, reportDiagnostics: false }).outputText;
+  if (cached) writeWhole(cached, out);
   return out;
 }
 
@@ -58,4 +86,4 @@ require.extensions['.ts'] = function compileTypeScript(module, filename) {
   module._compile(transpile(readFileSync(filename, 'utf8'), filename), filename);
 };
 
-require('tsconfig-paths').register({ baseUrl: root, paths: parsed.options.paths ?? {} });
+require('tsconfig-paths').register({ baseUrl: root, paths });
