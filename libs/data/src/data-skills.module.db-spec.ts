@@ -44,7 +44,8 @@ describe('DataSkillsModule', () => {
   const boot = async (data: ReturnType<typeof DataSkillsModule.forRoot>) => {
     const app = await Test.createTestingModule({
       imports: [
-        TypeOrmModule.forRoot(await db.options()),
+        // No retry: a boot this spec makes fail must not leave a connection attempt running after it.
+        TypeOrmModule.forRoot({ ...(await db.options()), retryAttempts: 0 }),
         GuardModule.forRoot({ auditStore: 'memory', quotaStore: 'memory' }),
         SkillsModule.forRoot(),
         data,

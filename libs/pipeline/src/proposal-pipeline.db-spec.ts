@@ -749,13 +749,15 @@ describe('PipelineModule at boot', () => {
   async function boot(options: Partial<PipelineModuleOptions>, logger = new CapturingLogger()): Promise<void> {
     const app = await Test.createTestingModule({
       imports: [
-        TypeOrmModule.forRoot(
-          await db.options({
+        // No retry: a boot this block makes fail must not leave a connection attempt running after it.
+        TypeOrmModule.forRoot({
+          ...(await db.options({
             entities: [...ZMODU_GUARD_ENTITIES, ...ZMODU_PIPELINE_ENTITIES],
             migrations: [...ZMODU_GUARD_MIGRATIONS, ...ZMODU_PIPELINE_MIGRATIONS, PipelineEffects1764461200000],
             migrationsRun: true,
-          }),
-        ),
+          })),
+          retryAttempts: 0,
+        }),
         GuardModule.forRoot({ auditStore: 'memory', quotaStore: 'memory' }),
         SkillsModule.forRoot(),
         PipelineModule.forRoot({ recoveryIntervalMs: 0, ...options } as PipelineModuleOptions),
