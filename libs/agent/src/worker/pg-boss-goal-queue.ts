@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { isDatabaseUnavailable } from '@zmodu/db';
+import { sqlState } from '@zmodu/guard';
 import { Client, ClientConfig } from 'pg';
 import PgBoss from 'pg-boss';
 import { safeText } from '../error-text';
@@ -23,6 +24,8 @@ export interface PgBossGoalQueueOptions {
 
 /** Longest a pg-boss job stays `active` (its maximum is under 24 h): the run store's lease decides, not this. */
 const JOB_EXPIRE_SECONDS = 23 * 3600;
+/** Tries of the queue's creation when instances starting at once deadlock in it (40P01). */
+const CREATE_QUEUE_ATTEMPTS = 5;
 /** Wait before opening a lost LISTEN connection again (doubled after each failed attempt, up to the maximum). */
 const LISTEN_RETRY_MS = 1000;
 const LISTEN_RETRY_MAX_MS = 30_000;
@@ -98,9 +101,26 @@ export class PgBossGoalQueue implements GoalQueue {
       else this.logger.error(`pg-boss: ${safeText(err)}`);
     });
     this.releaseNet ??= holdUnhandledRejectionNet();
-    await boss.start();
+    try {
+      await boss.start();
+      // Instances starting at once can deadlock in pg-boss's queue creation (40P01, its catalog rows): one of them is
+      // chosen as the victim and tries again; the queue exists once any of them succeeded.
+      for (let attempt = 1; ; attempt++)
+        try {
+          await boss10.createQueue(boss, options.name, { policy: 'short', retryLimit: 0, expireInSeconds: JOB_EXPIRE_SECONDS });
+          break;
+        } catch (err) {
+          if (sqlState(err) !== '40P01' || attempt >= CREATE_QUEUE_ATTEMPTS) throw err;
+          await new Promise((r) => setTimeout(r, 50 * attempt + Math.floor(Math.random() * 50)));
+        }
+    } catch (err) {
+      // Nothing of a start that failed keeps running: pg-boss's pool and supervisor, the rejection net.
+      await boss.stop({ graceful: false, close: true, wait: true }).catch(() => undefined);
+      this.releaseNet?.();
+      this.releaseNet = undefined;
+      throw err;
+    }
     this.boss = boss;
-    await boss10.createQueue(boss, options.name, { policy: 'short', retryLimit: 0, expireInSeconds: JOB_EXPIRE_SECONDS });
     this.accepting = true;
     for (let i = 0; i < concurrency; i++) {
       const slot = this.slot(boss, handle);
