@@ -8,7 +8,8 @@ import { mintToken } from '../../apps/sample/src/auth/dev-token';
 import { deskLog } from '../../apps/sample/src/trading/order-commands';
 
 const SECRET = 'chaos-secret-that-is-long-enough-for-hs256-0123456789';
-const N = 12;
+// Enough runs that the batch is still going when the server stops (12 were seen to finish in the stop's window).
+const N = 40;
 const run = promisify(execFile);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
