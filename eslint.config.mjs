@@ -28,7 +28,20 @@ const lib = (name, forbidden) => ({
 });
 
 export default tseslint.config(
-  { ignores: ['dist/**', '**/dist/**', 'node_modules/**', 'scratch/**', 'coverage/**', '.data/**', '**/*.js', '**/*.mjs'] },
+  // test/fixtures/apps are applications as `nest new` makes them, with their own lint setup (npm run test:packages).
+  {
+    ignores: [
+      'dist/**',
+      '**/dist/**',
+      'node_modules/**',
+      'scratch/**',
+      'coverage/**',
+      '.data/**',
+      '**/*.js',
+      '**/*.mjs',
+      'test/fixtures/apps/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
