@@ -252,7 +252,7 @@ describe('the packages, installed into Nest applications outside the repository'
       runAsync(
         `npm install ${app}`,
         'npm',
-        ['install', '--prefer-offline', '--no-audit', '--no-fund', '--legacy-peer-deps=false'],
+        ['install', '--prefer-offline', '--no-audit', '--no-fund', '--legacy-peer-deps=false', '--loglevel=warn'],
         appDir(app),
       ).then(({ stdout, stderr }) => installOutput.set(app, `${stdout}\n${stderr}`)),
     );
