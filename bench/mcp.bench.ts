@@ -43,8 +43,9 @@ class BenchSkills {
   imports: [
     GuardModule.forRoot({ auditStore: 'memory', quotaStore: 'memory' }),
     SkillsModule.forRoot(),
-    // No authentication in front (the raw side has none): the principal is fixed.
-    McpModule.forRoot({ path: '/mcp', policy: { allow: ['bench.quote'] }, principal: () => PRINCIPAL }),
+    // No authentication in front (the raw side has none): the principal is fixed. No rate limit either (the raw side has
+    // none, and the default of 600 calls a minute per caller ends the round of one fixed caller within a second).
+    McpModule.forRoot({ path: '/mcp', policy: { allow: ['bench.quote'] }, principal: () => PRINCIPAL, rateLimit: false }),
   ],
   providers: [BenchSkills],
 })
