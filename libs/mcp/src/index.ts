@@ -10,6 +10,7 @@ export { DEFAULT_MCP_PATH } from './mcp.options';
 export { McpSessions } from './mcp-sessions';
 export type { McpSessionStats } from './mcp-sessions';
 export { InvalidMcpOptionsException } from './exceptions/invalid-mcp-options.exception';
+export { McpSdkMissingException } from './exceptions/mcp-sdk-missing.exception';
 export { jsonRpcErrorBody } from './json-rpc-error';
 export type { JsonRpcErrorBody } from './json-rpc-error';
 export { McpCallLimiter, DEFAULT_MCP_RATE_LIMIT } from './mcp-call-limiter';
