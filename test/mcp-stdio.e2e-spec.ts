@@ -116,7 +116,7 @@ describe('zmodu ai mcp: the skills over stdio, with the official MCP client', ()
     });
     const sent: string[] = [];
     const send = transport.send.bind(transport);
-    transport.send = (message, options) => (sent.push('method' in message ? message.method : 'answer'), send(message, options));
+    transport.send = (message) => (sent.push('method' in message ? message.method : 'answer'), send(message));
     const client = new ModernClient({ name: 'stdio-e2e', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
     await client.connect(transport);
     try {
