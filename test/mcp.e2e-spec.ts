@@ -1,4 +1,4 @@
-import type { AddressInfo } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -308,6 +308,77 @@ describe('two instances of the sample on one database: a 2026-07-28 client whose
       expect(elsewhere.status).toBe(404);
     } finally {
       await client.close();
+    }
+  });
+});
+
+describe('the sample over MCP with MCP authorization (its JWTs must be minted for /mcp)', () => {
+  let db: TestDatabase;
+  let app: INestApplication;
+  let url: URL;
+  let resource: string;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    // The resource identifier names the port, so the port is chosen before the app listens on it.
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    resource = `http://127.0.0.1:${port}/mcp`;
+    const options = {
+      dataSource: () => db.options(),
+      jwtSecret: SECRET,
+      mcpAuthorization: { resource, authorizationServers: ['http://127.0.0.1:1'] },
+    };
+    app = await NestFactory.create(AppModule.register(options), { logger: ['error'] });
+    await app.listen(port, '127.0.0.1');
+    url = new URL(resource);
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await db?.drop();
+  });
+
+  const list = (bearer?: string) =>
+    fetch(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...(bearer ? { Authorization: `Bearer ${bearer}` } : {}),
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+    });
+
+  it("answers the JWT guard's 401 with the challenge, and serves the metadata naming the authorization server", async () => {
+    const anonymous = await list();
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get('www-authenticate')).toBe(
+      `Bearer resource_metadata="${new URL('/.well-known/oauth-protected-resource/mcp', url)}"`,
+    );
+    expect((await anonymous.json()).error.message).toMatch(/Missing bearer token/);
+    const metadata = await fetch(new URL('/.well-known/oauth-protected-resource/mcp', url));
+    expect(await metadata.json()).toMatchObject({ resource, authorization_servers: ['http://127.0.0.1:1'] });
+  });
+
+  it('refuses a valid JWT minted for another service or for no audience (401 invalid_token), and serves one minted for /mcp in both eras', async () => {
+    for (const audience of ['https://crm.example.com/api', undefined]) {
+      const res = await list(mintToken(SECRET, { tenant: 'acme', user: 'alice', audience }));
+      expect(res.status).toBe(401);
+      expect(res.headers.get('www-authenticate')).toMatch(/^Bearer error="invalid_token"/);
+    }
+    const bearer = mintToken(SECRET, { tenant: 'acme', user: 'alice', permissions: ['market:read'], audience: resource });
+    const legacy = new Client({ name: 'auth-e2e', version: '1.0.0' });
+    await legacy.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { Authorization: `Bearer ${bearer}` } } }));
+    const modern = new ModernClient({ name: 'auth-e2e', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    await modern.connect(new ModernTransport(url, { requestInit: { headers: { Authorization: `Bearer ${bearer}` } } }));
+    try {
+      for (const client of [legacy, modern])
+        expect(JSON.parse(text(await client.callTool({ name: 'market.quote', arguments: { symbol: 'ACME' } }))).price).toBe(101.25);
+    } finally {
+      await Promise.all([legacy.close(), modern.close()]);
     }
   });
 });

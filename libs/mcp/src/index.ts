@@ -6,6 +6,7 @@ export type { McpPrincipal } from './mcp-principal';
 export { McpModule } from './mcp.module';
 export type { McpModuleAsyncOptions, McpModuleForRootOptions } from './mcp.module-definition';
 export type { McpModuleOptions, McpPrincipalResolver } from './mcp.options';
+export type { McpAuthorizationOptions, McpProtectedResourceMetadata } from './mcp-authorization';
 export { DEFAULT_MCP_PATH } from './mcp.options';
 export { McpSessions } from './mcp-sessions';
 export type { McpSessionStats } from './mcp-sessions';

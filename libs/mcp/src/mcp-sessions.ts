@@ -131,7 +131,10 @@ export class McpSessions implements OnModuleInit, OnModuleDestroy {
       // A resolver may refuse with an HttpException (e.g. 401 for a revoked token): its status and message.
       if (err instanceof HttpException && !res.headersSent) {
         const body = jsonRpcErrorBody(err.getStatus(), err.message);
-        return writeJsonRpcError(res, err.getStatus(), body.error.code, body.error.message);
+        const auth = this.options.authorization;
+        const challenge =
+          auth && err.getStatus() === 401 ? { 'www-authenticate': auth.challenge({ description: err.message }) } : undefined;
+        return writeJsonRpcError(res, err.getStatus(), body.error.code, body.error.message, challenge);
       }
       this.logger.error(`MCP request failed: ${(err as Error)?.stack ?? String(err)}`);
       if (!res.headersSent) writeJsonRpcError(res, 500, -32603, 'Internal error');
@@ -146,7 +149,17 @@ export class McpSessions implements OnModuleInit, OnModuleDestroy {
     if (this.destroyed) return writeJsonRpcError(res, 503, -32000, 'Service Unavailable: the server is shutting down.');
     // Every request, not only initialize: the caller as the application's authentication has it now.
     const { principal, problem } = await this.options.caller(req);
-    if (!principal) return writeJsonRpcError(res, 401, -32000, NO_PRINCIPAL_MESSAGE(problem));
+    const auth = this.options.authorization;
+    if (!principal) {
+      const challenge = auth ? { 'www-authenticate': auth.challenge() } : undefined;
+      return writeJsonRpcError(res, 401, -32000, NO_PRINCIPAL_MESSAGE(problem), challenge);
+    }
+    // A token minted for another service is refused (RFC 8707 audience), before anything of the request is read.
+    const audience = auth?.audienceProblem(principal);
+    if (audience)
+      return writeJsonRpcError(res, 401, -32000, `Unauthorized: ${audience}.`, {
+        'www-authenticate': auth!.challenge({ description: audience }),
+      });
     let body = req.method === 'POST' ? req.body : undefined;
     if (req.method === 'POST') {
       if (body === undefined) {

@@ -26,3 +26,7 @@ export const MCP_SDK_TOO_OLD_MESSAGE = (who: string, pkg: string, range: string,
   `${who} needs ${pkg}@${range}; the installed version has no ${missing.join(', ')}: run \`npm install ${pkg}@${range}\`.`;
 export const MCP_SDK_BROKEN_MESSAGE = (who: string, pkg: string, cause: string) =>
   `${who} could not load ${pkg} (${cause.split('\n')[0].slice(0, 300)}): reinstall it (\`npm install ${pkg}\`).`;
+export const AUDIENCE_MISMATCH_MESSAGE = (resource: string, hadAudience: boolean) =>
+  hadAudience
+    ? `the token was issued for another resource, not this MCP server: request a token with resource=${resource} (RFC 8707)`
+    : `the token names no audience: request a token for this MCP server with resource=${resource} (RFC 8707), and pass its "aud" claim as the principal's audience`;
