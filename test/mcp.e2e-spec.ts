@@ -358,7 +358,7 @@ describe('the sample over MCP with MCP authorization (its JWTs must be minted fo
     expect(anonymous.headers.get('www-authenticate')).toBe(
       `Bearer resource_metadata="${new URL('/.well-known/oauth-protected-resource/mcp', url)}"`,
     );
-    expect((await anonymous.json()).error.message).toMatch(/Missing bearer token/);
+    expect(((await anonymous.json()) as { error: { message: string } }).error.message).toMatch(/Missing bearer token/);
     const metadata = await fetch(new URL('/.well-known/oauth-protected-resource/mcp', url));
     expect(await metadata.json()).toMatchObject({ resource, authorization_servers: ['http://127.0.0.1:1'] });
   });

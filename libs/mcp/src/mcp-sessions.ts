@@ -176,7 +176,7 @@ export class McpSessions implements OnModuleInit, OnModuleDestroy {
     const signal = clientGone(res);
     const request = toWebRequest(req, body, signal);
     // The SDK's own classification: a request with the 2026-07-28 envelope is modern, anything else 2025-era.
-    const legacy = await this.sdk.isLegacyRequest(request, body, { maxRequestBodySize: this.options.maxBodyBytes });
+    const legacy = await this.isLegacy(req, request, body);
     if (!legacy) return this.serve(this.modern.fetch(request, { authInfo: authInfoOf(principal), parsedBody: body }), res, signal);
     const header = req.headers['mcp-session-id'];
     if (header !== undefined && (typeof header !== 'string' || !SESSION_ID.test(header)))
@@ -262,16 +262,26 @@ export class McpSessions implements OnModuleInit, OnModuleDestroy {
     return null;
   }
 
-  /** A body that is not one JSON-RPC message or a batch of them is a parse error, in either era. */
+  /**
+   * A body that is not one JSON-RPC message or a batch of them is a parse error, in either era (the transports check
+   * each message against the schema afterwards; this is the shape, checked cheaply).
+   */
   private messageProblem(body: unknown): BodyProblem | null {
     const messages = Array.isArray(body) ? body : [body];
-    try {
-      if (messages.length === 0) throw new Error('an empty batch');
-      for (const message of messages) this.sdk.parseJSONRPCMessage(message);
-      return null;
-    } catch {
-      return { status: 400, code: -32700, message: PARSE_ERROR_MESSAGE };
-    }
+    if (messages.length === 0 || !messages.every(isJsonRpcShaped)) return { status: 400, code: -32700, message: PARSE_ERROR_MESSAGE };
+    return null;
+  }
+
+  /**
+   * Whether a request is 2025-era: the SDK's own classification (isLegacyRequest), which is needed only when the
+   * request claims the 2026 envelope somewhere (an `io.modelcontextprotocol/` key in a message's `_meta`, or a
+   * 2026-or-later MCP-Protocol-Version header); a request with neither is 2025-era by the SDK's rule, decided here.
+   */
+  private async isLegacy(req: McpRequest, request: Request, body: unknown): Promise<boolean> {
+    const version = req.headers['mcp-protocol-version'];
+    const modernHeader = typeof version === 'string' ? version >= '2026' : version !== undefined;
+    if (!modernHeader && !(Array.isArray(body) ? body : [body]).some(claimsEnvelope)) return true;
+    return this.sdk.isLegacyRequest(request, body, { maxRequestBodySize: this.options.maxBodyBytes });
   }
 
   /** Sessions the caller holds, open or being opened. */
@@ -386,4 +396,20 @@ function refuseBody(req: IncomingMessage, res: ServerResponse, problem: BodyProb
     res.once('finish', () => req.destroy());
   }
   writeJsonRpcError(res, problem.status, problem.code, problem.message);
+}
+
+/** A JSON-RPC 2.0 request, notification or response, by its shape. */
+function isJsonRpcShaped(message: unknown): boolean {
+  if (message === null || typeof message !== 'object' || Array.isArray(message)) return false;
+  const m = message as Record<string, unknown>;
+  if (m.jsonrpc !== '2.0') return false;
+  if (Object.hasOwn(m, 'method')) return typeof m.method === 'string';
+  return Object.hasOwn(m, 'id') && (Object.hasOwn(m, 'result') || Object.hasOwn(m, 'error'));
+}
+
+/** Whether a message carries a key of the 2026 envelope in its `_meta`. */
+function claimsEnvelope(message: unknown): boolean {
+  const params = (message as { params?: unknown } | null)?.params;
+  const meta = params !== null && typeof params === 'object' ? (params as { _meta?: unknown })._meta : undefined;
+  return meta !== null && typeof meta === 'object' && Object.keys(meta).some((key) => key.startsWith('io.modelcontextprotocol/'));
 }
