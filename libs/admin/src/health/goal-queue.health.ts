@@ -1,5 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import type { HealthIndicatorResult, HealthIndicatorService } from '@nestjs/terminus';
+import type { HealthIndicatorResult, HealthIndicatorService } from './health-indicator.types';
 import { withTimeout } from './outbox.health';
 
 /**

@@ -3,13 +3,14 @@ import type * as Terminus from '@nestjs/terminus';
 import { loadOptionalPeer } from '@zmodu/guard';
 import { OUTBOX_STORE, OutboxStore } from '@zmodu/outbox';
 import { GoalQueueHealthIndicator } from './goal-queue.health';
+import type { HealthIndicatorService } from './health-indicator.types';
 import { OutboxHealthIndicator } from './outbox.health';
 
 /**
  * @nestjs/terminus (an optional peer of @zmodu/admin), loaded when ZmoduHealthModule builds its indicators (at boot),
  * so that an application without health checks need not install it. Only its types are imported at the top.
  */
-function healthIndicatorService(): Terminus.HealthIndicatorService {
+function healthIndicatorService(): HealthIndicatorService {
   const terminus = loadOptionalPeer(
     '@nestjs/terminus',
     'the health indicators (ZmoduHealthModule)',

@@ -3,8 +3,9 @@ import { loadOptionalPeer, RuntimeEvent, RuntimeEvents } from '@zmodu/guard';
 import { OUTBOX_STORE, OutboxBacklog, OutboxStore } from '@zmodu/outbox';
 import { SkillRegistry } from '@zmodu/skills';
 import type * as PromClient from 'prom-client';
-import type { Counter, Gauge, Histogram, Metric, Registry } from 'prom-client';
+import type { Counter, Gauge, Histogram, Metric } from 'prom-client';
 import { METRICS_OPTIONS } from './metrics.constants';
+import type { MetricsRegistry } from './metrics-registry';
 import { MetricsTenantView, OVERFLOW_TENANT_LABEL, ResolvedMetricsOptions, UNKNOWN_SKILL_LABEL } from './metrics.options';
 
 /** What a scrape may see: every series (true), or one tenant's own series. */
@@ -25,8 +26,8 @@ export class ZmoduMetrics implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('ZmoduMetrics');
   /** prom-client, an optional peer of @zmodu/admin, loaded when this module is built (see loadPromClient). */
   private readonly prom: typeof PromClient;
-  /** The registry this application's metrics live in; serve it with `scrape()`. */
-  readonly registry: Registry;
+  /** The registry this application's metrics live in (prom-client's Registry; add yours to it); serve it with `scrape()`. */
+  readonly registry: MetricsRegistry;
   private readonly toolCalls: Counter<'skill' | 'action' | 'outcome'>;
   private readonly denials: Counter<'cause'>;
   private readonly tokens: Counter<'tenant' | 'agent'>;
