@@ -10,19 +10,26 @@ async function messagesServer(handlers: Handler[]) {
   const requests: Array<{ body: Record<string, unknown>; headers: IncomingMessage['headers'] }> = [];
   let cut = 0;
   const server: Server = createServer((req, res) => {
+    // Counted from the request's arrival: a client that gives up before the body is read has cut it off too.
+    res.on('close', () => {
+      if (!res.writableEnded) cut++;
+    });
     let data = '';
     req.on('data', (c: Buffer) => (data += c.toString()));
     req.on('end', () => {
       const body = JSON.parse(data) as Record<string, unknown>;
       requests.push({ body, headers: req.headers });
-      res.on('close', () => {
-        if (!res.writableEnded) cut++;
-      });
       handlers[Math.min(requests.length - 1, handlers.length - 1)](body, req, res);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests, cut: () => cut, server };
+}
+
+/** Polls `read` until it gives `want` (at most 5 s), and returns what it gives then: for what the server sees after the client. */
+async function eventually(read: () => number, want: number): Promise<number> {
+  for (const end = Date.now() + 5000; read() !== want && Date.now() < end;) await new Promise((r) => setTimeout(r, 20));
+  return read();
 }
 
 const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
@@ -190,10 +197,11 @@ describe('AnthropicModelProvider (official SDK against a local protocol server)'
     const pending = new AnthropicModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries: 0 }).complete(
       request({ signal: controller.signal }),
     );
-    setTimeout(() => controller.abort(), 100);
-    await expect(pending).rejects.toThrow(/abort/i);
-    await new Promise((r) => setTimeout(r, 100));
-    expect(s.cut()).toBe(1);
+    const refused = expect(pending).rejects.toThrow(/abort/i);
+    await eventually(() => s.requests.length, 1); // aborted once the server has it in hand
+    controller.abort();
+    await refused;
+    expect(await eventually(s.cut, 1)).toBe(1);
     s.server.closeAllConnections();
   });
 
@@ -206,6 +214,7 @@ describe('AnthropicModelProvider (official SDK against a local protocol server)'
         (e: Error) => e.message,
       );
       s.server.closeAllConnections();
+      s.server.close(); // each call has a server of its own: left listening, jest (in band) would never exit
       return [err, s.requests.length];
     };
     const body =
@@ -359,8 +368,7 @@ describe('AnthropicModelProvider (official SDK against a local protocol server)'
         request({ onTextDelta: () => undefined }),
       );
       await expect(cut).rejects.toThrow(/ended before the turn was complete/);
-      await new Promise((r) => setTimeout(r, 100));
-      expect(s.cut()).toBe(2); // the aborted and the quiet stream were cut off at the server
+      expect(await eventually(s.cut, 2)).toBe(2); // the aborted and the quiet stream were cut off at the server
       s.server.closeAllConnections();
     });
   });

@@ -13,20 +13,27 @@ async function protocolServer(
   const requests: Array<Record<string, unknown>> = [];
   let closedEarly = 0;
   const server = createServer((req, res) => {
+    // Counted from the request's arrival: a client that gives up before the body is read has cut it off too.
+    res.on('close', () => {
+      if (!res.writableEnded) closedEarly++;
+    });
     let data = '';
     req.on('data', (c: Buffer) => (data += c.toString()));
     req.on('end', () => {
       const body = JSON.parse(data) as Record<string, unknown>;
       requests.push(body);
-      res.on('close', () => {
-        if (!res.writableEnded) closedEarly++;
-      });
       const handler = handlers[Math.min(requests.length - 1, handlers.length - 1)];
       handler(body, req, res);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, requests, closed: () => closedEarly, server };
+}
+
+/** Polls `read` until it gives `want` (at most 5 s), and returns what it gives then: for what the server sees after the client. */
+async function eventually(read: () => number, want: number): Promise<number> {
+  for (const end = Date.now() + 5000; read() !== want && Date.now() < end;) await new Promise((r) => setTimeout(r, 20));
+  return read();
 }
 
 const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
@@ -194,12 +201,13 @@ describe('OpenAIModelProvider (official SDK against a local protocol server)', (
     const pending = new OpenAIModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries: 0 }).complete(
       request(controller.signal),
     );
-    setTimeout(() => controller.abort(), 100);
+    const refused = expect(pending).rejects.toThrow(/abort/i);
+    await eventually(() => s.requests.length, 2); // aborted once the server has it in hand
     const started = Date.now();
-    await expect(pending).rejects.toThrow(/abort/i);
+    controller.abort();
+    await refused;
     expect(Date.now() - started).toBeLessThan(2000);
-    await new Promise((r) => setTimeout(r, 100));
-    expect(s.closed()).toBe(2); // both requests were cut off at the server, none left running
+    expect(await eventually(s.closed, 2)).toBe(2); // both requests were cut off at the server, none left running
     s.server.closeAllConnections();
   });
 
@@ -420,8 +428,7 @@ describe('OpenAIModelProvider (official SDK against a local protocol server)', (
         onTextDelta: () => undefined,
       });
       await expect(cut).rejects.toThrow(/ended before the turn was complete/);
-      await new Promise((r) => setTimeout(r, 100));
-      expect(s.closed()).toBe(2); // the aborted and the quiet stream were cut off at the server
+      expect(await eventually(s.closed, 2)).toBe(2); // the aborted and the quiet stream were cut off at the server
       s.server.closeAllConnections();
     });
   });
