@@ -9,6 +9,7 @@ import { runPipelineBench } from './pipeline.bench';
 import { runProviderLoopBench } from './provider-loop.bench';
 import { runRelayBench } from './relay.bench';
 import { runGuardBench } from './guard.bench';
+import { runHostileInputBench } from './hostile-input.bench';
 import { runMcpBench } from './mcp.bench';
 import { runMemoryBench } from './memory.bench';
 import { runWorkerBench } from './worker.bench';
@@ -31,6 +32,7 @@ async function main(): Promise<void> {
 
   const rows: Row[] = [];
   rows.push(...(await runGuardBench(log)).rows);
+  rows.push(...(await runHostileInputBench(log)).rows);
   rows.push(...(await runAgentLoopBench(log)).rows);
   rows.push(...(await runProviderLoopBench(log)).rows);
   rows.push(...(await runMcpBench(log)).rows);
