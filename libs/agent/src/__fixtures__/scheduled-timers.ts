@@ -10,7 +10,7 @@ export interface ScheduledTimer<T> {
  * asserts a wait a client chose (the SDK's sleep before a retry, a grace period) by its length and its place among the
  * events, not by the wall time that went by.
  */
-export async function timersDuring<R, T>(observe: () => T, run: () => Promise<R>): Promise<{ result: R; timers: ScheduledTimer<T>[] }> {
+export async function timersDuring<R, T>(observe: () => T, run: () => PromiseLike<R>): Promise<{ result: R; timers: ScheduledTimer<T>[] }> {
   const original = globalThis.setTimeout;
   const timers: Array<{ ms: number; whenSet: T; whenFired?: T }> = [];
   const spy = ((handler: (...args: unknown[]) => void, ms?: number, ...args: unknown[]) => {
