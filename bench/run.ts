@@ -17,7 +17,8 @@ import { checksum } from './measure';
 import { formatTable, Row, writeResults } from './report';
 
 /**
- * `npm run bench`: the guard's decision cost against a Set lookup and casbin, the agent
+ * `npm run bench`: the guard's decision cost against a Set lookup and casbin, the redactor and a schema pattern on
+ * hostile input against ordinary input, the agent
  * loop against the Vercel AI SDK (in memory, and over the OpenAI provider against a local server), MCP
  * tools/call through McpModule against the raw MCP SDK server, db.query against pg on the same final SQL, the proposal
  * pipeline against one committed INSERT, the outbox relay against pg-boss, the AgentWorker against p-queue, memory recall among
