@@ -90,9 +90,13 @@ describe('red team cluster mode (pg-boss)', () => {
       const closed = events.find((e) => e.closed);
       const runId = closed?.closed;
       expect(typeof runId).toBe('string');
-      // Once app.close() resolved, nothing was left to keep the process alive (no pool, socket or timer: the fixture
-      // lists what node still holds), and it ended by itself, not by the hang guard's SIGKILL.
-      expect({ left: closed?.left, exit, log: exit.code === 0 ? '' : log }).toEqual({ left: [], exit: { code: 0, signal: null }, log: '' });
+      // Once app.close() resolved, no timer was left to keep the process alive (the fixture lists them), and it ended by
+      // itself, not by the hang guard's SIGKILL (a pool or a LISTEN client left open would have kept it alive until then).
+      expect({ timers: closed?.timers, exit, log: exit.code === 0 ? '' : log }).toEqual({
+        timers: [],
+        exit: { code: 0, signal: null },
+        log: '',
+      });
       const [run] = await dataSource.query<{ status: string }[]>('SELECT status FROM zmodu_agent_runs WHERE id = $1', [runId]);
       if (!env.ZMODU_CLOSE_MID_RUN) return expect(run.status).toBe('succeeded');
       // Given back: interrupted in the store, and waiting in the shared queue for another instance.

@@ -59,7 +59,7 @@ describe('runReadOnlyStatement', () => {
   const failure = (p: Promise<unknown>) =>
     p.then(
       () => null,
-      (e: { code?: string }) => e,
+      (e: { code?: string; message?: string }) => e,
     );
 
   it('returns the rows and the column names, even of an empty result', async () => {
@@ -232,7 +232,6 @@ describe('runReadOnlyStatement', () => {
     try {
       const conn = await runner.connect();
       if (db.kind === 'postgres') {
-        const started = Date.now();
         const pending = failure(
           runReadOnlyStatement(conn, { text: 'SELECT pg_sleep(30)', values: [], timeoutMs: 20_000, signal: controller.signal }),
         );
