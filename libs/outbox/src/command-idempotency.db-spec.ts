@@ -172,12 +172,12 @@ describe('command.execute: once per key, even when concurrent', () => {
     const before = entries;
     const first = execute('run-slow-1', { n: 1 }, {}, 'probe.slow');
     while (entries === before) await sleep(10);
-    const started = Date.now();
     const second = execute('run-slow-1', { n: 1 }, {}, 'probe.slow');
     if (db.kind === 'postgres') {
+      // Answered while the first call still holds the key (it is released only after this answer): the wait was
+      // bounded. An unbounded one never ends here, and jest's test timeout fails it.
       const busy = await second;
       expect(busy.error).toMatchObject({ error: 'SkillFailed', reason: 'command_in_progress', retryable: true });
-      expect(Date.now() - started).toBeLessThan(5_000);
       releaseSlow();
       const done = await first;
       expect(done.value).toMatchObject({ replayed: false });

@@ -1,5 +1,6 @@
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
+import { timersDuring } from '../__fixtures__/scheduled-timers';
 import { ModelRequest } from './model-provider';
 import { OpenAIModelProvider } from './openai-model.provider';
 import { fromFunctionName, toFunctionName } from './tool-names';
@@ -30,11 +31,10 @@ async function protocolServer(
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, requests, closed: () => closedEarly, server };
 }
 
-/** Polls `read` until it gives `want` (at most 5 s), and returns what it gives then: for what the server sees after the client. */
-async function eventually(read: () => number, want: number): Promise<number> {
-  for (const end = Date.now() + 5000; read() !== want && Date.now() < end;) await new Promise((r) => setTimeout(r, 20));
-  return read();
-}
+/** Poll `check` every 10 ms, for at most 5 s. */
+const until = async (check: () => boolean) => {
+  for (let i = 0; i < 500 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
+};
 
 const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
@@ -169,11 +169,14 @@ describe('OpenAIModelProvider (official SDK against a local protocol server)', (
       (_b, _r, res) => json(res, 200, completion({ content: 'done' })),
     ]);
     server = s.server;
-    const started = Date.now();
-    const turn = await new OpenAIModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries: 2 }).complete(request());
+    const { result: turn, timers } = await timersDuring(
+      () => s.requests.length,
+      () => new OpenAIModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries: 2 }).complete(request()),
+    );
     expect(turn.text).toBe('done');
     expect(s.requests).toHaveLength(3);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(1000); // the Retry-After was honoured
+    // The Retry-After was honoured: after the 429, a wait of its 1 s, over before the retry was sent.
+    expect(timers).toContainEqual({ ms: 1000, whenSet: 1, whenFired: 1 });
   });
 
   it('gives up after maxRetries, answering the error', async () => {
@@ -190,24 +193,23 @@ describe('OpenAIModelProvider (official SDK against a local protocol server)', (
     const s = await protocolServer([hang]);
     server = s.server;
     const slow = new OpenAIModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, timeoutMs: 300, maxRetries: 0 });
-    const t0 = Date.now();
+    // The server never answers: only the timeout ends these calls (jest's test timeout is the hang guard).
     // Told as a timeout, also under jest (where the fetch's AbortError comes from another realm and the SDK reports
     // a connection error): the request took its whole timeout.
     await expect(slow.complete(request())).rejects.toThrow(
       'OpenAIModelProvider: the model server did not answer within 300 ms (timeoutMs), 1 attempt',
     );
-    expect(Date.now() - t0).toBeLessThan(2000);
     const controller = new AbortController();
     const pending = new OpenAIModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries: 0 }).complete(
       request(controller.signal),
     );
     const refused = expect(pending).rejects.toThrow(/abort/i);
-    await eventually(() => s.requests.length, 2); // aborted once the server has it in hand
-    const started = Date.now();
+    await until(() => s.requests.length === 2); // aborted once the server has it in hand
     controller.abort();
     await refused;
-    expect(Date.now() - started).toBeLessThan(2000);
-    expect(await eventually(s.closed, 2)).toBe(2); // both requests were cut off at the server, none left running
+    expect(s.requests).toHaveLength(2); // neither was retried
+    await until(() => s.closed() === 2);
+    expect(s.closed()).toBe(2); // both requests were cut off at the server, none left running
     s.server.closeAllConnections();
   });
 
@@ -415,20 +417,20 @@ describe('OpenAIModelProvider (official SDK against a local protocol server)', (
       await expect(aborted).rejects.toThrow(/aborted/);
       expect(deltas).toEqual(['Thinking']);
 
-      const t0 = Date.now();
+      // The stream goes quiet for good: only the idle deadline ends it (jest's test timeout is the hang guard).
       const quiet = new OpenAIModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries: 0, timeoutMs: 300 }).complete({
         ...request(),
         onTextDelta: () => undefined,
       });
       await expect(quiet).rejects.toThrow(/sent nothing for 300 ms/);
-      expect(Date.now() - t0).toBeLessThan(2000);
 
       const cut = new OpenAIModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries: 0 }).complete({
         ...request(),
         onTextDelta: () => undefined,
       });
       await expect(cut).rejects.toThrow(/ended before the turn was complete/);
-      expect(await eventually(s.closed, 2)).toBe(2); // the aborted and the quiet stream were cut off at the server
+      await until(() => s.closed() >= 2);
+      expect(s.closed()).toBe(2); // the aborted and the quiet stream were cut off at the server
       s.server.closeAllConnections();
     });
   });
