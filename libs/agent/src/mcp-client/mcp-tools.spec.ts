@@ -242,10 +242,11 @@ describe('external MCP server over stdio: lifecycle', () => {
     const app = await boot([stdioServer(dir, { reconnectDelayMs: 60_000 })], [reader(turns)]);
     const pid = stdioLog(dir)[0].pid as number;
     let hint = 0;
-    const logs = await logsOf(async () => {
+    const logs = await logsOf(async (lines) => {
       process.kill(pid, 'SIGKILL');
       await until(() => !alive(pid));
-      await new Promise((r) => setTimeout(r, 100));
+      // The client has seen the connection close (not a fixed wait: a loaded machine may take longer to read it).
+      await until(() => lines.some((l) => /MCP server 'weather' closed the connection/.test(l)));
       const r = await app.get(AgentRegistry).get('forecaster').run('Oslo?', { tenantId: 't1', userId: 'u' });
       expect(r.stoppedReason).toBe('final');
       const seen = JSON.parse(r.answer) as { reason: string; retryAfterMs: number; message: string };

@@ -122,8 +122,8 @@ describe('red team cluster: a run handed back while its first copy still winds d
     expect(calls).toBe(1);
     store.partitioned = false;
     open();
-    await until(async () => ['succeeded', 'failed'].includes((await store.get('t1', runId))?.status ?? ''), 'the run to end', 3000);
-    await until(() => app!.get(AgentWorker).stats().running === 0, 'no run left', 1000);
+    await until(async () => ['succeeded', 'failed'].includes((await store.get('t1', runId))?.status ?? ''), 'the run to end', 10_000);
+    await until(() => app!.get(AgentWorker).stats().running === 0, 'no run left', 10_000);
     expect(calls).toBeLessThanOrEqual(2);
   });
 });
