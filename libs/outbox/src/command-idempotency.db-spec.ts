@@ -158,10 +158,11 @@ describe('command.execute: once per key, even when concurrent', () => {
   it('a rolled-back command leaves its key free: a concurrent call waits for the rollback, then runs', async () => {
     const before = entries;
     failNext = true;
-    const [bad, good] = await Promise.all([
-      execute('rb-1', { n: 1 }, {}, 'probe.flaky'),
-      sleep(5).then(() => execute('rb-1', { n: 1 }, {}, 'probe.flaky')),
-    ]);
+    // The second call starts once the first one's body has entered (it then holds the key for 40 ms and fails): a
+    // head start of a few ms let a loaded machine run the second body first, which took the failure.
+    const badCall = execute('rb-1', { n: 1 }, {}, 'probe.flaky');
+    for (let i = 0; i < 1000 && entries === before; i++) await sleep(5);
+    const [bad, good] = await Promise.all([badCall, execute('rb-1', { n: 1 }, {}, 'probe.flaky')]);
     expect(bad.error).toMatchObject({ reason: 'flaked' });
     expect(good.value).toMatchObject({ replayed: false });
     expect(entries - before).toBe(2);
