@@ -9,6 +9,7 @@ import { runPipelineBench } from './pipeline.bench';
 import { runProviderLoopBench } from './provider-loop.bench';
 import { runRelayBench } from './relay.bench';
 import { runGuardBench } from './guard.bench';
+import { runHostileInputBench } from './hostile-input.bench';
 import { runMcpBench } from './mcp.bench';
 import { runMemoryBench } from './memory.bench';
 import { runWorkerBench } from './worker.bench';
@@ -16,7 +17,8 @@ import { checksum } from './measure';
 import { formatTable, Row, writeResults } from './report';
 
 /**
- * `npm run bench`: the guard's decision cost against a Set lookup and casbin, the agent
+ * `npm run bench`: the guard's decision cost against a Set lookup and casbin, the redactor and a schema pattern on
+ * hostile input against ordinary input, the agent
  * loop against the Vercel AI SDK (in memory, and over the OpenAI provider against a local server), MCP
  * tools/call through McpModule against the raw MCP SDK server, db.query against pg on the same final SQL, the proposal
  * pipeline against one committed INSERT, the outbox relay against pg-boss, the AgentWorker against p-queue, memory recall among
@@ -34,6 +36,7 @@ async function main(): Promise<void> {
   const wanted = (name: BenchName) => only === null || only.has(name);
   const rows: Row[] = [];
   if (wanted('guard')) rows.push(...(await runGuardBench(log)).rows);
+  if (wanted('hostile-input')) rows.push(...(await runHostileInputBench(log)).rows);
   if (wanted('agent-loop')) rows.push(...(await runAgentLoopBench(log)).rows);
   if (wanted('provider-loop')) rows.push(...(await runProviderLoopBench(log)).rows);
   if (wanted('mcp')) rows.push(...(await runMcpBench(log)).rows);
@@ -62,7 +65,7 @@ async function main(): Promise<void> {
 }
 
 const DATABASE_BENCHES = ['db-query', 'pipeline', 'audit-chain', 'relay', 'memory', 'cluster'] as const;
-const BENCHES = ['guard', 'agent-loop', 'provider-loop', 'mcp', 'worker', ...DATABASE_BENCHES] as const;
+const BENCHES = ['guard', 'hostile-input', 'agent-loop', 'provider-loop', 'mcp', 'worker', ...DATABASE_BENCHES] as const;
 type BenchName = (typeof BENCHES)[number];
 
 /** The rows `--only a,b` names (null: every row); an unknown name ends the run saying which names there are. */

@@ -541,9 +541,9 @@ describe('zmodu CLI end to end', () => {
     ];
     const file = join(dir, 'calls.jsonl');
     writeFileSync(file, lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n') + '\n');
-    const started = Date.now();
+    // The five-way join (line 4) would run for hours: it ends at db.query's deadline (its answer below: timeout), and the
+    // lines after it are answered too. A batch that hung would be failed by jest's test timeout.
     const r = await zmodu('ai', 'call', '--batch', file, '--config', config);
-    expect(Date.now() - started).toBeLessThan(45_000);
     expect(r.code).toBe(1);
     const out = r.stdout
       .trim()

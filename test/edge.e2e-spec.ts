@@ -294,12 +294,11 @@ describe('the HTTP edge of the sample app', () => {
     const goal = (body: string) =>
       http().post('/agents/trader/runs').set('Authorization', bearer(claims())).set('content-type', 'application/json').send(body);
 
-    it('answers 413 for the 90 KB body nested 45,000 deep (over the 8 KB limit of a run), quickly', async () => {
-      const started = Date.now();
+    it('answers 413 for the 90 KB body nested 45,000 deep (over the 8 KB limit of a run), before it is parsed', async () => {
       const res = await goal(`{"goal":${'['.repeat(45_000)}${']'.repeat(45_000)}}`);
+      // The size check's answer (a parse would have answered the nesting, 400): the body was never walked.
       expect(res.status).toBe(413);
       expect(res.body).toMatchObject({ field: 'body', limit: 8192 });
-      expect(Date.now() - started).toBeLessThan(2000);
     });
 
     it('answers 400 naming the body for a small body nested deeper than 32 levels', async () => {

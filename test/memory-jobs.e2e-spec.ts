@@ -173,7 +173,11 @@ describe('sample app: tenant memory and scheduled jobs over HTTP', () => {
     expect(jobs.body).toEqual([
       expect.objectContaining({ id: jobId, origin: 'dynamic', task: 'morning_summary', permissions: [PERMISSIONS.marketRead] }),
     ]);
-    expect(Date.parse(jobs.body[0].expiresAt as string)).toBeGreaterThan(Date.now() + 89 * 86_400_000);
+    // The default lifetime, 90 days from when it was scheduled (its stored creation, written just after its expiry).
+    const [job] = await app.get<DataSource>(getDataSourceToken()).query('SELECT created_at FROM zmodu_agent_jobs WHERE id = $1', [jobId]);
+    const lifetime = Date.parse(jobs.body[0].expiresAt as string) - new Date(job.created_at).getTime();
+    expect(lifetime).toBeLessThanOrEqual(90 * 86_400_000);
+    expect(lifetime).toBeGreaterThan(89 * 86_400_000);
 
     const stolen = await run(app, 'scheduler', t2, `Cancel job ${jobId}`);
     expect(calls(stolen)[0]).toMatchObject({ name: 'cancel_job', decision: 'allowed' });

@@ -47,15 +47,19 @@ class TradingSkills {
   }
 
   slowAborted = 0;
+  /** Called when market.slow starts: a test's cue to abort the run while the call runs. */
+  onSlowStart: (() => void) | undefined;
 
   @Skill({ name: 'market.slow', action: 'read', description: 'Waits until its call is aborted', parameters: { type: 'object' } })
   slow(_args: unknown, ctx: SkillInvocation) {
-    return new Promise((_resolve, reject) =>
+    const aborted = new Promise((_resolve, reject) =>
       ctx.signal.addEventListener('abort', () => {
         this.slowAborted++;
         reject(new Error('aborted'));
       }),
     );
+    this.onSlowStart?.(); // once it listens for the abort
+    return aborted;
   }
 }
 
@@ -478,9 +482,10 @@ describe('Agent.run', () => {
   });
 
   it('passes the deadline to the tool call running, and refuses a bad runTimeoutMs', async () => {
+    // The deadline comes while market.slow waits (it waits until aborted): 1 s leaves a loaded machine room to get there.
     const app = await boot([
       trader({
-        runTimeoutMs: 80,
+        runTimeoutMs: 1000,
         skills: ['market.slow'],
         guard: { allow: ['market.slow'] },
         provider: new ScriptedModelProvider([{ toolCalls: [{ name: 'market.slow', arguments: {} }] }]),
@@ -513,14 +518,21 @@ describe('Agent.run', () => {
       ],
     };
     const names = ['market.slow', 'order.submit'];
+    // The deadline and the abort both come while market.slow runs: the deadline at 1 s (room for a loaded machine to
+    // get there), the abort as soon as market.slow has started.
     const app = await boot([
-      trader({ runTimeoutMs: 80, skills: names, guard: { allow: names, allowExecute: true }, provider: new ScriptedModelProvider([turn]) }),
+      trader({
+        runTimeoutMs: 1000,
+        skills: names,
+        guard: { allow: names, allowExecute: true },
+        provider: new ScriptedModelProvider([turn]),
+      }),
       trader({ name: 'desk', skills: names, guard: { allow: names, allowExecute: true }, provider: new ScriptedModelProvider([turn]) }),
     ]);
     const skills = app.get(TradingSkills);
     const timedOut = await app.get(AgentRegistry).get('trader').run('x', { tenantId: 't1', userId: 'u' });
     const controller = new AbortController();
-    setTimeout(() => controller.abort(), 40);
+    skills.onSlowStart = () => controller.abort();
     const aborted = await app.get(AgentRegistry).get('desk').run('x', { tenantId: 't1', userId: 'u', signal: controller.signal });
     for (const [r, reason] of [
       [timedOut, 'timed_out'],

@@ -15,6 +15,13 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs = 20
   }
 }
 
+/** A gate the test opens: what waits on it runs on only when the test says so, however fast or slow the machine is. */
+function gate() {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { opened, open };
+}
+
 describe('outbox relay: leases per delivery, concurrent deliveries, per-topic limits', () => {
   let db: TestDatabase;
   let t: Awaited<ReturnType<typeof startOutboxApp>>;
@@ -58,9 +65,9 @@ describe('outbox relay: leases per delivery, concurrent deliveries, per-topic li
     const outbox = t.app.get(OutboxService);
     const ids: string[] = [];
     for (let i = 0; i < 12; i++) ids.push(await outbox.publish({ tenantId: 'acme', topic: 'hook.slow', payload: { i }, maxAttempts: 1 }));
-    // The lease (1.5 s) holds one delivery (at most 1 s), not a batch of them.
+    // Deadlines far above the webhook's 400 ms (a loaded machine must not time a POST out: that is not what this is about).
     const relays = ['A', 'B'].map(
-      (owner) => new OutboxRelay(t.store, { owner, concurrency: 3, leaseMs: 1500, handlerTimeoutMs: 1000, pollIntervalMs: 50 }),
+      (owner) => new OutboxRelay(t.store, { owner, concurrency: 3, leaseMs: 35_000, handlerTimeoutMs: 30_000, pollIntervalMs: 50 }),
     );
     for (const r of relays)
       r.on('hook.slow', async (event, ctx) => {
@@ -100,28 +107,33 @@ describe('outbox relay: leases per delivery, concurrent deliveries, per-topic li
     for (let i = 0; i < 3; i++) await outbox.publish({ tenantId: 'acme', topic: 'topic.fast', payload: { i } });
     let slowInFlight = 0;
     let slowMost = 0;
+    // The slow topic's receiver hangs until the test lets it go.
+    const receiver = gate();
     // One poll only (the first, at start): everything after it comes from freed slots.
     const relay = new OutboxRelay(t.store, {
       owner: 'topics',
       concurrency: 4,
       topicConcurrency: 2,
-      handlerTimeoutMs: 2000,
+      handlerTimeoutMs: 30_000,
       pollIntervalMs: 60_000,
     });
     relay.on('topic.slow', async () => {
       slowInFlight++;
       slowMost = Math.max(slowMost, slowInFlight);
-      await sleep(800);
+      await receiver.opened;
       slowInFlight--;
     });
     relay.on('topic.fast', () => undefined);
     relay.start();
     try {
-      await until('the fast topic delivered', async () => (await statusOf('topic.fast')).delivered === 3, 5000);
-      // Every fast event was delivered before the first slow one (800 ms each) finished.
+      await until('the fast topic delivered', async () => (await statusOf('topic.fast')).delivered === 3);
+      // Every fast event was delivered while two slow ones (the topic's limit) held their slots, none of them done.
+      expect(slowInFlight).toBe(2);
       expect((await statusOf('topic.slow')).delivered ?? 0).toBe(0);
-      await until('the slow topic delivered', async () => (await statusOf('topic.slow')).delivered === 6, 10_000);
+      receiver.open();
+      await until('the slow topic delivered', async () => (await statusOf('topic.slow')).delivered === 6);
     } finally {
+      receiver.open();
       await relay.stop();
     }
     expect(slowMost).toBe(2);
@@ -132,21 +144,40 @@ describe('outbox relay: leases per delivery, concurrent deliveries, per-topic li
     const outbox = t.app.get(OutboxService);
     const id = await outbox.publish({ tenantId: 'acme', topic: 'stall.topic', payload: {}, maxAttempts: 1 });
     let delivered = 0;
-    // The holder delivers at once, then its process stalls for 300 ms: longer than its 100 ms lease.
+    // The holder delivers at once, then its process stalls (until the test lets it go) past its 100 ms lease.
+    const stall = gate();
+    let stalled = false;
     const holder = new OutboxRelay(t.store, {
       owner: 'holder',
       leaseMs: 100,
       handlerTimeoutMs: 50,
-      hooks: { afterDeliver: () => sleep(300).then(() => undefined) },
+      hooks: {
+        afterDeliver: () => {
+          stalled = true;
+          return stall.opened;
+        },
+      },
     });
     holder.on('stall.topic', () => void delivered++);
-    const other = new OutboxRelay(t.store, { owner: 'other', handlerTimeoutMs: 50 });
+    const other = new OutboxRelay(t.store, { owner: 'other' });
     other.on('stall.topic', () => void delivered++);
     const holderPass = holder.runOnce();
-    await sleep(180);
-    // Its lease ran out on the last attempt: the other relay takes the claim over and dead-letters it.
-    expect(await other.runOnce()).toMatchObject({ claimed: 0, dead: 1 });
-    expect(await outbox.get('acme', id)).toMatchObject({ status: 'dead' });
+    try {
+      await until('the stalled holder lease ran out', async () => {
+        const [lease] = await t.ds.query(
+          `SELECT lease_owner = 'holder' AND lease_until < now() AS "lapsed" FROM zmodu_outbox WHERE id = $1`,
+          [id],
+        );
+        return lease?.lapsed === true;
+      });
+      expect(stalled).toBe(true);
+      // Its lease ran out on the last attempt: the other relay takes the claim over and dead-letters it.
+      expect(await other.runOnce()).toMatchObject({ claimed: 0, dead: 1 });
+      expect(await outbox.get('acme', id)).toMatchObject({ status: 'dead' });
+    } finally {
+      stall.open();
+      await Promise.allSettled([holderPass]);
+    }
     expect(await holderPass).toMatchObject({ claimed: 1, delivered: 1, stale: 0 });
     expect(await outbox.get('acme', id)).toMatchObject({ status: 'delivered', deliveredAt: expect.any(Date) });
     expect(delivered).toBe(1);
@@ -158,16 +189,26 @@ describe('outbox relay: leases per delivery, concurrent deliveries, per-topic li
     for (let i = 0; i < 5; i++) await outbox.publish({ tenantId: 'acme', topic: 'once.b', payload: { i } });
     let inFlight = 0;
     let most = 0;
-    const relay = new OutboxRelay(t.store, { owner: 'once', concurrency: 6, topicConcurrency: 3, handlerTimeoutMs: 1000 });
+    // A barrier: each handler waits until six are in at once. Deliveries one after the other would never get there:
+    // after 10 s from the first arrival the barrier gives up, and `most` says how many came.
+    const allIn = gate();
+    let giveUp: NodeJS.Timeout | undefined;
+    const relay = new OutboxRelay(t.store, { owner: 'once', concurrency: 6, topicConcurrency: 3, handlerTimeoutMs: 30_000 });
     const handler = async () => {
       inFlight++;
       most = Math.max(most, inFlight);
-      await sleep(100);
+      giveUp ??= setTimeout(allIn.open, 10_000);
+      if (inFlight === 6) allIn.open();
+      await allIn.opened;
       inFlight--;
     };
     relay.on('once.a', handler);
     relay.on('once.b', handler);
-    expect(await relay.runOnce()).toMatchObject({ claimed: 6, delivered: 6 });
+    try {
+      expect(await relay.runOnce()).toMatchObject({ claimed: 6, delivered: 6 });
+    } finally {
+      clearTimeout(giveUp);
+    }
     expect(most).toBe(6); // six deliveries at once, not one after the other
     expect(await statusOf('once.a')).toEqual({ delivered: 3, pending: 2 });
     expect(await relay.runOnce()).toMatchObject({ claimed: 4, delivered: 4 });

@@ -90,6 +90,12 @@ export class OutboxRelay {
   private reaping: Promise<void> | null = null;
   private claimAgain = false;
   private readonly active = new Set<Promise<void>>();
+  /** The runOnce passes under way (stop waits for them, as for the running relay's deliveries). */
+  private readonly passes = new Set<Promise<unknown>>();
+  /** Handlers abandoned at their deadline that still run, with the settlement of their late success. */
+  private readonly abandoned = new Set<Promise<unknown>>();
+  /** Raised by stop once it has stopped waiting: a late success of an earlier generation is not settled after it. */
+  private generation = 0;
   private readonly totals: Counts = { claimed: 0, delivered: 0, failed: 0, dead: 0, stale: 0 };
 
   constructor(
@@ -151,22 +157,46 @@ export class OutboxRelay {
     tick();
   }
 
-  /** Stop claiming, and wait for the deliveries in flight to settle. */
+  /**
+   * Stop claiming, and wait for the deliveries in flight to settle: the running relay's and those of runOnce passes
+   * under way. A handler abandoned at its deadline that still runs is waited for at most leaseMs - handlerTimeoutMs
+   * more (the rest of its lease); a success it reports after that is not settled (the event is tried again, or stays
+   * dead for an admin to retry), so nothing of this relay reaches the database once stop has resolved.
+   */
   async stop(): Promise<void> {
     this.running = false;
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
     await this.reaping?.catch(() => undefined);
     await this.claiming?.catch(() => undefined);
-    await Promise.allSettled([...this.active]);
+    await Promise.allSettled([...this.active, ...this.passes]);
+    if (this.abandoned.size > 0) {
+      let grace: NodeJS.Timeout | undefined;
+      const graceOver = new Promise<void>((resolve) => (grace = setTimeout(resolve, this.leaseMs - this.handlerTimeoutMs)));
+      await Promise.race([Promise.allSettled([...this.abandoned]), graceOver]);
+      clearTimeout(grace);
+      if (this.abandoned.size > 0)
+        this.logger.warn(
+          `stopped with ${this.abandoned.size} handler(s) still running past their deadline: a success they report now is not settled`,
+        );
+    }
+    this.generation++;
   }
 
   /**
    * One pass: settle the claims whose holder died on their last attempt, claim as many due events
    * as there are free slots (per-topic limits applied), deliver them concurrently and settle each
    * under its lease token. A RelayCrash from a hook rejects the pass after the others stop.
+   * stop() waits for a pass under way.
    */
-  async runOnce(): Promise<RelayPass> {
+  runOnce(): Promise<RelayPass> {
+    const pass = this.pass();
+    this.passes.add(pass);
+    void pass.catch(() => undefined).finally(() => this.passes.delete(pass));
+    return pass;
+  }
+
+  private async pass(): Promise<RelayPass> {
     const pass: Counts = { claimed: 0, delivered: 0, failed: 0, dead: 0, stale: 0 };
     pass.dead += await this.store.reapExpired();
     const claimed = await this.claimFree();
@@ -318,13 +348,22 @@ export class OutboxRelay {
     try {
       const error = await Promise.race([work.then(() => null), timeout]);
       if (error === null) return { error: null, late: null };
-      const late = work.then(
-        () =>
-          this.settleDelivered(event, token).catch((err) =>
-            this.logger.error(`event ${event.id}: a late success could not be settled: ${String(err)}`),
-          ),
-        () => undefined,
-      );
+      const generation = this.generation;
+      const late: Promise<unknown> = work
+        .then(
+          () => {
+            if (generation !== this.generation) {
+              this.logger.warn(`event ${event.id}: its handler succeeded after the relay stopped; the success is not settled`);
+              return;
+            }
+            return this.settleDelivered(event, token).catch((err) =>
+              this.logger.error(`event ${event.id}: a late success could not be settled: ${String(err)}`),
+            );
+          },
+          () => undefined,
+        )
+        .finally(() => this.abandoned.delete(late));
+      this.abandoned.add(late);
       return { error, late };
     } catch (err) {
       if (err instanceof RelayCrash) {
@@ -341,12 +380,14 @@ export class OutboxRelay {
     // Settled under the token it was claimed with; the store also lets a success win over a
     // dead-lettering, so a settlement that failed (the database was away) is tried again, with
     // backoff, also after the lease ran out: a delivered event must not stay dead for an admin to resend.
+    // A late success whose relay stopped meanwhile is not tried again: the database may be closing.
+    const generation = this.generation;
     let settled: 'delivered' | 'stale' | undefined;
     for (let attempt = 0; settled === undefined; attempt++) {
       try {
         settled = await this.store.settleDelivered(event.id, token);
       } catch (err) {
-        if (attempt >= SETTLE_RETRIES) throw err;
+        if (attempt >= SETTLE_RETRIES || generation !== this.generation) throw err;
         this.logger.warn(`event ${event.id}: settling its delivery failed (${String(err)}); trying again`);
         await new Promise((resolve) => setTimeout(resolve, Math.min(SETTLE_BACKOFF_MAX_MS, 50 * 2 ** attempt)));
       }

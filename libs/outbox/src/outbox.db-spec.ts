@@ -64,10 +64,12 @@ describe('transactional outbox: nothing lost, nothing twice', () => {
   }
 
   function relay(name: string, crashAfterClaim: Set<string>, crashAfterDispatch: Set<string>, crashInside: Set<string>): OutboxRelay {
+    // Deadlines far above the work (no handler times out, no live lease runs out, however slow the machine): the
+    // claims a crash abandons are expired by the test, between rounds, as the dead process's lease running out.
     const r = new OutboxRelay(t.store, {
       owner: name,
-      leaseMs: 250,
-      handlerTimeoutMs: 200,
+      leaseMs: 120_000,
+      handlerTimeoutMs: 60_000,
       concurrency: 5,
       backoff: { baseMs: 5, maxMs: 20 },
       hooks: {
@@ -109,17 +111,27 @@ describe('transactional outbox: nothing lost, nothing twice', () => {
     ];
     const passes: RelayPass[] = [];
     let crashes = 0;
-    const deadline = Date.now() + 30_000;
-    for (;;) {
+    // Bounded by rounds, not by time: each round delivers or crashes something, whatever the machine's speed.
+    for (let round = 0; round < 200; round++) {
       const outcome = await Promise.allSettled(relays.map((r) => r.runOnce()));
+      let crashed = 0;
       for (const o of outcome) {
         if (o.status === 'fulfilled') passes.push(o.value);
-        else if (o.reason instanceof RelayCrash) crashes++;
+        else if (o.reason instanceof RelayCrash) crashed++;
         else throw o.reason;
       }
+      crashes += crashed;
+      // Both passes have ended: a live claim left now was abandoned by a crashed pass (a pass that ends settles all it
+      // claimed; a claim abandoned earlier and not taken over yet is still delivering, under an expired lease).
+      const [{ n: abandoned }] = await t.ds.query(
+        `SELECT count(*)::int AS n FROM zmodu_outbox WHERE status = 'delivering' AND lease_until > now()`,
+      );
+      if (crashed === 0) expect(Number(abandoned)).toBe(0);
+      // The dead process's leases run out.
+      await t.ds.query(`UPDATE zmodu_outbox SET lease_until = now() - interval '1 second' WHERE status = 'delivering'`);
       const [{ n }] = await t.ds.query(`SELECT count(*) AS n FROM zmodu_outbox WHERE status <> 'delivered'`);
-      if (Number(n) === 0 || Date.now() > deadline) break;
-      await sleep(40);
+      if (Number(n) === 0) break;
+      await sleep(40); // past the retry backoff (at most 20 ms) of the events that failed in their handler
     }
 
     const committed = results.filter((r) => r.crash !== 'before_commit');
@@ -153,25 +165,25 @@ describe('transactional outbox: nothing lost, nothing twice', () => {
   });
 
   it('a stale relay cannot deliver or settle an attempt that a newer relay owns (fencing)', async () => {
-    // Two relays whose process stalls (a hook that sleeps) past their lease: one before the delivery, one after it.
+    // Two relays whose process stalls past their lease (a hook that waits until the test lets it go): one before the
+    // delivery, one after it. The lease runs out while it stalls; the test waits for that, then lets the newer relay in.
     const outbox = t.app.get(OutboxService);
-    const stall = async (ms: number) => {
-      await sleep(ms);
-    };
+    const stalls = new Map<string, () => void>();
+    const stall = (owner: string) => new Promise<void>((resolve) => stalls.set(owner, resolve));
     const fastDone: string[] = [];
     const stalledBefore = new OutboxRelay(t.store, {
       owner: 'stalled-before',
       leaseMs: 60,
       handlerTimeoutMs: 50,
-      hooks: { afterClaim: () => stall(200) },
+      hooks: { afterClaim: () => stall('stalled-before') },
     });
     const stalledAfter = new OutboxRelay(t.store, {
       owner: 'stalled-after',
       leaseMs: 60,
       handlerTimeoutMs: 50,
-      hooks: { afterDeliver: () => stall(200) },
+      hooks: { afterDeliver: () => stall('stalled-after') },
     });
-    const fast = new OutboxRelay(t.store, { owner: 'fast', leaseMs: 5_000, handlerTimeoutMs: 1000 });
+    const fast = new OutboxRelay(t.store, { owner: 'fast', leaseMs: 60_000, handlerTimeoutMs: 30_000 });
     const slowDone: string[] = [];
     stalledBefore.on('fence.test', (e) => void slowDone.push(e.id));
     stalledAfter.on('fence.test', (e) => void slowDone.push(e.id));
@@ -179,16 +191,26 @@ describe('transactional outbox: nothing lost, nothing twice', () => {
     for (const stalled of [stalledBefore, stalledAfter]) {
       const id = await outbox.publish({ tenantId: 'acme', topic: 'fence.test', payload: {} });
       const stalledPass = stalled.runOnce();
-      // The stalled relay's lease has run out (measured from its claim, which a busy machine may start late).
-      for (let i = 0; i < 200; i++) {
-        const [lease] = await t.ds.query(`SELECT lease_owner = $2 AND lease_until < now() AS "lapsed" FROM zmodu_outbox WHERE id = $1`, [
-          id,
-          stalled === stalledBefore ? 'stalled-before' : 'stalled-after',
-        ]);
-        if (lease?.lapsed) break;
-        await sleep(5);
+      try {
+        // The stalled relay holds the claim, and its lease has run out (the stall lasts until the test ends it).
+        const deadline = Date.now() + 20_000;
+        let lapsed = false;
+        while (!lapsed && Date.now() < deadline) {
+          const [lease] = await t.ds.query(`SELECT lease_owner = $2 AND lease_until < now() AS "lapsed" FROM zmodu_outbox WHERE id = $1`, [
+            id,
+            stalled.owner,
+          ]);
+          lapsed = lease?.lapsed === true;
+          if (!lapsed) await sleep(10);
+        }
+        expect(lapsed).toBe(true);
+        expect(stalls.has(stalled.owner)).toBe(true);
+        expect(await fast.runOnce()).toMatchObject({ claimed: 1, delivered: 1 });
+      } finally {
+        // Its process comes back (also when an expectation failed: the pass must not outlive the test).
+        stalls.get(stalled.owner)?.();
+        await Promise.allSettled([stalledPass]);
       }
-      expect(await fast.runOnce()).toMatchObject({ claimed: 1, delivered: 1 });
       expect(await stalledPass).toMatchObject({ claimed: 1, delivered: 0, stale: 1 });
       const [row] = await t.ds.query('SELECT status, attempts FROM zmodu_outbox WHERE id = $1', [id]);
       expect(row).toMatchObject({ status: 'delivered', attempts: 2 });

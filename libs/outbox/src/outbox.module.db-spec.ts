@@ -5,7 +5,7 @@ import { DataSource } from 'typeorm';
 import { Guard, GuardModule } from '@zmodu/guard';
 import { createSkillContext, SkillDispatcher, SkillRegistry, SkillsModule } from '@zmodu/skills';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
-import { NotificationMessage, NotifyModule, OutboxModule, OutboxService, ZMODU_OUTBOX_MIGRATIONS } from '@zmodu/outbox';
+import { NotificationMessage, NotifyModule, OutboxModule, OutboxRelay, OutboxService, ZMODU_OUTBOX_MIGRATIONS } from '@zmodu/outbox';
 
 /** The application's configuration, from a module of its own: what the factories of forRootAsync read. */
 @Injectable()
@@ -107,6 +107,57 @@ describe('OutboxModule at shutdown', () => {
     const id = await app.get(OutboxService).publish({ tenantId: 'acme', topic: 'slow.done', payload: {} });
     await handlerStarted;
     await app.close(); // while the handler still runs
+    const check = new DataSource(await db.options());
+    await check.initialize();
+    try {
+      const [row] = await check.query(`SELECT status, attempts FROM zmodu_outbox WHERE id = $1`, [id]);
+      expect(row).toEqual({ status: 'delivered', attempts: 1 });
+    } finally {
+      await check.destroy();
+    }
+  });
+
+  it('waits for a runOnce pass under way (a relay run by hand, autoStart false): its delivery settles before the database closes', async () => {
+    db ??= await createTestDatabase();
+    let started!: () => void;
+    const handlerStarted = new Promise<void>((resolve) => (started = resolve));
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const app = await Test.createTestingModule({
+      imports: [
+        TypeOrmModule.forRoot(await db.options({ migrations: ZMODU_OUTBOX_MIGRATIONS, migrationsRun: true })),
+        GuardModule.forRoot({ auditStore: 'memory', quotaStore: 'memory' }),
+        SkillsModule.forRoot(),
+        OutboxModule.forRoot({
+          relay: { autoStart: false },
+          handlers: {
+            'by.hand': async () => {
+              started();
+              await released;
+            },
+          },
+        }),
+      ],
+    }).compile();
+    await app.init();
+    const relay = app.get(OutboxRelay);
+    const id = await app.get(OutboxService).publish({ tenantId: 'acme', topic: 'by.hand', payload: {} });
+    const pass = relay.runOnce();
+    await handlerStarted;
+    // The handler ends once the shutdown has begun (the relay's stop is under way); the pass must settle before the close.
+    const stop = relay.stop.bind(relay);
+    let passDoneAtStop: boolean | undefined;
+    let passDone = false;
+    void pass.finally(() => (passDone = true)).catch(() => undefined);
+    relay.stop = async () => {
+      const stopping = stop();
+      release();
+      await stopping;
+      passDoneAtStop = passDone;
+    };
+    await app.close();
+    expect(passDoneAtStop).toBe(true);
+    expect(await pass).toMatchObject({ claimed: 1, delivered: 1 });
     const check = new DataSource(await db.options());
     await check.initialize();
     try {

@@ -1,14 +1,45 @@
 import { compileSchema, MAX_SCHEMA_DEPTH, schemaProblem } from './json-schema';
 
+/** How many characters `run` reads from strings through String.prototype.charCodeAt (as re2js reads its input). */
+function charReadsOf(run: () => void): number {
+  const original = String.prototype.charCodeAt;
+  let reads = 0;
+  String.prototype.charCodeAt = function (this: string, index: number) {
+    reads++;
+    return original.call(this, index);
+  };
+  try {
+    run();
+  } finally {
+    String.prototype.charCodeAt = original;
+  }
+  return reads;
+}
+
+/** `value` behind a Proxy that counts each read of its fields and keys into `counter.reads`. */
+function counted<T extends object>(value: T, counter: { reads: number }): T {
+  return new Proxy(value, {
+    get: (target, key, receiver) => (counter.reads++, Reflect.get(target, key, receiver)),
+    ownKeys: (target) => (counter.reads++, Reflect.ownKeys(target)),
+    getOwnPropertyDescriptor: (target, key) => (counter.reads++, Reflect.getOwnPropertyDescriptor(target, key)),
+  });
+}
+
 describe('skill parameter schemas', () => {
   it('matches patterns in linear time: a catastrophic pattern against a hostile string answers at once', () => {
     const schema = { type: 'object', properties: { s: { type: 'string', pattern: '^(a+)+$' } }, required: ['s'] };
     expect(schemaProblem(schema)).toBeNull();
     const validate = compileSchema(schema);
-    const started = performance.now();
-    expect(validate({ s: `${'a'.repeat(50_000)}b` })).toBe(false);
-    // With JavaScript's backtracking RegExp, 40 characters already take seconds; RE2 is linear.
-    expect(performance.now() - started).toBeLessThan(2_000);
+    const hostile = (n: number) => ({ s: `${'a'.repeat(n)}b` });
+    // The steps are counted, not timed: RE2 (re2js) reads the string one character at a time through charCodeAt.
+    // JavaScript's backtracking RegExp reads none that way, and 40 characters already take it seconds: the first
+    // count, on 20 characters (a millisecond even there), fails before any long string would hang the test.
+    const small = charReadsOf(() => expect(validate(hostile(20))).toBe(false));
+    expect(small).toBeGreaterThan(0);
+    const reads = [5_000, 50_000].map((n) => charReadsOf(() => expect(validate(hostile(n))).toBe(false)));
+    // Linear: ten times the string, about ten times the reads (a backtracking engine: 2^n).
+    expect(reads[0]).toBeGreaterThanOrEqual(5_000);
+    expect(reads[1]).toBeLessThanOrEqual(reads[0] * 11);
     expect(validate({ s: 'aaaa' })).toBe(true);
   });
 
@@ -103,10 +134,18 @@ describe('skill parameter schemas', () => {
     });
     // ajv compared every pair of object items: 5 * 10^7 deep comparisons here, seconds on each call.
     const rows = Array.from({ length: 10_000 }, (_, i) => ({ id: i, tags: [i, 'x'] }));
-    const started = performance.now();
+    // The steps are counted, not timed: every read of an item's keys and fields, through a Proxy. A pairwise comparison
+    // reads each item once per other item (quadratic: 100 times the reads for ten times the items); ours once each.
+    const readsOf = (n: number) => {
+      const counter = { reads: 0 };
+      expect(validate({ rows: rows.slice(0, n).map((row) => counted(row, counter)) })).toBe(true);
+      return counter.reads;
+    };
+    const reads = [1_000, 10_000].map(readsOf);
+    expect(reads[0]).toBeGreaterThanOrEqual(1_000);
+    expect(reads[1]).toBeLessThanOrEqual(reads[0] * 11);
     expect(validate({ rows })).toBe(true);
     expect(validate({ rows: [...rows, { tags: [7, 'x'], id: 7 }] })).toBe(false);
-    expect(performance.now() - started).toBeLessThan(2_000);
     expect(validate.errors).toEqual([
       expect.objectContaining({
         instancePath: '/rows',

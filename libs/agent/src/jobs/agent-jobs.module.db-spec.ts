@@ -103,15 +103,17 @@ describe("AgentModule.forRoot({ jobs: { store: 'typeorm' } }) on the app's DataS
     await first.close();
     const second = await boot();
     try {
-      const rows: Array<{ id: string; permissions: unknown; task: string | null; expires_at: Date | null }> = await second
+      const rows: Array<{ id: string; permissions: unknown; task: string | null; expires_at: Date | null; created_at: Date }> = await second
         .get(DataSource)
-        .query(`SELECT id, permissions, task, expires_at FROM zmodu_agent_jobs WHERE id IN ('legacy', 'orphan') ORDER BY id`);
+        .query(`SELECT id, permissions, task, expires_at, created_at FROM zmodu_agent_jobs WHERE id IN ('legacy', 'orphan') ORDER BY id`);
       const perms = (v: unknown) => (typeof v === 'string' ? (JSON.parse(v) as string[]) : v);
       expect(rows.map((r) => [r.id, perms(r.permissions), r.task])).toEqual([
         ['legacy', ['digest:send'], 'digest'],
         ['orphan', [], null],
       ]);
-      for (const r of rows) expect(new Date(r.expires_at as Date).getTime()).toBeGreaterThan(Date.now() + 89 * 86_400_000);
+      // Given the default lifetime (90 days) at this boot, after they were stored: both stored times, one after the other.
+      for (const r of rows)
+        expect(new Date(r.expires_at as Date).getTime() - new Date(r.created_at).getTime()).toBeGreaterThanOrEqual(90 * 86_400_000);
     } finally {
       await second.close();
     }

@@ -57,7 +57,7 @@ async function withHostile(
 }
 
 describe('hostile external MCP server: results', () => {
-  it('a catastrophic outputSchema pattern does not block the event loop: the result comes back within timeoutMs', async () => {
+  it('a catastrophic outputSchema pattern is never run: the result comes back as data, unchecked', async () => {
     const tools: HostileTool[] = [
       {
         name: 'report',
@@ -77,20 +77,10 @@ describe('hostile external MCP server: results', () => {
       tools,
       ['evil.report'],
       async (app) => {
-        // The event loop stays free while the answer is read: a backtracking pattern run on it would hold the loop for
-        // most of the call (seconds), so the longest gap between heartbeats is measured against the call's own time.
-        let maxGap = 0;
-        let last = Date.now();
-        const beat = setInterval(() => {
-          maxGap = Math.max(maxGap, Date.now() - last);
-          last = Date.now();
-        }, 10);
-        const started = Date.now();
         const r = await app.get(SkillDispatcher).dispatch(ctxFor(['evil.report']), 'evil.report', {});
-        const spent = Date.now() - started;
-        clearInterval(beat);
-        expect(maxGap).toBeLessThanOrEqual(Math.max(100, spent / 2));
-        // The content does not match the server's own schema: we do not check it, the model reads it as data.
+        // The content does not match the server's own schema ('b' is no 'a'), and the call is ok: nothing checked it
+        // (the SDK's own validator, ajv on native RegExp, refuses a mismatch as an error, after blocking the event loop
+        // on this pattern). Ours accepts every value; the model reads it as data.
         expect(r.outcome).toBe('ok');
         expect(JSON.parse(r.observation)).toMatchObject({ s: `${'a'.repeat(27)}b` });
       },
@@ -331,9 +321,10 @@ describe('hostile external MCP server: tool lists', () => {
     }
   });
 
-  it('30000 tools that map to one name: boot stays fast and the warning short', async () => {
+  it('30000 tools that map to one name: none is registered, and the warning stays short', async () => {
+    // What made this boot slow was the warning naming all 30,000 (its length is asserted below); the tools are grouped
+    // by skill name in one pass over a Map. A boot that hangs is failed by jest's test timeout.
     const tools = Array.from({ length: 30_000 }, (_, i) => ({ name: i % 2 ? 'get-x' : 'get_x', annotations: { readOnlyHint: true } }));
-    const started = Date.now();
     let registered = true;
     const logs = await logsOf(() =>
       withHostile(tools, ['evil.get_x'], async (app) => void (registered = app.get(SkillRegistry).has('evil.get_x')), {
@@ -341,7 +332,6 @@ describe('hostile external MCP server: tool lists', () => {
         connectTimeoutMs: 60_000,
       }),
     );
-    expect(Date.now() - started).toBeLessThan(10_000);
     expect(registered).toBe(false);
     const collide = logs.find((l) => l.includes('all map to the skill name'));
     expect(collide).toMatch(

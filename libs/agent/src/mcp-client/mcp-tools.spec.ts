@@ -241,21 +241,31 @@ describe('external MCP server over stdio: lifecycle', () => {
     // The next attempt to reopen is a minute away: the call must not wait for it.
     const app = await boot([stdioServer(dir, { reconnectDelayMs: 60_000 })], [reader(turns)]);
     const pid = stdioLog(dir)[0].pid as number;
-    const logs = await logsOf(async () => {
+    let hint = 0;
+    const logs = await logsOf(async (lines) => {
       process.kill(pid, 'SIGKILL');
       await until(() => !alive(pid));
-      await new Promise((r) => setTimeout(r, 100));
+      // The client has seen the connection close (not a fixed wait: a loaded machine may take longer to read it).
+      await until(() => lines.some((l) => /MCP server 'weather' closed the connection/.test(l)));
       const r = await app.get(AgentRegistry).get('forecaster').run('Oslo?', { tenantId: 't1', userId: 'u' });
       expect(r.stoppedReason).toBe('final');
       const seen = JSON.parse(r.answer) as { reason: string; retryAfterMs: number; message: string };
       expect(seen).toMatchObject({ error: 'ToolError', reason: 'mcp_unavailable' });
-      expect(seen.retryAfterMs).toBeGreaterThanOrEqual(29_000);
-      expect(seen.retryAfterMs).toBeLessThanOrEqual(60_000);
-      expect(seen.message).toMatch(/its connection was lost and is being reopened\); try again in \d+ s/);
+      const told = /its connection was lost and is being reopened\); try again in (\d+) s/.exec(seen.message);
+      expect(told).not.toBeNull();
+      expect(seen.retryAfterMs).toBe(Number(told![1]) * 1000);
+      hint = seen.retryAfterMs;
     });
-    expect(logs).toContainEqual(
-      expect.stringMatching(/MCP server 'weather' closed the connection: its tools fail at once \(mcp_unavailable\) until it is reopened/),
+    const lost = logs.find((l) =>
+      /MCP server 'weather' closed the connection: its tools fail at once \(mcp_unavailable\) until it is reopened/.test(l),
     );
+    expect(lost).toBeDefined();
+    // The hint counts down to the reopen the log announced (a minute, jittered down to half): one of the whole seconds
+    // up to it (it only shrinks as time passes, so no load can break this), never past the reopen nor a fraction.
+    const delay = Number(/next attempt in (\d+) ms/.exec(lost!)?.[1]);
+    expect(delay).toBeGreaterThanOrEqual(30_000);
+    expect(delay).toBeLessThanOrEqual(60_000);
+    expect(Array.from({ length: Math.ceil(delay / 1000) }, (_, i) => (i + 1) * 1000)).toContain(hint);
     await app.close();
   });
 
@@ -362,9 +372,8 @@ describe('external MCP server over Streamable HTTP: headers, failures, timeouts'
   it('stops a call at timeoutMs and the run goes on', async () => {
     const slow = { toolCalls: [{ name: 'weather.slow', arguments: { ms: 10_000 } }] };
     const app = await boot([{ name: 'weather', url: http.url, timeoutMs: 300, ...READS }], [reader([slow, relay])]);
-    const started = Date.now();
+    // The tool would answer after 10 s: the outcome is the deadline's (300 ms), and the run goes on to its final turn.
     const r = await app.get(AgentRegistry).get('forecaster').run('wait', { tenantId: 't1', userId: 'u' });
-    expect(Date.now() - started).toBeLessThan(5000);
     expect(r.steps[0].toolCalls[0].outcome).toBe('timeout');
     expect(JSON.parse(r.answer)).toEqual({ error: 'Timeout', reason: 'deadline_exceeded', timeoutMs: 300 });
     expect(r.stoppedReason).toBe('final');

@@ -1,5 +1,6 @@
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
+import { timersDuring } from '../__fixtures__/scheduled-timers';
 import { AnthropicModelProvider } from './anthropic-model.provider';
 import { ModelRequest } from './model-provider';
 
@@ -10,20 +11,26 @@ async function messagesServer(handlers: Handler[]) {
   const requests: Array<{ body: Record<string, unknown>; headers: IncomingMessage['headers'] }> = [];
   let cut = 0;
   const server: Server = createServer((req, res) => {
+    // Counted from the request's arrival: a client that gives up before the body is read has cut it off too.
+    res.on('close', () => {
+      if (!res.writableEnded) cut++;
+    });
     let data = '';
     req.on('data', (c: Buffer) => (data += c.toString()));
     req.on('end', () => {
       const body = JSON.parse(data) as Record<string, unknown>;
       requests.push({ body, headers: req.headers });
-      res.on('close', () => {
-        if (!res.writableEnded) cut++;
-      });
       handlers[Math.min(requests.length - 1, handlers.length - 1)](body, req, res);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests, cut: () => cut, server };
 }
+
+/** Poll `check` every 10 ms, for at most 5 s. */
+const until = async (check: () => boolean) => {
+  for (let i = 0; i < 500 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
+};
 
 const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
@@ -176,11 +183,14 @@ describe('AnthropicModelProvider (official SDK against a local protocol server)'
       (_b, _r, res) => json(res, 200, message([{ type: 'text', text: 'I will not do that.' }], 'refusal')),
     ]);
     server = s.server;
-    const started = Date.now();
-    const turn = await new AnthropicModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries: 2 }).complete(request());
+    const { result: turn, timers } = await timersDuring(
+      () => s.requests.length,
+      () => new AnthropicModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries: 2 }).complete(request()),
+    );
     expect(turn).toMatchObject({ refusal: 'I will not do that.', text: '', toolCalls: [] });
     expect(s.requests).toHaveLength(3);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
+    // The Retry-After was honoured: after the 429, a wait of its 1 s, over before the retry was sent.
+    expect(timers).toContainEqual({ ms: 1000, whenSet: 1, whenFired: 1 });
   });
 
   it('aborts a request in flight when the run is aborted, leaving none running', async () => {
@@ -190,9 +200,11 @@ describe('AnthropicModelProvider (official SDK against a local protocol server)'
     const pending = new AnthropicModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries: 0 }).complete(
       request({ signal: controller.signal }),
     );
-    setTimeout(() => controller.abort(), 100);
-    await expect(pending).rejects.toThrow(/abort/i);
-    await new Promise((r) => setTimeout(r, 100));
+    const refused = expect(pending).rejects.toThrow(/abort/i);
+    await until(() => s.requests.length === 1); // aborted once the server has it in hand
+    controller.abort();
+    await refused;
+    await until(() => s.cut() >= 1);
     expect(s.cut()).toBe(1);
     s.server.closeAllConnections();
   });
@@ -349,18 +361,17 @@ describe('AnthropicModelProvider (official SDK against a local protocol server)'
       await expect(aborted).rejects.toThrow(/aborted/);
       expect(deltas).toEqual(['Thinking']);
 
-      const t0 = Date.now();
+      // The stream goes quiet for good: only the idle deadline ends it (jest's test timeout is the hang guard).
       const quiet = new AnthropicModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries: 0, timeoutMs: 300 }).complete(
         request({ onTextDelta: () => undefined }),
       );
       await expect(quiet).rejects.toThrow(/sent nothing for 300 ms/);
-      expect(Date.now() - t0).toBeLessThan(2000);
 
       const cut = new AnthropicModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries: 0 }).complete(
         request({ onTextDelta: () => undefined }),
       );
       await expect(cut).rejects.toThrow(/ended before the turn was complete/);
-      await new Promise((r) => setTimeout(r, 100));
+      await until(() => s.cut() >= 2);
       expect(s.cut()).toBe(2); // the aborted and the quiet stream were cut off at the server
       s.server.closeAllConnections();
     });

@@ -1,5 +1,6 @@
 import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
 import { AddressInfo } from 'node:net';
+import { timersDuring } from '../__fixtures__/scheduled-timers';
 import { ModelRequest } from './model-provider';
 import { OpenAIModelProvider } from './openai-model.provider';
 import { fromFunctionName, toFunctionName } from './tool-names';
@@ -13,14 +14,15 @@ async function protocolServer(
   const requests: Array<Record<string, unknown>> = [];
   let closedEarly = 0;
   const server = createServer((req, res) => {
+    // Counted from the request's arrival: a client that gives up before the body is read has cut it off too.
+    res.on('close', () => {
+      if (!res.writableEnded) closedEarly++;
+    });
     let data = '';
     req.on('data', (c: Buffer) => (data += c.toString()));
     req.on('end', () => {
       const body = JSON.parse(data) as Record<string, unknown>;
       requests.push(body);
-      res.on('close', () => {
-        if (!res.writableEnded) closedEarly++;
-      });
       const handler = handlers[Math.min(requests.length - 1, handlers.length - 1)];
       handler(body, req, res);
     });
@@ -28,6 +30,11 @@ async function protocolServer(
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, requests, closed: () => closedEarly, server };
 }
+
+/** Poll `check` every 10 ms, for at most 5 s. */
+const until = async (check: () => boolean) => {
+  for (let i = 0; i < 500 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
+};
 
 const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
@@ -162,11 +169,14 @@ describe('OpenAIModelProvider (official SDK against a local protocol server)', (
       (_b, _r, res) => json(res, 200, completion({ content: 'done' })),
     ]);
     server = s.server;
-    const started = Date.now();
-    const turn = await new OpenAIModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries: 2 }).complete(request());
+    const { result: turn, timers } = await timersDuring(
+      () => s.requests.length,
+      () => new OpenAIModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries: 2 }).complete(request()),
+    );
     expect(turn.text).toBe('done');
     expect(s.requests).toHaveLength(3);
-    expect(Date.now() - started).toBeGreaterThanOrEqual(1000); // the Retry-After was honoured
+    // The Retry-After was honoured: after the 429, a wait of its 1 s, over before the retry was sent.
+    expect(timers).toContainEqual({ ms: 1000, whenSet: 1, whenFired: 1 });
   });
 
   it('gives up after maxRetries, answering the error', async () => {
@@ -183,22 +193,22 @@ describe('OpenAIModelProvider (official SDK against a local protocol server)', (
     const s = await protocolServer([hang]);
     server = s.server;
     const slow = new OpenAIModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, timeoutMs: 300, maxRetries: 0 });
-    const t0 = Date.now();
+    // The server never answers: only the timeout ends these calls (jest's test timeout is the hang guard).
     // Told as a timeout, also under jest (where the fetch's AbortError comes from another realm and the SDK reports
     // a connection error): the request took its whole timeout.
     await expect(slow.complete(request())).rejects.toThrow(
       'OpenAIModelProvider: the model server did not answer within 300 ms (timeoutMs), 1 attempt',
     );
-    expect(Date.now() - t0).toBeLessThan(2000);
     const controller = new AbortController();
     const pending = new OpenAIModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries: 0 }).complete(
       request(controller.signal),
     );
-    setTimeout(() => controller.abort(), 100);
-    const started = Date.now();
-    await expect(pending).rejects.toThrow(/abort/i);
-    expect(Date.now() - started).toBeLessThan(2000);
-    await new Promise((r) => setTimeout(r, 100));
+    const refused = expect(pending).rejects.toThrow(/abort/i);
+    await until(() => s.requests.length === 2); // aborted once the server has it in hand
+    controller.abort();
+    await refused;
+    expect(s.requests).toHaveLength(2); // neither was retried
+    await until(() => s.closed() === 2);
     expect(s.closed()).toBe(2); // both requests were cut off at the server, none left running
     s.server.closeAllConnections();
   });
@@ -407,20 +417,19 @@ describe('OpenAIModelProvider (official SDK against a local protocol server)', (
       await expect(aborted).rejects.toThrow(/aborted/);
       expect(deltas).toEqual(['Thinking']);
 
-      const t0 = Date.now();
+      // The stream goes quiet for good: only the idle deadline ends it (jest's test timeout is the hang guard).
       const quiet = new OpenAIModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries: 0, timeoutMs: 300 }).complete({
         ...request(),
         onTextDelta: () => undefined,
       });
       await expect(quiet).rejects.toThrow(/sent nothing for 300 ms/);
-      expect(Date.now() - t0).toBeLessThan(2000);
 
       const cut = new OpenAIModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries: 0 }).complete({
         ...request(),
         onTextDelta: () => undefined,
       });
       await expect(cut).rejects.toThrow(/ended before the turn was complete/);
-      await new Promise((r) => setTimeout(r, 100));
+      await until(() => s.closed() >= 2);
       expect(s.closed()).toBe(2); // the aborted and the quiet stream were cut off at the server
       s.server.closeAllConnections();
     });

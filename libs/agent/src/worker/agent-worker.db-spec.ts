@@ -1,6 +1,7 @@
 import { TestingModule } from '@nestjs/testing';
 import { DataSource } from 'typeorm';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
+import { timersDuring } from '../__fixtures__/scheduled-timers';
 import { ScriptedModelProvider } from '../providers/scripted-model.provider';
 import { compileWorkerApp, GatedModel, SCOPE, spec, until } from './__fixtures__/worker-fixtures';
 import { ZMODU_AGENT_MIGRATIONS } from './agent-run.migration';
@@ -87,9 +88,13 @@ describe('AgentWorker on TypeOrmAgentRunStore: restarts and shutdown', () => {
     const running = await worker.post('quote ACME', SCOPE);
     const waiting = await worker.post('quote GLOBEX', SCOPE);
     await until(() => model.started === 1, 'the first run to start');
-    const closedAt = Date.now();
-    await first.close();
-    expect(Date.now() - closedAt).toBeGreaterThanOrEqual(90);
+    // The grace is a timer of shutdownGraceMs (100 ms): set and run out while the run still waited, then it was aborted.
+    const { timers } = await timersDuring(
+      () => model.aborted,
+      () => first.close(),
+    );
+    expect(timers).toContainEqual({ ms: 100, whenSet: 0, whenFired: 0 });
+    expect(model.aborted).toBe(1);
     expect(worker.stats()).toMatchObject({ interrupted: 1, succeeded: 0, handlerErrors: 0 });
     const interrupted = await store().get('t1', running.runId);
     expect(interrupted).toMatchObject({ status: 'interrupted', attempts: 1, leaseOwner: null });

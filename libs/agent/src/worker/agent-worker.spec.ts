@@ -162,10 +162,12 @@ describe('AgentWorker (in-process, memory run store)', () => {
   it('keeps the lease of a run longer than leaseMs with its heartbeat, so no sweep takes it over', async () => {
     const store = new InMemoryAgentRunStore();
     const model = new GatedModel('slow but fine');
-    const worker = await boot([spec(model)], { runStore: store, leaseMs: 150, heartbeatMs: 30 });
+    // A lease of 2 s renewed every 50 ms: a loaded machine's late timers do not fence the run (that takes a renewal
+    // 1.95 s late); the run outlasts its lease a little more than once.
+    const worker = await boot([spec(model)], { runStore: store, leaseMs: 2000, heartbeatMs: 50 });
     const { runId } = await worker.post('quote ACME', SCOPE);
     await until(() => model.started === 1, 'the run to start');
-    await new Promise((r) => setTimeout(r, 450));
+    await new Promise((r) => setTimeout(r, 2500));
     expect(await store.recoverable(10, { outageMs: 10_000, graceMs: 10_000 })).toEqual({ interrupted: [], queued: [] });
     model.open();
     await until(() => worker.stats().succeeded === 1, 'the run to finish');
@@ -176,7 +178,9 @@ describe('AgentWorker (in-process, memory run store)', () => {
   it('stops a run whose lease it lost (the heartbeat says so) without writing its outcome', async () => {
     const store = new InMemoryAgentRunStore();
     const model = new GatedModel();
-    const worker = await boot([spec(model)], { runStore: store, leaseMs: 200, heartbeatMs: 20 });
+    // The lease is the test's to take over: long enough that the worker's own fence (a renewal late by leaseMs -
+    // heartbeatMs) cannot stop the run first on a loaded machine; the heartbeat, every 20 ms, finds it lost.
+    const worker = await boot([spec(model)], { runStore: store, leaseMs: 10_000, heartbeatMs: 20 });
     const { runId } = await worker.post('quote ACME', SCOPE);
     await until(() => model.started === 1, 'the run to start');
     // Another instance took it over after an expired lease: this one no longer holds it.
@@ -346,7 +350,9 @@ describe('AgentWorker (in-process, memory run store)', () => {
       concurrency: 1,
       mailboxSize: 5,
       mailboxPerTenant: 5,
-      leaseMs: 300,
+      // The run holding the slot waits for the test: its lease (1.5 s, renewed every 100 ms) is fenced only by a renewal
+      // 1.4 s late, not by a loaded machine's late timer. The sweep runs every leaseMs.
+      leaseMs: 1500,
       heartbeatMs: 100,
     });
     await worker.post('holding the slot', SCOPE);
@@ -356,7 +362,7 @@ describe('AgentWorker (in-process, memory run store)', () => {
     // A run of an instance that died: claimed there, its lease lapses; this worker's sweep takes it back.
     await store.insert([{ id: 'of-a-dead-instance', agent: 'trader', goal: 'recovered', maxAttempts: 3, ...SCOPE }]);
     expect(await store.claim('of-a-dead-instance', 'dead-instance', 50)).not.toBeNull();
-    await until(async () => (await store.get('t1', 'of-a-dead-instance'))?.status === 'interrupted', 'the sweep to take it back', 3000);
+    await until(async () => (await store.get('t1', 'of-a-dead-instance'))?.status === 'interrupted', 'the sweep to take it back', 10_000);
     await until(() => worker.stats().queued === 6, 'the recovered run to wait here');
     model.open();
     await until(() => worker.stats().succeeded === 7, 'every run');

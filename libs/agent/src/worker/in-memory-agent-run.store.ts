@@ -89,12 +89,13 @@ export class InMemoryAgentRunStore implements AgentRunStore {
       });
       return copy(run);
     }
+    const now = Date.now();
     Object.assign(run, {
       status: 'running',
       leaseOwner: owner,
-      leaseUntil: new Date(Date.now() + leaseMs),
+      leaseUntil: new Date(now + leaseMs),
       attempts: run.attempts + 1,
-      startedAt: run.startedAt ?? new Date(),
+      startedAt: run.startedAt ?? new Date(now),
     });
     return copy(run);
   }

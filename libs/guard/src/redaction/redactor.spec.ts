@@ -181,16 +181,20 @@ describe('Redactor', () => {
     expect(r.metrics().sensitiveFields).toBe(8);
   });
 
-  it('masks a subtree nested deeper than it walks, and stays fast on hostile text', () => {
+  it('masks a subtree nested deeper than it walks, and reads hostile text to the right answer', () => {
     const r = new Redactor({ emails: true });
     let deep: unknown = 'leaf';
     for (let i = 0; i < 200; i++) deep = { d: deep };
     expect(JSON.stringify(r.redact(deep))).toContain('[redacted]');
     expect(r.metrics().tooDeep).toBe(1);
+    // Long runs a backtracking or rescanning rule would chew on. How long it takes (against prose of the same length)
+    // is the bench's "redactText" row (npm run bench), not a test's: here, that each run is read as what it is.
     const hostile = `${'a'.repeat(200_000)} ${'1 '.repeat(100_000)} ${'a@'.repeat(50_000)} ${'sk-'.repeat(50_000)} api_key${' '.repeat(100_000)}`;
-    const started = performance.now();
-    r.redactText(hostile);
-    expect(performance.now() - started).toBeLessThan(2_000);
+    expect(r.redactText(hostile)).toBe(
+      `${'a'.repeat(200_000)} ${'1 '.repeat(100_000)} ${'a@'.repeat(50_000)} [redacted] api_key${' '.repeat(100_000)}`,
+    );
+    // The sk- run is one key; single digits are no card, 'a@' no address, and a key name with no value masks nothing.
+    expect(r.metrics()).toMatchObject({ secrets: 1, cards: 0, emails: 0, tokens: 0, tooDeep: 1, total: 2 });
   });
 
   it.each([

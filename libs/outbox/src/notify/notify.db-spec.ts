@@ -37,10 +37,13 @@ describe('notification.send', () => {
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
     db = await createTestDatabase();
-    t = await startOutboxApp(db, { relay: { autoStart: false, backoff: { baseMs: 1, maxMs: 1 }, handlerTimeoutMs: 2000 } }, [
+    t = await startOutboxApp(db, { relay: { autoStart: false, backoff: { baseMs: 1, maxMs: 1 } } }, [
       NotifyModule.forRoot({
         channels: {
-          ops: { type: 'webhook', url, secret: SECRET, timeoutMs: 300 },
+          // A receiver that answers has 10 s (a loaded machine must not time out a POST that was answered); the slow
+          // channel's attempts end at 1.5 s, which only a receiver that never answers reaches.
+          ops: { type: 'webhook', url, secret: SECRET, timeoutMs: 10_000 },
+          slow: { type: 'webhook', url, secret: SECRET, timeoutMs: 1500 },
           audit: { type: 'sink', handler: (m) => void sunk.push(m) },
           events: { type: 'outbox', topic: 'app.notified' },
         },
@@ -83,7 +86,7 @@ describe('notification.send', () => {
   it('a webhook that does not answer in time fails the attempt and is retried', async () => {
     received.length = 0;
     answers.push(0, 204);
-    const r = await send({ channel: 'ops', message: 'slow receiver' });
+    const r = await send({ channel: 'slow', message: 'slow receiver' });
     const eventId = (r.value as { eventId: string }).eventId;
     const relay = t.app.get(OutboxRelay);
     await relay.runOnce();

@@ -127,11 +127,13 @@ describe('red team: job stores (issues 13 and 27)', () => {
     async (_n, make) => {
       const store = make();
       const skills = new AgentJobSkills(store, { schedulableTasks: tasks, maxJobLifetimeMs: 30 * DAY });
-      const before = Date.now();
       const lasting = await skills.scheduleJob({ task: 'daily_report', cron: '0 9 * * *' }, admin);
-      const expiresAt = Date.parse(lasting.expiresAt);
-      expect(expiresAt).toBeGreaterThanOrEqual(before + 30 * DAY);
-      expect(expiresAt).toBeLessThanOrEqual(Date.now() + 30 * DAY);
+      // maxJobLifetimeMs from when it was scheduled: against the job's own stored creation (written just after its
+      // expiry was computed), so at most 30 days, and not a day less.
+      const stored = await store.get('t1', lasting.jobId);
+      const lifetime = Date.parse(lasting.expiresAt) - stored!.createdAt.getTime();
+      expect(lifetime).toBeLessThanOrEqual(30 * DAY);
+      expect(lifetime).toBeGreaterThan(29 * DAY);
       const refuse = async (expires: unknown, cron = '* * * * *') => {
         const err = await skills.scheduleJob({ task: 'daily_report', cron, expiresAt: expires as string }, admin).catch((e: unknown) => e);
         expect(err).toBeInstanceOf(SkillError);

@@ -28,6 +28,8 @@ export class WorkerSkills {
 export class GatedModel implements ModelProvider {
   readonly name = 'gated';
   started = 0;
+  /** Calls whose signal aborted while they waited at the gate. */
+  aborted = 0;
   private gate!: Promise<void>;
   private release!: () => void;
 
@@ -47,7 +49,14 @@ export class GatedModel implements ModelProvider {
     this.started++;
     await new Promise<void>((resolve, reject) => {
       void this.gate.then(resolve);
-      request.signal.addEventListener('abort', () => reject(new Error('the model call was aborted')), { once: true });
+      request.signal.addEventListener(
+        'abort',
+        () => {
+          this.aborted++;
+          reject(new Error('the model call was aborted'));
+        },
+        { once: true },
+      );
     });
     return { text: this.text, toolCalls: [], usage: { inputTokens: 1, outputTokens: 1 } };
   }
