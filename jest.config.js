@@ -1,7 +1,7 @@
 /** Jest runs under `node --experimental-vm-modules` (see package.json) so PGlite can load its WASM. */
 const moduleNameMapper = {
-  '^@zmodu/(guard|skills|data|outbox|memory|agent|db|pipeline|admin|mcp)$': '<rootDir>/libs/$1/src',
-  '^@zmodu/(guard|skills|data|outbox|memory|agent|db|pipeline|admin|mcp)/(.*)$': '<rootDir>/libs/$1/src/$2',
+  '^@zmodu/(guard|skills|data|outbox|memory|agent|db|pipeline|admin|mcp|http)$': '<rootDir>/libs/$1/src',
+  '^@zmodu/(guard|skills|data|outbox|memory|agent|db|pipeline|admin|mcp|http)/(.*)$': '<rootDir>/libs/$1/src/$2',
 };
 const base = {
   rootDir: __dirname,

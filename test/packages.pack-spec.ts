@@ -11,7 +11,7 @@ import { join } from 'node:path';
  */
 const ROOT = join(__dirname, '..');
 const FIXTURE = join(ROOT, 'test', 'fixtures', 'packaged-app');
-const PACKAGES = ['db', 'guard', 'skills', 'data', 'outbox', 'memory', 'pipeline', 'mcp', 'agent', 'admin', 'cli'];
+const PACKAGES = ['db', 'guard', 'skills', 'data', 'outbox', 'memory', 'pipeline', 'mcp', 'agent', 'http', 'admin', 'cli'];
 const WITH_TESTING = ['agent', 'db', 'guard', 'outbox', 'memory', 'pipeline'];
 
 // The children see no npm_* settings of the `npm run` that started this test (workspaces, prefix, ...).
