@@ -4,6 +4,7 @@ import { AgentModule } from '@zmodu/agent';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
 import { AgentAuditLog, Redactor } from '@zmodu/guard';
 import request from 'supertest';
+import type { Response } from 'superagent';
 import { DataSource } from 'typeorm';
 import { agents, AppController, as, plainAppModule, QuoteSkills } from './__fixtures__/plain-app';
 import { ZmoduExceptionFilter, ZmoduHttpModule } from './index';
@@ -25,11 +26,13 @@ function events(text: string): Array<{ event: string; data: unknown }> {
     });
 }
 
-const sseBody = (res: NodeJS.ReadableStream, done: (err: Error | null, body: string) => void) => {
+/** superagent's parser of a text/event-stream body: the whole text. */
+const sseBody = (res: Response, done: (err: Error | null, body: unknown) => void) => {
   let text = '';
-  res.setEncoding('utf8');
-  res.on('data', (chunk: string) => (text += chunk));
-  res.on('end', () => done(null, text));
+  const stream = res as unknown as NodeJS.ReadableStream;
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk: string) => (text += chunk));
+  stream.on('end', () => done(null, text));
 };
 
 describe('a plain Nest application with only the packages: ZmoduHttpModule at its HTTP edge', () => {

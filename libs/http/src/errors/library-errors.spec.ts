@@ -204,7 +204,7 @@ describe('the exception filter maps every exception of every library to its stat
 
   it('knows every exception class the libraries declare, and every one they export (a new class without a mapping fails here)', () => {
     expect(declared.size).toBeGreaterThan(70);
-    const names = (m: Map<string, unknown>) => [...m.keys()].sort();
+    const names = (m: ReadonlyMap<string, unknown>) => [...m.keys()].sort();
     expect(names(declared)).toEqual(names(LIBRARY_HTTP_ERRORS));
     expect(names(declared)).toEqual(Object.keys(CASES).sort());
     // Every exported one is declared in a library's sources (and so mapped), under the library that declares it.
