@@ -90,6 +90,8 @@ describe('the packages, installed into a Nest application outside the repository
         'BusinessSkillsModule',
         'OutboxModule',
         'PipelineModule',
+        'ZmoduHttpModule',
+        'ZmoduExceptionFilter',
         'createTestDatabase',
         'auditLogStoreContract',
         'outboxStoreContract',
