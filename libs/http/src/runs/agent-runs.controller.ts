@@ -25,7 +25,7 @@ import { ZMODU_HTTP_OPTIONS } from '../http.constants';
 import { RUN_NOT_FOUND_MESSAGE } from '../http.messages';
 import { printable } from '../printable';
 import type { ResolvedHttpOptions } from '../zmodu-http.options';
-import { RunGoalBody, RunGoalPipe } from './goal-body.pipe';
+import { type RunGoalBody, RunGoalPipe } from './goal-body.pipe';
 import { refuseUnreadableQuota } from './quota-outage';
 import { acceptsEventStream, streamRun } from './run-event-stream';
 
