@@ -1,20 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Body, Controller, Get, HttpCode, Inject, NotFoundException, Param, Post, Req, Res } from '@nestjs/common';
-import {
-  ApiAcceptedResponse,
-  ApiBadRequestResponse,
-  ApiBearerAuth,
-  ApiBody,
-  ApiForbiddenResponse,
-  ApiNotFoundResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiProduces,
-  ApiServiceUnavailableResponse,
-  ApiTags,
-  ApiTooManyRequestsResponse,
-  ApiUnauthorizedResponse,
-} from '@nestjs/swagger';
 import { Agent, AgentRegistry, AgentWorker, clientAbortSignal } from '@zmodu/agent';
 import type { AgentRunRecord } from '@zmodu/agent';
 import { Redactor } from '@zmodu/guard';
@@ -26,6 +11,7 @@ import { RUN_NOT_FOUND_MESSAGE } from '../http.messages';
 import { printable } from '../printable';
 import type { ResolvedHttpOptions } from '../zmodu-http.options';
 import { type RunGoalBody, RunGoalPipe } from './goal-body.pipe';
+import { OpenApi } from './openapi';
 import { refuseUnreadableQuota } from './quota-outage';
 import { acceptsEventStream, streamRun } from './run-event-stream';
 
@@ -46,10 +32,12 @@ const nodeResponse = (res: RunResponse): ServerResponse => res.raw ?? res;
  * user and the permissions are the caller's, never the body's. Library exceptions are left to the exception filter
  * (an unknown agent is 404, a full mailbox 429 with Retry-After, a database away 503 with Retry-After).
  */
-@ApiTags('agents')
-@ApiBearerAuth()
-@ApiUnauthorizedResponse({ description: 'No authenticated caller' })
-@ApiForbiddenResponse({ description: 'The caller has no tenant, or lacks the run permission' })
+@OpenApi(
+  (api) => api.ApiTags('agents'),
+  (api) => api.ApiBearerAuth(),
+  (api) => api.ApiUnauthorizedResponse({ description: 'No authenticated caller' }),
+  (api) => api.ApiForbiddenResponse({ description: 'The caller has no tenant, or lacks the run permission' }),
+)
 @RequireCallerWithOption('runPermission')
 @Controller('agents')
 export class AgentRunsController {
@@ -67,13 +55,17 @@ export class AgentRunsController {
    */
   @Post(':name/runs')
   @HttpCode(200)
-  @ApiOperation({ summary: 'Run an agent on a goal as the caller (JSON, or Server-Sent Events with Accept: text/event-stream)' })
-  @ApiBody({ schema: GOAL_BODY_SCHEMA })
-  @ApiProduces('application/json', 'text/event-stream')
-  @ApiOkResponse({ description: 'The run: answer, stoppedReason, steps (tool calls with their guard decisions), metrics' })
-  @ApiBadRequestResponse({ description: 'The body is not { goal } with a goal of free text' })
-  @ApiNotFoundResponse({ description: 'No agent of that name' })
-  @ApiServiceUnavailableResponse({ description: 'The token quota or the database cannot be reached: retry after Retry-After' })
+  @OpenApi(
+    (api) =>
+      api.ApiOperation({ summary: 'Run an agent on a goal as the caller (JSON, or Server-Sent Events with Accept: text/event-stream)' }),
+    (api) => api.ApiBody({ schema: GOAL_BODY_SCHEMA }),
+    (api) => api.ApiProduces('application/json', 'text/event-stream'),
+    (api) => api.ApiOkResponse({ description: 'The run: answer, stoppedReason, steps (tool calls with their guard decisions), metrics' }),
+    (api) => api.ApiBadRequestResponse({ description: 'The body is not { goal } with a goal of free text' }),
+    (api) => api.ApiNotFoundResponse({ description: 'No agent of that name' }),
+    (api) =>
+      api.ApiServiceUnavailableResponse({ description: 'The token quota or the database cannot be reached: retry after Retry-After' }),
+  )
   async run(
     @Param('name') name: string,
     @Body(RunGoalPipe) body: RunGoalBody,
@@ -95,12 +87,14 @@ export class AgentRunsController {
   /** Post a goal to the AgentWorker as the caller: 202 { runId } once it is stored; it runs in the background. */
   @Post(':name/goals')
   @HttpCode(202)
-  @ApiOperation({ summary: 'Post a goal to run in the background as the caller (AgentWorker)' })
-  @ApiBody({ schema: GOAL_BODY_SCHEMA })
-  @ApiAcceptedResponse({ description: 'Stored: { runId }; read it with GET /agents/:name/runs/:id' })
-  @ApiBadRequestResponse({ description: 'The body is not { goal } with a goal of free text' })
-  @ApiNotFoundResponse({ description: 'No agent of that name' })
-  @ApiTooManyRequestsResponse({ description: 'The mailbox is full: retry after Retry-After' })
+  @OpenApi(
+    (api) => api.ApiOperation({ summary: 'Post a goal to run in the background as the caller (AgentWorker)' }),
+    (api) => api.ApiBody({ schema: GOAL_BODY_SCHEMA }),
+    (api) => api.ApiAcceptedResponse({ description: 'Stored: { runId }; read it with GET /agents/:name/runs/:id' }),
+    (api) => api.ApiBadRequestResponse({ description: 'The body is not { goal } with a goal of free text' }),
+    (api) => api.ApiNotFoundResponse({ description: 'No agent of that name' }),
+    (api) => api.ApiTooManyRequestsResponse({ description: 'The mailbox is full: retry after Retry-After' }),
+  )
   async post(
     @Param('name') name: string,
     @Body(RunGoalPipe) body: RunGoalBody,
@@ -117,18 +111,22 @@ export class AgentRunsController {
 
   /** A background run of the caller's tenant, of any agent (another tenant's id is 404, like an unknown one). */
   @Get('runs/:id')
-  @ApiOperation({ summary: "A background run of the caller's tenant: status, answer, steps, error" })
-  @ApiOkResponse({ description: 'The run (its tenant, permissions and lease left out)' })
-  @ApiNotFoundResponse({ description: "No such run in the caller's tenant" })
+  @OpenApi(
+    (api) => api.ApiOperation({ summary: "A background run of the caller's tenant: status, answer, steps, error" }),
+    (api) => api.ApiOkResponse({ description: 'The run (its tenant, permissions and lease left out)' }),
+    (api) => api.ApiNotFoundResponse({ description: "No such run in the caller's tenant" }),
+  )
   async runRecord(@Param('id') id: string, @CallerContext() caller: HttpCallerContext) {
     return this.shown(await this.worker.get(caller.tenantId, id), id);
   }
 
   /** The same, of one agent: a run of another agent is 404 too. */
   @Get(':name/runs/:id')
-  @ApiOperation({ summary: "A background run of this agent in the caller's tenant" })
-  @ApiOkResponse({ description: 'The run (its tenant, permissions and lease left out)' })
-  @ApiNotFoundResponse({ description: "No such agent, or no such run of it in the caller's tenant" })
+  @OpenApi(
+    (api) => api.ApiOperation({ summary: "A background run of this agent in the caller's tenant" }),
+    (api) => api.ApiOkResponse({ description: 'The run (its tenant, permissions and lease left out)' }),
+    (api) => api.ApiNotFoundResponse({ description: "No such agent, or no such run of it in the caller's tenant" }),
+  )
   async agentRunRecord(@Param('name') name: string, @Param('id') id: string, @CallerContext() caller: HttpCallerContext) {
     const agent = this.agent(name);
     const run = await this.worker.get(caller.tenantId, id);
