@@ -80,6 +80,7 @@ const CASES: Record<string, Case> = {
   InvalidPolicyException: c(new guard.InvalidPolicyException('allow must be an array'), 500),
   MissingDataSourceException: c(new guard.MissingDataSourceException(), 500),
   InvalidRedactionOptionsException: c(new guard.InvalidRedactionOptionsException('patterns'), 500),
+  OptionalPeerUnavailableException: c(new guard.OptionalPeerUnavailableException('openai', 'the OpenAI provider', 'openai@^7', true), 500),
   // @zmodu/skills
   DuplicateSkillException: c(new skills.DuplicateSkillException('a.b', 'One', 'Two'), 500),
   UnknownSkillException: c(new skills.UnknownSkillException('a.b'), 404, { fields: { skill: 'a.b' } }),
@@ -146,8 +147,10 @@ const CASES: Record<string, Case> = {
   McpServerUnavailableException: c(new agent.McpServerUnavailableException(['files: spawn /opt/x ENOENT']), 503, { retryAfter: '5' }),
   McpUnavailableError: c(internal('McpUnavailableError', 'reconnecting', { retryAfterMs: 2500 }), 503, { retryAfter: '3' }),
   InvalidGoalException: c(new agent.InvalidGoalException('the goal is empty'), 400),
+  McpClientSdkMissingException: c(new agent.McpClientSdkMissingException('npm install @modelcontextprotocol/client'), 500),
   // @zmodu/mcp
   InvalidMcpOptionsException: c(new mcp.InvalidMcpOptionsException('path'), 500),
+  McpSdkMissingException: c(new mcp.McpSdkMissingException('npm install @modelcontextprotocol/server'), 500),
   // @zmodu/http
   InvalidHttpOptionsException: c(new http.InvalidHttpOptionsException('resolveCaller', 'must be a function'), 500),
   CallerContextMissingException: c(new http.CallerContextMissingException(), 500),

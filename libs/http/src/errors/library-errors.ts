@@ -66,6 +66,7 @@ export const LIBRARY_HTTP_ERRORS: ReadonlyMap<string, HttpErrorMapping> = new Ma
   ['InvalidPolicyException', fault('guard')],
   ['MissingDataSourceException', fault('guard')],
   ['InvalidRedactionOptionsException', fault('guard')],
+  ['OptionalPeerUnavailableException', fault('guard')],
   // @zmodu/skills
   ['DuplicateSkillException', fault('skills')],
   ['UnknownSkillException', skills(404, ['skill'])],
@@ -132,8 +133,10 @@ export const LIBRARY_HTTP_ERRORS: ReadonlyMap<string, HttpErrorMapping> = new Ma
     unavailable('agent', TOOL_SERVER_UNAVAILABLE_MESSAGE, (e) => seconds(typeof e.retryAfterMs === 'number' ? e.retryAfterMs / 1000 : 0)),
   ],
   ['InvalidGoalException', agent(400)],
+  ['McpClientSdkMissingException', fault('agent')],
   // @zmodu/mcp
   ['InvalidMcpOptionsException', fault('mcp')],
+  ['McpSdkMissingException', fault('mcp')],
   // @zmodu/http
   ['InvalidHttpOptionsException', fault('http')],
   ['CallerContextMissingException', fault('http')],
