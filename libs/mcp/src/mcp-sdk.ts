@@ -29,7 +29,8 @@ let stdio: StdioSdk | undefined;
  */
 export function serverSdk(who: string): ServerSdk {
   if (server) return server;
-  const loaded = load<ServerSdk>(SERVER_SDK, who);
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const loaded = load<ServerSdk>(() => require('@modelcontextprotocol/server'), SERVER_SDK, who);
   const missing = NEEDED.filter((name) => loaded[name] === undefined);
   if (missing.length) throw new McpSdkMissingException(MCP_SDK_TOO_OLD_MESSAGE(who, SERVER_SDK, SERVER_SDK_RANGE, missing));
   return (server = loaded);
@@ -38,13 +39,15 @@ export function serverSdk(who: string): ServerSdk {
 /** `@modelcontextprotocol/server/stdio` (serveStdio, StdioServerTransport), loaded once. */
 export function stdioSdk(who: string): StdioSdk {
   serverSdk(who);
-  return (stdio ??= load<StdioSdk>(`${SERVER_SDK}/stdio`, who));
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return (stdio ??= load<StdioSdk>(() => require('@modelcontextprotocol/server/stdio'), `${SERVER_SDK}/stdio`, who));
 }
 
-function load<T>(specifier: string, who: string): T {
+// The require is written out at each call (a literal specifier), so that a bundler (the sample's webpack build) keeps it
+// external instead of turning a variable require into a module context that finds nothing.
+function load<T>(requireIt: () => unknown, specifier: string, who: string): T {
   try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    return require(specifier) as T;
+    return requireIt() as T;
   } catch (err) {
     const code = (err as { code?: unknown } | null)?.code;
     const message = String((err as Error | null)?.message ?? err);

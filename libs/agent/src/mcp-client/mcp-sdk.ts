@@ -27,7 +27,8 @@ let stdio: ClientStdioSdk | undefined;
 /** The SDK's CommonJS build (its `require` condition), loaded once; McpClientSdkMissingException names what to install. */
 export function clientSdk(): ClientSdk {
   if (client) return client;
-  const loaded = load<ClientSdk>(CLIENT_SDK);
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const loaded = load<ClientSdk>(() => require('@modelcontextprotocol/client'), CLIENT_SDK);
   const missing = NEEDED.filter((name) => loaded[name] === undefined);
   if (missing.length) throw new McpClientSdkMissingException(MCP_CLIENT_SDK_TOO_OLD_MESSAGE(CLIENT_SDK, CLIENT_SDK_RANGE, missing));
   return (client = loaded);
@@ -36,13 +37,15 @@ export function clientSdk(): ClientSdk {
 /** `@modelcontextprotocol/client/stdio` (getDefaultEnvironment), loaded once. */
 export function clientStdioSdk(): ClientStdioSdk {
   clientSdk();
-  return (stdio ??= load<ClientStdioSdk>(`${CLIENT_SDK}/stdio`));
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return (stdio ??= load<ClientStdioSdk>(() => require('@modelcontextprotocol/client/stdio'), `${CLIENT_SDK}/stdio`));
 }
 
-function load<T>(specifier: string): T {
+// The require is written out at each call (a literal specifier), so that a bundler (the sample's webpack build) keeps it
+// external instead of turning a variable require into a module context that finds nothing.
+function load<T>(requireIt: () => unknown, specifier: string): T {
   try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    return require(specifier) as T;
+    return requireIt() as T;
   } catch (err) {
     const code = (err as { code?: unknown } | null)?.code;
     const message = String((err as Error | null)?.message ?? err);
