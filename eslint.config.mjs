@@ -4,9 +4,9 @@ import tseslint from 'typescript-eslint';
 
 // The direction of imports (docs/architecture.md, the library map): db and guard import nothing of
 // ours; skills imports guard (and db); data, outbox and memory import skills, guard and db at most,
-// never each other; pipeline imports skills and guard; agent everything above except admin (and
-// mcp); mcp skills and guard; admin anything. The apps only through the @zmodu/<name> entry points; libraries never from apps/
-// or test/.
+// never each other; pipeline imports skills and guard; agent everything above except mcp, http and admin;
+// mcp skills and guard; http everything but admin; admin anything. The apps only through the @zmodu/<name> entry
+// points; libraries never from apps/ or test/.
 const restrict = (patterns) => ({ 'no-restricted-imports': ['error', { patterns }] });
 const fromApps = { group: ['**/apps/**'], message: 'libraries never import from apps/' };
 const fromTest = { group: ['**/test/**'], message: 'libraries never import from test/: use @zmodu/<name>/testing' };
@@ -52,13 +52,15 @@ export default tseslint.config(
       'max-len': ['error', { code: 140, ignoreStrings: true, ignoreTemplateLiterals: true, ignoreRegExpLiterals: true, ignoreUrls: true }],
     },
   },
-  lib('db', ['guard', 'skills', ...DATA_TIER, 'pipeline', 'agent', 'mcp', 'admin']),
-  lib('guard', ['db', 'skills', ...DATA_TIER, 'pipeline', 'agent', 'mcp', 'admin']),
-  lib('skills', [...DATA_TIER, 'pipeline', 'agent', 'mcp', 'admin']),
-  ...DATA_TIER.map((name) => lib(name, [...DATA_TIER.filter((n) => n !== name), 'pipeline', 'agent', 'mcp', 'admin'])),
-  lib('pipeline', ['db', ...DATA_TIER, 'agent', 'mcp', 'admin']),
-  lib('agent', ['admin', 'mcp']),
-  lib('mcp', ['db', ...DATA_TIER, 'pipeline', 'agent', 'admin']),
+  lib('db', ['guard', 'skills', ...DATA_TIER, 'pipeline', 'agent', 'mcp', 'http', 'admin']),
+  lib('guard', ['db', 'skills', ...DATA_TIER, 'pipeline', 'agent', 'mcp', 'http', 'admin']),
+  lib('skills', [...DATA_TIER, 'pipeline', 'agent', 'mcp', 'http', 'admin']),
+  ...DATA_TIER.map((name) => lib(name, [...DATA_TIER.filter((n) => n !== name), 'pipeline', 'agent', 'mcp', 'http', 'admin'])),
+  lib('pipeline', ['db', ...DATA_TIER, 'agent', 'mcp', 'http', 'admin']),
+  lib('agent', ['admin', 'mcp', 'http']),
+  lib('mcp', ['db', ...DATA_TIER, 'pipeline', 'agent', 'http', 'admin']),
+  // http knows the other libraries' exceptions by name (library-errors.ts), so it imports only what it runs.
+  lib('http', ['admin']),
   lib('admin', []),
   { files: SPECS, rules: restrict([fromApps, fromTest, deep]) },
   // The MCP SDKs are optional peer dependencies, loaded at run time (mcp-sdk.ts) only when MCP is configured: the

@@ -1,7 +1,7 @@
 /** Jest runs under `node --experimental-vm-modules` (see package.json) so PGlite can load its WASM. */
 const moduleNameMapper = {
-  '^@zmodu/(guard|skills|data|outbox|memory|agent|db|pipeline|admin|mcp)$': '<rootDir>/libs/$1/src',
-  '^@zmodu/(guard|skills|data|outbox|memory|agent|db|pipeline|admin|mcp)/(.*)$': '<rootDir>/libs/$1/src/$2',
+  '^@zmodu/(guard|skills|data|outbox|memory|agent|db|pipeline|admin|mcp|http)$': '<rootDir>/libs/$1/src',
+  '^@zmodu/(guard|skills|data|outbox|memory|agent|db|pipeline|admin|mcp|http)/(.*)$': '<rootDir>/libs/$1/src/$2',
 };
 // The TypeScript of the specs and the libraries is compiled by SWC (@swc/jest): a transpiler, not a type checker (lint and the
 // build type-check), about ten times faster than ts-jest on this suite. Nest needs the decorators' design-time types

@@ -20,6 +20,7 @@ const PACKAGES = [
   'libs/pipeline',
   'libs/mcp',
   'libs/agent',
+  'libs/http',
   'libs/admin',
   'apps/cli',
 ];

@@ -25,7 +25,7 @@ import {
 } from '../apps/sample/src/config';
 import { deeperThan } from '../apps/sample/src/edge/body-limits.middleware';
 import { isDatabaseUnavailable } from '@zmodu/db';
-import { EdgeExceptionFilter } from '../apps/sample/src/edge/edge-exception.filter';
+import { ZmoduExceptionFilter } from '@zmodu/http';
 import { SampleAppOptions } from '../apps/sample/src/sample.options';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
 
@@ -60,7 +60,7 @@ describe('the HTTP edge of the sample app', () => {
   let app: INestApplication;
   // Every hostile input below must be answered without reaching the filter's unexpected-error (500) path.
   const unexpected = jest.spyOn(
-    EdgeExceptionFilter.prototype as unknown as { unexpected: (err: unknown, requestId?: string) => void },
+    ZmoduExceptionFilter.prototype as unknown as { unexpected: (err: unknown, requestId?: string) => void },
     'unexpected',
   );
   const http = () => request(app.getHttpServer());

@@ -21,7 +21,7 @@ import { dirname, join } from 'node:path';
 const ROOT = join(__dirname, '..');
 const FIXTURES = join(ROOT, 'test', 'fixtures', 'apps');
 const REPORT = join(ROOT, 'dist', 'packages-report.json');
-const PACKAGES = ['db', 'guard', 'skills', 'data', 'outbox', 'memory', 'pipeline', 'mcp', 'agent', 'admin', 'cli'];
+const PACKAGES = ['db', 'guard', 'skills', 'data', 'outbox', 'memory', 'pipeline', 'mcp', 'agent', 'http', 'admin', 'cli'];
 const WITH_TESTING = ['agent', 'db', 'guard', 'outbox', 'memory', 'pipeline'];
 const APPS = ['nest12-esm', 'nest11-cjs', 'minimal'] as const;
 type App = (typeof APPS)[number];

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DynamicModule, MiddlewareConsumer, Module, NestModule, RequestMethod, ValidationPipe } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
+import { APP_GUARD, APP_INTERCEPTOR, APP_PIPE } from '@nestjs/core';
 import { ThrottlerModule } from '@nestjs/throttler';
 import { JwtModule } from '@nestjs/jwt';
 import { TerminusModule } from '@nestjs/terminus';
@@ -10,6 +10,7 @@ import { DataSkillsModule } from '@zmodu/data';
 import { ChannelSpec, NotifyModule, OutboxModule, ZMODU_OUTBOX_MIGRATIONS } from '@zmodu/outbox';
 import { AdminCache, AdminModule, AdminSkillsModule, ZmoduHealthModule, ZMODU_ADMIN_MIGRATIONS } from '@zmodu/admin';
 import { CACHE_MANAGER, CacheModule } from '@nestjs/cache-manager';
+import { ZmoduHttpModule } from '@zmodu/http';
 import { McpModule } from '@zmodu/mcp';
 import { Redactor, ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
 import { MemoryModule, MemoryRecall, ZMODU_MEMORY_MIGRATIONS } from '@zmodu/memory';
@@ -17,7 +18,7 @@ import { PipelineModule, ZMODU_PIPELINE_ENTITIES, ZMODU_PIPELINE_MIGRATIONS } fr
 import { zmoduPinoOptions } from '@zmodu/skills';
 import { JsonLogsModule } from './logging/json-logs.module';
 import type { Request } from 'express';
-import { ClsModule } from 'nestjs-cls';
+import { ClsModule, ClsService } from 'nestjs-cls';
 import { adminAgent, analystAgent, deskAgent, opsAgent, schedulerAgent, traderAgent } from './agents';
 import { sampleAdminSkills } from './admin/admin-skills.config';
 import { ORDER_PIPELINE } from './trading/order-pipeline';
@@ -26,7 +27,6 @@ import { PERMISSIONS } from './auth/auth.constants';
 import { JwtAuthGuard } from './auth/jwt-auth.guard';
 import { jwtModuleOptions } from './auth/jwt-options';
 import { PermissionsGuard } from './auth/permissions.guard';
-import { RequestContext } from './auth/request-context';
 import { RequestIdInterceptor } from './auth/request-id.interceptor';
 import { HealthController } from './health.controller';
 import { sampleMetricsModule } from './metrics';
@@ -36,7 +36,6 @@ import { MemoryController } from './memory/memory.controller';
 import { SAMPLE_MCP_PATH, SAMPLE_MCP_POLICY } from './mcp.policy';
 import { BodyLimitsMiddleware } from './edge/body-limits.middleware';
 import { CallerThrottlerGuard } from './edge/caller-throttler.guard';
-import { EdgeExceptionFilter } from './edge/edge-exception.filter';
 import { EDGE_OPTIONS, edgeOptions } from './edge/edge.options';
 import { SecurityHeadersMiddleware } from './edge/security-headers.middleware';
 import { SampleTrading1764461000000 } from './migrations/1764461000000-sample-trading';
@@ -162,6 +161,21 @@ export class AppModule implements NestModule {
           fence: { mode: 'required' },
           strictData: true, // a data-model hazard (see zmodu ai audit-data) is a boot error
         }),
+        // The HTTP edge of @zmodu/http: the exception filter of every library exception (404 unknown agent, 400 bad goal,
+        // 409, 429, 503 with Retry-After for a database away; JSON-RPC errors on /mcp), the caller contract (request.user,
+        // as JwtAuthGuard sets it), and the runs controller: POST /agents/:name/runs (JSON or Server-Sent Events), POST
+        // /agents/:name/goals, GET /agents/runs/:id, behind agent:run. The request id (x-request-id or a new UUID) is the
+        // run id of the runs a request starts, and what its error bodies and log lines name.
+        ZmoduHttpModule.forRootAsync({
+          exceptionFilter: true,
+          runsController: true,
+          inject: [ClsService],
+          useFactory: (cls: ClsService) => ({
+            requestId: () => (cls.isActive() ? cls.getId() : undefined),
+            runPermission: PERMISSIONS.agentRun,
+            mcpPath: SAMPLE_MCP_PATH,
+          }),
+        }),
         // The skill catalog over MCP (Streamable HTTP) at /mcp, behind the same JWT guard: every request's
         // caller is req.user as JwtAuthGuard sets it; a session belongs to the tenant and user that opened it.
         // The throttler counts HTTP requests; McpModule counts the calls in them (each call of a batch), at the same rate.
@@ -179,12 +193,10 @@ export class AppModule implements NestModule {
         TradingSkills,
         TradingSeed,
         DeskJobs,
-        RequestContext,
         // Guards run in this order: who is calling, how often, what may they do.
         { provide: APP_GUARD, useClass: JwtAuthGuard },
         { provide: APP_GUARD, useClass: CallerThrottlerGuard },
         { provide: APP_GUARD, useClass: PermissionsGuard },
-        { provide: APP_FILTER, useClass: EdgeExceptionFilter },
         { provide: APP_INTERCEPTOR, useClass: RequestIdInterceptor },
         { provide: APP_PIPE, useValue: new ValidationPipe({ whitelist: true, forbidNonWhitelisted: true }) },
       ],

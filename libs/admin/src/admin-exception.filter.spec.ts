@@ -16,22 +16,31 @@ const answer = (err: unknown) => {
 };
 
 describe('adminHttpException', () => {
-  it('maps each pipeline and outbox exception to its status code and body', () => {
+  it('answers each pipeline and outbox exception as ZmoduExceptionFilter does: its status, its code, its fields', () => {
     expect(answer(new InvalidProposalException('reason', 'reason is missing'))).toEqual({
       status: 400,
-      body: { message: 'reason is missing', field: 'reason' },
+      body: { statusCode: 400, code: 'InvalidProposalException', message: 'reason is missing', field: 'reason' },
     });
-    expect(answer(new ProposalNotFoundException('p1'))).toMatchObject({ status: 404, body: { message: 'No proposal p1.' } });
+    expect(answer(new ProposalNotFoundException('p1'))).toMatchObject({
+      status: 404,
+      body: { message: 'No proposal p1.', proposalId: 'p1' },
+    });
     expect(answer(new ProposalConflictException('approved', 'moved on', { status: 'approved', version: 2, step: null }))).toEqual({
       status: 409,
-      body: { message: 'moved on', status: 'approved', current: { status: 'approved', version: 2, step: null } },
+      body: {
+        statusCode: 409,
+        code: 'ProposalConflictException',
+        message: 'moved on',
+        status: 'approved',
+        current: { status: 'approved', version: 2, step: null },
+      },
     });
     expect(answer(new ProposalEditRefusedException('too big', 'payload/qty'))).toEqual({
       status: 422,
-      body: { message: 'too big', field: 'payload/qty' },
+      body: { statusCode: 422, code: 'ProposalEditRefusedException', message: 'too big', field: 'payload/qty' },
     });
     expect(answer(new ApprovalForbiddenException('not yours'))).toMatchObject({ status: 403, body: { message: 'not yours' } });
-    expect(answer(new OutboxConflictException('e1', 'pending'))).toMatchObject({ status: 409 });
+    expect(answer(new OutboxConflictException('e1', 'pending'))).toMatchObject({ status: 409, body: { eventId: 'e1', status: 'pending' } });
   });
 
   it('leaves anything else to the other filters', () => {

@@ -1,18 +1,7 @@
-import {
-  ArgumentsHost,
-  BadRequestException,
-  Catch,
-  ConflictException,
-  ExceptionFilter,
-  ForbiddenException,
-  HttpException,
-  NotFoundException,
-  UnprocessableEntityException,
-} from '@nestjs/common';
-import { HttpAdapterHost } from '@nestjs/core';
-import { AuditTenantForbiddenException } from './exceptions/audit-tenant-forbidden.exception';
-import { InvalidAuditFilterException } from './exceptions/invalid-audit-filter.exception';
-import { OutboxConflictException } from '@zmodu/outbox';
+import { randomUUID } from 'node:crypto';
+import { Catch, HttpException } from '@nestjs/common';
+import { httpAnswer, ZmoduExceptionFilter } from '@zmodu/http';
+import { InvalidOutboxQueryException, OutboxConflictException } from '@zmodu/outbox';
 import {
   ApprovalForbiddenException,
   InvalidProposalException,
@@ -20,8 +9,16 @@ import {
   ProposalEditRefusedException,
   ProposalNotFoundException,
 } from '@zmodu/pipeline';
+import { ConfigKeyImmutableException } from './config/exceptions/config-key-immutable.exception';
+import { ConfigKeyUndeclaredException } from './config/exceptions/config-key-undeclared.exception';
+import { ConfigVersionConflictException } from './config/exceptions/config-version-conflict.exception';
+import { InvalidConfigValueException } from './config/exceptions/invalid-config-value.exception';
+import { InvalidConfigWriteException } from './config/exceptions/invalid-config-write.exception';
+import { AuditTenantForbiddenException } from './exceptions/audit-tenant-forbidden.exception';
+import { CallerNotCheckedException } from './exceptions/caller-not-checked.exception';
+import { InvalidAuditFilterException } from './exceptions/invalid-audit-filter.exception';
 
-/** The library exceptions the admin endpoints answer with a status code of their own. */
+/** The library exceptions the admin endpoints throw: answered by AdminExceptionFilter even without a global filter. */
 export const ADMIN_MAPPED_EXCEPTIONS = [
   InvalidProposalException,
   ProposalNotFoundException,
@@ -29,48 +26,34 @@ export const ADMIN_MAPPED_EXCEPTIONS = [
   ProposalEditRefusedException,
   ApprovalForbiddenException,
   OutboxConflictException,
+  InvalidOutboxQueryException,
   InvalidAuditFilterException,
   AuditTenantForbiddenException,
+  InvalidConfigWriteException,
+  InvalidConfigValueException,
+  ConfigKeyUndeclaredException,
+  ConfigKeyImmutableException,
+  ConfigVersionConflictException,
+  CallerNotCheckedException,
 ] as const;
 
 /**
- * The HTTP answer of a pipeline or outbox exception: 400 `{ message, field }` for invalid input,
- * 404 for a proposal that is not the tenant's, 409 `{ message, status, current }` for a decision
- * on a proposal that moved on, 422 `{ message, field }` for an edit that cannot apply, 403 for a
- * decision this approver may not take, 409 for a retry of an event that is not dead, 400 `{ message, field }` for an
- * audit filter it cannot read, 403 for the audit of another tenant. Undefined
- * for anything else. An application's own filter can call it too.
+ * The answer of ZmoduExceptionFilter (@zmodu/http) to one of ADMIN_MAPPED_EXCEPTIONS, as an HttpException: 400
+ * `{ statusCode, code, message, field }` for invalid input, 404 for a proposal that is not the tenant's, 409
+ * `{ ..., status, current }` for a decision on a proposal that moved on, 422 for an edit that cannot apply, 403 for a
+ * decision this approver may not take or the audit of another tenant, 409 for a retry of an event that is not dead.
+ * Undefined for anything else. Kept for a filter of your own; ZmoduExceptionFilter answers the same.
  */
 export function adminHttpException(exception: unknown): HttpException | undefined {
-  if (exception instanceof InvalidProposalException) return new BadRequestException({ message: exception.message, field: exception.field });
-  if (exception instanceof ProposalNotFoundException) return new NotFoundException(exception.message);
-  if (exception instanceof ProposalConflictException)
-    return new ConflictException({ message: exception.message, status: exception.status, current: exception.current ?? null });
-  if (exception instanceof ProposalEditRefusedException)
-    return new UnprocessableEntityException({ message: exception.message, field: exception.field ?? null });
-  if (exception instanceof ApprovalForbiddenException) return new ForbiddenException(exception.message);
-  if (exception instanceof OutboxConflictException) return new ConflictException(exception.message);
-  if (exception instanceof InvalidAuditFilterException)
-    return new BadRequestException({ message: exception.message, field: exception.field });
-  if (exception instanceof AuditTenantForbiddenException) return new ForbiddenException(exception.message);
-  return undefined;
+  if (!ADMIN_MAPPED_EXCEPTIONS.some((type) => exception instanceof type)) return undefined;
+  const answer = httpAnswer(exception, randomUUID());
+  return new HttpException(answer.body, answer.status);
 }
 
 /**
- * Answers the pipeline and outbox exceptions of the admin controllers with their status codes
- * (see adminHttpException). It is scoped to those controllers, so it runs before an application's
- * global filter, which still sees everything else (HttpExceptions, unexpected errors).
+ * ZmoduExceptionFilter of @zmodu/http, scoped to the admin controllers and to the library exceptions they throw, so that
+ * they keep their status codes in an application without the global filter. Everything else (HttpExceptions, a
+ * database away, unexpected errors) goes on to the application's global filter.
  */
 @Catch(...ADMIN_MAPPED_EXCEPTIONS)
-export class AdminExceptionFilter implements ExceptionFilter {
-  constructor(private readonly adapterHost: HttpAdapterHost) {}
-
-  catch(exception: Error, host: ArgumentsHost): void {
-    const http = adminHttpException(exception) as HttpException;
-    const adapter = this.adapterHost.httpAdapter;
-    const res: unknown = host.switchToHttp().getResponse();
-    if (adapter.isHeadersSent(res)) return;
-    const body = http.getResponse();
-    adapter.reply(res, typeof body === 'string' ? { statusCode: http.getStatus(), message: body } : body, http.getStatus());
-  }
-}
+export class AdminExceptionFilter extends ZmoduExceptionFilter {}

@@ -95,8 +95,10 @@ describe('AdminModule.forRootAsync, under an application filter', () => {
     const conflict = await request(app.getHttpServer()).post(`/admin/outbox/${deadId}/retry`).set(as('ops:outbox')).expect(409);
     expect(conflict.body).toEqual({
       statusCode: 409,
-      error: 'Conflict',
+      code: 'OutboxConflictException',
       message: `Event ${deadId} is pending, not dead: only a dead-lettered event can be retried.`,
+      eventId: deadId,
+      status: 'pending',
     });
   });
 

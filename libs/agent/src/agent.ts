@@ -114,7 +114,9 @@ export class Agent {
   }
 
   async run(goal: string, context: AgentRunContext = {}): Promise<AgentRunResult> {
-    if (typeof goal !== 'string' || goal.trim() === '') throw new TypeError('Agent.run needs a non-empty goal string.');
+    // A goal an HTTP caller can send wrong: InvalidGoalException, which the edge answers 400 (@zmodu/http).
+    if (typeof goal !== 'string') throw new InvalidGoalException('Agent.run needs the goal as a string');
+    if (goal.trim() === '') throw new InvalidGoalException('the goal is empty: give Agent.run a non-blank goal');
     // The run's model turns are charged, and its memory read, under these ids: one that is not an id (scopeIdProblem:
     // a control, format or invisible character, an unnormalised form, ...) runs nothing. Empty counts as none.
     for (const field of ['tenantId', 'userId'] as const) {

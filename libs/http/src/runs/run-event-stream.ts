@@ -1,11 +1,9 @@
+import type { ServerResponse } from 'node:http';
 import { clientAbortSignal } from '@zmodu/agent';
 import type { Agent, AgentRunContext, AgentRunEvent, AgentRunResult } from '@zmodu/agent';
-import type { Redactor } from '@zmodu/guard';
-import type { Request, Response } from 'express';
-import { EdgeExceptionFilter } from '../edge/edge-exception.filter';
 import { quotaOutageBody, refuseUnreadableQuota } from './quota-outage';
 
-/** Seconds between keep-alive comments while a run is quiet (a long tool call), so that proxies keep the stream open. */
+/** Between keep-alive comments while a run is quiet (a long tool call), so that proxies keep the stream open. */
 const KEEP_ALIVE_MS = 15_000;
 
 /** Bytes an SSE answer may have queued for a client that does not read; past it the run is stopped and the stream cut. */
@@ -16,8 +14,8 @@ export const MAX_QUEUED_STREAM_BYTES = 4 * 1024 * 1024;
  * higher q for JSON (`application/json`, `application/*` or any type). On a tie (`application/json, text/event-stream`),
  * the stream: the caller named it.
  */
-export function acceptsEventStream(req: Request): boolean {
-  const accept = req.headers.accept;
+export function acceptsEventStream(request: { readonly headers: Readonly<Record<string, string | string[] | undefined>> }): boolean {
+  const accept = request.headers.accept;
   if (typeof accept !== 'string') return false;
   let stream = 0;
   let json = 0;
@@ -32,28 +30,39 @@ export function acceptsEventStream(req: Request): boolean {
   return stream > 0 && stream >= json;
 }
 
+/** How a stream that failed after it opened tells why: the body an HTTP error would have (ZmoduExceptionFilter.answer). */
+export type StreamErrorBody = (err: unknown, runId: string | undefined) => object;
+
 /**
- * Runs an agent and answers as Server-Sent Events: `step` per tool call (its guard decision), `delta` per piece of
- * the model's text, then `final` with the body the JSON answer has, or `error` with the body an HTTP error has.
+ * Runs an agent and answers as Server-Sent Events on a Node response (express's, or fastify's `raw`): `step` per
+ * tool call (its guard decision), `delta` per piece of the model's text, then `final` with the body the JSON answer
+ * has, or `error` with the body an HTTP error has (`errorBody`).
  *
  * The stream opens with its first event: whatever fails before (the token quota unreadable at the first turn, the
- * database away) is still a plain HTTP error, answered by the edge's exception filter. A client that
- * goes away aborts the run.
+ * database away) is still a plain HTTP error, thrown for the exception filter. A client that goes away, or stops
+ * reading (past MAX_QUEUED_STREAM_BYTES queued), aborts the run.
  */
-export async function streamRun(agent: Agent, goal: string, context: AgentRunContext, res: Response, redactor?: Redactor): Promise<void> {
+export async function streamRun(
+  agent: Agent,
+  goal: string,
+  context: AgentRunContext,
+  res: ServerResponse,
+  errorBody: StreamErrorBody,
+  retryAfterSeconds: number,
+): Promise<void> {
   const stream = new RunEventStream(res);
   let result: AgentRunResult;
   // The client went away (clientAbortSignal), stopped reading (the stream's own), or the caller's signal aborted.
   const signal = AbortSignal.any([clientAbortSignal(res), stream.signal, ...(context.signal ? [context.signal] : [])]);
   try {
     result = await agent.run(goal, { ...context, signal, onEvent: (e) => stream.event(e) });
-    if (!stream.started) refuseUnreadableQuota(result, res);
+    if (!stream.started) refuseUnreadableQuota(result, retryAfterSeconds);
   } catch (err) {
     if (!stream.started) throw err; // a plain HTTP error: nothing was sent yet
-    return stream.fail(new EdgeExceptionFilter(redactor).answer(err, context.runId).body);
+    return stream.fail(errorBody(err, context.runId));
   }
   // The same refusal, now that the stream is open: the quota could not be read at a later turn.
-  if (result.stoppedReason === 'quota_unavailable') return stream.fail(quotaOutageBody(result.runId));
+  if (result.stoppedReason === 'quota_unavailable') return stream.fail(quotaOutageBody(result.runId, retryAfterSeconds));
   stream.final(result);
 }
 
@@ -62,7 +71,7 @@ class RunEventStream {
   private keepAlive: NodeJS.Timeout | undefined;
   private opened = false;
 
-  constructor(private readonly res: Response) {
+  constructor(private readonly res: ServerResponse) {
     res.on('close', () => clearInterval(this.keepAlive)); // the run itself is stopped by clientAbortSignal (streamRun)
   }
 
@@ -105,8 +114,8 @@ class RunEventStream {
   private open(): void {
     this.opened = true;
     if (this.res.destroyed) return;
-    // The security headers set by the edge stay; these make the answer an unbuffered, uncached stream.
-    this.res.status(200);
+    // The headers set before (security headers, x-request-id) stay; these make the answer an unbuffered, uncached stream.
+    this.res.statusCode = 200;
     this.res.setHeader('Content-Type', 'text/event-stream');
     this.res.setHeader('Cache-Control', 'no-cache, no-store');
     this.res.setHeader('X-Accel-Buffering', 'no');

@@ -1,0 +1,9 @@
+import { CALLER_NOT_CHECKED_MESSAGE } from '../http.messages';
+
+/** `@CallerContext()` read on a route whose caller HttpCallerGuard did not check: a programming error (a 500). */
+export class CallerContextMissingException extends Error {
+  constructor() {
+    super(CALLER_NOT_CHECKED_MESSAGE);
+    this.name = 'CallerContextMissingException';
+  }
+}

@@ -1,0 +1,12 @@
+import { INVALID_HTTP_OPTIONS_MESSAGE } from '../http.messages';
+
+/** A ZmoduHttpModule (or ZmoduExceptionFilter) option that cannot work: thrown at boot, naming the field. */
+export class InvalidHttpOptionsException extends Error {
+  constructor(
+    readonly field: string,
+    problem: string,
+  ) {
+    super(INVALID_HTTP_OPTIONS_MESSAGE(field, problem));
+    this.name = 'InvalidHttpOptionsException';
+  }
+}

@@ -1,0 +1,171 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { Body, Controller, Get, HttpCode, Inject, NotFoundException, Param, Post, Req, Res } from '@nestjs/common';
+import { Agent, AgentRegistry, AgentWorker, clientAbortSignal } from '@zmodu/agent';
+import type { AgentRunRecord } from '@zmodu/agent';
+import { Redactor } from '@zmodu/guard';
+import { CallerContext, RequireCallerWithOption } from '../caller/http-caller.guard';
+import type { HttpCallerContext } from '../caller/http-caller';
+import { ZmoduExceptionFilter } from '../errors/zmodu-exception.filter';
+import { ZMODU_HTTP_OPTIONS } from '../http.constants';
+import { RUN_NOT_FOUND_MESSAGE } from '../http.messages';
+import { printable } from '../printable';
+import type { ResolvedHttpOptions } from '../zmodu-http.options';
+import { type RunGoalBody, RunGoalPipe } from './goal-body.pipe';
+import { OpenApi } from './openapi';
+import { refuseUnreadableQuota } from './quota-outage';
+import { acceptsEventStream, streamRun } from './run-event-stream';
+
+const GOAL_BODY_SCHEMA = {
+  type: 'object',
+  required: ['goal'],
+  additionalProperties: false,
+  properties: { goal: { type: 'string', minLength: 1, maxLength: 4000, description: 'What the agent is asked to do (free text)' } },
+};
+
+/** The response a run writes to: Node's (express's Response is one; fastify's reply has it as `raw`). */
+type RunResponse = ServerResponse & { raw?: ServerResponse };
+const nodeResponse = (res: RunResponse): ServerResponse => res.raw ?? res;
+
+/**
+ * The agent runs over HTTP, as the caller (the caller contract: HttpCallerGuard, `runPermission`): served by
+ * `ZmoduHttpModule.forRoot({ runsController: true })`. Every route is scoped to the caller's tenant; the tenant, the
+ * user and the permissions are the caller's, never the body's. Library exceptions are left to the exception filter
+ * (an unknown agent is 404, a full mailbox 429 with Retry-After, a database away 503 with Retry-After).
+ */
+@OpenApi(
+  (api) => api.ApiTags('agents'),
+  (api) => api.ApiBearerAuth(),
+  (api) => api.ApiUnauthorizedResponse({ description: 'No authenticated caller' }),
+  (api) => api.ApiForbiddenResponse({ description: 'The caller has no tenant, or lacks the run permission' }),
+)
+@RequireCallerWithOption('runPermission')
+@Controller('agents')
+export class AgentRunsController {
+  constructor(
+    private readonly agents: AgentRegistry,
+    private readonly worker: AgentWorker,
+    private readonly redactor: Redactor,
+    @Inject(ZMODU_HTTP_OPTIONS) private readonly options: ResolvedHttpOptions,
+  ) {}
+
+  /**
+   * Run an agent on a goal as the caller: the answer, the steps and every tool call with its guard decision. With
+   * `Accept: text/event-stream`, the same run as Server-Sent Events (step, delta, final or error). Either way a client
+   * that goes away aborts the run, and with it the model request in flight.
+   */
+  @Post(':name/runs')
+  @HttpCode(200)
+  @OpenApi(
+    (api) =>
+      api.ApiOperation({ summary: 'Run an agent on a goal as the caller (JSON, or Server-Sent Events with Accept: text/event-stream)' }),
+    (api) => api.ApiBody({ schema: GOAL_BODY_SCHEMA }),
+    (api) => api.ApiProduces('application/json', 'text/event-stream'),
+    (api) => api.ApiOkResponse({ description: 'The run: answer, stoppedReason, steps (tool calls with their guard decisions), metrics' }),
+    (api) => api.ApiBadRequestResponse({ description: 'The body is not { goal } with a goal of free text' }),
+    (api) => api.ApiNotFoundResponse({ description: 'No agent of that name' }),
+    (api) =>
+      api.ApiServiceUnavailableResponse({ description: 'The token quota or the database cannot be reached: retry after Retry-After' }),
+  )
+  async run(
+    @Param('name') name: string,
+    @Body(RunGoalPipe) body: RunGoalBody,
+    @CallerContext() caller: HttpCallerContext,
+    @Req() req: IncomingMessage,
+    @Res() response: RunResponse,
+  ): Promise<void> {
+    const agent = this.agents.get(name);
+    const res = nodeResponse(response);
+    const context = { tenantId: caller.tenantId, userId: caller.userId, permissions: caller.permissions, runId: caller.runId };
+    const retry = this.options.retryAfterSeconds;
+    if (acceptsEventStream(req)) return streamRun(agent, body.goal, context, res, (err, runId) => this.errorBody(err, runId), retry);
+    const result = await agent.run(body.goal, { ...context, signal: clientAbortSignal(res) });
+    if (res.destroyed) return; // the client went away: nobody to answer
+    refuseUnreadableQuota(result, retry);
+    sendJson(response, 200, result);
+  }
+
+  /** Post a goal to the AgentWorker as the caller: 202 { runId } once it is stored; it runs in the background. */
+  @Post(':name/goals')
+  @HttpCode(202)
+  @OpenApi(
+    (api) => api.ApiOperation({ summary: 'Post a goal to run in the background as the caller (AgentWorker)' }),
+    (api) => api.ApiBody({ schema: GOAL_BODY_SCHEMA }),
+    (api) => api.ApiAcceptedResponse({ description: 'Stored: { runId }; read it with GET /agents/:name/runs/:id' }),
+    (api) => api.ApiBadRequestResponse({ description: 'The body is not { goal } with a goal of free text' }),
+    (api) => api.ApiNotFoundResponse({ description: 'No agent of that name' }),
+    (api) => api.ApiTooManyRequestsResponse({ description: 'The mailbox is full: retry after Retry-After' }),
+  )
+  async post(
+    @Param('name') name: string,
+    @Body(RunGoalPipe) body: RunGoalBody,
+    @CallerContext() caller: HttpCallerContext,
+  ): Promise<{ runId: string }> {
+    const agent = this.agent(name);
+    return this.worker.post(body.goal, {
+      agent: agent.name,
+      tenantId: caller.tenantId,
+      userId: caller.userId,
+      permissions: caller.permissions,
+    });
+  }
+
+  /** A background run of the caller's tenant, of any agent (another tenant's id is 404, like an unknown one). */
+  @Get('runs/:id')
+  @OpenApi(
+    (api) => api.ApiOperation({ summary: "A background run of the caller's tenant: status, answer, steps, error" }),
+    (api) => api.ApiOkResponse({ description: 'The run (its tenant, permissions and lease left out)' }),
+    (api) => api.ApiNotFoundResponse({ description: "No such run in the caller's tenant" }),
+  )
+  async runRecord(@Param('id') id: string, @CallerContext() caller: HttpCallerContext) {
+    return this.shown(await this.worker.get(caller.tenantId, id), id);
+  }
+
+  /** The same, of one agent: a run of another agent is 404 too. */
+  @Get(':name/runs/:id')
+  @OpenApi(
+    (api) => api.ApiOperation({ summary: "A background run of this agent in the caller's tenant" }),
+    (api) => api.ApiOkResponse({ description: 'The run (its tenant, permissions and lease left out)' }),
+    (api) => api.ApiNotFoundResponse({ description: "No such agent, or no such run of it in the caller's tenant" }),
+  )
+  async agentRunRecord(@Param('name') name: string, @Param('id') id: string, @CallerContext() caller: HttpCallerContext) {
+    const agent = this.agent(name);
+    const run = await this.worker.get(caller.tenantId, id);
+    return this.shown(run?.agent === agent.name ? run : null, id);
+  }
+
+  /** An unknown agent throws AgentNotFoundException, which the exception filter answers 404. */
+  private agent(name: string): Agent {
+    return this.agents.get(name);
+  }
+
+  private shown(run: AgentRunRecord | null, id: string) {
+    if (!run) throw new NotFoundException({ statusCode: 404, message: RUN_NOT_FOUND_MESSAGE(printable(id)) });
+    const { tenantId: _tenant, permissions: _permissions, leaseOwner: _owner, leaseUntil: _until, ...shown } = run;
+    return this.redactor.redact(shown);
+  }
+
+  /** The body of an `error` event: what ZmoduExceptionFilter would answer (redacted, logged the same way). */
+  private errorBody(err: unknown, runId: string | undefined): object {
+    return new ZmoduExceptionFilter(this.redactor, this.options).answer(err, runId).body;
+  }
+}
+
+/** A JSON answer on the response handed to the handler: express's `json`, fastify's `send`, or Node's own. */
+function sendJson(response: RunResponse, status: number, body: unknown): void {
+  const r = response as unknown as {
+    status?: (s: number) => { json(b: unknown): unknown };
+    code?: (s: number) => { send(b: unknown): unknown };
+  };
+  if (typeof r.status === 'function' && typeof (response as { json?: unknown }).json === 'function') {
+    r.status(status).json(body);
+    return;
+  }
+  if (typeof r.code === 'function') {
+    r.code(status).send(body);
+    return;
+  }
+  const res = nodeResponse(response);
+  res.statusCode = status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.end(JSON.stringify(body));
+}
