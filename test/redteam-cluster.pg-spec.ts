@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
+import type { PgBoss } from 'pg-boss';
 import { DataSource } from 'typeorm';
 import { Test, TestingModule } from '@nestjs/testing';
 import {
@@ -94,7 +95,7 @@ describe('red team cluster mode (pg-boss)', () => {
       // Given back: interrupted in the store, and waiting in the shared queue for another instance.
       expect(run.status).toBe('interrupted');
       const jobs = await dataSource.query<unknown[]>(
-        `SELECT id FROM zmodu_boss.job WHERE name = 'zmodu_agent_goals' AND singleton_key = $1 AND state = 'created'`,
+        `SELECT id FROM zmodu_boss_v12.job WHERE name = 'zmodu_agent_goals' AND singleton_key = $1 AND state = 'created'`,
         [runId],
       );
       expect(jobs).toHaveLength(1);
@@ -116,7 +117,7 @@ describe('red team cluster mode (pg-boss)', () => {
     const b = new PgBossGoalQueue(options);
     await a.start(async (runId) => void handledA.push(runId), 1);
     // Hold a's next fetch in flight, so that its stop begins while the fetch is on the wire.
-    const bossDb = a.instance!.getDb() as { executeSql: (sql: string, values?: unknown[]) => Promise<unknown> };
+    const bossDb = (a.instance as PgBoss).getDb() as { executeSql: (sql: string, values?: unknown[]) => Promise<unknown> };
     const executeSql = bossDb.executeSql.bind(bossDb);
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
@@ -240,8 +241,10 @@ describe('red team cluster mode (pg-boss)', () => {
       await new Promise((r) => setTimeout(r, 500)); // a's slot has polled once and sleeps
       await b.push(['before-loss']);
       expect(await waitFor('before-loss')).toBe(true);
+      // pg-boss's LISTEN connections (its channel is named after the schema; its heartbeat runs every 10 s, later).
       const killed = await dataSource.query<unknown[]>(
-        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN "rt_goals3_posted"'`,
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database()
+           AND query = 'LISTEN "pgboss_' || left(encode(sha224('rt_boss3'::bytea), 'hex'), 24) || '"'`,
       );
       expect(killed).toHaveLength(2); // a's and b's
       await new Promise((r) => setTimeout(r, 2500));

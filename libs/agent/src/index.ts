@@ -65,6 +65,9 @@ export { AGENT_GOAL_QUEUE, AGENT_RUN_STORE } from './worker/agent-worker.constan
 export { AgentQueueOptions } from './worker/agent-queue.options';
 export { InProcessGoalQueue } from './worker/in-process-goal-queue';
 export { PgBossGoalQueue } from './worker/pg-boss-goal-queue';
+export { PgBossRequiredException } from './exceptions/pg-boss-required.exception';
+export { PG_BOSS_RANGE } from './worker/load-pg-boss';
+export type { PackageResolver } from './worker/load-pg-boss';
 export type { PgBossConnection, PgBossGoalQueueOptions } from './worker/pg-boss-goal-queue';
 export type {
   AgentGoalScope,

@@ -1,0 +1,56 @@
+import type { PgBoss } from 'pg-boss';
+import { PG_BOSS_BROKEN_MESSAGE, PG_BOSS_ESM_MESSAGE, PG_BOSS_MISSING_MESSAGE, PG_BOSS_VERSION_MESSAGE } from '../agent.messages';
+import { safeText } from '../error-text';
+import { PgBossRequiredException } from '../exceptions/pg-boss-required.exception';
+
+/** The pg-boss versions cluster mode runs on (the package's peerDependencies say the same). */
+export const PG_BOSS_RANGE = '^12.38.0';
+const MAJOR = 12;
+const MIN_MINOR = 38;
+
+/** The PgBoss class of pg-boss 12. */
+export type PgBossClass = typeof PgBoss;
+
+/**
+ * How a package is loaded: Node's `require` (pg-boss 12 is an ES module, which CommonJS loads through require(esm),
+ * Node >= 22.12). Tests pass their own to see what happens without pg-boss, without uninstalling it.
+ */
+export type PackageResolver = (name: string) => unknown;
+
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const nodeRequire: PackageResolver = (name) => require(name);
+
+/**
+ * pg-boss, loaded when cluster mode is configured (never otherwise: @zmodu/agent runs without it). Throws
+ * PgBossRequiredException, saying what to install or run, when it is missing, of another version, or not loadable.
+ */
+export function loadPgBoss(resolve: PackageResolver = nodeRequire): PgBossClass {
+  let found: unknown;
+  try {
+    found = resolve('pg-boss');
+  } catch (err) {
+    const code = (err as { code?: unknown } | null)?.code;
+    const message = safeText(err);
+    if ((code === 'MODULE_NOT_FOUND' || code === 'ERR_MODULE_NOT_FOUND') && /Cannot find (module|package) 'pg-boss'/.test(message))
+      throw new PgBossRequiredException(PG_BOSS_MISSING_MESSAGE(PG_BOSS_RANGE), PG_BOSS_RANGE, null);
+    if (code === 'ERR_REQUIRE_ESM')
+      throw new PgBossRequiredException(PG_BOSS_ESM_MESSAGE(PG_BOSS_RANGE, process.version), PG_BOSS_RANGE, versionOf(resolve));
+    throw new PgBossRequiredException(PG_BOSS_BROKEN_MESSAGE(PG_BOSS_RANGE, message), PG_BOSS_RANGE, versionOf(resolve));
+  }
+  const version = versionOf(resolve);
+  const [major, minor] = (version ?? '').split('.').map(Number);
+  const PgBossClass = (found as { PgBoss?: unknown } | null)?.PgBoss;
+  if (major !== MAJOR || !(minor >= MIN_MINOR) || typeof PgBossClass !== 'function')
+    throw new PgBossRequiredException(PG_BOSS_VERSION_MESSAGE(PG_BOSS_RANGE, version ?? 'of an unknown version'), PG_BOSS_RANGE, version);
+  return PgBossClass as PgBossClass;
+}
+
+/** The installed pg-boss's version, from its package.json (null when it cannot be read). */
+function versionOf(resolve: PackageResolver): string | null {
+  try {
+    const manifest = resolve('pg-boss/package.json') as { version?: unknown } | null;
+    return typeof manifest?.version === 'string' ? manifest.version : null;
+  } catch {
+    return null;
+  }
+}
