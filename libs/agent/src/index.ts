@@ -66,8 +66,8 @@ export { AgentQueueOptions } from './worker/agent-queue.options';
 export { InProcessGoalQueue } from './worker/in-process-goal-queue';
 export { PgBossGoalQueue } from './worker/pg-boss-goal-queue';
 export { PgBossRequiredException } from './exceptions/pg-boss-required.exception';
-export { PG_BOSS_RANGE } from './worker/load-pg-boss';
-export type { PackageResolver } from './worker/load-pg-boss';
+export { PG_BOSS_RANGE } from './worker/pg-boss-peer';
+export type { PackageResolver } from './worker/pg-boss-peer';
 export type { PgBossConnection, PgBossGoalQueueOptions } from './worker/pg-boss-goal-queue';
 export type {
   AgentGoalScope,

@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PgBoss } from 'pg-boss';
 import { PgBossRequiredException } from '../exceptions/pg-boss-required.exception';
-import { loadPgBoss, PackageResolver, PG_BOSS_RANGE } from './load-pg-boss';
+import { loadPgBoss } from './load-pg-boss';
+import { PackageResolver, PG_BOSS_RANGE } from './pg-boss-peer';
 import { PgBossGoalQueue } from './pg-boss-goal-queue';
 
 const ROOT = join(__dirname, '..', '..', '..', '..');

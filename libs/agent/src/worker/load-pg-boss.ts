@@ -2,20 +2,13 @@ import type { PgBoss } from 'pg-boss';
 import { PG_BOSS_BROKEN_MESSAGE, PG_BOSS_ESM_MESSAGE, PG_BOSS_MISSING_MESSAGE, PG_BOSS_VERSION_MESSAGE } from '../agent.messages';
 import { safeText } from '../error-text';
 import { PgBossRequiredException } from '../exceptions/pg-boss-required.exception';
+import { PackageResolver, PG_BOSS_RANGE } from './pg-boss-peer';
 
-/** The pg-boss versions cluster mode runs on (the package's peerDependencies say the same). */
-export const PG_BOSS_RANGE = '^12.38.0';
-const MAJOR = 12;
-const MIN_MINOR = 38;
+/** The major and the lowest minor of PG_BOSS_RANGE (a caret range). */
+const [MAJOR, MIN_MINOR] = PG_BOSS_RANGE.slice(1).split('.').map(Number);
 
 /** The PgBoss class of pg-boss 12. */
 export type PgBossClass = typeof PgBoss;
-
-/**
- * How a package is loaded: Node's `require` (pg-boss 12 is an ES module, which CommonJS loads through require(esm),
- * Node >= 22.12). Tests pass their own to see what happens without pg-boss, without uninstalling it.
- */
-export type PackageResolver = (name: string) => unknown;
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const nodeRequire: PackageResolver = (name) => require(name);

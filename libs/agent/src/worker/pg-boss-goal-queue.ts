@@ -3,7 +3,8 @@ import { isDatabaseUnavailable } from '@zmodu/db';
 import type { ConstructorOptions, Job, PgBoss } from 'pg-boss';
 import { safeText } from '../error-text';
 import { InvalidWorkerOptionsException } from '../exceptions/invalid-worker-options.exception';
-import { loadPgBoss, PackageResolver, PgBossClass } from './load-pg-boss';
+import { loadPgBoss, PgBossClass } from './load-pg-boss';
+import { PackageResolver } from './pg-boss-peer';
 import { holdUnhandledRejectionNet } from './unhandled-rejection-net';
 import { GoalQueue, PushOptions, settledWithin } from './worker.ports';
 

@@ -4,7 +4,11 @@
  * pg-boss as Node does for a package that is not there, and prints `ASKED pg-boss` when one comes. argv[2] is the
  * queue driver of AgentModule ('pg-boss' or 'in-process'); the child prints `BOOTED`, or `FAILED <name>: <message>`.
  */
-import { registerHooks } from 'node:module';
+import * as nodeModule from 'node:module';
+
+/** module.registerHooks (Node >= 22.15 and 23.5), typed here: the @types/node of the repository may predate it. */
+type Resolve = (specifier: string, context: object, next: (specifier: string, context: object) => unknown) => unknown;
+const { registerHooks } = nodeModule as unknown as { registerHooks: (hooks: { resolve: Resolve }) => void };
 
 registerHooks({
   resolve(specifier, context, next) {
