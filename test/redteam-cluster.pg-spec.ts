@@ -8,6 +8,7 @@ import {
   AgentModule,
   AgentWorker,
   GoalQueue,
+  InvalidWorkerOptionsException,
   MailboxFullException,
   PgBossGoalQueue,
   ModelProvider,
@@ -254,6 +255,33 @@ describe('red team cluster mode (pg-boss)', () => {
       await Promise.all([a.stop(100), b.stop(100)]);
       await Promise.all([a.close(), b.close()]);
     }
+  }, 30_000);
+
+  it('RT-C17 refuses a queue.schema holding pg-boss 10 (which pg-boss 12 cannot migrate), saying what to do, and leaves it as it was', async () => {
+    // What pg-boss 10.4 leaves in its schema, as far as pg-boss 12 reads it: the version table at schema version 24
+    // (checked once against a schema made by pg-boss 10.4.2 itself: the same refusal).
+    await dataSource.query(`CREATE SCHEMA rt_boss10`);
+    await dataSource.query(`CREATE TABLE rt_boss10.version (version int PRIMARY KEY, maintained_on timestamptz, cron_on timestamptz)`);
+    await dataSource.query(`INSERT INTO rt_boss10.version (version) VALUES (24)`);
+    const queue = new PgBossGoalQueue({
+      connection: { connectionString: db.location.url },
+      schema: 'rt_boss10',
+      name: 'rt_goals10',
+      pollingIntervalSeconds: 0.5,
+      notify: true,
+    });
+    const refused = await queue.start(async () => undefined, 2).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(InvalidWorkerOptionsException);
+    expect((refused as InvalidWorkerOptionsException).field).toBe('queue.schema');
+    expect((refused as Error).message).toMatch(/schema rt_boss10 holds the tables of pg-boss 10 \(schema version 24\)/);
+    expect((refused as Error).message).toMatch(/set queue\.schema to a new schema \(the default is zmodu_boss_v12\)/);
+    // Nothing migrated, nothing left running (pg-boss's pool and LISTEN connection are closed).
+    expect(await dataSource.query(`SELECT version FROM rt_boss10.version`)).toEqual([{ version: 24 }]);
+    const open = await dataSource.query<{ n: number }[]>(
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'zmodu-agent-worker'`,
+    );
+    expect(open).toEqual([{ n: 0 }]);
+    await expect(queue.probe()).rejects.toThrow(/pg-boss is not started/);
   }, 30_000);
 
   it('RT-C15 hands a run taken back from a dead instance to the next free slot, before newer goals (attack: recovery queued behind new work)', async () => {
