@@ -73,7 +73,9 @@ describe('command.execute: once per key, even when concurrent', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    t = await startOutboxApp(db, { commands: [touch, other, flaky, slow], commandLockWaitMs: 200 });
+    // The wait bound is far above a handler's 40 ms, so that a loaded machine does not turn a waiter into a
+    // command_in_progress; the bounded-wait test holds the key until it releases it, so it meets the bound whatever it is.
+    t = await startOutboxApp(db, { commands: [touch, other, flaky, slow], commandLockWaitMs: 2000 });
   });
 
   afterAll(async () => {
