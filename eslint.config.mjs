@@ -28,7 +28,20 @@ const lib = (name, forbidden) => ({
 });
 
 export default tseslint.config(
-  { ignores: ['dist/**', '**/dist/**', 'node_modules/**', 'scratch/**', 'coverage/**', '.data/**', '**/*.js', '**/*.mjs'] },
+  // test/fixtures/apps are applications as `nest new` makes them, with their own lint setup (npm run test:packages).
+  {
+    ignores: [
+      'dist/**',
+      '**/dist/**',
+      'node_modules/**',
+      'scratch/**',
+      'coverage/**',
+      '.data/**',
+      '**/*.js',
+      '**/*.mjs',
+      'test/fixtures/apps/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -48,6 +61,26 @@ export default tseslint.config(
   lib('mcp', ['db', ...DATA_TIER, 'pipeline', 'agent', 'admin']),
   lib('admin', []),
   { files: SPECS, rules: restrict([fromApps, fromTest, deep]) },
+  // The MCP SDKs are optional peer dependencies, loaded at run time (mcp-sdk.ts) only when MCP is configured: the
+  // libraries import their types only, so that importing @zmodu/mcp or @zmodu/agent never requires them.
+  {
+    files: ['libs/mcp/src/**/*.ts', 'libs/agent/src/**/*.ts'],
+    ignores: SPECS,
+    rules: {
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['@modelcontextprotocol/*'],
+              allowTypeImports: true,
+              message: 'the MCP SDK is an optional peer: import its types only, and load it through mcp-sdk.ts',
+            },
+          ],
+        },
+      ],
+    },
+  },
   {
     files: ['apps/**/*.ts'],
     rules: restrict([deep, { group: ['**/libs/**'], message: 'the app imports libraries through @zmodu/<name>' }]),

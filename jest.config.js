@@ -11,6 +11,8 @@ const base = {
   testEnvironment: '<rootDir>/test/support/quiet-environment.js',
   setupFilesAfterEnv: ['<rootDir>/test/support/quiet-logger.js'],
   moduleNameMapper,
+  // test/fixtures/apps are applications with tests of their own (vitest, jest), run inside them by npm run test:packages.
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/fixtures/'],
 };
 module.exports = {
   testTimeout: 60000,

@@ -9,6 +9,8 @@ import { createMcpExpressApp } from '@modelcontextprotocol/sdk/server/express.js
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
+import { createMcpHandler, McpServer as ModernMcpServer } from '@modelcontextprotocol/server';
 import { GuardModule } from '@zmodu/guard';
 import { McpModule } from '@zmodu/mcp';
 import { Skill, SkillsModule } from '@zmodu/skills';
@@ -43,8 +45,9 @@ class BenchSkills {
   imports: [
     GuardModule.forRoot({ auditStore: 'memory', quotaStore: 'memory' }),
     SkillsModule.forRoot(),
-    // No authentication in front (the raw side has none): the principal is fixed.
-    McpModule.forRoot({ path: '/mcp', policy: { allow: ['bench.quote'] }, principal: () => PRINCIPAL }),
+    // No authentication in front (the raw side has none): the principal is fixed. No rate limit either (the raw side has
+    // none, and the default of 600 calls a minute per caller ends the round of one fixed caller within a second).
+    McpModule.forRoot({ path: '/mcp', policy: { allow: ['bench.quote'] }, principal: () => PRINCIPAL, rateLimit: false }),
   ],
   providers: [BenchSkills],
 })
@@ -136,18 +139,69 @@ async function rawNodeSide(): Promise<Side> {
   return listening(http, close);
 }
 
-async function clients(url: URL): Promise<Client[]> {
+/**
+ * The raw SDK v2 for 2026-07-28 clients, as its documentation serves them: `createMcpHandler` (a fresh McpServer per
+ * request, stateless) behind a bare node http server, its Request and Response bridged by hand (no framework).
+ */
+async function rawModernSide(): Promise<Side> {
+  const handler = createMcpHandler(() => {
+    const server = new ModernMcpServer({ name: 'raw', version: '2.0.0' });
+    server.registerTool('bench.quote', { description: 'A fixed quote', inputSchema: z.object({ symbol: z.string() }) }, ({ symbol }) => ({
+      content: [{ type: 'text', text: JSON.stringify({ symbol, price: 1 }) }],
+    }));
+    return server;
+  });
+  const http: HttpServer = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const headers = new Headers();
+      for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string') headers.set(name, value);
+      const body = chunks.length ? Buffer.concat(chunks).toString('utf8') : undefined;
+      handler
+        .fetch(new Request(`http://127.0.0.1${req.url}`, { method: req.method, headers, body }))
+        .then(async (response) => {
+          res.writeHead(response.status, Object.fromEntries(response.headers));
+          if (response.body) for await (const chunk of response.body) res.write(chunk);
+          res.end();
+        })
+        .catch(() => res.headersSent || res.writeHead(500).end());
+    });
+  });
+  http.listen(0, '127.0.0.1');
+  return listening(http, () => handler.close());
+}
+
+/** One MCP client of either era: `callTool` and `close` are all the rounds use. */
+interface BenchClient {
+  callTool(params: { name: string; arguments: Record<string, unknown> }): Promise<{ isError?: unknown; content?: unknown }>;
+  close(): Promise<void>;
+}
+
+/** 2026-07-28 clients (the v2 SDK pinned): no session, each call its own POST. */
+async function modernClients(url: URL): Promise<BenchClient[]> {
+  return Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      const client = new ModernClient({ name: 'bench', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+      await client.connect(new ModernTransport(url));
+      return client as unknown as BenchClient;
+    }),
+  );
+}
+
+/** 2025-era clients (the v1 SDK): one session each. */
+async function clients(url: URL): Promise<BenchClient[]> {
   return Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
       const client = new Client({ name: 'bench', version: '1.0.0' });
       await client.connect(new StreamableHTTPClientTransport(url));
-      return client;
+      return client as unknown as BenchClient;
     }),
   );
 }
 
 /** tools/call per second for `ms`: each client keeps one call in flight. */
-async function throughput(pool: Client[], ms: number): Promise<number> {
+async function throughput(pool: BenchClient[], ms: number): Promise<number> {
   const end = performance.now() + ms;
   let calls = 0;
   await Promise.all(
@@ -169,7 +223,7 @@ export async function runMcpBench(log: (line: string) => void): Promise<{ rows: 
   try {
     const pools = Object.fromEntries(await Promise.all(names.map(async (n) => [n, await clients(sides[n].url)] as const))) as Record<
       keyof typeof sides,
-      Client[]
+      BenchClient[]
     >;
     for (const n of names) await throughput(pools[n], WARMUP_MS);
     const rates: Record<keyof typeof sides, number[]> = { ours: [], express: [], node: [] };
@@ -195,8 +249,47 @@ export async function runMcpBench(log: (line: string) => void): Promise<{ rows: 
       target: { text: 'ratio >= 0.9', met: rate.ours / rate[peer] >= 0.9 },
       note: 'MCP-Nest published: raw 3,961, mcp-nest 2,871 req/s (0.72x)',
     });
-    return { rows: [row('express', 'in createMcpExpressApp (its documented setup)'), row('node', 'on bare node http')] };
+    return {
+      rows: [
+        row('express', 'in createMcpExpressApp (its documented setup)'),
+        row('node', 'on bare node http'),
+        await modernRow(log, sides.ours.url),
+      ],
+    };
   } finally {
     for (const n of names) await sides[n].close();
+  }
+}
+
+/** The 2026-07-28 era: our endpoint (stateless there) against the raw SDK v2's createMcpHandler, the v2 client on both. */
+async function modernRow(log: (line: string) => void, ours: URL): Promise<Row> {
+  const raw = await rawModernSide();
+  try {
+    const pools = { ours: await modernClients(ours), raw: await modernClients(raw.url) };
+    const names = ['ours', 'raw'] as const;
+    for (const n of names) await throughput(pools[n], WARMUP_MS);
+    const rates: Record<(typeof names)[number], number[]> = { ours: [], raw: [] };
+    for (let i = 0; i < ROUNDS; i++)
+      for (let k = 0; k < names.length; k++) {
+        const n = names[(i + k) % names.length];
+        rates[n].push(await throughput(pools[n], ROUND_MS));
+      }
+    await Promise.all(names.flatMap((n) => pools[n].map((c) => c.close())));
+    const rate = { ours: median(rates.ours), raw: median(rates.raw) };
+    for (const n of names) log(`mcp 2026-07-28 rounds ${n}: ${rates[n].map(Math.round).join(' ')}`);
+    log(
+      `mcp tools/call 2026-07-28 (stateless), concurrency ${CONCURRENCY}: zmodu McpModule ${rate.ours.toFixed(0)} req/s, raw SDK v2 ` +
+        `createMcpHandler on bare node http ${rate.raw.toFixed(0)} req/s (${(rate.ours / rate.raw).toFixed(2)}x)`,
+    );
+    return {
+      name: `mcp tools/call over Streamable HTTP, 2026-07-28 (stateless), concurrency ${CONCURRENCY}: zmodu McpModule in Nest vs raw SDK v2 createMcpHandler on bare node http (ratio = ours/raw)`,
+      value: rate.ours,
+      unit: 'req/s',
+      baseline: rate.raw,
+      target: { text: 'ratio >= 0.9', met: rate.ours / rate.raw >= 0.9 },
+      note: 'a fresh SDK server per request on both sides',
+    };
+  } finally {
+    await raw.close();
   }
 }

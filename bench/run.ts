@@ -29,20 +29,24 @@ async function main(): Promise<void> {
   const log = (line: string) => console.log(`  ${line}`);
   console.log(`zmodu bench: node ${process.version}, ${process.platform}/${process.arch}`);
 
+  // `npm run bench -- --only mcp,guard`: only those rows (the names below); default every row.
+  const only = onlyRows(process.argv.slice(2));
+  const wanted = (name: BenchName) => only === null || only.has(name);
   const rows: Row[] = [];
-  rows.push(...(await runGuardBench(log)).rows);
-  rows.push(...(await runAgentLoopBench(log)).rows);
-  rows.push(...(await runProviderLoopBench(log)).rows);
-  rows.push(...(await runMcpBench(log)).rows);
-  rows.push(...(await runWorkerBench(log)).rows);
-  const server = await postgresServer(log);
+  if (wanted('guard')) rows.push(...(await runGuardBench(log)).rows);
+  if (wanted('agent-loop')) rows.push(...(await runAgentLoopBench(log)).rows);
+  if (wanted('provider-loop')) rows.push(...(await runProviderLoopBench(log)).rows);
+  if (wanted('mcp')) rows.push(...(await runMcpBench(log)).rows);
+  if (wanted('worker')) rows.push(...(await runWorkerBench(log)).rows);
+  const needsServer = DATABASE_BENCHES.some(wanted);
+  const server = needsServer ? await postgresServer(log) : null;
   try {
-    rows.push(...(await runDbQueryBench(log, server)).rows);
-    rows.push(...(await runPipelineBench(log, server)).rows);
-    rows.push(...(await runAuditChainBench(log, server)).rows);
-    rows.push(...(await runRelayBench(log, server)).rows);
-    rows.push(...(await runMemoryBench(log, server)).rows);
-    rows.push(...(await runClusterBench(log, server)).rows);
+    if (wanted('db-query')) rows.push(...(await runDbQueryBench(log, server)).rows);
+    if (wanted('pipeline')) rows.push(...(await runPipelineBench(log, server)).rows);
+    if (wanted('audit-chain')) rows.push(...(await runAuditChainBench(log, server)).rows);
+    if (wanted('relay')) rows.push(...(await runRelayBench(log, server)).rows);
+    if (wanted('memory')) rows.push(...(await runMemoryBench(log, server)).rows);
+    if (wanted('cluster')) rows.push(...(await runClusterBench(log, server)).rows);
   } finally {
     server?.stop();
   }
@@ -55,6 +59,22 @@ async function main(): Promise<void> {
   const missed = rows.filter((r) => !r.target.met).length;
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   console.log(`${rows.length - missed}/${rows.length} targets met; wrote ${out} in ${seconds.toFixed(1)} s (checksum ${checksum()})`);
+}
+
+const DATABASE_BENCHES = ['db-query', 'pipeline', 'audit-chain', 'relay', 'memory', 'cluster'] as const;
+const BENCHES = ['guard', 'agent-loop', 'provider-loop', 'mcp', 'worker', ...DATABASE_BENCHES] as const;
+type BenchName = (typeof BENCHES)[number];
+
+/** The rows `--only a,b` names (null: every row); an unknown name ends the run saying which names there are. */
+function onlyRows(argv: readonly string[]): ReadonlySet<BenchName> | null {
+  const at = argv.findIndex((a) => a === '--only' || a.startsWith('--only='));
+  if (at < 0) return null;
+  const value = argv[at].startsWith('--only=') ? argv[at].slice('--only='.length) : (argv[at + 1] ?? '');
+  const names = value.split(',').filter(Boolean);
+  const unknown = names.filter((n) => !(BENCHES as readonly string[]).includes(n));
+  if (names.length === 0 || unknown.length)
+    throw new Error(`--only takes a comma-separated list of ${BENCHES.join(', ')} (got ${JSON.stringify(value)})`);
+  return new Set(names as BenchName[]);
 }
 
 main().catch((err: unknown) => {

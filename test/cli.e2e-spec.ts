@@ -56,7 +56,7 @@ describe('zmodu CLI end to end', () => {
       entities: ENTITIES,
       kpis: KPIS,
       reports: REPORTS,
-      limits: { timeoutMs: 500 },
+      limits: { timeoutMs: 3000 }, // above what a loaded machine takes for the quick statements; the cross join still times out
       // Every tenant's db.query runs under the second fence, which the suite installs first.
       fence: { mode: 'required', role: db.fenceRole },
       policy: { allow: ['db.query', 'entity.lookup', 'entity.list', 'kpi.query', 'report.generate'], deny: [], allowExecute: false },

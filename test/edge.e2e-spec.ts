@@ -17,6 +17,7 @@ import {
   DEV_JWT_SECRET,
   jwtSecretFromEnv,
   loggingFromEnv,
+  mcpAuthorizationFromEnv,
   optionsFromEnv,
   queueFromEnv,
   workerFromEnv,
@@ -243,6 +244,22 @@ describe('the HTTP edge of the sample app', () => {
       expect(optionsFromEnv({ ZMODU_JWT_SECRET: SECRET, ZMODU_WORKER_LEASE_MS: '2000' }).worker).toEqual({ leaseMs: 2000 });
       for (const bad of ['99', '2s', '-1', '3600001'])
         expect(() => workerFromEnv({ ZMODU_WORKER_LEASE_MS: bad })).toThrow(/ZMODU_WORKER_LEASE_MS must be a whole number/);
+    });
+
+    it('reads MCP authorization of /mcp (ZMODU_MCP_RESOURCE and ZMODU_MCP_AUTHORIZATION_SERVERS), both or neither', () => {
+      expect(mcpAuthorizationFromEnv({})).toEqual({});
+      expect(
+        mcpAuthorizationFromEnv({
+          ZMODU_MCP_RESOURCE: 'https://desk.example.com/mcp',
+          ZMODU_MCP_AUTHORIZATION_SERVERS: 'https://auth.example.com, https://sso.example.com',
+        }),
+      ).toEqual({
+        mcpAuthorization: {
+          resource: 'https://desk.example.com/mcp',
+          authorizationServers: ['https://auth.example.com', 'https://sso.example.com'],
+        },
+      });
+      expect(() => mcpAuthorizationFromEnv({ ZMODU_MCP_RESOURCE: 'https://desk.example.com/mcp' })).toThrow(/set both or neither/);
     });
 
     it('reads the level of the JSON logs (LOG_LEVEL, default info) and refuses an unknown one', () => {

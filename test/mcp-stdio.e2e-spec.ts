@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { Client as ModernClient } from '@modelcontextprotocol/client';
+import { StdioClientTransport as ModernStdioTransport } from '@modelcontextprotocol/client/stdio';
 import { DataSource } from 'typeorm';
 import { ALPHA, BETA, ENTITIES, KPIS, seedBusinessData } from '../libs/data/src/__fixtures__/business-fixture';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
@@ -99,6 +101,35 @@ describe('zmodu ai mcp: the skills over stdio, with the official MCP client', ()
       expect(mcp.stderr()).toMatch(/MCP server on stdio, 3 tool\(s\) for user u1 of tenant alpha/);
     } finally {
       await mcp.close();
+    }
+  });
+
+  it('serves a 2026-07-28 client too (server/discover, no initialize), under the same policy and tenant', async () => {
+    // A subclass probes in place: the SDK's own transport would probe on a sibling process, and the embedded
+    // database's folder is opened by one process at a time.
+    class InPlaceStdio extends ModernStdioTransport {}
+    const transport = new InPlaceStdio({
+      command: process.execPath,
+      args: [BIN, 'ai', 'mcp', '--config', config, '--tenant', ALPHA, '--user', 'u1'],
+      cwd: ROOT,
+      stderr: 'pipe',
+    });
+    const sent: string[] = [];
+    const send = transport.send.bind(transport);
+    transport.send = (message) => (sent.push('method' in message ? message.method : 'answer'), send(message));
+    const client = new ModernClient({ name: 'stdio-e2e', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    await client.connect(transport);
+    try {
+      expect(client.getProtocolEra()).toBe('modern');
+      expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['entity.list', 'entity.lookup', 'kpi.query']);
+      const mine = await client.callTool({ name: 'entity.lookup', arguments: { entity: 'order', id: 1 } });
+      expect(JSON.parse(text(mine))).toMatchObject({ entity: 'order', record: { id: 1, tenant_id: ALPHA } });
+      const denied = await client.callTool({ name: 'entity.create', arguments: { entity: 'order', values: {} } });
+      expect(JSON.parse(text(denied))).toEqual({ error: 'ToolDenied', reason: 'denied_execute_class' });
+      expect(sent[0]).toBe('server/discover');
+      expect(sent).not.toContain('initialize');
+    } finally {
+      await client.close();
     }
   });
 

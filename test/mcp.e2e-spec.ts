@@ -1,8 +1,9 @@
-import type { AddressInfo } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
 import { AgentAuditLog } from '@zmodu/guard';
 import { AppModule } from '../apps/sample/src/app.module';
 import { mintToken } from '../apps/sample/src/auth/dev-token';
@@ -202,6 +203,182 @@ describe('the sample over MCP: the rate limit counts calls, not HTTP requests', 
       expect((await audit.query({ agent: 'mcp' })).filter((r) => r.skill === 'market.quote')).toHaveLength(8);
     } finally {
       await client.close().catch(() => undefined);
+    }
+  });
+});
+
+describe('two instances of the sample on one database: a 2026-07-28 client whose requests alternate between them', () => {
+  let db: TestDatabase;
+  const apps: INestApplication[] = [];
+  const ports: number[] = [];
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    // Two Nest apps on one database, as two processes behind a load balancer would be (one set of options: one PGlite).
+    const options = await db.options();
+    for (const seed of [true, false]) {
+      const app = await NestFactory.create(AppModule.register({ dataSource: async () => options, jwtSecret: SECRET, seed }), {
+        logger: ['error'],
+      });
+      await app.listen(0, '127.0.0.1');
+      apps.push(app);
+      ports.push((app.getHttpServer().address() as AddressInfo).port);
+    }
+  });
+
+  afterAll(async () => {
+    // Embedded, both apps share one PGlite (and its pool): write every audit entry before the first close ends it.
+    await Promise.all(apps.map((app) => app.get(AgentAuditLog).flush()));
+    for (const app of apps.reverse()) await app.close();
+    await db?.drop();
+  });
+
+  it('answers every request on whichever instance it reaches: no session to stick to, the caller from each request', async () => {
+    // The "load balancer": each request of the client goes to the other port than the one before.
+    const served: number[] = [];
+    let next = 0;
+    const alternating = async (input: string | URL | Request, init?: RequestInit): Promise<Response> => {
+      const request = new Request(input, init);
+      const url = new URL(request.url);
+      url.port = String(ports[next++ % ports.length]);
+      served.push(Number(url.port));
+      const response = await fetch(new Request(url, request));
+      expect(response.headers.get('mcp-session-id')).toBeNull();
+      return response;
+    };
+    const connect = async (bearer: string) => {
+      const transport = new ModernTransport(new URL(`http://127.0.0.1:${ports[0]}/mcp`), {
+        requestInit: { headers: { Authorization: `Bearer ${bearer}` } },
+        fetch: alternating,
+      });
+      const client = new ModernClient({ name: 'lb-e2e', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+      await client.connect(transport);
+      return client;
+    };
+    const acme = await connect(mintToken(SECRET, { tenant: 'acme', user: 'alice', permissions: ['market:read'] }));
+    const globex = await connect(mintToken(SECRET, { tenant: 'globex', user: 'gina', permissions: ['market:read'] }));
+    try {
+      expect(acme.getProtocolEra()).toBe('modern');
+      expect((await acme.listTools()).tools.map((t) => t.name)).toEqual(['db.query', 'entity.list', 'entity.lookup', 'market.quote']);
+      const prices: number[] = [];
+      for (let i = 0; i < 6; i++) {
+        const [mine, theirs] = [
+          await acme.callTool({ name: 'market.quote', arguments: { symbol: 'ACME' } }),
+          await globex.callTool({ name: 'market.quote', arguments: { symbol: 'ACME' } }),
+        ];
+        prices.push(JSON.parse(text(mine)).price, JSON.parse(text(theirs)).price);
+      }
+      // Each tenant's own desk on both instances: acme quotes in USD (101.25), globex in EUR (99.9).
+      expect(prices).toEqual(Array.from({ length: 6 }, () => [101.25, 99.9]).flat());
+      // Both instances served, each about half (discover, list and 12 calls, alternating).
+      expect(new Set(served)).toEqual(new Set(ports));
+      for (const port of ports) expect(served.filter((p) => p === port).length).toBeGreaterThanOrEqual(7);
+
+      // One audit, in the shared database: every call under its caller, whichever instance ran it.
+      const audits = apps.map((app) => app.get(AgentAuditLog));
+      await Promise.all(audits.map((a) => a.flush()));
+      const rows = (await audits[1].query({ agent: 'mcp' })).filter((r) => r.skill === 'market.quote' && r.decision === 'allowed');
+      expect(rows).toHaveLength(12);
+      expect(rows.filter((r) => r.tenantId === 'acme' && r.userId === 'alice')).toHaveLength(6);
+      expect(rows.filter((r) => r.tenantId === 'globex' && r.userId === 'gina')).toHaveLength(6);
+    } finally {
+      await Promise.all([acme.close(), globex.close()]);
+    }
+  });
+
+  it('keeps a 2025-era session on the instance that opened it (the other one does not know it: 404)', async () => {
+    const bearer = mintToken(SECRET, { tenant: 'acme', user: 'alice', permissions: ['market:read'] });
+    const transport = new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${ports[0]}/mcp`), {
+      requestInit: { headers: { Authorization: `Bearer ${bearer}` } },
+    });
+    const client = new Client({ name: 'lb-e2e', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      expect(JSON.parse(text(await client.callTool({ name: 'market.quote', arguments: { symbol: 'ACME' } }))).price).toBe(101.25);
+      const elsewhere = await fetch(`http://127.0.0.1:${ports[1]}/mcp`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          Authorization: `Bearer ${bearer}`,
+          'mcp-session-id': transport.sessionId!,
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+      });
+      expect(elsewhere.status).toBe(404);
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('the sample over MCP with MCP authorization (its JWTs must be minted for /mcp)', () => {
+  let db: TestDatabase;
+  let app: INestApplication;
+  let url: URL;
+  let resource: string;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    // The resource identifier names the port, so the port is chosen before the app listens on it.
+    const probe = createServer();
+    await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => probe.close(() => resolve()));
+    resource = `http://127.0.0.1:${port}/mcp`;
+    const options = {
+      dataSource: () => db.options(),
+      jwtSecret: SECRET,
+      mcpAuthorization: { resource, authorizationServers: ['http://127.0.0.1:1'] },
+    };
+    app = await NestFactory.create(AppModule.register(options), { logger: ['error'] });
+    await app.listen(port, '127.0.0.1');
+    url = new URL(resource);
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await db?.drop();
+  });
+
+  const list = (bearer?: string) =>
+    fetch(url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...(bearer ? { Authorization: `Bearer ${bearer}` } : {}),
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+    });
+
+  it("answers the JWT guard's 401 with the challenge, and serves the metadata naming the authorization server", async () => {
+    const anonymous = await list();
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers.get('www-authenticate')).toBe(
+      `Bearer resource_metadata="${new URL('/.well-known/oauth-protected-resource/mcp', url)}"`,
+    );
+    expect(((await anonymous.json()) as { error: { message: string } }).error.message).toMatch(/Missing bearer token/);
+    const metadata = await fetch(new URL('/.well-known/oauth-protected-resource/mcp', url));
+    expect(await metadata.json()).toMatchObject({ resource, authorization_servers: ['http://127.0.0.1:1'] });
+  });
+
+  it('refuses a valid JWT minted for another service or for no audience (401 invalid_token), and serves one minted for /mcp in both eras', async () => {
+    for (const audience of ['https://crm.example.com/api', undefined]) {
+      const res = await list(mintToken(SECRET, { tenant: 'acme', user: 'alice', audience }));
+      expect(res.status).toBe(401);
+      expect(res.headers.get('www-authenticate')).toMatch(/^Bearer error="invalid_token"/);
+    }
+    const bearer = mintToken(SECRET, { tenant: 'acme', user: 'alice', permissions: ['market:read'], audience: resource });
+    const legacy = new Client({ name: 'auth-e2e', version: '1.0.0' });
+    await legacy.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers: { Authorization: `Bearer ${bearer}` } } }));
+    const modern = new ModernClient({ name: 'auth-e2e', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    await modern.connect(new ModernTransport(url, { requestInit: { headers: { Authorization: `Bearer ${bearer}` } } }));
+    try {
+      for (const client of [legacy, modern])
+        expect(JSON.parse(text(await client.callTool({ name: 'market.quote', arguments: { symbol: 'ACME' } }))).price).toBe(101.25);
+    } finally {
+      await Promise.all([legacy.close(), modern.close()]);
     }
   });
 });

@@ -137,8 +137,12 @@ describe.each([
       const final = parseEventStream(res.body as string).at(-1)!;
       expect(final).toMatchObject({ event: 'final', data: { stoppedReason: 'model_error' } });
     }
-    // The SDK logs the raw data of the event it could not parse: through Nest's logger, redacted, captured here.
-    expect(written.join('')).toMatch(/Could not parse message into JSON: not json, key=\[redacted\] \[redacted\]/);
+    // @anthropic-ai/sdk logs the raw data of the event it could not parse: through Nest's logger, redacted, captured
+    // here. openai 7 logs the line without the event's data, so the server's text is not in the logs at all.
+    if (kind === 'openai') {
+      expect(written.join('')).toContain('Could not parse message into JSON:');
+      expect(written.join('')).not.toContain('not json, key=');
+    } else expect(written.join('')).toMatch(/Could not parse message into JSON: not json, key=\[redacted\] \[redacted\]/);
     await expectNoKey({ rate: rate.body as string, garbage: garbage.body as string }, [`${kind}-sse-0001`, `${kind}-sse-0002`]);
   });
 

@@ -1,4 +1,5 @@
-import { AgentAuditLog } from '@zmodu/guard';
+import { AgentAuditLog, OptionalPeerUnavailableException } from '@zmodu/guard';
+import { simulateMissingPeers } from '@zmodu/guard/testing';
 import request from 'supertest';
 import { mintToken } from '../apps/sample/src/auth/dev-token';
 import { docsFromEnv } from '../apps/sample/src/config';
@@ -96,6 +97,30 @@ describe('the sample serves the OpenAPI document of its HTTP API, and the admin 
     for (const path of ['/docs', '/docs-json', '/docs/swagger-ui-init.js']) {
       const res = await request(app.getHttpServer()).get(path);
       expect([path, res.status, res.headers['x-powered-by'], res.headers['cache-control']]).toEqual([path, 404, undefined, 'no-store']);
+    }
+  });
+
+  it('asked for /docs without @nestjs/swagger (an optional peer), the boot fails naming the package to install', async () => {
+    const restore = simulateMissingPeers('@nestjs/swagger');
+    let thrown: unknown;
+    try {
+      await boot({ seed: false }, [], { docs: true });
+    } catch (err) {
+      thrown = err;
+    } finally {
+      restore();
+    }
+    expect(thrown).toBeInstanceOf(OptionalPeerUnavailableException);
+    expect((thrown as Error).message).toBe(
+      'the OpenAPI document and Swagger UI (ZMODU_DOCS=1, ZMODU_DEV=1) needs the @nestjs/swagger package: npm install @nestjs/swagger@^12 (with Nest 11: @nestjs/swagger@^11.4.7)',
+    );
+    // Not asked for, it boots without it.
+    const restoreAgain = simulateMissingPeers('@nestjs/swagger');
+    try {
+      const app = await boot({ seed: false }, [], { docs: false });
+      await request(app.getHttpServer()).get('/health').expect(200);
+    } finally {
+      restoreAgain();
     }
   });
 

@@ -169,6 +169,7 @@ export class AppModule implements NestModule {
           path: SAMPLE_MCP_PATH,
           policy: SAMPLE_MCP_POLICY,
           rateLimit: { limit: edge.rateLimit, windowMs: edge.rateWindowMs },
+          ...(options.mcpAuthorization ? { authorization: options.mcpAuthorization } : {}),
         }),
       ],
       controllers: [AgentsController, HealthController, MemoryController, JobsController],

@@ -27,7 +27,26 @@ export function optionsFromEnv(env: NodeJS.ProcessEnv = process.env): SampleAppO
     ...queueFromEnv(env),
     ...workerFromEnv(env),
     ...metricsFromEnv(env),
+    ...mcpAuthorizationFromEnv(env),
   };
+}
+
+/**
+ * ZMODU_MCP_RESOURCE (the URL clients reach /mcp at, e.g. https://desk.example.com/mcp) and
+ * ZMODU_MCP_AUTHORIZATION_SERVERS (comma-separated issuer URLs): MCP authorization of /mcp, both or neither.
+ */
+export function mcpAuthorizationFromEnv(env: NodeJS.ProcessEnv = process.env): Pick<SampleAppOptions, 'mcpAuthorization'> {
+  const resource = env.ZMODU_MCP_RESOURCE?.trim();
+  const servers = (env.ZMODU_MCP_AUTHORIZATION_SERVERS ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  if (!resource && servers.length === 0) return {};
+  if (!resource || servers.length === 0)
+    throw new ConfigError(
+      'MCP authorization needs both ZMODU_MCP_RESOURCE (the URL of /mcp as clients reach it) and ZMODU_MCP_AUTHORIZATION_SERVERS (comma-separated issuer URLs); set both or neither.',
+    );
+  return { mcpAuthorization: { resource, authorizationServers: servers } };
 }
 
 /**

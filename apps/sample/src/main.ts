@@ -13,7 +13,7 @@ import { drainOnSignal } from './shutdown';
 const USAGE = `usage:
   node dist/apps/sample/main.js              serve the sample over HTTP (PORT, default 3000)
   node dist/apps/sample/main.js demo         run the demo and exit (offline, or on a real model: OPENAI_API_KEY, ANTHROPIC_API_KEY)
-  node dist/apps/sample/main.js token [--tenant acme] [--user alice] [--permissions a,b] [--expires 1h]
+  node dist/apps/sample/main.js token [--tenant acme] [--user alice] [--permissions a,b] [--expires 1h] [--audience URL]
                                              print a development bearer token (signed with ZMODU_JWT_SECRET)`;
 
 async function serve(): Promise<void> {
@@ -41,7 +41,11 @@ function token(args: string[]): number {
   for (let i = 0; i < args.length; i += 2) {
     const key = args[i];
     const value = args[i + 1];
-    if (!['--tenant', '--user', '--permissions', '--expires'].includes(key) || value === undefined || value.startsWith('--')) {
+    if (
+      !['--tenant', '--user', '--permissions', '--expires', '--audience'].includes(key) ||
+      value === undefined ||
+      value.startsWith('--')
+    ) {
       process.stderr.write(`bad flag ${key ?? ''}\n${USAGE}\n`);
       return 2;
     }
@@ -59,6 +63,7 @@ function token(args: string[]): number {
       user: flags.get('--user') ?? 'alice',
       permissions,
       expiresIn: flags.get('--expires'),
+      audience: flags.get('--audience'),
     })}\n`,
   );
   return 0;

@@ -1,5 +1,6 @@
 import type { OutboxHealthLimits } from '@zmodu/admin';
 import type { AgentBudget, AgentQueueOptions, AgentSpec, AgentWorkerOptions } from '@zmodu/agent';
+import type { McpAuthorizationOptions } from '@zmodu/mcp';
 import type { DestinationStream } from 'pino';
 import type { DataSourceOptions } from 'typeorm';
 import type { EdgeOptions } from './edge/edge.options';
@@ -37,6 +38,11 @@ export interface SampleAppOptions {
   readonly metrics?: { readonly token?: string };
   /** The limits of the outbox check of GET /health/ready (default: SAMPLE_OUTBOX_HEALTH, degraded rather than down). */
   readonly health?: { readonly outbox?: OutboxHealthLimits };
+  /**
+   * MCP authorization of /mcp (see McpModule's `authorization`): its resource identifier and authorization servers.
+   * Then a token must carry `"aud": resource` to call /mcp (`npm run token -- --audience <resource>`). Default: off.
+   */
+  readonly mcpAuthorization?: McpAuthorizationOptions;
 }
 
 export interface SampleLogging {

@@ -1,6 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
-import { ApiBadRequestResponse, ApiBearerAuth, ApiForbiddenResponse, ApiQuery, ApiUnauthorizedResponse } from '@nestjs/swagger';
-import type { SchemaObject } from '@nestjs/swagger';
+import { ApiBadRequestResponse, ApiBearerAuth, ApiForbiddenResponse, ApiQuery, ApiUnauthorizedResponse } from './swagger-decorators';
+import type { SchemaObject } from './swagger-decorators';
 import { DENIAL_CAUSES } from '@zmodu/guard';
 
 // OpenAPI (3.0, what @nestjs/swagger writes) schemas of the admin endpoints' answers. Internal: the controllers use them.

@@ -1,5 +1,5 @@
 import { Controller, Get, Optional } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from './swagger-decorators';
 import { Agent, AgentBudget, AgentMetricsSnapshot, AgentRegistry, AgentWorker, AgentWorkerStats } from '@zmodu/agent';
 import { GuardStatsSnapshot, PolicyHealth, policyNeedsAttention } from '@zmodu/guard';
 import { AGENTS_REPORT_SCHEMA } from './admin.openapi';

@@ -22,7 +22,7 @@ import {
   ApiQuery,
   ApiTags,
   ApiUnprocessableEntityResponse,
-} from '@nestjs/swagger';
+} from './swagger-decorators';
 import { AGENT_RUN_STORE, AgentRunRecord, AgentRunStore, ToolCallRecord } from '@zmodu/agent';
 import { AUDIT_LOG_STORE, AuditLogStore, AuditRecord, Redactor } from '@zmodu/guard';
 import { EditPreview, PipelineOutcome, ProposalPage, ProposalPipeline, ProposalRecord } from '@zmodu/pipeline';

@@ -1,5 +1,5 @@
 import { Controller, ForbiddenException, Get, Headers, NotImplementedException, Query, Res, UseFilters } from '@nestjs/common';
-import { ApiNotImplementedResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { ApiNotImplementedResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from './swagger-decorators';
 import { AUDIT_QUERY_MAX_LIMIT, AuditChainVerdict, AuditLogStore, InjectAuditLogStore } from '@zmodu/guard';
 import type { Response } from 'express';
 import { AdminExceptionFilter } from './admin-exception.filter';

@@ -11,7 +11,7 @@ import {
   ApiServiceUnavailableResponse,
   ApiTags,
   ApiUnauthorizedResponse,
-} from '@nestjs/swagger';
+} from './swagger-decorators';
 import { Guard } from '@zmodu/guard';
 import { createSkillContext, SkillDispatcher } from '@zmodu/skills';
 import type { Response } from 'express';

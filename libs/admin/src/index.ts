@@ -84,6 +84,7 @@ export {
 export type { MetricsAccess, MetricsModuleExtras, MetricsTenantView } from './metrics/metrics.options';
 export { TENANT_LABEL, ZmoduMetrics } from './metrics/zmodu-metrics';
 export type { MetricsView } from './metrics/zmodu-metrics';
+export type { MetricsRegistry } from './metrics/metrics-registry';
 export { InvalidMetricsOptionsException } from './exceptions/invalid-metrics-options.exception';
 export { ZmoduHealthModule } from './health/health.module';
 export { OutboxHealthIndicator } from './health/outbox.health';

@@ -1,5 +1,5 @@
 import { Controller, Get, HttpCode, NotFoundException, Param, Post, Query, UseFilters } from '@nestjs/common';
-import { ApiConflictResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from '@nestjs/swagger';
+import { ApiConflictResponse, ApiNotFoundResponse, ApiOkResponse, ApiOperation, ApiParam, ApiQuery, ApiTags } from './swagger-decorators';
 import { OutboxEvent, OutboxPage, OutboxService, OutboxStatus } from '@zmodu/outbox';
 import { AdminExceptionFilter } from './admin-exception.filter';
 import { ApiFieldError, ApiPageQuery, HTTP_ERROR_SCHEMA, OUTBOX_EVENT_SCHEMA, OUTBOX_PAGE_SCHEMA } from './admin.openapi';

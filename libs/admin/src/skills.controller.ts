@@ -1,5 +1,5 @@
 import { Controller, Get, Inject } from '@nestjs/common';
-import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { ApiOkResponse, ApiOperation, ApiTags } from './swagger-decorators';
 import { SkillRegistry, SkillsJsonEntry, toOpenApi, toSkillsJson } from '@zmodu/skills';
 import { ADMIN_OPTIONS } from './admin.constants';
 import { OPENAPI_DOCUMENT_SCHEMA, SKILLS_JSON_SCHEMA } from './admin.openapi';

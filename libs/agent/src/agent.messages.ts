@@ -114,11 +114,10 @@ export const JOB_AGENT_MESSAGE = (agent: string, known: readonly string[]) =>
   agent === '(none)'
     ? `name its agent: this application defines ${known.length} agents (${known.join(', ') || 'none'})`
     : `no agent named '${agent}' (agents: ${known.join(', ') || 'none'})`;
-export const PG_BOSS_MISSING_MESSAGE = (range: string) =>
-  `Cluster mode (queue.driver 'pg-boss') needs pg-boss, an optional peer dependency of @zmodu/agent that is not installed: npm install pg-boss@${range} (or use the default in-process queue).`;
-export const PG_BOSS_VERSION_MESSAGE = (range: string, found: string) =>
-  `Cluster mode (queue.driver 'pg-boss') needs pg-boss ${range}, and pg-boss ${found} is installed: npm install pg-boss@${range}.`;
-export const PG_BOSS_ESM_MESSAGE = (range: string, node: string) =>
-  `Cluster mode (queue.driver 'pg-boss') needs pg-boss ${range}, an ES module this Node (${node}) cannot load from CommonJS: run Node >= 22.12 (pg-boss 12's own minimum).`;
-export const PG_BOSS_BROKEN_MESSAGE = (range: string, cause: string) =>
-  `Cluster mode (queue.driver 'pg-boss') could not load pg-boss (${cause}): reinstall it with npm install pg-boss@${range}.`;
+
+export const MCP_CLIENT_SDK_MISSING_MESSAGE = (pkg: string, range: string) =>
+  `AgentModule has mcpServers, which need the MCP client SDK, an optional peer dependency of @zmodu/agent that is not installed: run \`npm install ${pkg}@${range}\` (or remove mcpServers).`;
+export const MCP_CLIENT_SDK_TOO_OLD_MESSAGE = (pkg: string, range: string, missing: readonly string[]) =>
+  `AgentModule's mcpServers need ${pkg}@${range}; the installed version has no ${missing.join(', ')}: run \`npm install ${pkg}@${range}\`.`;
+export const MCP_CLIENT_SDK_BROKEN_MESSAGE = (pkg: string, cause: string) =>
+  `AgentModule's mcpServers could not load ${pkg} (${cause.split('\n')[0].slice(0, 300)}): reinstall it (\`npm install ${pkg}\`).`;

@@ -45,6 +45,7 @@ export type {
   McpServerCommonOptions,
   McpStdioServerOptions,
   McpHttpServerOptions,
+  McpEra,
 } from './mcp-client/mcp-server-options';
 export {
   DEFAULT_MCP_TIMEOUT_MS,
@@ -57,6 +58,7 @@ export { mcpToolSegment } from './mcp-client/mcp-tool-name';
 export { InvalidMcpServerOptionsException } from './exceptions/invalid-mcp-server-options.exception';
 export { McpServerUnavailableException } from './exceptions/mcp-server-unavailable.exception';
 export { McpSkillNameTakenException } from './exceptions/mcp-skill-name-taken.exception';
+export { McpClientSdkMissingException } from './exceptions/mcp-sdk-missing.exception';
 export { AgentWorker } from './worker/agent-worker';
 export type { AgentWorkerStats, PostGoalOptions } from './worker/agent-worker';
 export { AgentWorkerOptions } from './worker/agent-worker.options';
@@ -65,9 +67,7 @@ export { AGENT_GOAL_QUEUE, AGENT_RUN_STORE } from './worker/agent-worker.constan
 export { AgentQueueOptions } from './worker/agent-queue.options';
 export { InProcessGoalQueue } from './worker/in-process-goal-queue';
 export { PgBossGoalQueue } from './worker/pg-boss-goal-queue';
-export { PgBossRequiredException } from './exceptions/pg-boss-required.exception';
 export { PG_BOSS_RANGE } from './worker/pg-boss-peer';
-export type { PackageResolver } from './worker/pg-boss-peer';
 export type { PgBossConnection, PgBossGoalQueueOptions } from './worker/pg-boss-goal-queue';
 export type {
   AgentGoalScope,

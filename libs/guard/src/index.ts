@@ -56,3 +56,6 @@ export { ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from './guard.entities';
 export { ownOptions, ownValue } from './own-value';
 export { isScopeId, MAX_SCOPE_ID_LENGTH, scopeIdProblem } from './scope-id';
 export { isRowRefused, sqlState } from './row-refused';
+export { loadOptionalPeer, tryLoadOptionalPeer } from './optional-peer';
+export type { OptionalPeerOptions } from './optional-peer';
+export { OptionalPeerUnavailableException } from './exceptions/optional-peer-unavailable.exception';

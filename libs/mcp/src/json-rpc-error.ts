@@ -19,7 +19,13 @@ export function jsonRpcErrorBody(status: number, message: string): JsonRpcErrorB
 }
 
 /** @internal Write a JSON-RPC error with its own code. */
-export function writeJsonRpcError(res: ServerResponse, status: number, code: number, message: string): void {
+export function writeJsonRpcError(
+  res: ServerResponse,
+  status: number,
+  code: number,
+  message: string,
+  headers: Readonly<Record<string, string>> = {},
+): void {
   const body = JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null });
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
+  res.writeHead(status, { ...headers, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) }).end(body);
 }

@@ -8,6 +8,11 @@ export interface McpPrincipal {
   readonly tenantId: string;
   readonly userId: string;
   readonly permissions: readonly string[];
+  /**
+   * The audience of the token the application verified (its `aud` claim: who it was issued for). McpModule's
+   * `authorization` accepts a request only when it names the endpoint's resource; without `authorization` it is unused.
+   */
+  readonly audience?: readonly string[];
 }
 
 /** The caller of one request: a principal, or why there is none (the message of the 401). */
@@ -29,11 +34,17 @@ export function readPrincipal(value: unknown): McpCaller {
   if (problem) return { principal: null, problem };
   if (!Array.isArray(permissions) || permissions.some((p) => typeof p !== 'string'))
     return { principal: null, problem: "the caller's permissions are not an array of strings" };
+  const audience = Object.hasOwn(v, 'audience') ? v.audience : undefined;
+  if (audience !== undefined && typeof audience !== 'string' && !(Array.isArray(audience) && audience.every((a) => typeof a === 'string')))
+    return { principal: null, problem: "the caller's audience is not a string or an array of strings" };
   return {
     principal: Object.freeze({
       tenantId: tenantId as string,
       userId: userId as string,
       permissions: Object.freeze([...(permissions as string[])]),
+      ...(audience !== undefined
+        ? { audience: Object.freeze(typeof audience === 'string' ? [audience] : [...(audience as string[])]) }
+        : {}),
     }),
     problem: null,
   };

@@ -1,26 +1,21 @@
 import { randomUUID } from 'node:crypto';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import {
-  CallToolRequestSchema,
-  CallToolResult,
-  ListToolsRequestSchema,
-  McpError,
-  ErrorCode,
-  ServerNotification,
-  ServerRequest,
-  Tool,
-  ToolAnnotations,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Server, Tool, ToolAnnotations, Transport } from '@modelcontextprotocol/server';
 import { ActionClass, Guard, GuardPolicy, GuardStats } from '@zmodu/guard';
 import { createSkillContext, SkillCallResult, SkillDispatcher, SkillRegistry } from '@zmodu/skills';
 import { InvalidMcpOptionsException } from './exceptions/invalid-mcp-options.exception';
 import { DEFAULT_MCP_RATE_LIMIT, McpCallLimiter, McpRateLimit, rateLimitProblem } from './mcp-call-limiter';
 import { McpPrincipal, principalKey, readPrincipal, toPrincipal } from './mcp-principal';
+import { serverSdk, ServerSdk } from './mcp-sdk';
 import { INVALID_OPTION_MESSAGE, NO_PRINCIPAL_IN_REQUEST_MESSAGE, RATE_LIMITED_MESSAGE } from './mcp.messages';
 
-export type McpRequestExtra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+/**
+ * What a request handler of the SDK gets (its `ServerContext`), as far as the principal resolver reads it: the HTTP
+ * transports pass each request's principal as `http.authInfo`; `mcpReq.signal` aborts when the request is cancelled.
+ */
+export interface McpRequestExtra {
+  readonly http?: { readonly authInfo?: { readonly extra?: Readonly<Record<string, unknown>> } };
+  readonly mcpReq?: { readonly signal?: AbortSignal };
+}
 
 /** The key under `authInfo.extra` where the HTTP transport passes each request's principal. */
 export const MCP_PRINCIPAL_KEY = 'zmoduPrincipal';
@@ -64,11 +59,13 @@ export function annotationsFor(action: ActionClass): ToolAnnotations {
 }
 
 /**
- * One MCP session over the skill catalog: one low-level SDK `Server` (never shared between
- * sessions or transports) with `tools/list` filtered by the session policy and the caller's
- * permissions, and `tools/call` through `SkillDispatcher.dispatch`, like every other caller.
+ * One MCP session over the skill catalog: low-level SDK `Server`s (never shared between sessions or transports) with
+ * `tools/list` filtered by the session policy and the caller's permissions, and `tools/call` through
+ * `SkillDispatcher.dispatch`, like every other caller. A session is what one guard (its budget), one run id and one
+ * call queue span: a 2025-era HTTP session, a stdio connection, or one 2026-07-28 HTTP request (which has no session).
  */
 export class McpSkillServer {
+  /** The SDK server of the session (`createSdkServer()` makes another one over the same session, for another transport). */
   readonly server: Server;
   /** The session's guard: its budget and counters span the session. */
   readonly guard: Guard;
@@ -78,6 +75,7 @@ export class McpSkillServer {
   private readonly limiter?: McpCallLimiter;
   /** The tail of this session's calls: the next one starts when it settles. */
   private queue: Promise<unknown> = Promise.resolve();
+  private readonly sdk: ServerSdk;
 
   constructor(private readonly options: McpSkillServerOptions) {
     if (!(options?.registry instanceof SkillRegistry))
@@ -100,15 +98,23 @@ export class McpSkillServer {
       if (limit) this.limiter = new McpCallLimiter(limit);
     }
     this.guard = new Guard(options.policy, { stats: options.stats });
-    const info = options.serverInfo ?? { name: 'zmodu', version: '0.1.0' };
-    this.server = new Server({ name: info.name, version: info.version }, { capabilities: { tools: { listChanged: false } } });
+    this.sdk = serverSdk('createMcpSkillServer');
+    this.server = this.createSdkServer();
+  }
+
+  /**
+   * A new SDK server over this session (its guard, run id, call queue and limits): the SDK's serving entries connect a
+   * fresh instance to each transport (stdio makes one to answer a 2026 client's probe, then the one it keeps).
+   */
+  createSdkServer(): Server {
+    const info = this.options.serverInfo ?? { name: 'zmodu', version: '0.1.0' };
+    const server = new this.sdk.Server({ name: info.name, version: info.version }, { capabilities: { tools: { listChanged: false } } });
     // Each request spends from the caller's rate limit as it arrives, in the order of its batch.
-    this.server.setRequestHandler(ListToolsRequestSchema, (_req, extra) => ({
-      tools: this.listTools(this.spend(this.principalOf(extra))),
-    }));
-    this.server.setRequestHandler(CallToolRequestSchema, (req, extra) =>
-      this.callTool(this.spend(this.principalOf(extra)), req.params.name, req.params.arguments, extra.signal),
+    server.setRequestHandler('tools/list', (_req, ctx) => ({ tools: this.listTools(this.spend(this.principalOf(ctx))) }));
+    server.setRequestHandler('tools/call', (req, ctx) =>
+      this.callTool(this.spend(this.principalOf(ctx)), req.params.name, req.params.arguments, ctx.mcpReq.signal),
     );
+    return server;
   }
 
   /** The tools this principal may see: not staged, let through by the policy, and with the permission they need. */
@@ -159,6 +165,7 @@ export class McpSkillServer {
     return toToolResult(result);
   }
 
+  /** Serve the 2025-era protocol (initialize, then requests) on one SDK transport. */
   connect(transport: Transport): Promise<void> {
     return this.server.connect(transport);
   }
@@ -179,26 +186,29 @@ export class McpSkillServer {
     if (wait === 0) return principal;
     const { limit, windowMs } = this.limiter!.rate;
     const retryAfterSeconds = Math.ceil(wait / 1000);
-    throw new McpError(-32000, RATE_LIMITED_MESSAGE(limit, windowMs, retryAfterSeconds), { reason: 'rate_limited', retryAfterSeconds });
+    throw new this.sdk.ProtocolError(-32000, RATE_LIMITED_MESSAGE(limit, windowMs, retryAfterSeconds), {
+      reason: 'rate_limited',
+      retryAfterSeconds,
+    });
   }
 
   private principalOf(extra: McpRequestExtra): McpPrincipal {
     const given = typeof this.options.principal === 'function' ? this.options.principal(extra) : this.options.principal;
     const principal = toPrincipal(given);
     // Fail closed: the HTTP layer answers 401 before this, so only a miswired transport gets here.
-    if (!principal) throw new McpError(ErrorCode.InvalidRequest, NO_PRINCIPAL_IN_REQUEST_MESSAGE);
+    if (!principal) throw new this.sdk.ProtocolError(this.sdk.ProtocolErrorCode.InvalidRequest, NO_PRINCIPAL_IN_REQUEST_MESSAGE);
     return principal;
   }
 }
 
-/** Build the server of one session (stdio: one per process; HTTP: one per Mcp-Session-Id). */
+/** Build the server of one session (stdio: one per connection; HTTP: one per Mcp-Session-Id, or per 2026 request). */
 export function createMcpSkillServer(options: McpSkillServerOptions): McpSkillServer {
   return new McpSkillServer(options);
 }
 
 /** The principal the HTTP transport put in the request's authInfo. */
 export function principalFromAuthInfo(extra: McpRequestExtra): McpPrincipal | null {
-  const bag = extra.authInfo?.extra;
+  const bag = extra.http?.authInfo?.extra;
   return bag && Object.hasOwn(bag, MCP_PRINCIPAL_KEY) ? toPrincipal(bag[MCP_PRINCIPAL_KEY]) : null;
 }
 

@@ -20,3 +20,13 @@ export const HOST_FORBIDDEN_MESSAGE =
   "Forbidden: this request's Host is not one the MCP endpoint answers (DNS rebinding protection). List the names it is served under in McpModule's allowedHosts.";
 export const RATE_LIMITED_MESSAGE = (limit: number, windowMs: number, retryAfterSeconds: number) =>
   `Too many requests: at most ${limit} MCP calls per ${Math.round(windowMs / 1000)} s per caller (each call of a batch counts). Retry after ${retryAfterSeconds} s.`;
+export const MCP_SDK_MISSING_MESSAGE = (who: string, pkg: string, range: string) =>
+  `${who} needs the MCP server SDK, an optional peer dependency of @zmodu/mcp that is not installed: run \`npm install ${pkg}@${range}\`.`;
+export const MCP_SDK_TOO_OLD_MESSAGE = (who: string, pkg: string, range: string, missing: readonly string[]) =>
+  `${who} needs ${pkg}@${range}; the installed version has no ${missing.join(', ')}: run \`npm install ${pkg}@${range}\`.`;
+export const MCP_SDK_BROKEN_MESSAGE = (who: string, pkg: string, cause: string) =>
+  `${who} could not load ${pkg} (${cause.split('\n')[0].slice(0, 300)}): reinstall it (\`npm install ${pkg}\`).`;
+export const AUDIENCE_MISMATCH_MESSAGE = (resource: string, hadAudience: boolean) =>
+  hadAudience
+    ? `the token was issued for another resource, not this MCP server: request a token with resource=${resource} (RFC 8707)`
+    : `the token names no audience: request a token for this MCP server with resource=${resource} (RFC 8707), and pass its "aud" claim as the principal's audience`;

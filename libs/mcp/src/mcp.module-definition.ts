@@ -1,4 +1,5 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
+import { MCP_PATH } from './mcp.constants';
 import { createMcpController } from './mcp.controller';
 import { DEFAULT_MCP_PATH, McpModuleExtras, McpModuleOptions } from './mcp.options';
 
@@ -13,6 +14,7 @@ export const {
   .setExtras<McpModuleExtras>({ path: DEFAULT_MCP_PATH }, (definition, extras) => ({
     ...definition,
     controllers: [...(definition.controllers ?? []), createMcpController(extras.path)],
+    providers: [...(definition.providers ?? []), { provide: MCP_PATH, useValue: extras.path }],
   }))
   .build();
 

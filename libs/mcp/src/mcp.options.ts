@@ -3,6 +3,7 @@ import { Guard, GuardPolicy } from '@zmodu/guard';
 import { InvalidMcpOptionsException } from './exceptions/invalid-mcp-options.exception';
 import { DEFAULT_MCP_RATE_LIMIT, McpRateLimit, rateLimitProblem } from './mcp-call-limiter';
 import { HostRule, normalizeOrigin, parseHost } from './mcp-origin';
+import { McpAuthorizationOptions, ResolvedMcpAuthorization } from './mcp-authorization';
 import { McpCaller, McpPrincipal, readPrincipal } from './mcp-principal';
 import { INVALID_OPTION_MESSAGE } from './mcp.messages';
 
@@ -50,6 +51,14 @@ export interface McpModuleOptions {
   readonly agent?: string;
   /** Name and version reported at initialize. Default { name: 'zmodu', version: '0.1.0' }. */
   readonly serverInfo?: { readonly name: string; readonly version: string };
+  /**
+   * MCP authorization: the endpoint as an OAuth 2.1 resource server. Every 401 on it carries
+   * `WWW-Authenticate: Bearer resource_metadata="..."`, the protected resource metadata (RFC 9728) is served at
+   * `/.well-known/oauth-protected-resource` + the resource's path and names `authorizationServers`, and a token whose
+   * audience (the principal's `audience`, from the token the app verified) does not name `resource` is refused (401
+   * invalid_token). The token itself is still checked by the application. Default: none of it.
+   */
+  readonly authorization?: McpAuthorizationOptions;
 }
 
 /** The extras of `forRoot`/`forRootAsync`: where the endpoint is mounted (static, it names a route). */
@@ -77,6 +86,7 @@ export class ResolvedMcpOptions {
   readonly allowedHosts?: readonly HostRule[] | null;
   readonly agent: string = 'mcp';
   readonly serverInfo: { readonly name: string; readonly version: string } = { name: 'zmodu', version: '0.1.0' };
+  readonly authorization?: ResolvedMcpAuthorization;
 
   constructor(raw: McpModuleOptions) {
     if (raw === null || typeof raw !== 'object')
@@ -123,6 +133,8 @@ export class ResolvedMcpOptions {
       throw new InvalidMcpOptionsException(INVALID_OPTION_MESSAGE('agent', 'must be a non-empty string'));
     this.agent = agent ?? this.agent;
     this.serverInfo = own('serverInfo') ?? this.serverInfo;
+    const authorization = own('authorization');
+    if (authorization !== undefined) this.authorization = new ResolvedMcpAuthorization(authorization);
   }
 }
 

@@ -44,4 +44,6 @@ export interface Caller {
   readonly tenantId: string;
   readonly userId: string;
   readonly permissions: readonly string[];
+  /** The token's "aud" claim, when it has one: who it was issued for (McpModule's authorization checks it). */
+  readonly audience?: readonly string[];
 }

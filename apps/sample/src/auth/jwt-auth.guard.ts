@@ -17,6 +17,7 @@ const MAX_PERMISSIONS = 64;
 const MAX_CLAIM_ID = 128;
 
 interface TokenClaims {
+  aud?: unknown;
   sub?: unknown;
   tenant?: unknown;
   permissions?: unknown;
@@ -93,10 +94,14 @@ function callerFrom(claims: TokenClaims): Caller {
     throw new UnauthorizedException(
       `Invalid bearer token: the "permissions" claim must be an array of at most ${MAX_PERMISSIONS} permission names (${PERMISSION.source}).`,
     );
+  const aud = claims.aud;
+  if (aud !== undefined && typeof aud !== 'string' && !(Array.isArray(aud) && aud.length <= 16 && aud.every((a) => typeof a === 'string')))
+    throw new UnauthorizedException('Invalid bearer token: the "aud" claim must be a string or an array of at most 16 strings.');
   return Object.freeze({
     tenantId,
     userId,
     permissions: Object.freeze([...(perms as string[])]),
+    ...(aud !== undefined ? { audience: Object.freeze(typeof aud === 'string' ? [aud] : [...(aud as string[])]) } : {}),
   });
 }
 

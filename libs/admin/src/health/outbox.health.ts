@@ -1,5 +1,5 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
-import { HealthIndicatorResult, HealthIndicatorService } from '@nestjs/terminus';
+import type { HealthIndicatorResult, HealthIndicatorService } from './health-indicator.types';
 import { OUTBOX_STORE, OutboxStore } from '@zmodu/outbox';
 
 /** When the outbox counts as unhealthy. */

@@ -1,9 +1,11 @@
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit, Optional } from '@nestjs/common';
-import { RuntimeEvent, RuntimeEvents } from '@zmodu/guard';
+import { loadOptionalPeer, RuntimeEvent, RuntimeEvents } from '@zmodu/guard';
 import { OUTBOX_STORE, OutboxBacklog, OutboxStore } from '@zmodu/outbox';
 import { SkillRegistry } from '@zmodu/skills';
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Metric, Registry } from 'prom-client';
+import type * as PromClient from 'prom-client';
+import type { Counter, Gauge, Histogram, Metric } from 'prom-client';
 import { METRICS_OPTIONS } from './metrics.constants';
+import type { MetricsRegistry } from './metrics-registry';
 import { MetricsTenantView, OVERFLOW_TENANT_LABEL, ResolvedMetricsOptions, UNKNOWN_SKILL_LABEL } from './metrics.options';
 
 /** What a scrape may see: every series (true), or one tenant's own series. */
@@ -22,8 +24,10 @@ export const TENANT_LABEL = 'tenant';
 @Injectable()
 export class ZmoduMetrics implements OnModuleInit, OnModuleDestroy {
   private readonly logger = new Logger('ZmoduMetrics');
-  /** The registry this application's metrics live in; serve it with `scrape()`. */
-  readonly registry = new Registry();
+  /** prom-client, an optional peer of @zmodu/admin, loaded when this module is built (see loadPromClient). */
+  private readonly prom: typeof PromClient;
+  /** The registry this application's metrics live in (prom-client's Registry; add yours to it); serve it with `scrape()`. */
+  readonly registry: MetricsRegistry;
   private readonly toolCalls: Counter<'skill' | 'action' | 'outcome'>;
   private readonly denials: Counter<'cause'>;
   private readonly tokens: Counter<'tenant' | 'agent'>;
@@ -42,34 +46,36 @@ export class ZmoduMetrics implements OnModuleInit, OnModuleDestroy {
     @Optional() private readonly skills?: SkillRegistry,
     @Optional() @Inject(OUTBOX_STORE) private readonly outbox?: OutboxStore,
   ) {
+    const prom = (this.prom = loadPromClient());
+    this.registry = new prom.Registry();
     const p = options.prefix;
     const registers = [this.registry];
-    this.toolCalls = new Counter({
+    this.toolCalls = new prom.Counter({
       name: `${p}tool_calls_total`,
       help: 'Tool calls through the dispatcher, allowed or not, by skill, action class and outcome.',
       labelNames: ['skill', 'action', 'outcome'],
       registers,
     });
-    this.denials = new Counter({
+    this.denials = new prom.Counter({
       name: `${p}tool_denials_total`,
       help: 'Tool calls refused, by cause (guard causes, missing_permission, invalid_arguments, tenant_required, quota_unavailable).',
       labelNames: ['cause'],
       registers,
     });
-    this.tokens = new Counter({
+    this.tokens = new prom.Counter({
       name: `${p}tokens_total`,
       help: `Tokens charged to the quota (model turns and tool calls), by tenant and agent (at most ${options.maxTenantLabels} tenants, then "${OVERFLOW_TENANT_LABEL}").`,
       labelNames: [TENANT_LABEL, 'agent'],
       registers,
     });
-    this.runDuration = new Histogram({
+    this.runDuration = new prom.Histogram({
       name: `${p}run_duration_seconds`,
       help: 'Agent run duration, by agent and status (the stop reason: final, max_steps, budget_exhausted, ...).',
       labelNames: ['agent', 'status'],
       buckets: [...options.runDurationBuckets],
       registers,
     });
-    this.verdicts = new Counter({
+    this.verdicts = new prom.Counter({
       name: `${p}proposal_verdicts_total`,
       help: 'Proposal pipeline verdicts (submissions, human decisions, executions), by verdict.',
       labelNames: ['verdict'],
@@ -78,7 +84,7 @@ export class ZmoduMetrics implements OnModuleInit, OnModuleDestroy {
     this.outboxGauges(p);
     // After the outbox gauges: a scrape collects in this order, all at once; this one waits for their read to settle.
     const outboxRead = () => this.outboxRead;
-    this.errors = new Counter({
+    this.errors = new prom.Counter({
       name: `${p}metrics_errors_total`,
       help: 'Errors of the metrics themselves (swallowed: they never fail a call or a scrape), by source.',
       labelNames: ['source'],
@@ -87,7 +93,7 @@ export class ZmoduMetrics implements OnModuleInit, OnModuleDestroy {
         await outboxRead();
       },
     });
-    if (options.defaultMetrics) collectDefaultMetrics({ register: this.registry, prefix: p });
+    if (options.defaultMetrics) prom.collectDefaultMetrics({ register: this.registry, prefix: p });
   }
 
   onModuleInit(): void {
@@ -116,7 +122,7 @@ export class ZmoduMetrics implements OnModuleInit, OnModuleDestroy {
 
   /** The series of one tenant, written by prom-client itself from a registry of filtered views of ours. */
   private async tenantScrape(tenantId: string): Promise<string> {
-    const view = new Registry();
+    const view = new this.prom.Registry();
     for (const metric of this.registry.getMetricsAsArray()) {
       const labelNames = (metric as { labelNames?: unknown }).labelNames;
       if (!Array.isArray(labelNames) || !labelNames.includes(TENANT_LABEL)) continue;
@@ -188,7 +194,7 @@ export class ZmoduMetrics implements OnModuleInit, OnModuleDestroy {
           this.outboxRead = null;
         }));
     const gauge = <L extends string>(name: string, help: string, labelNames: L[], set: (g: Gauge<L>, b: OutboxBacklog) => void) =>
-      new Gauge<L>({
+      new this.prom.Gauge<L>({
         name: `${p}${name}`,
         help,
         labelNames,
@@ -222,4 +228,15 @@ export class ZmoduMetrics implements OnModuleInit, OnModuleDestroy {
         `metrics ${source} failed (swallowed; ${this.errorCount} errors in all): ${(err as Error)?.message ?? String(err)}`,
       );
   }
+}
+
+/**
+ * prom-client, loaded when the metrics are configured (MetricsModule builds ZmoduMetrics at boot), so that an
+ * application without metrics need not install it. Only its types are imported at the top of this file.
+ */
+function loadPromClient(): typeof PromClient {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return loadOptionalPeer('prom-client', 'the metrics (MetricsModule)', () => require('prom-client') as typeof PromClient, {
+    install: 'prom-client@^15',
+  });
 }

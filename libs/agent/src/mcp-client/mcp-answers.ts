@@ -1,5 +1,4 @@
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
 
 /** The most answers to a server's own requests that wait to be sent at once; past it (or past the bytes) one is dropped. */
 export const MAX_ANSWERS_IN_FLIGHT = 16;

@@ -1,5 +1,4 @@
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
+import type { FetchLike, RequestId } from '@modelcontextprotocol/client';
 import { cappedEventStream, oversizeResponse } from './mcp-oversize';
 
 /** Most of an HTTP error body read (the SDK quotes it in its error, which we clip further). */

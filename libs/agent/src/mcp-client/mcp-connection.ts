@@ -1,8 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import { ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Client, ProtocolEra, RequestOptions, StreamableHTTPClientTransport, Tool } from '@modelcontextprotocol/client';
 import {
   MCP_ANSWERS_DROPPED_MESSAGE,
   MCP_CONNECTION_LOST_MESSAGE,
@@ -17,6 +14,7 @@ import { cappedFetch } from './mcp-capped-fetch';
 import { AcceptingOutputValidator } from './mcp-output-validator';
 import { describeCause, describeServer, redact } from './mcp-describe';
 import { isOversize } from './mcp-oversize';
+import { clientSdk, ClientSdk } from './mcp-sdk';
 import { NormalizedMcpServer } from './mcp-server-options';
 import { McpStdioTransport } from './mcp-stdio-transport';
 
@@ -24,6 +22,8 @@ const CLIENT_INFO = { name: 'zmodu-agent', version: '0.1.0' };
 const STDERR_TAIL = 1000;
 const MAX_TOOL_PAGES = 100;
 const TERMINATE_WAIT_MS = 1000;
+/** The revision `era: 'modern'` pins (the SDK's first 2026 revision). */
+const MODERN_VERSION = '2026-07-28';
 
 /** One tool of tools/list with the sizes measured as it came (an oversized schema or description is not kept). */
 export interface ListedTool {
@@ -41,13 +41,18 @@ interface Link {
   readonly client: Client;
   readonly transport: AnyTransport;
   readonly openedAt: number;
+  /** The protocol era the connection landed on: 'modern' (2026-07-28, stateless) or 'legacy' (2025, initialize). */
+  readonly era: ProtocolEra;
 }
 
 /**
- * One external MCP server: its current client, reopened when it is lost. A stdio child that exits, or an HTTP server
- * that forgot our session (404), loses the link; it is reopened after a backoff (`reconnectDelayMs`, doubled at each
- * failed attempt up to `reconnectMaxDelayMs`, each wait drawn between half and all of it), forever, one attempt at a
- * time. While it is down a call fails at once (McpUnavailableError, with when the next attempt is due), never waits.
+ * One external MCP server: its current client, reopened when it is lost. The client speaks either protocol era:
+ * `era: 'auto'` (the default) probes with `server/discover` and falls back to the 2025 `initialize` handshake for a
+ * server that does not know it; 'legacy' and 'modern' (a pin on 2026-07-28) do not probe. A stdio child that exits, or
+ * an HTTP server that forgot our session (404), loses the link; it is reopened after a backoff (`reconnectDelayMs`,
+ * doubled at each failed attempt up to `reconnectMaxDelayMs`, each wait drawn between half and all of it), forever,
+ * one attempt at a time. While it is down a call fails at once (McpUnavailableError, with when the next attempt is
+ * due), never waits.
  */
 export class McpConnection {
   private link: Link | undefined;
@@ -56,11 +61,19 @@ export class McpConnection {
   private timer: NodeJS.Timeout | undefined;
   private nextAttemptAt = 0;
   private stderr = '';
+  private readonly sdk: ClientSdk;
 
   private constructor(
     readonly server: NormalizedMcpServer,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.sdk = clientSdk();
+  }
+
+  /** The era of the open connection (undefined while it is down). */
+  get era(): ProtocolEra | undefined {
+    return this.link?.era;
+  }
 
   /** Start (stdio) or reach (HTTP) the server, initialize, within `connectTimeoutMs`. Throws McpConnectError. */
   static async open(server: NormalizedMcpServer, logger: Logger): Promise<McpConnection> {
@@ -72,7 +85,9 @@ export class McpConnection {
         ? `; its stderr ends: ${JSON.stringify(redact(connection.stderr.trim(), server).slice(-300))}`
         : '';
       const phase = server.transport === 'stdio' ? 'could not be started and initialized' : 'could not be reached and initialized';
-      throw new McpConnectError(MCP_SERVER_FAILED_MESSAGE(server.name, describeServer(server), phase, `${bootCause(err, server)}${tail}`));
+      throw new McpConnectError(
+        MCP_SERVER_FAILED_MESSAGE(server.name, describeServer(server), phase, `${bootCause(connection.sdk, err, server)}${tail}`),
+      );
     }
     return connection;
   }
@@ -90,19 +105,23 @@ export class McpConnection {
     try {
       for (let page = 0; page < MAX_TOOL_PAGES; page++) {
         const left = deadline - Date.now();
-        if (left <= 0) throw new McpError(ErrorCode.RequestTimeout, 'tools/list did not end in time');
-        const result = await this.current().listTools(cursor ? { cursor } : undefined, { timeout: left });
+        if (left <= 0) throw new this.sdk.SdkError(this.sdk.SdkErrorCode.RequestTimeout, 'tools/list did not end in time');
+        // One page per request, measured as it comes: the SDK's listTools() without a cursor would gather every page
+        // (a hostile server's too) in memory first.
+        const result = (await this.current().request({ method: 'tools/list', params: cursor !== undefined ? { cursor } : {} }, TOOLS_PAGE, {
+          timeout: left,
+        })) as ToolsPage;
         for (const tool of result.tools) tools.push(this.measured(tool));
         cursor = result.nextCursor;
         if (!cursor || tools.length > this.server.maxTools) break;
       }
     } catch (err) {
       const cause =
-        err instanceof McpError && isOversize(err.data)
+        err instanceof this.sdk.ProtocolError && isOversize(err.data)
           ? `a page of tools/list was larger than maxMessageBytes (${this.server.maxMessageBytes} bytes)`
-          : err instanceof McpError && err.code === ErrorCode.RequestTimeout
+          : err instanceof this.sdk.SdkError && err.code === this.sdk.SdkErrorCode.RequestTimeout
             ? `its pages did not end within ${this.server.connectTimeoutMs} ms (connectTimeoutMs, for the whole listing; ${tools.length} tools came)`
-            : bootCause(err, this.server);
+            : bootCause(this.sdk, err, this.server);
       throw new McpConnectError(
         MCP_SERVER_FAILED_MESSAGE(this.server.name, describeServer(this.server), 'answered initialize but tools/list failed', cause),
       );
@@ -110,9 +129,14 @@ export class McpConnection {
     return tools;
   }
 
-  /** tools/call on the current client; McpUnavailableError at once when there is none. */
-  callTool(name: string, args: Record<string, unknown> | undefined, options: RequestOptions): Promise<unknown> {
-    return this.current().callTool({ name, arguments: args }, undefined, options);
+  /**
+   * tools/call on the current client; McpUnavailableError at once when there is none. The tool's definition as we
+   * registered it goes with the call (without its outputSchema): the SDK then neither reads its response cache nor,
+   * on a header-mismatch error, lists every page again, and never runs the server's output schema on the result.
+   */
+  callTool(tool: Tool, args: Record<string, unknown> | undefined, options: RequestOptions): Promise<unknown> {
+    const { outputSchema: _ignored, ...definition } = tool;
+    return this.current().callTool({ name: tool.name, arguments: args }, { ...options, toolDefinition: definition });
   }
 
   /**
@@ -159,14 +183,35 @@ export class McpConnection {
     // Not kept past their caps: the tool is refused for them, and a listing must not hold megabytes per tool.
     if (schemaBytes === null || schemaBytes > this.server.maxSchemaBytes) tool = { ...tool, inputSchema: { type: 'object' } };
     if (descriptionLength > this.server.maxDescriptionLength) tool = { ...tool, description: '', title: '' };
-    return { tool, schemaBytes, descriptionLength };
+    return { tool: withoutDialect(tool), schemaBytes, descriptionLength };
   }
 
-  /** One new client, connected and initialized within `connectTimeoutMs`; on failure nothing is left running. */
+  /**
+   * One new client, connected within `connectTimeoutMs` (the era probe included); on failure nothing is left running.
+   * In 'auto' over stdio, a child that ends on the probe (some 2025 servers exit on any request before initialize) is
+   * started once more and spoken to in the 2025 era, as the SDK's own stdio transport does on a sibling process.
+   */
   private async connect(): Promise<Link> {
+    const era = this.server.era;
+    try {
+      return await this.connectIn(era === 'modern' ? { pin: MODERN_VERSION } : era);
+    } catch (err) {
+      const probeFailed = err instanceof this.sdk.SdkError && err.code === this.sdk.SdkErrorCode.EraNegotiationFailed;
+      if (era !== 'auto' || this.server.transport !== 'stdio' || !probeFailed || this.closing) throw err;
+      this.logger.debug(`MCP server '${this.server.name}': the era probe ended the connection; trying the 2025 handshake`);
+      return this.connectIn('legacy');
+    }
+  }
+
+  private async connectIn(mode: 'auto' | 'legacy' | { pin: string }): Promise<Link> {
     const server = this.server;
+    const sdk = this.sdk;
     // No output validation by the SDK (it would run the server's own patterns synchronously): see AcceptingOutputValidator.
-    const client = new Client(CLIENT_INFO, { capabilities: {}, jsonSchemaValidator: new AcceptingOutputValidator() });
+    const client = new sdk.Client(CLIENT_INFO, {
+      capabilities: {},
+      jsonSchemaValidator: new AcceptingOutputValidator(),
+      versionNegotiation: { mode, probe: { timeoutMs: server.connectTimeoutMs, maxRetries: 0 } },
+    });
     this.stderr = '';
     const transport: AnyTransport =
       server.transport === 'stdio'
@@ -178,7 +223,7 @@ export class McpConnection {
             maxMessageBytes: server.maxMessageBytes,
             terminateWaitMs: TERMINATE_WAIT_MS,
           })
-        : new StreamableHTTPClientTransport(server.url as URL, {
+        : new sdk.StreamableHTTPClientTransport(server.url as URL, {
             requestInit: { headers: { ...server.headers } },
             fetch: cappedFetch(server.maxMessageBytes),
           });
@@ -193,15 +238,21 @@ export class McpConnection {
     boundAnswers(transport, server.maxMessageBytes, () => {
       if (dropped++ === 0) this.logger.warn(MCP_ANSWERS_DROPPED_MESSAGE(server.name, MAX_ANSWERS_IN_FLIGHT, server.maxMessageBytes));
     });
-    const link: Link = { client, transport, openedAt: Date.now() };
-    client.onclose = () => this.closed(link);
+    const opened: { client: Client; transport: AnyTransport; openedAt: number; era: ProtocolEra } = {
+      client,
+      transport,
+      openedAt: Date.now(),
+      era: 'legacy',
+    };
+    client.onclose = () => this.closed(opened);
     try {
       await client.connect(transport, { timeout: server.connectTimeoutMs });
     } catch (err) {
-      await this.shut(link);
+      await this.shut(opened);
       throw err;
     }
-    return link;
+    opened.era = client.getProtocolEra() ?? 'legacy';
+    return opened;
   }
 
   /** The link closed: unless we closed it, reopen it after the backoff. */
@@ -235,7 +286,7 @@ export class McpConnection {
     } catch (err) {
       if (this.closing) return;
       const delay = this.schedule();
-      this.logger.warn(MCP_RECONNECT_FAILED_MESSAGE(this.server.name, this.attempt - 1, bootCause(err, this.server), delay));
+      this.logger.warn(MCP_RECONNECT_FAILED_MESSAGE(this.server.name, this.attempt - 1, bootCause(this.sdk, err, this.server), delay));
       return;
     }
     if (this.closing) return void this.shut(link);
@@ -245,7 +296,8 @@ export class McpConnection {
 
   private async shut(link: Link): Promise<void> {
     const { client, transport } = link;
-    if (transport instanceof StreamableHTTPClientTransport && transport.sessionId) {
+    // A 2025 session is ended (DELETE); a 2026 connection has none.
+    if (!(transport instanceof McpStdioTransport) && transport.sessionId) {
       let timer: NodeJS.Timeout | undefined;
       const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, TERMINATE_WAIT_MS)));
       await Promise.race([transport.terminateSession().catch(() => undefined), waited]);
@@ -259,8 +311,71 @@ export class McpConnection {
   }
 }
 
-function bootCause(err: unknown, server: NormalizedMcpServer): string {
-  if (err instanceof McpError && err.code === ErrorCode.RequestTimeout)
+/**
+ * JSON Schema dialects whose declaration is dropped from an inputSchema before our validator reads it: MCP's default
+ * is 2020-12, which the v2 SDK's servers declare on every tool. Our validator (draft-07 keywords, strict) refuses
+ * any keyword it does not enforce, so a schema that needs a keyword of a later draft (prefixItems, unevaluated*) is
+ * still refused, tool by tool; any other declared dialect stays, and is refused with it.
+ */
+const DIALECTS: ReadonlySet<unknown> = new Set([
+  'https://json-schema.org/draft/2020-12/schema',
+  'https://json-schema.org/draft/2019-09/schema',
+  'http://json-schema.org/draft-07/schema#',
+  'http://json-schema.org/draft-07/schema',
+]);
+
+function withoutDialect(tool: Tool): Tool {
+  const schema = tool.inputSchema as Record<string, unknown>;
+  if (!Object.hasOwn(schema, '$schema') || !DIALECTS.has(schema.$schema)) return tool;
+  const { $schema: _dialect, ...rest } = schema;
+  return { ...tool, inputSchema: rest as Tool['inputSchema'] };
+}
+
+/** A page of tools/list as we read it. */
+interface ToolsPage {
+  readonly tools: Tool[];
+  readonly nextCursor?: string;
+}
+
+/**
+ * The result schema of a tools/list page, checked shallowly: an array of tools, each an object with a string name
+ * and an object inputSchema, and a string cursor. The SDK's own schema walks every schema to its end, and a server's
+ * schema nested 1200 deep overflowed the stack (the whole listing failed); a schema's depth and size are the loader's
+ * to judge, tool by tool.
+ */
+const TOOLS_PAGE = {
+  '~standard': {
+    version: 1 as const,
+    vendor: 'zmodu',
+    validate: (value: unknown) => {
+      const page = value as { tools?: unknown; nextCursor?: unknown } | null;
+      const problem =
+        page === null || typeof page !== 'object' || !Array.isArray(page.tools)
+          ? 'the result has no tools array'
+          : page.nextCursor !== undefined && typeof page.nextCursor !== 'string'
+            ? 'nextCursor is not a string'
+            : (page.tools as unknown[]).findIndex((tool) => toolShapeProblem(tool) !== null);
+      if (problem === -1) return { value: value as ToolsPage };
+      const message = typeof problem === 'string' ? problem : `tools[${problem}] ${toolShapeProblem((page!.tools as unknown[])[problem])}`;
+      return { issues: [{ message }] };
+    },
+  },
+};
+
+function toolShapeProblem(tool: unknown): string | null {
+  if (tool === null || typeof tool !== 'object' || Array.isArray(tool)) return 'is not an object';
+  const t = tool as Record<string, unknown>;
+  if (typeof t.name !== 'string') return 'has no string name';
+  if (t.inputSchema === null || typeof t.inputSchema !== 'object' || Array.isArray(t.inputSchema)) return 'has no inputSchema object';
+  for (const key of ['description', 'title'] as const)
+    if (t[key] !== undefined && typeof t[key] !== 'string') return `has a ${key} that is not a string`;
+  for (const key of ['annotations', 'execution'] as const)
+    if (t[key] !== undefined && (t[key] === null || typeof t[key] !== 'object')) return `has ${key} that is not an object`;
+  return null;
+}
+
+function bootCause(sdk: ClientSdk, err: unknown, server: NormalizedMcpServer): string {
+  if (err instanceof sdk.SdkError && err.code === sdk.SdkErrorCode.RequestTimeout)
     return `no answer within ${server.connectTimeoutMs} ms (connectTimeoutMs)`;
   return describeCause(err, server);
 }

@@ -13,15 +13,44 @@ export function describeServer(server: NormalizedMcpServer): string {
   return `${url.origin}${url.pathname}`;
 }
 
+/** Longest HTTP error body quoted in a cause. */
+const MAX_BODY_QUOTED = 500;
+/** An operating-system or undici error code (ECONNREFUSED, UND_ERR_SOCKET), as fetch's cause carries it. */
+const NETWORK_CODE = /^(E[A-Z]+|UND_ERR_[A-Z_]+)$/;
+
 /**
  * An error's message and, for a network failure, its code (fetch says only 'fetch failed'), without the secrets of
- * the server entry: fetch, undici and the server itself may echo the URL, its query or a header value.
+ * the server entry: fetch, undici and the server itself may echo the URL, its query or a header value. The SDK's
+ * wrapper of a failed era probe is left out for the failure itself (`fetch failed: ECONNREFUSED`), and an HTTP error
+ * of the SDK says what the server answered (its body, cut).
  */
 export function describeCause(err: unknown, server: NormalizedMcpServer): string {
+  const failure = probeFailureOf(err) ?? err;
   // Duck-typed: an error may come from another realm (node's fetch), where instanceof Error fails.
-  const message = typeof (err as Error)?.message === 'string' ? (err as Error).message : String(err);
-  const code = (err as { cause?: { code?: unknown } })?.cause?.code ?? (err as { code?: unknown })?.code;
-  return redact(typeof code === 'string' && !message.includes(code) ? `${message}: ${code}` : message, server);
+  let message = typeof (failure as Error)?.message === 'string' ? (failure as Error).message : String(failure);
+  const code = networkCode(failure);
+  if (code && !message.includes(code)) message = `${message}: ${code}`;
+  const body = (failure as { data?: { text?: unknown } })?.data?.text;
+  if (typeof body === 'string' && body.trim() && !message.includes(body.trim()))
+    message = `${message}: ${body.trim().slice(0, MAX_BODY_QUOTED)}${body.trim().length > MAX_BODY_QUOTED ? '...' : ''}`;
+  return redact(message, server);
+}
+
+/** The failure under the SDK's "Version negotiation probe failed" (ERA_NEGOTIATION_FAILED with a cause), or undefined. */
+function probeFailureOf(err: unknown): unknown {
+  const e = err as { code?: unknown; cause?: unknown; data?: unknown } | null;
+  return e?.code === 'ERA_NEGOTIATION_FAILED' && e.cause !== undefined && !(e.data && typeof e.data === 'object' && 'status' in e.data)
+    ? e.cause
+    : undefined;
+}
+
+/** The first network code in the error's cause chain (a few levels deep). */
+function networkCode(err: unknown): string | undefined {
+  let at = err as { code?: unknown; cause?: unknown } | null | undefined;
+  for (let depth = 0; at && depth < 4; depth++, at = at.cause as typeof at) {
+    if (typeof at.code === 'string' && NETWORK_CODE.test(at.code)) return at.code;
+  }
+  return undefined;
 }
 
 /**

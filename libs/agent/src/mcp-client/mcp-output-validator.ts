@@ -1,4 +1,4 @@
-import type { JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
+import type { JsonSchemaType, JsonSchemaValidator, jsonSchemaValidator } from '@modelcontextprotocol/client';
 
 /**
  * The SDK client's validator of tool results (`outputSchema` against `structuredContent`): it accepts every value.

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/client';
 
 /**
  * Messages of an MCP server past `maxMessageBytes`, on our side of every transport (not the SDK's read buffers, whose

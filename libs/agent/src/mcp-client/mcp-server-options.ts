@@ -59,7 +59,16 @@ export interface McpServerCommonOptions {
   readonly reconnectDelayMs?: number;
   /** Longest wait between two attempts to reopen a lost connection, in ms. Default 30000. */
   readonly reconnectMaxDelayMs?: number;
+  /**
+   * The protocol era to speak. 'auto' (default): probe with `server/discover` (within connectTimeoutMs) and speak
+   * 2026-07-28 to a server that offers it, else the 2025 `initialize` handshake. 'legacy': the 2025 handshake, no probe.
+   * 'modern': 2026-07-28 only (a 2025-only server fails to connect).
+   */
+  readonly era?: McpEra;
 }
+
+/** The protocol era of an external MCP server entry: see `McpServerCommonOptions.era`. */
+export type McpEra = 'auto' | 'legacy' | 'modern';
 
 /** A server started as a child process, spoken to over its stdin and stdout. */
 export interface McpStdioServerOptions extends McpServerCommonOptions {
@@ -134,4 +143,5 @@ export interface NormalizedMcpServer {
   readonly actions: ReadonlyMap<string, ActionClass>;
   readonly reconnectDelayMs: number;
   readonly reconnectMaxDelayMs: number;
+  readonly era: McpEra;
 }

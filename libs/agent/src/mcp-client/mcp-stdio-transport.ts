@@ -1,9 +1,8 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { PassThrough } from 'node:stream';
-import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { JSONRPCMessage, JSONRPCMessageSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
 import { LineFramer, oversizeResponse } from './mcp-oversize';
+import { clientSdk, clientStdioSdk } from './mcp-sdk';
 
 export interface McpStdioTransportOptions {
   readonly command: string;
@@ -46,7 +45,7 @@ export class McpStdioTransport implements Transport {
     if (this.child) throw new Error('McpStdioTransport already started');
     return new Promise<void>((resolve, reject) => {
       const child = spawn(this.options.command, [...this.options.args], {
-        env: { ...getDefaultEnvironment(), ...this.options.env },
+        env: { ...clientStdioSdk().getDefaultEnvironment(), ...this.options.env },
         ...(this.options.cwd ? { cwd: this.options.cwd } : {}),
         stdio: ['pipe', 'pipe', 'pipe'],
         shell: false,
@@ -104,7 +103,7 @@ export class McpStdioTransport implements Transport {
       if (framed.unit.length === 0) continue;
       let message: JSONRPCMessage;
       try {
-        message = JSONRPCMessageSchema.parse(JSON.parse(framed.unit.toString('utf8')));
+        message = clientSdk().parseJSONRPCMessage(JSON.parse(framed.unit.toString('utf8')));
       } catch (err) {
         this.onerror?.(new Error(`a line that is not a JSON-RPC message was skipped: ${(err as Error)?.message ?? String(err)}`));
         continue;

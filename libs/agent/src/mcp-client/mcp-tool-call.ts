@@ -1,10 +1,10 @@
-import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/client';
 import { SkillError, SkillHandler } from '@zmodu/skills';
 import { McpUnavailableError } from '../exceptions/mcp-unavailable.error';
 import type { McpConnection } from './mcp-connection';
 import { describeCause, redact } from './mcp-describe';
 import { isOversize } from './mcp-oversize';
+import { clientSdk } from './mcp-sdk';
 import { NormalizedMcpServer } from './mcp-server-options';
 
 /** Longest error text of a tool or a transport that reaches the model. */
@@ -34,19 +34,21 @@ interface ToolResult {
  * header or env values (`redact`), and a result past `maxResultBytes` (or a message past `maxMessageBytes`, dropped by
  * the transport) is `mcp_result_too_large`. Only the dispatcher calls it, after guard, permission, schema and tenant.
  */
-export function mcpToolHandler(connection: McpConnection, tool: string): SkillHandler {
+export function mcpToolHandler(connection: McpConnection, definition: Tool): SkillHandler {
   const server = connection.server;
   const { timeoutMs, maxResultBytes } = server;
+  const tool = definition.name;
+  const sdk = clientSdk();
   return async (args, invocation) => {
     let result: ToolResult;
     try {
-      result = (await connection.callTool(tool, args as Record<string, unknown> | undefined, {
+      result = (await connection.callTool(definition, args as Record<string, unknown> | undefined, {
         signal: invocation.signal,
         timeout: timeoutMs,
       })) as ToolResult;
     } catch (err) {
       // An HTTP server that no longer knows our session (it restarted): reopen, as for a stdio child that exited.
-      if (err instanceof StreamableHTTPError && err.code === 404) connection.lost();
+      if (err instanceof sdk.SdkHttpError && err.status === 404) connection.lost();
       throw transportError(connection, tool, err);
     }
     if (result.isError === true)
@@ -116,16 +118,18 @@ function textOf(content: readonly ContentBlock[] | undefined): string {
 
 function transportError(connection: McpConnection, tool: string, err: unknown): SkillError {
   const server = connection.server;
-  if (err instanceof McpError && isOversize(err.data)) return tooLarge(server.name, tool, server.maxMessageBytes, 'maxMessageBytes');
+  const { ProtocolError, SdkError, SdkErrorCode } = clientSdk();
+  if (err instanceof ProtocolError && isOversize(err.data)) return tooLarge(server.name, tool, server.maxMessageBytes, 'maxMessageBytes');
   if (err instanceof McpUnavailableError) return unavailable(server, tool, err.why, err.retryAfterMs);
-  if (err instanceof McpError && err.code === ErrorCode.RequestTimeout)
+  if (err instanceof SdkError && err.code === SdkErrorCode.RequestTimeout)
     return new SkillError(
       'mcp_timeout',
       `the MCP server '${server.name}' did not answer '${tool}' within ${server.timeoutMs} ms`,
       undefined,
       'ToolError',
     );
-  if (err instanceof McpError && err.code !== ErrorCode.ConnectionClosed)
+  // The server answered with a JSON-RPC error (in v2 a ProtocolError; a local failure is an SdkError).
+  if (err instanceof ProtocolError)
     return new SkillError(
       'mcp_error',
       clip(`the MCP server '${server.name}' refused '${tool}': ${redact(err.message, server)}`),

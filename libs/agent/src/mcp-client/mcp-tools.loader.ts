@@ -1,5 +1,5 @@
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/client';
 import { ActionClass } from '@zmodu/guard';
 import { JsonSchema, schemaProblem, SKILL_NAME_MAX_LENGTH, SkillExplorer, SkillRegistry } from '@zmodu/skills';
 import { AgentModuleOptions } from '../agent-module.options';
@@ -23,6 +23,7 @@ import { McpSkillNameTakenException } from '../exceptions/mcp-skill-name-taken.e
 import { ListedTool, McpConnection } from './mcp-connection';
 import { describeServer } from './mcp-describe';
 import { MCP_TOOL_NAME_MAX_LENGTH, NormalizedMcpServer } from './mcp-server-options';
+import { clientSdk } from './mcp-sdk';
 import { mcpToolHandler } from './mcp-tool-call';
 import { mcpToolSegment } from './mcp-tool-name';
 import { validateMcpServers } from './validate-mcp-server-options';
@@ -46,6 +47,8 @@ export class McpToolsLoader implements OnModuleInit, OnModuleDestroy {
     private readonly explorer: SkillExplorer,
   ) {
     this.servers = validateMcpServers(Object.hasOwn(options ?? {}, 'mcpServers') ? options.mcpServers : undefined);
+    // At boot: mcpServers need the MCP client SDK, an optional peer; without it this fails naming the package.
+    if (this.servers.length) clientSdk();
   }
 
   async onModuleInit(): Promise<void> {
@@ -177,7 +180,7 @@ export class McpToolsLoader implements OnModuleInit, OnModuleDestroy {
     const names = new Set(listed.map((t) => t.tool.name));
     for (const tool of server.actions.keys()) if (!names.has(tool)) this.logger.warn(MCP_ACTION_UNKNOWN_MESSAGE(server.name, tool));
     this.logger.log(
-      `MCP server '${server.name}' (${describeServer(server)}): ${listed.length} tools, registered ${registered.length ? registered.join(', ') : 'none'}.`,
+      `MCP server '${server.name}' (${describeServer(server)}, ${eraName(connection.era)}): ${listed.length} tools, registered ${registered.length ? registered.join(', ') : 'none'}.`,
     );
   }
 
@@ -223,7 +226,7 @@ export class McpToolsLoader implements OnModuleInit, OnModuleDestroy {
       timeoutMs: server.timeoutMs,
       tenantScoped: server.tenantScoped,
       ...(server.requiredPermission !== undefined ? { requiredPermission: server.requiredPermission } : {}),
-      handler: mcpToolHandler(connection, tool.name),
+      handler: mcpToolHandler(connection, tool),
       source: `MCP server '${server.name}' (${describeServer(server)}), tool '${shownToolName(tool.name)}'`,
     });
   }
@@ -249,6 +252,11 @@ export class McpToolsLoader implements OnModuleInit, OnModuleDestroy {
       return `its inputSchema cannot be checked: ${(err as Error)?.message ?? String(err)}`;
     }
   }
+}
+
+/** The protocol era a connection landed on, as the boot log names it. */
+function eraName(era: string | undefined): string {
+  return era === 'modern' ? 'MCP 2026-07-28, stateless' : 'MCP 2025 era, initialize';
 }
 
 /** The description the model reads: the tool's, else its title, else one naming it. */

@@ -21,6 +21,7 @@ import {
   MCP_SERVER_NAME_PATTERN,
   MCP_TOOL_NAME_MAX_LENGTH,
   MIN_MCP_MAX_MESSAGE_BYTES,
+  McpEra,
   McpServerOptions,
   NormalizedMcpServer,
 } from './mcp-server-options';
@@ -48,7 +49,10 @@ const KEYS = new Set([
   'actions',
   'reconnectDelayMs',
   'reconnectMaxDelayMs',
+  'era',
 ]);
+
+const ERAS: readonly string[] = ['auto', 'legacy', 'modern'];
 
 /** Check the `mcpServers` option and fill defaults. Throws InvalidMcpServerOptionsException naming the field to fix. */
 export function validateMcpServers(raw: unknown): NormalizedMcpServer[] {
@@ -89,6 +93,7 @@ function validateMcpServer(entry: McpServerOptions, index: number): NormalizedMc
     actions: actions(entry.actions, fail),
     maxTools: optionalCount(entry.maxTools, 'maxTools', 'tools', MAX_MCP_MAX_TOOLS, fail) ?? DEFAULT_MCP_MAX_TOOLS,
     ...reconnect(entry, fail),
+    era: era(entry.era, fail),
     ...(entry.requiredPermission !== undefined ? { requiredPermission: entry.requiredPermission } : {}),
   };
   if (entry.requiredPermission !== undefined && (typeof entry.requiredPermission !== 'string' || entry.requiredPermission === ''))
@@ -163,6 +168,15 @@ function actions(value: unknown, fail: (problem: string) => never): ReadonlyMap<
     out.set(tool, action as ActionClass);
   }
   return out;
+}
+
+function era(value: unknown, fail: (problem: string) => never): McpEra {
+  if (value === undefined) return 'auto';
+  if (typeof value !== 'string' || !ERAS.includes(value))
+    fail(
+      `era must be 'auto' (probe, then 2026-07-28 or the 2025 handshake), 'legacy' (2025 initialize only) or 'modern' (2026-07-28 only), got ${JSON.stringify(value) ?? String(value)}`,
+    );
+  return value as McpEra;
 }
 
 function reconnect(entry: McpServerOptions, fail: (problem: string) => never) {

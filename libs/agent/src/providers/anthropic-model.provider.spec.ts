@@ -206,6 +206,7 @@ describe('AnthropicModelProvider (official SDK against a local protocol server)'
         (e: Error) => e.message,
       );
       s.server.closeAllConnections();
+      s.server.close();
       return [err, s.requests.length];
     };
     const body =

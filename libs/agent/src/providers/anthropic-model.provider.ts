@@ -1,4 +1,4 @@
-import Anthropic from '@anthropic-ai/sdk';
+import type { Anthropic } from '@anthropic-ai/sdk';
 import type {
   Message,
   MessageCreateParamsNonStreaming,
@@ -7,6 +7,7 @@ import type {
   Tool,
   ToolResultBlockParam,
 } from '@anthropic-ai/sdk/resources/messages';
+import { loadOptionalPeer } from '@zmodu/guard';
 import { ChatMessage, MAX_TOOL_CALLS_KEPT, ModelProvider, ModelRequest, ModelTurn, ToolCall } from './model-provider';
 import { modelClientSettings, ModelClientOptions } from './model-client';
 import { malformedAnswer, modelFailure } from './model-failure';
@@ -20,11 +21,14 @@ export type AnthropicModelOptions = ModelClientOptions;
 export class AnthropicModelProvider implements ModelProvider {
   readonly name: string;
   private readonly client: Anthropic;
+  private readonly sdk: typeof Anthropic;
   private readonly settings: ReturnType<typeof modelClientSettings>;
 
+  /** Loads `@anthropic-ai/sdk` (an optional peer of @zmodu/agent): without it, it throws naming the package to install. */
   constructor(private readonly options: AnthropicModelOptions) {
+    this.sdk = loadAnthropic();
     this.settings = modelClientSettings(PROVIDER, options, { key: 'ANTHROPIC_API_KEY', baseURL: 'ANTHROPIC_BASE_URL' });
-    this.client = new Anthropic(this.settings.sdk);
+    this.client = new this.sdk(this.settings.sdk);
     this.name = `anthropic:${options.model}`;
   }
 
@@ -39,7 +43,7 @@ export class AnthropicModelProvider implements ModelProvider {
     try {
       return request.onTextDelta ? await this.stream(request, request.onTextDelta) : await this.answer(request);
     } catch (err) {
-      throw modelFailure(err, Anthropic, { ...this.settings.failure, startedAt, signal: request.signal });
+      throw modelFailure(err, this.sdk, { ...this.settings.failure, startedAt, signal: request.signal });
     }
   }
 
@@ -130,6 +134,24 @@ export class AnthropicModelProvider implements ModelProvider {
 
 const PROVIDER = 'AnthropicModelProvider';
 const PROTOCOL = 'Messages';
+
+/** What `npm install` needs for this provider: the major line of `@anthropic-ai/sdk` that @zmodu/agent is built and tested with. */
+const ANTHROPIC_PEER = '@anthropic-ai/sdk@^1';
+
+/**
+ * The `@anthropic-ai/sdk` SDK, loaded when a provider is built (at boot, where the application configures its
+ * model), so that an application that uses another provider need not install it. Only its types are imported above.
+ */
+function loadAnthropic(): typeof Anthropic {
+  const sdk = loadOptionalPeer(
+    '@anthropic-ai/sdk',
+    'the Anthropic provider',
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    () => require('@anthropic-ai/sdk') as typeof import('@anthropic-ai/sdk'),
+    { install: ANTHROPIC_PEER },
+  );
+  return sdk.Anthropic;
+}
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**

@@ -79,8 +79,8 @@ export function modelClientSettings(
 }
 
 /**
- * The SDK's logger: each line redacted and on one line. (The SDKs log, at their default level `warn`, the raw data of
- * a stream event that is not JSON: a hostile server's chosen text.)
+ * The SDK's logger: each line redacted and on one line. (@anthropic-ai/sdk logs, at its default level `warn`, the raw
+ * data of a stream event that is not JSON: a hostile server's chosen text; openai 7 logs the line without it.)
  */
 function sdkLogger(provider: string, redact: (text: string) => string): SdkLogger {
   const logger = new Logger(provider);

@@ -1,10 +1,11 @@
-import OpenAI from 'openai';
+import type { OpenAI } from 'openai';
 import type { CompletionUsage } from 'openai/resources/completions';
 import type {
   ChatCompletionCreateParamsNonStreaming,
   ChatCompletionMessageParam,
   ChatCompletionTool,
 } from 'openai/resources/chat/completions';
+import { loadOptionalPeer } from '@zmodu/guard';
 import { oneLine } from '../error-text';
 import { ChatMessage, MAX_TOOL_CALLS_KEPT, ModelProvider, ModelRequest, ModelTurn, ToolCall } from './model-provider';
 import { modelClientSettings, ModelClientOptions } from './model-client';
@@ -19,11 +20,14 @@ export type OpenAIModelOptions = ModelClientOptions;
 export class OpenAIModelProvider implements ModelProvider {
   readonly name: string;
   private readonly client: OpenAI;
+  private readonly sdk: typeof OpenAI;
   private readonly settings: ReturnType<typeof modelClientSettings>;
 
+  /** Loads the `openai` package (an optional peer of @zmodu/agent): without it, it throws naming the package to install. */
   constructor(private readonly options: OpenAIModelOptions) {
+    this.sdk = loadOpenAI();
     this.settings = modelClientSettings(PROVIDER, options, { key: 'OPENAI_API_KEY', baseURL: 'OPENAI_BASE_URL' });
-    this.client = new OpenAI(this.settings.sdk);
+    this.client = new this.sdk(this.settings.sdk);
     this.name = `openai:${options.model}`;
   }
 
@@ -38,7 +42,7 @@ export class OpenAIModelProvider implements ModelProvider {
     try {
       return request.onTextDelta ? await this.stream(request, request.onTextDelta) : await this.answer(request);
     } catch (err) {
-      throw modelFailure(err, OpenAI, { ...this.settings.failure, startedAt, signal: request.signal });
+      throw modelFailure(err, this.sdk, { ...this.settings.failure, startedAt, signal: request.signal });
     }
   }
 
@@ -138,6 +142,21 @@ const PROVIDER = 'OpenAIModelProvider';
 const PROTOCOL = 'Chat Completions';
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const stringOrNone = (v: unknown) => v === undefined || v === null || typeof v === 'string';
+
+/** What `npm install` needs for this provider: the major line of `openai` that @zmodu/agent is built and tested with. */
+const OPENAI_PEER = 'openai@^7';
+
+/**
+ * The `openai` SDK, loaded when a provider is built (at boot, where the application configures its model), so that
+ * an application that uses another provider need not install it. Only its types are imported at the top of this file.
+ */
+function loadOpenAI(): typeof OpenAI {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const sdk = loadOptionalPeer('openai', 'the OpenAI provider', () => require('openai') as typeof import('openai'), {
+    install: OPENAI_PEER,
+  });
+  return sdk.OpenAI;
+}
 
 interface CheckedMessage {
   readonly content?: string | null;

@@ -4,7 +4,6 @@ import type { ConstructorOptions, Job, PgBoss } from 'pg-boss';
 import { safeText } from '../error-text';
 import { InvalidWorkerOptionsException } from '../exceptions/invalid-worker-options.exception';
 import { loadPgBoss, PgBossClass } from './load-pg-boss';
-import { PackageResolver } from './pg-boss-peer';
 import { holdUnhandledRejectionNet } from './unhandled-rejection-net';
 import { GoalQueue, PushOptions, settledWithin } from './worker.ports';
 
@@ -60,7 +59,7 @@ const LAST_PG_BOSS_10_SCHEMA = 24;
  * of a lost database from below (see holdUnhandledRejectionNet).
  *
  * pg-boss (an optional peer dependency) is loaded by the constructor: a missing or wrong pg-boss is a boot error
- * (PgBossRequiredException) of cluster mode only.
+ * (OptionalPeerUnavailableException) of cluster mode only.
  */
 export class PgBossGoalQueue implements GoalQueue {
   readonly shared = true;
@@ -75,12 +74,9 @@ export class PgBossGoalQueue implements GoalQueue {
   private outageSince: number | null = null;
   private releaseNet?: () => void;
 
-  /** `resolve`: how pg-boss is loaded (Node's require; a test passes its own). Throws PgBossRequiredException. */
-  constructor(
-    private readonly options: PgBossGoalQueueOptions,
-    resolve?: PackageResolver,
-  ) {
-    this.PgBoss = loadPgBoss(resolve);
+  /** Loads pg-boss: throws OptionalPeerUnavailableException when it is missing, of another version or not loadable. */
+  constructor(private readonly options: PgBossGoalQueueOptions) {
+    this.PgBoss = loadPgBoss();
   }
 
   /** The PgBoss instance of pg-boss 12 after start (`queue.instance as PgBoss`), for an app that wants its own queues on it. */

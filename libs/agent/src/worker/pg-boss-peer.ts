@@ -6,8 +6,5 @@
 /** The pg-boss versions cluster mode runs on (the package's peerDependencies say the same). */
 export const PG_BOSS_RANGE = '^12.38.0';
 
-/**
- * How a package is loaded: Node's `require` (pg-boss 12 is an ES module, which CommonJS loads through require(esm),
- * Node >= 22.12). Tests pass their own to see what happens without pg-boss, without uninstalling it.
- */
-export type PackageResolver = (name: string) => unknown;
+/** What needs pg-boss, in the boot error when it is missing. */
+export const CLUSTER_MODE = "cluster mode (queue.driver 'pg-boss')";

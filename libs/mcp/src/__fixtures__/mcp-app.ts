@@ -1,4 +1,4 @@
-import type { AddressInfo } from 'node:net';
+import { createServer, type AddressInfo } from 'node:net';
 import { CanActivate, ExecutionContext, Injectable, INestApplication, UnauthorizedException } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
@@ -13,6 +13,9 @@ export const TOKENS: Readonly<Record<string, McpPrincipal>> = Object.freeze({
   'alice-readonly-token': { tenantId: 'acme', userId: 'alice', permissions: ['market:read'] },
   'bob-token': { tenantId: 'acme', userId: 'bob', permissions: ['market:read'] },
   'gina-token': { tenantId: 'globex', userId: 'gina', permissions: ['market:read', 'order:draft', 'order:cancel'] },
+  // Tokens with an audience (the "aud" claim the app's verification read): for the endpoint, and for another service.
+  'alice-mcp-token': { tenantId: 'acme', userId: 'alice', permissions: ['market:read'], audience: ['https://MCP.example.com/mcp/'] },
+  'alice-crm-token': { tenantId: 'acme', userId: 'alice', permissions: ['market:read'], audience: ['https://crm.example.com/api'] },
 });
 
 /** Notes per tenant: what a tenant-scoped skill may see. */
@@ -102,6 +105,7 @@ export interface FixtureApp {
 /** A Nest app with the fixture skills and McpModule at /mcp behind FixtureAuthGuard, listening on a free port. */
 export async function startFixtureApp(
   mcp: { forRoot: Partial<McpModuleOptions> } | { forRootAsync: () => Partial<McpModuleOptions> } = { forRoot: {} },
+  port = 0,
 ): Promise<FixtureApp> {
   const mcpModule =
     'forRoot' in mcp
@@ -112,7 +116,16 @@ export async function startFixtureApp(
     providers: [FixtureSkills, { provide: APP_GUARD, useClass: FixtureAuthGuard }],
   }).compile();
   const app = moduleRef.createNestApplication({ logger: ['error', 'warn'] });
-  await app.listen(0, '127.0.0.1');
-  const { port } = app.getHttpServer().address() as AddressInfo;
-  return { app, url: new URL(`http://127.0.0.1:${port}/mcp`), close: () => app.close() };
+  await app.listen(port, '127.0.0.1');
+  const { port: bound } = app.getHttpServer().address() as AddressInfo;
+  return { app, url: new URL(`http://127.0.0.1:${bound}/mcp`), close: () => app.close() };
+}
+
+/** A port the system gave and took back (to name a resource URL before the app listens on it). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }

@@ -1,0 +1,10 @@
+/**
+ * The MCP server SDK (`@modelcontextprotocol/server`, an optional peer of @zmodu/mcp) is not installed, or is too old:
+ * thrown at boot by McpModule (and by serveMcpOverStdio / createMcpSkillServer when called), naming what to install.
+ */
+export class McpSdkMissingException extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'McpSdkMissingException';
+  }
+}
