@@ -10,6 +10,18 @@ import { printSelect } from './sql-printer';
 import { SqlRefusal } from './sql-refusal';
 import { HOSTILE_NAMES, POSITIONS } from '../__fixtures__/hostile-identifiers';
 
+// The parser and the printer, wrapped so that a test can watch or replace them (a module's exports are read-only
+// bindings: jest.spyOn cannot redefine them). They run the real code unless a test says otherwise.
+jest.mock('./pg-parser', () => {
+  const actual = jest.requireActual<typeof import('./pg-parser')>('./pg-parser');
+  return { ...actual, parseSql: jest.fn(actual.parseSql) };
+});
+jest.mock('./sql-printer', () => {
+  const actual = jest.requireActual<typeof import('./sql-printer')>('./sql-printer');
+  return { ...actual, printSelect: jest.fn(actual.printSelect) };
+});
+const realPrintSelect = jest.requireActual<typeof import('./sql-printer')>('./sql-printer').printSelect;
+
 const guard = new SqlGuard([
   { table: 'orders', tenantColumn: 'tenant_id' },
   { table: 'customers', tenantColumn: 'tenant_id', columns: ['id', 'name'] },
@@ -231,8 +243,7 @@ describe('SqlGuard: only checked text runs', () => {
   it('a printed statement that parses differently is refused as rewrite_mismatch and reported as a defect', () => {
     const seen: string[] = [];
     const g = new SqlGuard(TABLES, { onDefect: (m) => seen.push(m) });
-    const original = printer.printSelect;
-    const spy = jest.spyOn(printer, 'printSelect').mockImplementation((tree) => original(tree).replace(' OFFSET 0', ' OFFSET 1'));
+    const spy = jest.mocked(printer.printSelect).mockImplementation((tree) => realPrintSelect(tree).replace(' OFFSET 0', ' OFFSET 1'));
     try {
       expect(reason(() => g.prepare({ sql: 'SELECT id FROM orders', tenantId: 'alpha' }))).toBe('rewrite_mismatch');
       spy.mockImplementation(() => 'SELECT 1; SELECT * FROM secrets');
@@ -240,7 +251,7 @@ describe('SqlGuard: only checked text runs', () => {
       spy.mockImplementation(() => 'SELECT (');
       expect(reason(() => g.prepare({ sql: 'SELECT amount FROM orders', tenantId: 'alpha' }))).toBe('rewrite_mismatch');
     } finally {
-      spy.mockRestore();
+      spy.mockImplementation(realPrintSelect);
     }
     expect(seen).toHaveLength(3);
     expect(seen[0]).toMatch(/db\.query defect: the printed statement parses differently at \$/);
@@ -402,13 +413,13 @@ describe('SqlGuard: bounded checker', () => {
     ['10,001 characters', () => `SELECT id FROM orders WHERE ${'id = id AND '.repeat(1000)}paid${' '.repeat(50)}`.padEnd(10_001, ' ')],
   ])('%s is refused as too_complex, before the parser', (_name, make) => {
     const sql = make();
-    const parse = jest.spyOn(parser, 'parseSql');
-    try {
-      expect(reason(() => guard.prepare({ sql, tenantId: 't' }))).toBe('too_complex');
-      expect(parse).not.toHaveBeenCalled();
-    } finally {
-      parse.mockRestore();
-    }
+    const parse = jest.mocked(parser.parseSql);
+    parse.mockClear();
+    expect(reason(() => guard.prepare({ sql, tenantId: 't' }))).toBe('too_complex');
+    expect(parse).not.toHaveBeenCalled();
+    // The watch sees the parser when it does run (a statement of its own each time: the guard keeps what it prepared).
+    guard.prepare({ sql: `SELECT id AS c${sql.length} FROM orders`, tenantId: 't' });
+    expect(parse).toHaveBeenCalled();
   });
 
   it.each([
