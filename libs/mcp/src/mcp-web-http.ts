@@ -39,7 +39,8 @@ export function toWebRequest(req: IncomingMessage, body: unknown, signal: AbortS
  */
 export async function writeWebResponse(res: ServerResponse, response: Response, signal: AbortSignal): Promise<void> {
   if (res.headersSent) return;
-  const headers: Record<string, string | string[]> = {};
+  // No prototype: a header named like an Object member (`__proto__` is a valid token) is a header like any other.
+  const headers = Object.create(null) as Record<string, string | string[]>;
   for (const [name, value] of response.headers) {
     if (name === 'set-cookie') headers[name] = response.headers.getSetCookie();
     else headers[name] = value;
