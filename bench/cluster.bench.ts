@@ -1,7 +1,7 @@
 import { INestApplicationContext, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import PgBoss from 'pg-boss';
+import { PgBoss } from 'pg-boss';
 import { AgentModule, AgentRunRecord, AgentWorker, ModelProvider, ModelRequest, ModelTurn, ZMODU_AGENT_MIGRATIONS } from '@zmodu/agent';
 import { BenchServer, withBenchDatabase } from './bench-database';
 import { median } from './measure';
@@ -98,12 +98,12 @@ async function ours(url: string): Promise<ClusterFigures> {
 }
 
 /**
- * pg-boss 10 itself on the same server, as its users get throughput: one worker per instance fetching batches of 50
+ * pg-boss 12 itself on the same server, as its users get throughput: one worker per instance fetching batches of 50
  * (polling every 0.5 s), each batch's jobs started at once; send per job.
  */
 async function peer(url: string): Promise<ClusterFigures> {
   const boss = new PgBoss({ connectionString: url, max: INSTANCES * CONCURRENCY + 4, supervise: false, schedule: false });
-  boss.on('error', (err) => console.error(`pg-boss: ${String(err)}`));
+  boss.on('error', (err: Error) => console.error(`pg-boss: ${String(err)}`));
   await boss.start();
   try {
     await boss.createQueue(QUEUE);
@@ -124,13 +124,13 @@ async function peer(url: string): Promise<ClusterFigures> {
       startedAt,
     );
   } finally {
-    await boss.stop({ graceful: false, wait: true });
+    await boss.stop({ graceful: false });
   }
 }
 
 /**
  * Cluster mode: two AgentWorker instances on one PostgreSQL (runs stored, claimed under a lease and finished in
- * zmodu_agent_runs; goals through a pg-boss queue, idle slots woken by NOTIFY) against pg-boss 10's own send/work
+ * zmodu_agent_runs; goals through a pg-boss queue, idle slots woken by NOTIFY) against pg-boss 12's own send/work
  * with as many workers, in the same run and on the same server. Goals per second of a burst, and median pickup
  * (post to start of the run) on an idle cluster.
  */
@@ -147,7 +147,7 @@ export async function runClusterBench(log: (line: string) => void, server: Bench
   return {
     rows: [
       {
-        name: `cluster mode: ${INSTANCES} instances x ${CONCURRENCY} slots, goals/s of a ${GOALS}-goal burst (stored, claimed, run, finished) vs pg-boss 10 send/work with ${INSTANCES} workers fetching batches of ${PEER_BATCH} (no-op handler), PostgreSQL (ratio = ours/pg-boss)`,
+        name: `cluster mode: ${INSTANCES} instances x ${CONCURRENCY} slots, goals/s of a ${GOALS}-goal burst (stored, claimed, run, finished) vs pg-boss 12 send/work with ${INSTANCES} workers fetching batches of ${PEER_BATCH} (no-op handler), PostgreSQL (ratio = ours/pg-boss)`,
         value: a.perSecond,
         unit: 'goals/s',
         baseline: b.perSecond,
@@ -155,7 +155,7 @@ export async function runClusterBench(log: (line: string) => void, server: Bench
         note: `ours ${a.perSecond.toFixed(0)}/s vs pg-boss ${b.perSecond.toFixed(0)}/s`,
       },
       {
-        name: 'cluster mode: median pickup, post to run start on an idle cluster, vs pg-boss 10 send to handler (ratio = ours/pg-boss)',
+        name: 'cluster mode: median pickup, post to run start on an idle cluster, vs pg-boss 12 send to handler (ratio = ours/pg-boss)',
         value: a.pickupMs,
         unit: 'ms',
         baseline: b.pickupMs,

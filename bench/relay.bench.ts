@@ -1,5 +1,5 @@
 import { OutboxRelay, OutboxService, TypeOrmOutboxStore, ZMODU_OUTBOX_MIGRATIONS } from '@zmodu/outbox';
-import PgBoss from 'pg-boss';
+import { PgBoss } from 'pg-boss';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';
 import { BenchServer, withBenchDatabase } from './bench-database';
@@ -10,7 +10,7 @@ const EVENTS = 600;
 /** Our relay's deliveries in flight at once. */
 const PARALLEL = 16;
 /**
- * pg-boss 10's workers poll at least every 0.5 s and fetch at most batchSize jobs per poll, so its
+ * pg-boss 12's workers poll at least every 0.5 s and fetch at most batchSize jobs per poll, so its
  * throughput is workers x batchSize / 0.5 s at most (one worker with batches of 16: 32 jobs/s).
  * It gets a configuration that is not bound by that: 4 workers with batches of 100.
  */
@@ -71,9 +71,9 @@ async function ours(url: string, probe: Client): Promise<Throughput> {
 }
 
 async function pgBoss(url: string, probe: Client): Promise<Throughput> {
-  // pg-boss 10: createQueue before send/work; a worker fetches up to batchSize jobs per poll (at least every 0.5 s).
+  // pg-boss 12: createQueue before send/work; a worker fetches up to batchSize jobs per poll (at least every 0.5 s).
   const boss = new PgBoss({ connectionString: url, max: BOSS_WORKERS + 4, supervise: false, schedule: false });
-  boss.on('error', (err) => console.error(`pg-boss: ${String(err)}`));
+  boss.on('error', (err: Error) => console.error(`pg-boss: ${String(err)}`));
   await boss.start();
   try {
     await boss.createQueue(QUEUE);
@@ -96,12 +96,12 @@ async function pgBoss(url: string, probe: Client): Promise<Throughput> {
     if (handled < EVENTS) throw new Error(`pg-boss: ${handled} of ${EVENTS} jobs reached the handler`);
     return { sendPerSecond: EVENTS / (Number(t1 - t0) / 1e9), deliverPerSecond: EVENTS / (Number(t3 - t2) / 1e9) };
   } finally {
-    await boss.stop({ graceful: true, wait: true, timeout: 5000 });
+    await boss.stop({ graceful: true, timeout: 5000 });
   }
 }
 
 /**
- * The outbox relay's throughput against pg-boss 10 on the same PostgreSQL, in the same run: N events
+ * The outbox relay's throughput against pg-boss 12 on the same PostgreSQL, in the same run: N events
  * enqueued one transaction at a time, then delivered to a no-op handler (our relay: concurrency 16,
  * a claim per freed slot, one lease renewal and one settlement per event; pg-boss: 4 workers fetching
  * batches of 100 and completing each batch in one statement, polling every 0.5 s, its minimum).
@@ -122,7 +122,7 @@ export async function runRelayBench(log: (line: string) => void, server: BenchSe
       return {
         rows: [
           {
-            name: `outbox relay: events/s delivered to a no-op handler (${PARALLEL} in flight) vs pg-boss 10 work (${BOSS_WORKERS}x${BOSS_BATCH}), PostgreSQL (ratio = ours/pg-boss)`,
+            name: `outbox relay: events/s delivered to a no-op handler (${PARALLEL} in flight) vs pg-boss 12 work (${BOSS_WORKERS}x${BOSS_BATCH}), PostgreSQL (ratio = ours/pg-boss)`,
             value: a.deliverPerSecond,
             unit: 'events/s',
             baseline: b.deliverPerSecond,

@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { spawn } from 'node:child_process';
+import type { PgBoss } from 'pg-boss';
 import { DataSource } from 'typeorm';
 import { Test, TestingModule } from '@nestjs/testing';
 import {
@@ -7,6 +8,7 @@ import {
   AgentModule,
   AgentWorker,
   GoalQueue,
+  InvalidWorkerOptionsException,
   MailboxFullException,
   PgBossGoalQueue,
   ModelProvider,
@@ -102,7 +104,7 @@ describe('red team cluster mode (pg-boss)', () => {
       // Given back: interrupted in the store, and waiting in the shared queue for another instance.
       expect(run.status).toBe('interrupted');
       const jobs = await dataSource.query<unknown[]>(
-        `SELECT id FROM zmodu_boss.job WHERE name = 'zmodu_agent_goals' AND singleton_key = $1 AND state = 'created'`,
+        `SELECT id FROM zmodu_boss_v12.job WHERE name = 'zmodu_agent_goals' AND singleton_key = $1 AND state = 'created'`,
         [runId],
       );
       expect(jobs).toHaveLength(1);
@@ -124,7 +126,7 @@ describe('red team cluster mode (pg-boss)', () => {
     const b = new PgBossGoalQueue(options);
     await a.start(async (runId) => void handledA.push(runId), 1);
     // Hold a's next fetch in flight, so that its stop begins while the fetch is on the wire.
-    const bossDb = a.instance!.getDb() as { executeSql: (sql: string, values?: unknown[]) => Promise<unknown> };
+    const bossDb = (a.instance as PgBoss).getDb() as { executeSql: (sql: string, values?: unknown[]) => Promise<unknown> };
     const executeSql = bossDb.executeSql.bind(bossDb);
     let release!: () => void;
     const gate = new Promise<void>((r) => (release = r));
@@ -248,8 +250,10 @@ describe('red team cluster mode (pg-boss)', () => {
       await new Promise((r) => setTimeout(r, 500)); // a's slot has polled once and sleeps
       await b.push(['before-loss']);
       expect(await waitFor('before-loss')).toBe(true);
+      // pg-boss's LISTEN connections (its channel is named after the schema; its heartbeat runs every 10 s, later).
       const killed = await dataSource.query<unknown[]>(
-        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN "rt_goals3_posted"'`,
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database()
+           AND query = 'LISTEN "pgboss_' || left(encode(sha224('rt_boss3'::bytea), 'hex'), 24) || '"'`,
       );
       expect(killed).toHaveLength(2); // a's and b's
       await new Promise((r) => setTimeout(r, 2500));
@@ -259,6 +263,33 @@ describe('red team cluster mode (pg-boss)', () => {
       await Promise.all([a.stop(100), b.stop(100)]);
       await Promise.all([a.close(), b.close()]);
     }
+  }, 30_000);
+
+  it('RT-C17 refuses a queue.schema holding pg-boss 10 (which pg-boss 12 cannot migrate), saying what to do, and leaves it as it was', async () => {
+    // What pg-boss 10.4 leaves in its schema, as far as pg-boss 12 reads it: the version table at schema version 24
+    // (checked once against a schema made by pg-boss 10.4.2 itself: the same refusal).
+    await dataSource.query(`CREATE SCHEMA rt_boss10`);
+    await dataSource.query(`CREATE TABLE rt_boss10.version (version int PRIMARY KEY, maintained_on timestamptz, cron_on timestamptz)`);
+    await dataSource.query(`INSERT INTO rt_boss10.version (version) VALUES (24)`);
+    const queue = new PgBossGoalQueue({
+      connection: { connectionString: db.location.url },
+      schema: 'rt_boss10',
+      name: 'rt_goals10',
+      pollingIntervalSeconds: 0.5,
+      notify: true,
+    });
+    const refused = await queue.start(async () => undefined, 2).catch((e: unknown) => e);
+    expect(refused).toBeInstanceOf(InvalidWorkerOptionsException);
+    expect((refused as InvalidWorkerOptionsException).field).toBe('queue.schema');
+    expect((refused as Error).message).toMatch(/schema rt_boss10 holds the tables of pg-boss 10 \(schema version 24\)/);
+    expect((refused as Error).message).toMatch(/set queue\.schema to a new schema \(the default is zmodu_boss_v12\)/);
+    // Nothing migrated, nothing left running (pg-boss's pool and LISTEN connection are closed).
+    expect(await dataSource.query(`SELECT version FROM rt_boss10.version`)).toEqual([{ version: 24 }]);
+    const open = await dataSource.query<{ n: number }[]>(
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'zmodu-agent-worker'`,
+    );
+    expect(open).toEqual([{ n: 0 }]);
+    await expect(queue.probe()).rejects.toThrow(/pg-boss is not started/);
   }, 30_000);
 
   it('RT-C15 hands a run taken back from a dead instance to the next free slot, before newer goals (attack: recovery queued behind new work)', async () => {

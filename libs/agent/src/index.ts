@@ -67,6 +67,7 @@ export { AGENT_GOAL_QUEUE, AGENT_RUN_STORE } from './worker/agent-worker.constan
 export { AgentQueueOptions } from './worker/agent-queue.options';
 export { InProcessGoalQueue } from './worker/in-process-goal-queue';
 export { PgBossGoalQueue } from './worker/pg-boss-goal-queue';
+export { PG_BOSS_RANGE } from './worker/pg-boss-peer';
 export type { PgBossConnection, PgBossGoalQueueOptions } from './worker/pg-boss-goal-queue';
 export type {
   AgentGoalScope,

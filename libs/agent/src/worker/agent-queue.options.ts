@@ -13,8 +13,11 @@ export class AgentQueueOptions {
    * DataSource. Use the same database as the run store: the runs' leases and the queue then fail over together.
    */
   connectionString?: string;
-  /** The schema of pg-boss's tables, created at the first start. */
-  schema?: string = 'zmodu_boss';
+  /**
+   * The schema of pg-boss's tables, created at the first start. pg-boss 12 cannot migrate the tables of pg-boss 10
+   * (the schema `zmodu_boss` of earlier versions): a schema of pg-boss 10 is refused at boot, saying so.
+   */
+  schema?: string = 'zmodu_boss_v12';
   /** The pg-boss queue of the goals (one per application sharing the database). */
   name?: string = 'zmodu_agent_goals';
   /**
@@ -22,7 +25,10 @@ export class AgentQueueOptions {
    * any instance also wake every instance's idle slots at once through LISTEN/NOTIFY; polling is the fallback.
    */
   pollingIntervalSeconds?: number = 1;
-  /** Wake the idle slots of every instance with a PostgreSQL NOTIFY when goals are posted (one more connection). */
+  /**
+   * Wake this instance's idle slots when any instance posts goals: pg-boss's LISTEN/NOTIFY (`useListenNotify`, one
+   * more connection). Off: no LISTEN connection here, the slots poll (the queue's inserts still notify the others).
+   */
   notify?: boolean = true;
   /** Connections of pg-boss's pool on this instance (default: the worker's concurrency + 2). */
   poolSize?: number;

@@ -38,9 +38,12 @@ function onRejection(reason: unknown): void {
  * The last resort of cluster mode, installed while a PgBossGoalQueue runs: a process-level `unhandledRejection`
  * listener. Our own calls to pg-boss are awaited and caught where they are made (PgBossGoalQueue); this net is for a
  * promise some library below leaves unawaited when the database goes away (pg-boss 10's `work` loop did so with
- * `complete`/`fail`: one PostgreSQL restart ended the process). A rejection that says the database cannot be reached is
- * logged and counted, and the process goes on; any other is logged as an error with its stack, counted, and raised as
- * Node would have raised it. Returns the release (the listener is removed when its last holder releases it).
+ * `complete`/`fail`: one PostgreSQL restart ended the process). pg-boss 12 awaits them and reports failures as `error`
+ * events, and the chaos suite's restarts leave the net nothing to contain on it; it stays, because a release of pg-boss,
+ * pg or anything else below can bring such a promise back, and one is enough to end every run of the instance. A
+ * rejection that says the database cannot be reached is logged and counted, and the process goes on; any other is
+ * logged as an error with its stack, counted, and raised as Node would have raised it. Returns the release (the
+ * listener is removed when its last holder releases it).
  */
 export function holdUnhandledRejectionNet(): () => void {
   if (holders++ === 0) process.on('unhandledRejection', onRejection);
