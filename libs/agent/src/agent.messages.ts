@@ -114,3 +114,17 @@ export const JOB_AGENT_MESSAGE = (agent: string, known: readonly string[]) =>
   agent === '(none)'
     ? `name its agent: this application defines ${known.length} agents (${known.join(', ') || 'none'})`
     : `no agent named '${agent}' (agents: ${known.join(', ') || 'none'})`;
+export const SCHEDULE_PACKAGE_MESSAGE = (use: string, problem: string) =>
+  `${use} needs the package @nestjs/schedule (an optional peer dependency of @zmodu/agent), which ${problem}`;
+export const SCHEDULE_NOT_INSTALLED = 'is not installed: npm install @nestjs/schedule@^12';
+export const SCHEDULE_NOT_REQUIRABLE = (node: string) =>
+  `is an ES module that this Node.js (${node}) cannot require: run Node.js 20.19+, 22.12+ or 24+ (require of ES modules)`;
+export const SCHEDULE_LOAD_FAILED = (cause: string) => `could not be loaded (${cause}): reinstall it with npm install @nestjs/schedule@^12`;
+export const AGENT_CRON_NEEDS_JOBS_MESSAGE = (owner: string) =>
+  `@AgentCron on ${owner} claims its ticks in the job store: add jobs: { store: 'typeorm' } (and worker) to AgentModule.forRoot, or remove @AgentCron`;
+export const AGENT_CRON_NEEDS_SCHEDULE_MODULE_MESSAGE = (owners: readonly string[]) =>
+  `@AgentCron on ${owners.join(', ')} is a @Cron of @nestjs/schedule, which fires only when the application imports ScheduleModule.forRoot(): import it in your root module`;
+export const DUPLICATE_AGENT_CRON_MESSAGE = (name: string, owners: readonly string[]) =>
+  `@AgentCron "${name}" is declared twice (${owners.join(' and ')}): names must be unique (its ticks are claimed as cron:<name>)`;
+export const JOB_TICKS_NEED_JOBS_MESSAGE =
+  "AgentJobTicks claims ticks in the job store: add jobs: { store: 'typeorm' } (and worker) to AgentModule.forRoot";
