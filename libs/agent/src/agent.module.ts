@@ -30,7 +30,16 @@ import { goalQueueProvider } from './worker/goal-queue.provider';
  */
 @Module({
   imports: [DiscoveryModule],
-  providers: [AgentRegistry, McpToolsLoader, agentRunStoreProvider, goalQueueProvider, AgentWorker, agentJobStoreProvider, AgentJobTicks, AgentJobsRunner],
+  providers: [
+    AgentRegistry,
+    McpToolsLoader,
+    agentRunStoreProvider,
+    goalQueueProvider,
+    AgentWorker,
+    agentJobStoreProvider,
+    AgentJobTicks,
+    AgentJobsRunner,
+  ],
   // AGENT_GOAL_QUEUE: for a health check of the queue in cluster mode (GoalQueueHealthIndicator of @zmodu/admin).
   // AGENT_RUN_STORE (null without a worker): the run behind a proposal, for the approvals console (@zmodu/admin).
   exports: [AgentRegistry, AgentWorker, AgentJobsRunner, AgentJobTicks, AGENT_JOB_STORE, AGENT_GOAL_QUEUE, AGENT_RUN_STORE],

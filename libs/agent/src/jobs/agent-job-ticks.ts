@@ -31,6 +31,7 @@ export type AgentTickScope = Omit<AgentTickGoal, 'goal'>;
 
 /** Longest tick name: its claim key `cron:<name>` is the run's jobId, which the worker takes up to 200 characters. */
 const MAX_NAME = 150;
+// eslint-disable-next-line no-control-regex
 const CONTROL = /[\u0000-\u001f\u007f]/;
 
 /** Why `name` cannot name a @Cron's ticks, or null. */
@@ -118,7 +119,9 @@ export class AgentJobTicks {
     }
     try {
       if (typeof goal !== 'string')
-        throw new InvalidGoalException(`the method returned ${goal === undefined ? 'nothing' : typeof goal}: return the goal (a string), or give goal in @AgentCron`);
+        throw new InvalidGoalException(
+          `the method returned ${goal === undefined ? 'nothing' : typeof goal}: return the goal (a string), or give goal in @AgentCron`,
+        );
       return await this.post(name, tick, goal, scope);
     } catch (e) {
       this.logger.error(`@AgentCron "${name}" tick ${tick.toISOString()} could not post its goal: ${(e as Error).message}`);

@@ -77,8 +77,7 @@ describe("agent jobs in @nestjs/schedule's SchedulerRegistry", () => {
     await jest.advanceTimersByTimeAsync(ms);
     for (let i = 0; i < 200 && results.length < runs; i++) await jest.advanceTimersByTimeAsync(10);
   };
-  const fakeClock = (at: string) =>
-    jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'], now: new Date(at) });
+  const fakeClock = (at: string) => jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'], now: new Date(at) });
 
   it('lists each armed job as zmodu:job:<job id>, its timer a CronJob; a dynamic job joins at the sync and leaves when cancelled', async () => {
     fakeClock('2026-03-02T08:59:30.000Z');
@@ -137,7 +136,7 @@ describe("agent jobs in @nestjs/schedule's SchedulerRegistry", () => {
     expect(results[1]).toMatchObject({ status: 'succeeded', jobId: 'static:minutely', tenantId: 't1', userId: 'alice' });
   });
 
-  it("a job changed elsewhere while stopped here is re-armed stopped; deleteCronJob stops it until the next boot", async () => {
+  it('a job changed elsewhere while stopped here is re-armed stopped; deleteCronJob stops it until the next boot', async () => {
     fakeClock('2026-03-02T08:59:30.000Z');
     const a = await boot(true);
     const registry = a.get(SchedulerRegistry);
@@ -174,6 +173,8 @@ describe("agent jobs in @nestjs/schedule's SchedulerRegistry", () => {
     });
     expect(results.map((r) => r.jobTick)).toEqual(['2026-03-02T09:01:00.000Z']);
     expect(app!.get(SquattingCron).ticks).toBe(0);
-    expect(lines.join('\n')).toMatch(/already has a cron job named zmodu:job:static:minutely: job static:minutely runs, but is not listed there/);
+    expect(lines.join('\n')).toMatch(
+      /already has a cron job named zmodu:job:static:minutely: job static:minutely runs, but is not listed there/,
+    );
   });
 });

@@ -1,9 +1,5 @@
 import type { CronJob } from 'cron';
-import {
-  SCHEDULE_LOAD_FAILED,
-  SCHEDULE_NOT_INSTALLED,
-  SCHEDULE_NOT_REQUIRABLE,
-} from '../agent.messages';
+import { SCHEDULE_LOAD_FAILED, SCHEDULE_NOT_INSTALLED, SCHEDULE_NOT_REQUIRABLE } from '../agent.messages';
 import { SchedulePackageUnavailableException } from '../exceptions/schedule-package-unavailable.exception';
 
 /**
