@@ -40,7 +40,7 @@ describe('@nestjs/schedule, an optional peer: loaded when jobs or @AgentCron are
       writeFileSync(join(dir, 'package.json'), '{"name":"bare"}');
       const bare = createRequire(join(dir, 'index.js'));
       expect(() => bare.resolve('@nestjs/schedule')).toThrow(/Cannot find module/);
-      const load = () => loadSchedulePackage("AgentModule's jobs option", bare);
+      const load = () => loadSchedulePackage("AgentModule's jobs option", () => bare('@nestjs/schedule'));
       expect(load).toThrow(SchedulePackageUnavailableException);
       expect(load).toThrow(NOT_INSTALLED);
     } finally {

@@ -20,15 +20,19 @@ export interface SchedulePackage {
   readonly Cron: (cronTime: string, options?: { name?: string; timeZone?: string }) => MethodDecorator;
 }
 
+/** The package, required by name (a literal require: a bundler keeps it external, as it keeps @nestjs/common). */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const requireSchedule = (): unknown => require('@nestjs/schedule');
+
 /**
  * Load `@nestjs/schedule` (an ES module, loaded from our CommonJS through Node's require of ES modules), or throw
- * SchedulePackageUnavailableException saying what `use` needs and how to get it. `req` is the require to load it with
- * (the module's own by default).
+ * SchedulePackageUnavailableException saying what `use` needs and how to get it. `load` requires it (by default from
+ * here, where the application's copy resolves: it is a peer dependency).
  */
-export function loadSchedulePackage(use: string, req: (id: string) => unknown = require): SchedulePackage {
+export function loadSchedulePackage(use: string, load: () => unknown = requireSchedule): SchedulePackage {
   let loaded: unknown;
   try {
-    loaded = req('@nestjs/schedule');
+    loaded = load();
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
     if (err?.code === 'MODULE_NOT_FOUND' && String(err.message).includes('@nestjs/schedule'))
