@@ -1,6 +1,6 @@
 import { ConsoleLogger, INestApplication, Logger } from '@nestjs/common';
 import { AgentAuditLog } from '@zmodu/guard';
-import { Logger as PinoLogger } from 'nestjs-pino';
+import { JsonLogger } from '../apps/sample/src/logging/json-logs.module';
 import request from 'supertest';
 import { mintToken } from '../apps/sample/src/auth/dev-token';
 import { modelFromEnv } from '../apps/sample/src/model';
@@ -78,7 +78,7 @@ describe.each([
       model: modelFromEnv(env),
       logging: { level: 'debug', destination: { write: (line: string) => void written.push(line) } },
     });
-    app.useLogger(app.get(PinoLogger));
+    app.useLogger(app.get(JsonLogger));
   });
 
   afterEach(async () => {

@@ -3,7 +3,7 @@ import { ScriptedModelProvider } from '@zmodu/agent';
 import type { ModelProvider, ModelRequest, ModelTurn } from '@zmodu/agent';
 import { AgentAuditLog, Redactor } from '@zmodu/guard';
 import { Skill } from '@zmodu/skills';
-import { Logger as PinoLogger } from 'nestjs-pino';
+import { JsonLogger } from '../apps/sample/src/logging/json-logs.module';
 import request from 'supertest';
 import { scriptedTrader } from '../apps/sample/src/agents/trader.agent';
 import { mintToken } from '../apps/sample/src/auth/dev-token';
@@ -135,7 +135,7 @@ class LoggingModel extends TraderOrLink {
   }
 }
 
-describe('sample app: structured JSON logs of a run (nestjs-pino with zmoduPinoOptions)', () => {
+describe('sample app: structured JSON logs of a run (pino with zmoduPinoOptions)', () => {
   const { boot } = sampleAppsOnTestDatabase(SECRET);
   // app.useLogger replaces the logger of every Nest Logger (a static): the next tests get the console one back.
   afterEach(() => Logger.overrideLogger(new ConsoleLogger()));
@@ -149,7 +149,7 @@ describe('sample app: structured JSON logs of a run (nestjs-pino with zmoduPinoO
       },
       [BrokerSkills],
     );
-    app.useLogger(app.get(PinoLogger));
+    app.useLogger(app.get(JsonLogger));
     const authorization = bearer('t1', 'alice');
     const res = await request(app.getHttpServer())
       .post('/agents/trader/runs')

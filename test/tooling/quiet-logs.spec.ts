@@ -5,7 +5,7 @@ const ROOT = join(__dirname, '..', '..');
 // eslint-disable-next-line no-control-regex
 const ANSI = /\x1b\[[0-9;]*m/g;
 
-/** Runs the probe spec with the repository's test environment and logger hook, as `npm test` does. */
+/** Runs the probe spec with the repository's test environment and logger hook, as `npm test` does (under --experimental-vm-modules: jest requires the ESM-only Nest 12 packages through it). */
 function runProbe(env: Record<string, string>): Promise<{ code: number; output: string }> {
   const config = {
     rootDir: ROOT,
@@ -17,7 +17,7 @@ function runProbe(env: Record<string, string>): Promise<{ code: number; output: 
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      [join(ROOT, 'node_modules/jest/bin/jest.js'), '--config', JSON.stringify(config), '--colors=false'],
+      ['--experimental-vm-modules', join(ROOT, 'node_modules/jest/bin/jest.js'), '--config', JSON.stringify(config), '--colors=false'],
       { cwd: ROOT, env: { ...process.env, ...env, FORCE_COLOR: '0' }, timeout: 120_000 },
       (err, stdout, stderr) =>
         resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, output: (stdout + stderr).replace(ANSI, '') }),

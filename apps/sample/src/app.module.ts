@@ -15,9 +15,9 @@ import { Redactor, ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/g
 import { MemoryModule, MemoryRecall, ZMODU_MEMORY_MIGRATIONS } from '@zmodu/memory';
 import { PipelineModule, ZMODU_PIPELINE_ENTITIES, ZMODU_PIPELINE_MIGRATIONS } from '@zmodu/pipeline';
 import { zmoduPinoOptions } from '@zmodu/skills';
+import { JsonLogsModule } from './logging/json-logs.module';
 import type { Request } from 'express';
 import { ClsModule } from 'nestjs-cls';
-import { LoggerModule } from 'nestjs-pino';
 import { adminAgent, analystAgent, deskAgent, opsAgent, schedulerAgent, traderAgent } from './agents';
 import { sampleAdminSkills } from './admin/admin-skills.config';
 import { ORDER_PIPELINE } from './trading/order-pipeline';
@@ -92,13 +92,12 @@ export class AppModule implements NestModule {
         }),
         // JSON logs: the run (run id, tenant, agent) on every line written during one, credential headers censored, and
         // each line redacted by GuardModule's Redactor. main.ts makes it Nest's logger (app.useLogger).
-        LoggerModule.forRootAsync({
+        JsonLogsModule.forRootAsync({
           inject: [Redactor],
-          useFactory: (redactor: Redactor) => {
-            const pinoOptions = { level: options.logging?.level ?? 'silent', ...zmoduPinoOptions(redactor) };
-            const destination = options.logging?.destination;
-            return { pinoHttp: destination ? [pinoOptions, destination] : pinoOptions };
-          },
+          useFactory: (redactor: Redactor) => ({
+            pino: { level: options.logging?.level ?? 'silent', ...zmoduPinoOptions(redactor) },
+            destination: options.logging?.destination,
+          }),
         }),
         TerminusModule.forRoot({ logger: false }),
         // Readiness checks of the outbox backlog and (cluster mode) the pg-boss goal queue, beside the database's.

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { EmbeddedDatabaseLockedException } from '@zmodu/db';
-import { Logger as PinoLogger } from 'nestjs-pino';
+import { JsonLogger } from './logging/json-logs.module';
 import { AppModule } from './app.module';
 import { mintToken } from './auth/dev-token';
 import { ConfigError, databaseDescription, docsFromEnv, jwtSecretFromEnv, loggingFromEnv, optionsFromEnv } from './config';
@@ -24,7 +24,7 @@ async function serve(): Promise<void> {
   const options = { ...fromEnv, dataSource: async () => dataSource };
   // Nest's own lines too go to the JSON logs (held until the logger is ready).
   const app = await NestFactory.create(AppModule.register(options), { bufferLogs: true });
-  app.useLogger(app.get(PinoLogger));
+  app.useLogger(app.get(JsonLogger));
   // The security headers before anything answers, and GET /docs (Swagger UI) and /docs-json when ZMODU_DOCS allows.
   serveHttp(app, { docs: docsFromEnv() });
   // SIGTERM drains HTTP first (kept-alive connections included), then runs the shutdown hooks.

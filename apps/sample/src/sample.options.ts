@@ -25,7 +25,7 @@ export interface SampleAppOptions {
   /** Where posted goals wait (default in-process); `{ driver: 'pg-boss' }` for several instances on one PostgreSQL. */
   readonly queue?: AgentQueueOptions;
   /**
-   * Structured JSON logs (nestjs-pino, with zmoduPinoOptions: the run on every line, secrets masked). Default: silent, for
+   * Structured JSON logs (pino-http per application, logging/json-logs.module.ts, with zmoduPinoOptions: the run on every line, secrets masked). Default: silent, for
    * tests and embedding; the server (main.ts) logs at LOG_LEVEL (default info) to stdout (see loggingFromEnv).
    */
   readonly logging?: SampleLogging;

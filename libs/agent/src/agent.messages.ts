@@ -118,7 +118,7 @@ export const SCHEDULE_PACKAGE_MESSAGE = (use: string, problem: string) =>
   `${use} needs the package @nestjs/schedule (an optional peer dependency of @zmodu/agent), which ${problem}`;
 export const SCHEDULE_NOT_INSTALLED = 'is not installed: npm install @nestjs/schedule@^12';
 export const SCHEDULE_NOT_REQUIRABLE = (node: string) =>
-  `is an ES module that this Node.js (${node}) cannot require: run Node.js 20.19+, 22.12+ or 24+ (require of ES modules)`;
+  `is an ES module that this Node.js (${node}) cannot require: run Node.js 22.12+ (require of ES modules)`;
 export const SCHEDULE_LOAD_FAILED = (cause: string) => `could not be loaded (${cause}): reinstall it with npm install @nestjs/schedule@^12`;
 export const AGENT_CRON_NEEDS_JOBS_MESSAGE = (owner: string) =>
   `@AgentCron on ${owner} claims its ticks in the job store: add jobs: { store: 'typeorm' } (and worker) to AgentModule.forRoot, or remove @AgentCron`;

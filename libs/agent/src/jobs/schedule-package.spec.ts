@@ -53,7 +53,7 @@ describe('@nestjs/schedule, an optional peer: loaded when jobs or @AgentCron are
       throw Object.assign(new Error(message), code ? { code } : {});
     };
     expect(() => loadSchedulePackage('@AgentCron "x"', failing('ERR_REQUIRE_ESM', 'require() of ES Module'))).toThrow(
-      /@AgentCron "x" needs the package @nestjs\/schedule .* is an ES module that this Node.js \(v[\d.]+\) cannot require: run Node.js 20.19\+, 22.12\+ or 24\+/,
+      /@AgentCron "x" needs the package @nestjs\/schedule .* is an ES module that this Node.js \(v[\d.]+\) cannot require: run Node.js 22.12\+ \(require of ES modules\)/,
     );
     // A module @nestjs/schedule itself lacks is not "@nestjs/schedule is not installed".
     expect(() => loadSchedulePackage('jobs', failing('MODULE_NOT_FOUND', "Cannot find module 'cron'"))).toThrow(
