@@ -121,3 +121,17 @@ export const MCP_CLIENT_SDK_TOO_OLD_MESSAGE = (pkg: string, range: string, missi
   `AgentModule's mcpServers need ${pkg}@${range}; the installed version has no ${missing.join(', ')}: run \`npm install ${pkg}@${range}\`.`;
 export const MCP_CLIENT_SDK_BROKEN_MESSAGE = (pkg: string, cause: string) =>
   `AgentModule's mcpServers could not load ${pkg} (${cause.split('\n')[0].slice(0, 300)}): reinstall it (\`npm install ${pkg}\`).`;
+export const SCHEDULE_PACKAGE_MESSAGE = (use: string, problem: string) =>
+  `${use} needs the package @nestjs/schedule (an optional peer dependency of @zmodu/agent), which ${problem}`;
+export const SCHEDULE_NOT_INSTALLED = 'is not installed: npm install @nestjs/schedule@^12';
+export const SCHEDULE_NOT_REQUIRABLE = (node: string) =>
+  `is an ES module that this Node.js (${node}) cannot require: run Node.js 22.12+ (require of ES modules)`;
+export const SCHEDULE_LOAD_FAILED = (cause: string) => `could not be loaded (${cause}): reinstall it with npm install @nestjs/schedule@^12`;
+export const AGENT_CRON_NEEDS_JOBS_MESSAGE = (owner: string) =>
+  `@AgentCron on ${owner} claims its ticks in the job store: add jobs: { store: 'typeorm' } (and worker) to AgentModule.forRoot, or remove @AgentCron`;
+export const AGENT_CRON_NEEDS_SCHEDULE_MODULE_MESSAGE = (owners: readonly string[]) =>
+  `@AgentCron on ${owners.join(', ')} is a @Cron of @nestjs/schedule, which fires only when the application imports ScheduleModule.forRoot(): import it in your root module`;
+export const DUPLICATE_AGENT_CRON_MESSAGE = (name: string, owners: readonly string[]) =>
+  `@AgentCron "${name}" is declared twice (${owners.join(' and ')}): names must be unique (its ticks are claimed as cron:<name>)`;
+export const JOB_TICKS_NEED_JOBS_MESSAGE =
+  "AgentJobTicks claims ticks in the job store: add jobs: { store: 'typeorm' } (and worker) to AgentModule.forRoot";

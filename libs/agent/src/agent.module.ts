@@ -4,6 +4,7 @@ import { AgentRegistry } from './agent.registry';
 import { ConfigurableAgentModule } from './agent.module-definition';
 import { McpToolsLoader } from './mcp-client/mcp-tools.loader';
 import { AgentJobsRunner } from './jobs/agent-jobs.runner';
+import { AgentJobTicks } from './jobs/agent-job-ticks';
 import { AGENT_JOB_STORE, agentJobStoreProvider } from './jobs/agent-job-store.provider';
 import { AgentWorker } from './worker/agent-worker';
 import { AGENT_GOAL_QUEUE, AGENT_RUN_STORE } from './worker/agent-worker.constants';
@@ -29,9 +30,18 @@ import { goalQueueProvider } from './worker/goal-queue.provider';
  */
 @Module({
   imports: [DiscoveryModule],
-  providers: [AgentRegistry, McpToolsLoader, agentRunStoreProvider, goalQueueProvider, AgentWorker, agentJobStoreProvider, AgentJobsRunner],
+  providers: [
+    AgentRegistry,
+    McpToolsLoader,
+    agentRunStoreProvider,
+    goalQueueProvider,
+    AgentWorker,
+    agentJobStoreProvider,
+    AgentJobTicks,
+    AgentJobsRunner,
+  ],
   // AGENT_GOAL_QUEUE: for a health check of the queue in cluster mode (GoalQueueHealthIndicator of @zmodu/admin).
   // AGENT_RUN_STORE (null without a worker): the run behind a proposal, for the approvals console (@zmodu/admin).
-  exports: [AgentRegistry, AgentWorker, AgentJobsRunner, AGENT_JOB_STORE, AGENT_GOAL_QUEUE, AGENT_RUN_STORE],
+  exports: [AgentRegistry, AgentWorker, AgentJobsRunner, AgentJobTicks, AGENT_JOB_STORE, AGENT_GOAL_QUEUE, AGENT_RUN_STORE],
 })
 export class AgentModule extends ConfigurableAgentModule {}

@@ -96,6 +96,7 @@ export { InvalidGoalException } from './exceptions/invalid-goal.exception';
 export { InvalidWorkerOptionsException } from './exceptions/invalid-worker-options.exception';
 export { WorkerDisabledException } from './exceptions/worker-disabled.exception';
 export type { AgentJobOrigin, AgentJobRecord, AgentJobStore, MissedTickPolicy, NewAgentJob } from './jobs/agent-job.ports';
+export { cronTickJobId } from './jobs/agent-job.ports';
 export { InMemoryAgentJobStore } from './jobs/in-memory-agent-job.store';
 export { TypeOrmAgentJobStore } from './jobs/typeorm-agent-job.store';
 export {
@@ -103,7 +104,14 @@ export {
   ZmoduAgentJobScope1764630270000,
   ZmoduAgentJobTickClaims1764580000000,
 } from './jobs/agent-job.migration';
-export { AgentJobScheduler, DEFAULT_JOB_SYNC_MS } from './jobs/agent-job-scheduler';
+export { AGENT_JOB_CRON_PREFIX, AgentJobScheduler, agentJobCronName, DEFAULT_JOB_SYNC_MS } from './jobs/agent-job-scheduler';
+export { AgentJobTicks, cronTickNameProblem } from './jobs/agent-job-ticks';
+export type { AgentTickGoal, AgentTickOutcome, AgentTickScope } from './jobs/agent-job-ticks';
+export { AGENT_CRON_METADATA, AgentCron, agentCronProblem } from './jobs/agent-cron.decorator';
+export type { AgentCronDefinition, AgentCronOptions } from './jobs/agent-cron.decorator';
+export { loadSchedulePackage } from './jobs/schedule-package';
+export type { CronJobRegistry, SchedulePackage } from './jobs/schedule-package';
+export { SchedulePackageUnavailableException } from './exceptions/schedule-package-unavailable.exception';
 export type { AgentJobPoster } from './jobs/agent-job-scheduler';
 export { cronProblem } from './jobs/agent-job-cron';
 export { AGENT_JOB_SKILL_NAMES, AgentJobSkills } from './jobs/agent-job-skills';

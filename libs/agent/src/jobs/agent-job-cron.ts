@@ -43,3 +43,20 @@ export function latestTickBetween(cron: string, timeZone: string, from: Date, no
   }
   return null;
 }
+
+/** The windows searched back from `at` for its latest tick: ticks are a minute apart at least, so the first finds most. */
+const LOOKBACK_MS = [61_000, 3_600_000, 86_400_000, 32 * 86_400_000, 367 * 86_400_000, 5 * 367 * 86_400_000];
+
+/**
+ * The latest tick t <= `at` (null when none in the last five years): the tick a cron timer that fires at `at` fired
+ * for. Every instance computes the same instant for one tick, whatever its clock's milliseconds, so it is the key a
+ * tick is claimed under.
+ */
+export function latestTickAtOrBefore(cron: string, timeZone: string, at: Date): Date | null {
+  // latestTickBetween takes from < t <= now: start 1 ms before the window so a tick exactly at its start counts.
+  for (const ms of LOOKBACK_MS) {
+    const tick = latestTickBetween(cron, timeZone, new Date(at.getTime() - ms - 1), at);
+    if (tick) return tick;
+  }
+  return null;
+}

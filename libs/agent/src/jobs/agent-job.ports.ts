@@ -1,5 +1,10 @@
 /** Scheduled agent jobs (issue 13): the job records and the per-tick claims. */
 
+/** The job id under which a tick of an application's `@Cron` named `name` is claimed: `cron:<name>`. */
+export function cronTickJobId(name: string): string {
+  return `cron:${name}`;
+}
+
 /** What happens to ticks missed while no instance was running: nothing, or one run for the latest missed tick. */
 export type MissedTickPolicy = 'skip' | 'catch_up';
 /** `static`: declared with @AgentJob (upserted at boot). `dynamic`: created at run time (the `schedule_job` skill). */
@@ -68,6 +73,13 @@ export interface AgentJobStore {
   cancel(tenantId: string, jobId: string): Promise<boolean>;
   /** Claim (job, tick) of a job neither cancelled nor expired: true for exactly one caller; also moves last_tick_at forward. */
   claimTick(jobId: string, tick: Date): Promise<boolean>;
+  /**
+   * Claim a tick of a `@Cron` of the application (AgentJobTicks, @AgentCron): one conditional INSERT of
+   * (`cron:<name>`, tick) into the tick table the jobs use, true for exactly one caller across every instance on the
+   * store. No job row is needed (and none is read); its run is recorded with setTickRun(cronTickJobId(name), ...). Such
+   * a tick is never reclaimed: its goal lives in the application's code, not in the store.
+   */
+  claimCronTick(name: string, tick: Date): Promise<boolean>;
   /** Record the run started for a claimed tick (or REFUSED_TICK_RUN_ID: the worker refused its goal for good). */
   setTickRun(jobId: string, tick: Date, runId: string): Promise<void>;
   /**

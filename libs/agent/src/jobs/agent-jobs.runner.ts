@@ -1,32 +1,47 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
-import { DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core';
+import { DiscoveryService, MetadataScanner, ModuleRef, Reflector } from '@nestjs/core';
 import { SkillExplorer, SkillRegistry } from '@zmodu/skills';
 import { AgentModuleOptions } from '../agent-module.options';
 import { AGENT_MODULE_OPTIONS } from '../agent.module-definition';
-import { DUPLICATE_STATIC_JOB_MESSAGE, JOB_AGENT_MESSAGE } from '../agent.messages';
+import {
+  AGENT_CRON_NEEDS_JOBS_MESSAGE,
+  AGENT_CRON_NEEDS_SCHEDULE_MODULE_MESSAGE,
+  DUPLICATE_AGENT_CRON_MESSAGE,
+  DUPLICATE_STATIC_JOB_MESSAGE,
+  JOB_AGENT_MESSAGE,
+} from '../agent.messages';
 import { AgentRegistry } from '../agent.registry';
 import { InvalidJobsOptionsException } from '../exceptions/invalid-jobs-options.exception';
 import { AgentWorker } from '../worker/agent-worker';
 import { AgentJobStore } from './agent-job.ports';
 import { AGENT_JOB_METADATA, AgentJobDefinition, staticAgentJob } from './agent-job.decorator';
+import { AGENT_CRON_METADATA, AgentCronDefinition, bindAgentCron } from './agent-cron.decorator';
 import { AgentJobScheduler } from './agent-job-scheduler';
+import { AgentJobTicks } from './agent-job-ticks';
+import { CronJobRegistry, loadSchedulePackage, SchedulePackage } from './schedule-package';
 import { AgentJobSkills } from './agent-job-skills';
 import { AGENT_JOB_STORE } from './agent-job-store.provider';
 import { ResolvedAgentJobsOptions } from './agent-jobs.options';
 import { resolveJobsOptions } from './resolve-jobs-options';
 
 /**
- * Wires scheduled jobs to the module lifecycle when AgentModule has a `jobs` option. At module init it registers the
- * four job skills (so agents and MCP see them; every call goes through SkillDispatcher) and finds the `@AgentJob`
- * declarations on providers' classes and methods. At bootstrap, once the AgentWorker has started, it upserts the
- * static jobs and starts the scheduler with the worker's `post`. At module destroy, which comes before the worker's
- * shutdown, it stops the scheduler.
+ * Wires scheduled jobs to the module lifecycle when AgentModule has a `jobs` option. At construction it loads
+ * `@nestjs/schedule` (a boot error names the package when it cannot). At module init it registers the four job skills
+ * (so agents and MCP see them; every call goes through SkillDispatcher), finds the `@AgentJob` declarations on
+ * providers' classes and methods and the `@AgentCron` methods (bound to AgentJobTicks), and looks up the application's
+ * SchedulerRegistry (ScheduleModule.forRoot(); optional for jobs, required by @AgentCron). At bootstrap, once the
+ * AgentWorker has started, it upserts the static jobs and starts the scheduler with the worker's `post` and the
+ * registry. At module destroy, which comes before the worker's shutdown, it stops the scheduler (its jobs leave the
+ * registry).
  */
 @Injectable()
 export class AgentJobsRunner implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('AgentJobs');
   private readonly options: ResolvedAgentJobsOptions | null;
   private readonly definitions = new Map<string, { definition: AgentJobDefinition; owner: string }>();
+  private readonly crons = new Map<string, { definition: AgentCronDefinition; owner: string; instance: object }>();
+  private readonly schedule: SchedulePackage | null;
+  private registry: CronJobRegistry | null = null;
   private scheduler: AgentJobScheduler | null = null;
   private jobSkills: AgentJobSkills | null = null;
 
@@ -40,17 +55,21 @@ export class AgentJobsRunner implements OnModuleInit, OnApplicationBootstrap, On
     private readonly discovery: DiscoveryService,
     private readonly scanner: MetadataScanner,
     private readonly reflector: Reflector,
+    private readonly moduleRef: ModuleRef,
+    private readonly ticks: AgentJobTicks,
   ) {
     this.options = resolveJobsOptions(raw);
+    this.schedule = this.options ? loadSchedulePackage("AgentModule's jobs option") : null;
   }
 
   async onModuleInit(): Promise<void> {
+    this.discover();
+    this.initCrons();
     if (!this.options || !this.store) return;
     // The app's own @Skill methods first: a name one of them declares is reported as taken, whoever boots first.
     this.explorer.exploreAll();
     this.jobSkills = new AgentJobSkills(this.store, this.options);
     this.jobSkills.register(this.skills);
-    this.discover();
     // A job naming no agent, or an unknown one, would fail at every tick: refuse it at boot.
     this.options.schedulableTasks.forEach((task, i) => {
       const problem = this.agentProblem(task.agent);
@@ -59,6 +78,29 @@ export class AgentJobsRunner implements OnModuleInit, OnApplicationBootstrap, On
     for (const { definition, owner } of this.definitions.values()) {
       const problem = this.agentProblem(definition.agent);
       if (problem) throw new TypeError(`@AgentJob "${definition.name}" on ${owner}: ${problem}`);
+    }
+  }
+
+  /** @AgentCron methods: refused without jobs, without ScheduleModule, or naming an unknown agent; bound otherwise. */
+  private initCrons(): void {
+    const crons = [...this.crons.values()];
+    if (crons.length && (!this.options || !this.store)) throw new TypeError(AGENT_CRON_NEEDS_JOBS_MESSAGE(crons[0].owner));
+    const schedule = this.schedule ?? (crons.length ? loadSchedulePackage('@AgentCron') : null);
+    this.registry = schedule ? this.findRegistry(schedule) : null;
+    if (crons.length && !this.registry) throw new TypeError(AGENT_CRON_NEEDS_SCHEDULE_MODULE_MESSAGE(crons.map((c) => c.owner)));
+    for (const { definition, owner, instance } of crons) {
+      const problem = this.agentProblem(definition.agent);
+      if (problem) throw new TypeError(`@AgentCron "${definition.name}" on ${owner}: ${problem}`);
+      bindAgentCron(instance, this.ticks);
+    }
+  }
+
+  /** The application's SchedulerRegistry (ScheduleModule.forRoot() is global), or null when it imports no ScheduleModule. */
+  private findRegistry(schedule: SchedulePackage): CronJobRegistry | null {
+    try {
+      return this.moduleRef.get(schedule.SchedulerRegistry, { strict: false });
+    } catch {
+      return null;
     }
   }
 
@@ -81,7 +123,7 @@ export class AgentJobsRunner implements OnModuleInit, OnApplicationBootstrap, On
       if (retired.length) this.logger.log(`retired ${retired.length} static job(s) no longer declared: ${retired.join(', ')}`);
     }
     await this.narrowStored();
-    const scheduler = new AgentJobScheduler(this.store, this.worker, this.options.syncMs);
+    const scheduler = new AgentJobScheduler(this.store, this.worker, this.options.syncMs, this.registry);
     this.scheduler = scheduler;
     await scheduler.start();
     this.logger.log(`scheduler started: ${scheduler.jobIds().length} job(s), ${this.definitions.size} declared with @AgentJob`);
@@ -130,8 +172,9 @@ export class AgentJobsRunner implements OnModuleInit, OnApplicationBootstrap, On
       if (!prototype) continue;
       for (const method of this.scanner.getAllMethodNames(prototype)) {
         const fn = (prototype as Record<string, unknown>)[method];
-        if (typeof fn === 'function')
-          this.add(this.reflector.get<AgentJobDefinition | undefined>(AGENT_JOB_METADATA, fn), `${name}.${method}`);
+        if (typeof fn !== 'function') continue;
+        this.add(this.reflector.get<AgentJobDefinition | undefined>(AGENT_JOB_METADATA, fn), `${name}.${method}`);
+        this.addCron(this.reflector.get<AgentCronDefinition | undefined>(AGENT_CRON_METADATA, fn), `${name}.${method}`, wrapper.instance);
       }
     }
   }
@@ -145,5 +188,14 @@ export class AgentJobsRunner implements OnModuleInit, OnApplicationBootstrap, On
       throw new TypeError(DUPLICATE_STATIC_JOB_MESSAGE(definition.name, [seen.owner, owner]));
     }
     this.definitions.set(definition.name, { definition, owner });
+  }
+
+  private addCron(definition: AgentCronDefinition | undefined, owner: string, instance: object): void {
+    if (!definition) return;
+    const seen = this.crons.get(definition.name);
+    if (seen && seen.definition !== definition) throw new TypeError(DUPLICATE_AGENT_CRON_MESSAGE(definition.name, [seen.owner, owner]));
+    // One class provided under two tokens: two instances, each fired by its own @Cron, each bound (their ticks are one).
+    if (seen) bindAgentCron(instance, this.ticks);
+    else this.crons.set(definition.name, { definition, owner, instance });
   }
 }

@@ -1,5 +1,5 @@
 import { isScopeId } from '@zmodu/guard';
-import { AgentJobRecord, AgentJobStore, NewAgentJob } from './agent-job.ports';
+import { AgentJobRecord, AgentJobStore, NewAgentJob, cronTickJobId } from './agent-job.ports';
 
 /** Whether a job still fires at `now` (ms): not cancelled, not expired. */
 const live = (j: AgentJobRecord, now = Date.now()) => !j.cancelledAt && (!j.expiresAt || j.expiresAt.getTime() > now);
@@ -80,6 +80,14 @@ export class InMemoryAgentJobStore implements AgentJobStore {
     if (!job || !live(job) || (job.expiresAt && job.expiresAt <= tick) || this.ticks.has(key)) return false;
     this.ticks.set(key, { jobId, tick, runId: null, claimedAt: Date.now() });
     if (!job.lastTickAt || job.lastTickAt < tick) this.jobs.set(jobId, { ...job, lastTickAt: tick });
+    return true;
+  }
+
+  async claimCronTick(name: string, tick: Date): Promise<boolean> {
+    const jobId = cronTickJobId(name);
+    const key = `${jobId}\u0000${tick.toISOString()}`;
+    if (this.ticks.has(key)) return false;
+    this.ticks.set(key, { jobId, tick, runId: null, claimedAt: Date.now() });
     return true;
   }
 

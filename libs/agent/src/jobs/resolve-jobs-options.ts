@@ -17,6 +17,7 @@ const STORE_METHODS: readonly (keyof AgentJobStore)[] = [
   'create',
   'cancel',
   'claimTick',
+  'claimCronTick',
   'setTickRun',
   'reclaimUnposted',
 ];

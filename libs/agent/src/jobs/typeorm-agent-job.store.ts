@@ -1,7 +1,7 @@
 import { queryRows } from '@zmodu/db';
 import { isScopeId } from '@zmodu/guard';
 import { DataSource } from 'typeorm';
-import { AgentJobRecord, AgentJobStore, MissedTickPolicy, AgentJobOrigin, NewAgentJob } from './agent-job.ports';
+import { AgentJobRecord, AgentJobStore, MissedTickPolicy, AgentJobOrigin, NewAgentJob, cronTickJobId } from './agent-job.ports';
 
 const COLUMNS =
   'id, tenant_id, user_id, permissions, agent, goal, cron, time_zone, missed, origin, task, expires_at, created_at, cancelled_at, last_tick_at';
@@ -150,6 +150,14 @@ export class TypeOrmAgentJobStore implements AgentJobStore {
       [jobId, tick.toISOString()],
     );
     return true;
+  }
+
+  async claimCronTick(name: string, tick: Date): Promise<boolean> {
+    const rows = await this.rows(
+      `INSERT INTO zmodu_agent_job_ticks (job_id, tick) VALUES ($1, $2) ON CONFLICT (job_id, tick) DO NOTHING RETURNING job_id`,
+      [cronTickJobId(name), tick.toISOString()],
+    );
+    return rows.length === 1;
   }
 
   async reclaimUnposted(olderThanMs: number, limit: number): Promise<{ job: AgentJobRecord; tick: Date }[]> {

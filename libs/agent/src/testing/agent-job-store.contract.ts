@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { cronTickJobId } from '../jobs/agent-job.ports';
 import type { AgentJobStore, NewAgentJob } from '../jobs/agent-job.ports';
 
 /** What a job store factory gives the contract. */
@@ -9,7 +10,7 @@ export interface AgentJobStoreHarness {
 
 /**
  * The shared cases every AgentJobStore must pass, in a describe() named `name`. The factory returns a fresh, empty
- * store. Includes many concurrent claimers of one tick (exactly one wins) and 60 concurrent creators under a cap of 20
+ * store. Includes many concurrent claimers of one tick, a job's and a @Cron's (exactly one wins) and 60 concurrent creators under a cap of 20
  * (exactly 20 created): run it on your production database.
  */
 export function agentJobStoreContract(name: string, factory: () => Promise<AgentJobStoreHarness>): void {
@@ -201,6 +202,24 @@ export function agentJobStoreContract(name: string, factory: () => Promise<Agent
       const tick = new Date('2026-01-01T10:00:00.000Z');
       const wins = await Promise.all(Array.from({ length: 40 }, () => store.claimTick(j.id, new Date(tick))));
       expect(wins.filter(Boolean)).toHaveLength(1);
+    });
+
+    it("claims a @Cron's tick once among 40 concurrent claimers, apart from a job's ticks, and never reclaims it", async () => {
+      const tick = new Date(Math.floor(Date.now() / 60_000) * 60_000 - 60_000);
+      const wins = await Promise.all(Array.from({ length: 40 }, () => store.claimCronTick('hourly-report', new Date(tick))));
+      expect(wins.filter(Boolean)).toHaveLength(1);
+      expect(await store.claimCronTick('hourly-report', tick)).toBe(false);
+      // Another name, the next tick, and a job whose id is the name: each a claim of its own.
+      expect(await store.claimCronTick('daily-report', tick)).toBe(true);
+      expect(await store.claimCronTick('hourly-report', new Date(tick.getTime() + 60_000))).toBe(true);
+      const j = job({ id: 'hourly-report' });
+      await store.upsert(j);
+      expect(await store.claimTick(j.id, tick)).toBe(true);
+      // Unposted, but its goal lives in the application's code: no sync claims it again.
+      await store.setTickRun(cronTickJobId('daily-report'), tick, 'run-1');
+      await new Promise((r) => setTimeout(r, 20));
+      const reclaimed = await store.reclaimUnposted(1, 10);
+      expect(reclaimed.map((r) => [r.job.id, r.tick.toISOString()])).toEqual([[j.id, tick.toISOString()]]);
     });
   });
 }

@@ -174,6 +174,39 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
   /** Store a goal as a queued run and hand it to a slot. Never waits for the run; throws MailboxFullException when full. */
   async post(goal: string, scope: PostGoalOptions): Promise<{ runId: string }> {
     const { options, store } = this.require();
+    const agent = this.validGoal(goal, scope, options);
+    const waiting = this.waiting();
+    if (waiting >= options.mailboxSize) {
+      this.counts.rejected++;
+      throw new MailboxFullException(options.mailboxSize, this.retryAfterSeconds(waiting - options.mailboxSize + 1, 1));
+    }
+    const run: NewAgentRun = {
+      id: randomUUID(),
+      agent,
+      goal,
+      tenantId: scope.tenantId,
+      userId: scope.userId,
+      permissions: [...scope.permissions],
+      maxAttempts: options.maxAttempts,
+      ...(scope.jobId !== undefined ? { jobId: scope.jobId, jobTick: scope.jobTick } : {}),
+    };
+    await new Promise<void>((resolve, reject) => {
+      this.pending.push({ run, resolve, reject });
+      this.scheduleFlush(store);
+    });
+    return { runId: run.id };
+  }
+
+  /**
+   * Check a goal and its scope as post does, without posting it: throws the InvalidGoalException post would (bad
+   * tenant, user, permissions or agent, an empty or too long goal), or WorkerDisabledException.
+   */
+  check(goal: string, scope: PostGoalOptions): void {
+    this.validGoal(goal, scope, this.require().options);
+  }
+
+  /** The agent a valid goal runs on; throws InvalidGoalException otherwise. */
+  private validGoal(goal: string, scope: PostGoalOptions, options: ResolvedAgentWorkerOptions): string {
     if (!scope || typeof scope !== 'object')
       throw new InvalidGoalException('post needs a scope: post(goal, { tenantId, userId, permissions })');
     const agent = this.agentFor(scope.agent);
@@ -204,26 +237,7 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
       );
     if (goal.length > options.maxGoalLength)
       throw new InvalidGoalException(`the goal has ${goal.length} characters, more than maxGoalLength (${options.maxGoalLength})`);
-    const waiting = this.waiting();
-    if (waiting >= options.mailboxSize) {
-      this.counts.rejected++;
-      throw new MailboxFullException(options.mailboxSize, this.retryAfterSeconds(waiting - options.mailboxSize + 1, 1));
-    }
-    const run: NewAgentRun = {
-      id: randomUUID(),
-      agent,
-      goal,
-      tenantId: scope.tenantId,
-      userId: scope.userId,
-      permissions: [...scope.permissions],
-      maxAttempts: options.maxAttempts,
-      ...(scope.jobId !== undefined ? { jobId: scope.jobId, jobTick: scope.jobTick } : {}),
-    };
-    await new Promise<void>((resolve, reject) => {
-      this.pending.push({ run, resolve, reject });
-      this.scheduleFlush(store);
-    });
-    return { runId: run.id };
+    return agent;
   }
 
   /** A run of this tenant (null for another tenant's id, an unknown id, or an empty tenant). */
