@@ -134,6 +134,7 @@ export const LIBRARY_HTTP_ERRORS: ReadonlyMap<string, HttpErrorMapping> = new Ma
   ],
   ['InvalidGoalException', agent(400)],
   ['McpClientSdkMissingException', fault('agent')],
+  ['SchedulePackageUnavailableException', fault('agent')],
   // @zmodu/mcp
   ['InvalidMcpOptionsException', fault('mcp')],
   ['McpSdkMissingException', fault('mcp')],
