@@ -148,7 +148,10 @@ const CASES: Record<string, Case> = {
   McpUnavailableError: c(internal('McpUnavailableError', 'reconnecting', { retryAfterMs: 2500 }), 503, { retryAfter: '3' }),
   InvalidGoalException: c(new agent.InvalidGoalException('the goal is empty'), 400),
   McpClientSdkMissingException: c(new agent.McpClientSdkMissingException('npm install @modelcontextprotocol/client'), 500),
-  SchedulePackageUnavailableException: c(new agent.SchedulePackageUnavailableException('@AgentCron', 'is not installed: npm install @nestjs/schedule@^12'), 500),
+  SchedulePackageUnavailableException: c(
+    new agent.SchedulePackageUnavailableException('@AgentCron', 'is not installed: npm install @nestjs/schedule@^12'),
+    500,
+  ),
   // @zmodu/mcp
   InvalidMcpOptionsException: c(new mcp.InvalidMcpOptionsException('path'), 500),
   McpSdkMissingException: c(new mcp.McpSdkMissingException('npm install @modelcontextprotocol/server'), 500),
