@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { runAgentLoopBench } from './agent-loop.bench';
 import { runAuditChainBench } from './audit-chain.bench';
@@ -15,6 +16,10 @@ import { runMemoryBench } from './memory.bench';
 import { runWorkerBench } from './worker.bench';
 import { checksum } from './measure';
 import { formatTable, Row, writeResults } from './report';
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { recordBench } = require('../scripts/generated-docs.js') as {
+  recordBench(rows: readonly Row[], options: { run: Record<string, unknown> }): string;
+};
 
 /**
  * `npm run bench`: the guard's decision cost against a Set lookup and casbin, the redactor and a schema pattern on
@@ -28,11 +33,13 @@ import { formatTable, Row, writeResults } from './report';
  */
 async function main(): Promise<void> {
   const started = process.hrtime.bigint();
+  const loadAtStart = Math.round(loadavg()[0] * 100) / 100;
   const log = (line: string) => console.log(`  ${line}`);
   console.log(`zmodu bench: node ${process.version}, ${process.platform}/${process.arch}`);
 
   // `npm run bench -- --only mcp,guard`: only those rows (the names below); default every row.
   const only = onlyRows(process.argv.slice(2));
+  const record = process.argv.includes('--record');
   const wanted = (name: BenchName) => only === null || only.has(name);
   const rows: Row[] = [];
   if (wanted('guard')) rows.push(...(await runGuardBench(log)).rows);
@@ -56,12 +63,16 @@ async function main(): Promise<void> {
 
   const out = resolve(__dirname, '..', 'bench-results.json');
   writeResults(out, rows);
+  // --record: the rows go to docs/generated/benchmarks.md, dated, with this machine (the only way figures reach the docs).
+  const page = record ? recordBench(rows, { run: { load1: loadAtStart, ...(only ? { only: [...only].join(',') } : {}) } }) : null;
   console.log('');
   console.log(formatTable(rows));
   console.log('');
   const missed = rows.filter((r) => !r.target.met).length;
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  console.log(`${rows.length - missed}/${rows.length} targets met; wrote ${out} in ${seconds.toFixed(1)} s (checksum ${checksum()})`);
+  console.log(
+    `${rows.length - missed}/${rows.length} targets met; wrote ${out}${page ? ` and ${page}` : ''} in ${seconds.toFixed(1)} s (checksum ${checksum()})`,
+  );
 }
 
 const DATABASE_BENCHES = ['db-query', 'pipeline', 'audit-chain', 'relay', 'memory', 'cluster'] as const;

@@ -264,7 +264,9 @@ describe('the packages, installed into Nest applications outside the repository'
     const report = dir && existsSync(join(dir, 'minimal', 'node_modules')) ? sizes() : null;
     if (report) {
       mkdirSync(dirname(REPORT), { recursive: true });
-      writeFileSync(REPORT, `${JSON.stringify({ nodeMatrix: NODE_MATRIX, ...report, timingsMs: timings }, null, 2)}\n`);
+      const npm = run('npm --version', 'npm', ['--version'], dir).stdout.trim();
+      const measured = { date: new Date().toISOString().slice(0, 10), node: process.version, npm };
+      writeFileSync(REPORT, `${JSON.stringify({ ...measured, nodeMatrix: NODE_MATRIX, ...report, timingsMs: timings }, null, 2)}\n`);
       const line = (app: App) => `${app} ${report.apps[app].mib} MiB in ${report.apps[app].packages} packages`;
       process.stdout.write(
         `installed sizes: ${APPS.map(line).join('; ')} (the minimal app's target: at most ${MINIMAL_TARGET_MIB} MiB; ${REPORT})\n`,
