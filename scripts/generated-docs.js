@@ -35,7 +35,8 @@ function today() {
 }
 
 function pagePath(kind, dir = GENERATED) {
-  if (!Object.hasOwn(PAGES, kind)) throw new Error(`unknown generated page ${JSON.stringify(kind)} (pages: ${Object.keys(PAGES).join(', ')})`);
+  if (!Object.hasOwn(PAGES, kind))
+    throw new Error(`unknown generated page ${JSON.stringify(kind)} (pages: ${Object.keys(PAGES).join(', ')})`);
   return join(dir, PAGES[kind].file);
 }
 
@@ -119,7 +120,11 @@ function cell(text) {
 }
 
 function table(header, rows) {
-  return [`| ${header.join(' | ')} |`, `| ${header.map(() => '---').join(' | ')} |`, ...rows.map((r) => `| ${r.map(cell).join(' | ')} |`)].join('\n');
+  return [
+    `| ${header.join(' | ')} |`,
+    `| ${header.map(() => '---').join(' | ')} |`,
+    ...rows.map((r) => `| ${r.map(cell).join(' | ')} |`),
+  ].join('\n');
 }
 
 function renderBenchmarks(data) {
@@ -159,8 +164,8 @@ function renderBenchmarks(data) {
 
 const APP_TEXT = {
   minimal: '`@zmodu/agent`, `guard`, `skills`, `db`, `@nestjs/common`, `core`, `typeorm`, TypeORM',
-  'nest12-esm': 'every package, Nest 12 with swagger and terminus, and CLI 12\'s dev tools (Vitest, TypeScript 6)',
-  'nest11-cjs': 'every package, Nest 11 with swagger and terminus, and CLI 11\'s dev tools (jest, ESLint, TypeScript 5)',
+  'nest12-esm': "every package, Nest 12 with swagger and terminus, and CLI 12's dev tools (Vitest, TypeScript 6)",
+  'nest11-cjs': "every package, Nest 11 with swagger and terminus, and CLI 11's dev tools (jest, ESLint, TypeScript 5)",
 };
 
 function renderPackageSizes(data) {
@@ -178,7 +183,12 @@ function renderPackageSizes(data) {
     '',
     table(
       ['App', '`du -sb node_modules`', 'Packages', 'What it installs'],
-      apps.map((a) => [`\`${a}\``, `${data.apps[a].mib} MiB`, String(data.apps[a].packages), Object.hasOwn(APP_TEXT, a) ? APP_TEXT[a] : '']),
+      apps.map((a) => [
+        `\`${a}\``,
+        `${data.apps[a].mib} MiB`,
+        String(data.apps[a].packages),
+        Object.hasOwn(APP_TEXT, a) ? APP_TEXT[a] : '',
+      ]),
     ),
     '',
     min
@@ -193,14 +203,18 @@ function recordSizes(reportPath, options = {}) {
   if (!report || typeof report.apps !== 'object') throw new Error(`${reportPath}: no apps in it; run npm run test:packages first`);
   const m = machine();
   const apps = Object.fromEntries(Object.entries(report.apps).map(([name, a]) => [name, { mib: a.mib, packages: a.packages }]));
-  return write('package-sizes', {
-    date: report.date ?? today(),
-    node: report.node ?? m.node,
-    npm: report.npm ?? null,
-    platform: m.platform,
-    minimalTargetMiB: report.minimalTargetMiB,
-    apps,
-  }, options.dir ?? GENERATED);
+  return write(
+    'package-sizes',
+    {
+      date: report.date ?? today(),
+      node: report.node ?? m.node,
+      npm: report.npm ?? null,
+      platform: m.platform,
+      minimalTargetMiB: report.minimalTargetMiB,
+      apps,
+    },
+    options.dir ?? GENERATED,
+  );
 }
 
 module.exports = { GENERATED, PAGES, pagePath, parsePage, render, readData, recordBench, recordSizes };

@@ -1,4 +1,9 @@
-import { CronTime } from 'cron';
+import { loadCronPackage } from './cron-package';
+
+/** A `cron` CronTime (the package loaded on first use: an optional peer). */
+function cronTime(cron: string, timeZone: string) {
+  return new (loadCronPackage().CronTime)(cron, timeZone);
+}
 
 /** Most ticks walked to find the latest missed one (a minutely job down for ~70 days); beyond that, none is run. */
 const MAX_TICKS_WALKED = 100_000;
@@ -15,10 +20,10 @@ export function cronProblem(cron: unknown, timeZone: unknown): string | null {
     return `cron "${cron}" has ${fields.length} fields; use 5 (minute hour day month weekday), e.g. "0 9 * * 1-5"`;
   if (fields.length === 6 && !/^\d{1,2}$/.test(fields[0]))
     return `cron "${cron}" runs more than once a minute; the shortest interval of a job is one minute (use 5 fields)`;
-  const valid = CronTime.validateCronExpression(cron);
+  const valid = loadCronPackage().CronTime.validateCronExpression(cron);
   if (!valid.valid) return `cron "${cron}" is not a valid expression (${valid.error?.message ?? 'invalid'}); e.g. "0 9 * * 1-5"`;
   try {
-    new CronTime(cron, timeZone).sendAt();
+    cronTime(cron, timeZone).sendAt();
   } catch (e) {
     return `cron "${cron}" in time zone "${timeZone}" cannot be scheduled (${(e as Error).message}); use an IANA time zone such as "UTC"`;
   }
@@ -27,12 +32,12 @@ export function cronProblem(cron: unknown, timeZone: unknown): string | null {
 
 /** The first tick strictly after `from`. */
 export function nextTick(cron: string, timeZone: string, from: Date): Date {
-  return new CronTime(cron, timeZone).getNextDateFrom(from, timeZone).toJSDate();
+  return cronTime(cron, timeZone).getNextDateFrom(from, timeZone).toJSDate();
 }
 
 /** The latest tick t with from < t <= now, or null (none, or more than MAX_TICKS_WALKED of them). */
 export function latestTickBetween(cron: string, timeZone: string, from: Date, now: Date): Date | null {
-  const time = new CronTime(cron, timeZone);
+  const time = cronTime(cron, timeZone);
   let latest: Date | null = null;
   let at = from;
   for (let i = 0; i < MAX_TICKS_WALKED; i++) {

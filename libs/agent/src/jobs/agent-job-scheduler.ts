@@ -1,9 +1,10 @@
 import { Logger } from '@nestjs/common';
-import { CronJob } from 'cron';
+import type { CronJob } from 'cron';
 import { InvalidGoalException } from '../exceptions/invalid-goal.exception';
 import type { PostGoalOptions } from '../worker/agent-worker';
 import { AgentJobRecord, AgentJobStore } from './agent-job.ports';
 import { latestTickAtOrBefore, latestTickBetween, nextTick } from './agent-job-cron';
+import { loadCronPackage } from './cron-package';
 import type { CronJobRegistry } from './schedule-package';
 
 /**
@@ -34,28 +35,44 @@ export function agentJobCronName(jobId: string): string {
   return `${AGENT_JOB_CRON_PREFIX}${jobId}`;
 }
 
+/** The timer of one armed job: a `cron` CronJob that remembers when start() resumed it after a stop(). */
+type AgentJobCron = CronJob<null, null> & { resumedAt: number };
+
+let agentJobCronClass: (new (cron: string, onTick: () => void, timeZone: string) => AgentJobCron) | null = null;
+
 /**
- * The timer of one armed job, a `cron` CronJob (the one the SchedulerRegistry lists). `stop()` on it (through the
- * registry) pauses the job on this instance: no tick is claimed here from then on, and no missed tick is caught up
- * for the time it was stopped; `start()` resumes it at its next tick.
+ * The class of an armed job's timer, a `cron` CronJob (the one the SchedulerRegistry lists), made once the optional
+ * `cron` package is loaded. `stop()` on it (through the registry) pauses the job on this instance: no tick is claimed
+ * here from then on, and no missed tick is caught up for the time it was stopped; `start()` resumes it at its next tick.
  */
-class AgentJobCron extends CronJob<null, null> {
-  /** When start() resumed it after a stop() (ms since the epoch), or 0. */
-  resumedAt = 0;
-  private stoppedByCall = false;
+function AgentJobCronClass(): new (cron: string, onTick: () => void, timeZone: string) => AgentJobCron {
+  if (agentJobCronClass) return agentJobCronClass;
+  const { CronJob: Base } = loadCronPackage();
+  class Timer extends Base<null, null> {
+    /** When start() resumed it after a stop() (ms since the epoch), or 0. */
+    resumedAt = 0;
+    private stoppedByCall = false;
 
-  override start(): void {
-    if (this.stoppedByCall) {
-      this.stoppedByCall = false;
-      this.resumedAt = Date.now();
+    constructor(cron: string, onTick: () => void, timeZone: string) {
+      // Not started here; unref'd: an armed job does not keep the process alive.
+      super(cron, onTick, null, false, timeZone, null, false, null, true);
     }
-    super.start();
-  }
 
-  override stop(): Promise<void> | undefined {
-    this.stoppedByCall = true;
-    return super.stop();
+    override start(): void {
+      if (this.stoppedByCall) {
+        this.stoppedByCall = false;
+        this.resumedAt = Date.now();
+      }
+      super.start();
+    }
+
+    override stop(): Promise<void> | undefined {
+      this.stoppedByCall = true;
+      return super.stop();
+    }
   }
+  agentJobCronClass = Timer;
+  return Timer;
 }
 
 interface Armed {
@@ -177,7 +194,7 @@ export class AgentJobScheduler {
     const entry: Armed = {
       key: keyOf(job),
       job,
-      cron: new AgentJobCron(job.cron, () => this.onTick(entry), null, false, job.timeZone, null, false, null, true),
+      cron: new (AgentJobCronClass())(job.cron, () => this.onTick(entry), job.timeZone),
       registered: false,
     };
     entry.cron.errorHandler = (e: unknown) => this.logger.error(`job ${job.id} tick failed: ${(e as Error)?.message ?? String(e)}`);

@@ -18,6 +18,7 @@ import { AGENT_JOB_METADATA, AgentJobDefinition, staticAgentJob } from './agent-
 import { AGENT_CRON_METADATA, AgentCronDefinition, bindAgentCron } from './agent-cron.decorator';
 import { AgentJobScheduler } from './agent-job-scheduler';
 import { AgentJobTicks } from './agent-job-ticks';
+import { loadCronPackage } from './cron-package';
 import { CronJobRegistry, loadSchedulePackage, SchedulePackage } from './schedule-package';
 import { AgentJobSkills } from './agent-job-skills';
 import { AGENT_JOB_STORE } from './agent-job-store.provider';
@@ -60,6 +61,8 @@ export class AgentJobsRunner implements OnModuleInit, OnApplicationBootstrap, On
   ) {
     this.options = resolveJobsOptions(raw);
     this.schedule = this.options ? loadSchedulePackage("AgentModule's jobs option") : null;
+    // The job timers and cron expressions need `cron` (an optional peer; @nestjs/schedule brings it): fail at boot.
+    if (this.options) loadCronPackage("AgentModule's jobs option");
   }
 
   async onModuleInit(): Promise<void> {

@@ -1,4 +1,3 @@
-import type { CronJob } from 'cron';
 import { SCHEDULE_LOAD_FAILED, SCHEDULE_NOT_INSTALLED, SCHEDULE_NOT_REQUIRABLE } from '../agent.messages';
 import { SchedulePackageUnavailableException } from '../exceptions/schedule-package-unavailable.exception';
 
@@ -8,10 +7,11 @@ import { SchedulePackageUnavailableException } from '../exceptions/schedule-pack
  * it is disarmed.
  */
 export interface CronJobRegistry {
-  addCronJob(name: string, job: CronJob): void;
+  /** `job` is a `cron` CronJob (typed loosely here, so that no declaration of ours names the optional `cron` either). */
+  addCronJob(name: string, job: object): void;
   deleteCronJob(name: string): void;
   doesExist(type: 'cron', name: string): boolean;
-  getCronJob(name: string): CronJob;
+  getCronJob(name: string): object;
 }
 
 /** The parts of `@nestjs/schedule` zmodu uses: the registry's class (its DI token) and the `@Cron` decorator. */
