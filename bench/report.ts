@@ -38,15 +38,9 @@ export function toRecords(rows: readonly Row[]): ResultRecord[] {
   }));
 }
 
-function show(x: number): string {
-  if (!Number.isFinite(x)) return String(x);
-  const abs = Math.abs(x);
-  if (abs >= 1000) return Math.round(x).toLocaleString('en-US');
-  if (abs >= 100) return x.toFixed(1);
-  if (abs >= 1) return x.toFixed(2);
-  if (abs >= 0.01) return x.toFixed(3);
-  return x.toPrecision(3);
-}
+/** A figure as the table and the generated docs page print it (one rule for both: scripts/generated-docs.js). */
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { show } = require('../scripts/generated-docs.js') as { show(x: number): string };
 
 export function formatTable(rows: readonly Row[]): string {
   const header = ['name', 'value', 'unit', 'baseline', 'ratio', 'target', 'result', 'note'];

@@ -217,7 +217,7 @@ function recordSizes(reportPath, options = {}) {
   );
 }
 
-module.exports = { GENERATED, PAGES, pagePath, parsePage, render, readData, recordBench, recordSizes };
+module.exports = { GENERATED, PAGES, pagePath, parsePage, render, readData, recordBench, recordSizes, show };
 
 if (require.main === module) {
   const [what, arg] = process.argv.slice(2);
