@@ -84,4 +84,25 @@ describe('the HTTP edge under an adversarial caller', () => {
       expect([s, res.status >= 400 && res.status < 500]).toEqual([s, true]);
     }
   });
+
+  it('answers a body over the parser limit 413, a streamed request with a bad body as JSON, and a prototype name as agent 404', async () => {
+    for (const path of ['/agents/trader/runs', '/agents/trader/goals']) {
+      const big = await http()
+        .post(path)
+        .set(as('acme'))
+        .send({ goal: 'x'.repeat(200_000) });
+      // Nest's express adapter makes the parser's error an HttpException: its status and message, nothing else.
+      expect([path, big.status, big.body.message]).toEqual([path, 413, 'request entity too large']);
+    }
+    const bad = await http().post('/agents/trader/runs').set(as('acme')).set('accept', 'text/event-stream').send({ goal: '' });
+    expect([bad.status, bad.headers['content-type']]).toEqual([400, expect.stringMatching(/^application\/json/)]);
+    for (const name of ['__proto__', 'constructor', 'hasOwnProperty', 'toString']) {
+      for (const path of [`/agents/${name}/runs`, `/agents/${name}/goals`]) {
+        const res = await http().post(path).set(as('acme')).send({ goal: 'Buy' });
+        expect([path, res.status, res.body.code]).toEqual([path, 404, 'AgentNotFoundException']);
+      }
+      const read = await http().get(`/agents/${name}/runs/x`).set(as('acme'));
+      expect([name, read.status]).toEqual([name, 404]);
+    }
+  });
 });
