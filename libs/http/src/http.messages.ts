@@ -24,6 +24,9 @@ export const CALLER_NOT_CHECKED_MESSAGE =
 /** A body of POST /agents/:name/runs or /goals that is not a JSON object. */
 export const GOAL_BODY_MESSAGE = 'The body must be a JSON object { "goal": "..." }.';
 
+/** A goal body that is not JSON (a form or text/plain body, which a cross-site form can send): a 415. */
+export const GOAL_BODY_MEDIA_TYPE_MESSAGE = 'The body must be JSON: send Content-Type: application/json with { "goal": "..." }.';
+
 /** A field of the goal body that is not `goal`. Tenant and user never come from the body. */
 export const GOAL_BODY_FIELD_MESSAGE = (field: string) =>
   ['tenantId', 'userId', 'permissions', 'tenant', 'user'].includes(field)

@@ -16,7 +16,7 @@ export type { HttpCaller, HttpCallerContext } from './caller/http-caller';
 export { CallerContext, callerContextOf, HttpCallerGuard, RequireCaller } from './caller/http-caller.guard';
 // The runs controller and its parts, for a controller of your own.
 export { AgentRunsController } from './runs/agent-runs.controller';
-export { goalProblem, RunGoalPipe, textProblem } from './runs/goal-body.pipe';
+export { goalProblem, isJsonContentType, JsonGoalBody, RunGoalPipe, textProblem } from './runs/goal-body.pipe';
 export type { RunGoalBody } from './runs/goal-body.pipe';
 export { acceptsEventStream, MAX_QUEUED_STREAM_BYTES, streamRun } from './runs/run-event-stream';
 export type { StreamErrorBody } from './runs/run-event-stream';

@@ -9,11 +9,13 @@ import {
   Inject,
   Injectable,
   Logger,
+  Optional,
   SetMetadata,
   UnauthorizedException,
   UseGuards,
 } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
+import { Redactor } from '@zmodu/guard';
 import { CALLER_CONTEXT, CALLER_OPTION_PERMISSIONS, CALLER_PERMISSIONS, ZMODU_HTTP_OPTIONS } from '../http.constants';
 import { MISSING_PERMISSION_MESSAGE, RESOLVE_CALLER_FAILED_MESSAGE } from '../http.messages';
 import type { ResolvedHttpOptions } from '../zmodu-http.options';
@@ -32,11 +34,16 @@ const SAFE_RUN_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 @Injectable()
 export class HttpCallerGuard implements CanActivate {
   private readonly logger = new Logger('HttpCallerGuard');
+  /** GuardModule's when injected: what resolveCaller threw may hold the credential it could not verify. */
+  private readonly redactor: Redactor;
 
   constructor(
     private readonly reflector: Reflector,
     @Inject(ZMODU_HTTP_OPTIONS) private readonly options: ResolvedHttpOptions,
-  ) {}
+    @Optional() redactor?: Redactor,
+  ) {
+    this.redactor = redactor ?? new Redactor();
+  }
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const request = context.switchToHttp().getRequest<Record<PropertyKey, unknown>>();
@@ -49,7 +56,7 @@ export class HttpCallerGuard implements CanActivate {
       found = await this.options.resolveCaller(request);
     } catch (err) {
       if (err instanceof HttpException) throw err; // the application's own answer (e.g. its 401)
-      this.logger.warn(`resolveCaller threw: ${(err as Error)?.message ?? String(err)}`);
+      this.logger.warn(this.redactor.redactText(`resolveCaller threw: ${(err as Error)?.message ?? String(err)}`));
       throw new UnauthorizedException(RESOLVE_CALLER_FAILED_MESSAGE);
     }
     const caller = checkCaller(found);

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Body, Controller, Get, HttpCode, Inject, NotFoundException, Param, Post, Req, Res } from '@nestjs/common';
+import { Controller, Get, HttpCode, Inject, NotFoundException, Param, Post, Req, Res } from '@nestjs/common';
 import { Agent, AgentRegistry, AgentWorker, clientAbortSignal } from '@zmodu/agent';
 import type { AgentRunRecord } from '@zmodu/agent';
 import { Redactor } from '@zmodu/guard';
@@ -10,7 +10,7 @@ import { ZMODU_HTTP_OPTIONS } from '../http.constants';
 import { RUN_NOT_FOUND_MESSAGE } from '../http.messages';
 import { printable } from '../printable';
 import type { ResolvedHttpOptions } from '../zmodu-http.options';
-import { type RunGoalBody, RunGoalPipe } from './goal-body.pipe';
+import { JsonGoalBody, type RunGoalBody, RunGoalPipe } from './goal-body.pipe';
 import { OpenApi } from './openapi';
 import { refuseUnreadableQuota } from './quota-outage';
 import { acceptsEventStream, streamRun } from './run-event-stream';
@@ -68,7 +68,7 @@ export class AgentRunsController {
   )
   async run(
     @Param('name') name: string,
-    @Body(RunGoalPipe) body: RunGoalBody,
+    @JsonGoalBody(RunGoalPipe) body: RunGoalBody,
     @CallerContext() caller: HttpCallerContext,
     @Req() req: IncomingMessage,
     @Res() response: RunResponse,
@@ -97,7 +97,7 @@ export class AgentRunsController {
   )
   async post(
     @Param('name') name: string,
-    @Body(RunGoalPipe) body: RunGoalBody,
+    @JsonGoalBody(RunGoalPipe) body: RunGoalBody,
     @CallerContext() caller: HttpCallerContext,
   ): Promise<{ runId: string }> {
     const agent = this.agent(name);

@@ -1,6 +1,14 @@
-import { BadRequestException, Inject, Injectable, PipeTransform } from '@nestjs/common';
+import {
+  BadRequestException,
+  createParamDecorator,
+  ExecutionContext,
+  Inject,
+  Injectable,
+  PipeTransform,
+  UnsupportedMediaTypeException,
+} from '@nestjs/common';
 import { ZMODU_HTTP_OPTIONS } from '../http.constants';
-import { GOAL_BODY_FIELD_MESSAGE, GOAL_BODY_MESSAGE } from '../http.messages';
+import { GOAL_BODY_FIELD_MESSAGE, GOAL_BODY_MESSAGE, GOAL_BODY_MEDIA_TYPE_MESSAGE } from '../http.messages';
 import { printable } from '../printable';
 import type { ResolvedHttpOptions } from '../zmodu-http.options';
 
@@ -55,3 +63,21 @@ export class RunGoalPipe implements PipeTransform<unknown, RunGoalBody> {
     return { goal: goal as string };
   }
 }
+
+/** Whether a Content-Type names JSON (`application/json` or a `+json` type, any parameters). */
+export function isJsonContentType(value: unknown): boolean {
+  if (typeof value !== 'string') return false;
+  const type = value.split(';')[0].trim().toLowerCase();
+  return type === 'application/json' || /^application\/[a-z0-9.+-]+\+json$/.test(type);
+}
+
+/**
+ * `@JsonGoalBody(RunGoalPipe)`: the request's body, only when it came as JSON (else 415). A form or text/plain body is
+ * what a cross-site HTML form can send without a CORS preflight: a run is never started by one.
+ */
+export const JsonGoalBody = createParamDecorator((_: unknown, context: ExecutionContext): unknown => {
+  const req = context.switchToHttp().getRequest<{ headers?: Record<string, unknown>; body?: unknown }>();
+  if (!isJsonContentType(req.headers?.['content-type']))
+    throw new UnsupportedMediaTypeException({ statusCode: 415, message: GOAL_BODY_MEDIA_TYPE_MESSAGE, field: 'body' });
+  return req.body;
+});
