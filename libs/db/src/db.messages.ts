@@ -16,7 +16,22 @@ const ONE_PROCESS =
   'To use the data from several processes (the app and the zmodu CLI, say), run them on a PostgreSQL server instead ' +
   '(DATABASE_URL=postgres://... for the app, "database": { "url": "postgres://..." } for the CLI).';
 
+/**
+ * The PGlite release that wrote a folder of a PostgreSQL major, with the pglite-tools release whose pgDump reads it:
+ * PostgreSQL 17 is what @zmodu/db embedded before PGlite 0.5 (the pair tried on such a folder).
+ */
+const DUMP_WITH: Readonly<Record<string, string>> = {
+  '17': '@electric-sql/pglite@0.3.16 with @electric-sql/pglite-tools@0.2.21',
+};
+
 export const DbMessages = {
+  folderVersion: (dir: string, found: string, embedded: string) =>
+    `The embedded database folder ${dir} holds data of PostgreSQL ${found}, and this @zmodu/db embeds PostgreSQL ${embedded}, ` +
+    `which cannot open a folder of another major version (the folder was not changed). To keep the data, dump it with the ` +
+    `PGlite that wrote it (${Object.hasOwn(DUMP_WITH, found) ? DUMP_WITH[found] : `the @electric-sql/pglite release that runs PostgreSQL ${found}`}: ` +
+    `pgDump from @electric-sql/pglite-tools/pg_dump, in a folder of its own) and load the dump into a new folder with this ` +
+    `version ("Upgrading the embedded database" in the README shows both steps). To start over without the data, delete ${dir}.`,
+
   folderInUse: (dir: string, holder: FolderHolderDescription, lockPath: string) =>
     `The embedded database folder ${dir} is in use by process ${holder.pid} (${holder.program}) on ${holder.host} since ${holder.since}. ` +
     `Stop that process first. ${ONE_PROCESS} If no process ${holder.pid} of that program runs on ${holder.host}, delete ${lockPath}.`,

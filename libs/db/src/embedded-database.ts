@@ -1,9 +1,10 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { DbMessages } from './db.messages';
 import { FolderLock } from './embedded/folder-lock';
+import { EmbeddedDatabaseVersionException } from './exceptions/embedded-database-version.exception';
 import { PGLITE_WORKER_SOURCE } from './embedded/worker-source';
 import type { StatementSlot } from './statement-bounds';
 import { timerDelay } from './timer-delay';
@@ -75,6 +76,22 @@ export class EmbeddedDatabaseError extends Error {
   }
 }
 
+/**
+ * The PostgreSQL major that the installed PGlite runs (0.5: PostgreSQL 18). A folder whose PG_VERSION names another is
+ * refused before PGlite touches it (PGlite 0.5 fails on one with only 'PGlite failed to initialize properly'). A spec
+ * checks it against the running server's version, so that an upgrade of PGlite to another major fails there first.
+ */
+export const EMBEDDED_POSTGRES_MAJOR = '18';
+
+/** The major version a data folder was made by (its PG_VERSION), or undefined for a new or empty folder. */
+function folderMajor(dataDir: string): string | undefined {
+  try {
+    return readFileSync(join(dataDir, 'PG_VERSION'), 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+}
+
 /** After a reopen failed (a full disk, say), calls fail at once with its error for this long before the next try. */
 const REOPEN_BACKOFF_MS = 2000;
 
@@ -125,6 +142,16 @@ export class EmbeddedDatabase {
       mkdirSync(dataDir, { recursive: true });
       // Before PGlite touches the folder: a second process on it would corrupt it.
       lock = await FolderLock.acquire(dataDir);
+      const found = folderMajor(dataDir);
+      if (found !== undefined && found !== EMBEDDED_POSTGRES_MAJOR) {
+        await lock.release();
+        throw new EmbeddedDatabaseVersionException(
+          DbMessages.folderVersion(dataDir, found, EMBEDDED_POSTGRES_MAJOR),
+          dataDir,
+          found,
+          EMBEDDED_POSTGRES_MAJOR,
+        );
+      }
     } else {
       // A folder of its own that no other process knows: nothing to lock.
       dataDir = mkdtempSync(join(tmpdir(), 'zmodu-pglite-'));

@@ -3,6 +3,7 @@
 export { openEmbeddedDatabase, EmbeddedDatabase, EmbeddedDatabaseError } from './embedded-database';
 export type { EmbeddedDatabaseOptions, EmbeddedResult, ReadOnlyRequest, ReadOnlyResult } from './embedded-database';
 export { EmbeddedDatabaseLockedException } from './exceptions/embedded-database-locked.exception';
+export { EmbeddedDatabaseVersionException } from './exceptions/embedded-database-version.exception';
 export type { EmbeddedFolderHolder } from './exceptions/embedded-database-locked.exception';
 export { embeddedDataSourceOptions, isEmbeddedDataSource, ListeningPgClient, serverDataSourceOptions } from './database-options';
 export { isEmbeddedConnection } from './pglite-driver';

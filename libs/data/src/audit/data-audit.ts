@@ -263,12 +263,19 @@ async function readerFunctions(db: SqlRunner, role: string): Promise<DataFinding
 
 /**
  * Casts to json or jsonb from a type of the database's own (an enum, a domain, an extension's type) through a function
- * outside pg_catalog. to_json, to_jsonb and every json function that takes a value of such a type call that function
- * without checking EXECUTE, so the install's revocation does not reach it: the reader role runs it, a SECURITY DEFINER
- * one with its owner's rights. db.query reads every such column as its text, so only a statement that got past the
+ * outside pg_catalog. Before PostgreSQL 18, to_json, to_jsonb and every json function that takes a value of such a type
+ * call that function without checking EXECUTE, so the install's revocation does not reach it: the reader role runs it,
+ * a SECURITY DEFINER one with its owner's rights. PostgreSQL 18 checks EXECUTE there (tried: 42501 from to_json,
+ * to_jsonb, json_build_object, row_to_json, json_agg and a cast): a cast is a finding there only while the reader role
+ * may execute its function. db.query reads every such column as its text, so only a statement that got past the
  * rewrite could call it.
  */
 async function jsonCasts(db: SqlRunner, role: string): Promise<DataFinding[]> {
+  const [{ version }] = await queryRows<{ version: number }>(
+    db,
+    "SELECT pg_catalog.current_setting('server_version_num')::pg_catalog.int4 AS version",
+  );
+  const checksExecute = Number(version) >= 180000;
   const rows = await queryRows<{
     source: string;
     target: string;
@@ -291,15 +298,20 @@ async function jsonCasts(db: SqlRunner, role: string): Promise<DataFinding[]> {
        JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) p.pronamespace
       WHERE c.casttarget OPERATOR(pg_catalog.=) ANY (ARRAY['pg_catalog.json'::pg_catalog.regtype, 'pg_catalog.jsonb'::pg_catalog.regtype]::pg_catalog.oid[])
         AND c.castsource OPERATOR(pg_catalog.>=) 16384::pg_catalog.oid AND n.nspname OPERATOR(pg_catalog.<>) 'pg_catalog'
+        AND (NOT $2 OR pg_catalog.has_function_privilege($1, p.oid, 'EXECUTE'))
       ORDER BY 1, 2`,
+    [role, checksExecute],
   );
   return rows.map((r) => ({
     code: 'json_cast' as const,
     table: r.source,
     detail:
       `the cast from ${r.source} to ${r.target} runs ${r.signature}, owned by ${r.owner}${r.extension ? ` (of extension ${r.extension})` : ''}` +
-      `${r.definer ? ", SECURITY DEFINER (it runs with its owner's rights)" : ''}: to_json and the json functions call it without checking EXECUTE, ` +
-      `so db.query's reader role ${role} runs it on any ${r.source} value (db.query reads columns of ${r.source} as their text; a statement that got past the rewrite would not)`,
+      `${r.definer ? ", SECURITY DEFINER (it runs with its owner's rights)" : ''}: ` +
+      (checksExecute
+        ? `db.query's reader role ${role} may EXECUTE it, so to_json and the json functions run it for that role on any ${r.source} value`
+        : `to_json and the json functions call it without checking EXECUTE (before PostgreSQL 18), so db.query's reader role ${role} runs it on any ${r.source} value`) +
+      ` (db.query reads columns of ${r.source} as their text; a statement that got past the rewrite would not)`,
     fix: r.extension
       ? `nothing to do if extension ${r.extension} is trusted; else drop the extension from this database`
       : `DROP CAST (${r.source} AS ${r.target}), or make ${r.signature} SECURITY INVOKER and let it read nothing but its argument`,

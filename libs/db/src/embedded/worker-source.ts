@@ -48,6 +48,53 @@ function serializeError(e) {
   return out;
 }
 
+// PGlite 0.5 does not trap when a statement runs its WebAssembly out of stack (a deep recursion of SQL or PL/pgSQL
+// functions, a very long UNION): the statement's error is lost, and PGlite hands back an empty result with no command
+// tag, or 26000 'unnamed prepared statement does not exist' (the Parse failed unreported). Its session is unsound after
+// it (empty rows for SELECT 1, XX000 ERRORDATA_STACK_SIZE exceeded). PostgreSQL completes every statement with a
+// command tag, and only a blank one (whitespace, comments, semicolons) has none: any other untagged result is this, the
+// caller gets an error (never the empty rows) and the worker is restarted.
+function unsound(what) {
+  const e = new Error('PGlite lost a statement: ' + what);
+  e.unsound = true;
+  return e;
+}
+function blank(sql) {
+  return String(sql).replace(/--[^\n]*/g, '').replace(/\/\*[\s\S]*?\*\//g, '').replace(/[\s;]/g, '') === '';
+}
+// The same at the protocol: PGlite answers each message of the frontend through execProtocolStream, and an answer that
+// lacks what the protocol says ends it (ReadyForQuery after a Query or a Sync, CommandComplete after an Execute, ...) is
+// this failure. An answer that carries an error is a statement's own error and is passed on as PostgreSQL gave it.
+const ENDS = new Map([
+  [80, ['parseComplete']], // P: Parse
+  [66, ['bindComplete']], // B: Bind
+  [68, ['parameterDescription', 'rowDescription', 'noData']], // D: Describe
+  [69, ['commandComplete', 'emptyQuery', 'portalSuspended']], // E: Execute
+  [81, ['readyForQuery']], // Q: Query
+  [83, ['readyForQuery']], // S: Sync
+]);
+function watchProtocol(instance) {
+  const stream = instance.execProtocolStream;
+  if (typeof stream !== 'function') return;
+  instance.execProtocolStream = async function (message, options) {
+    const messages = await stream.call(this, message, options);
+    const ends = message && ENDS.get(message[0]);
+    if (ends && Array.isArray(messages)) {
+      let ended = false;
+      for (let i = messages.length - 1; i >= 0 && !ended; i--) {
+        const name = messages[i] && messages[i].name;
+        ended = name === 'error' || ends.includes(name);
+      }
+      if (!ended) throw unsound('an answer of the backend that does not end as the protocol says');
+    }
+    return messages;
+  };
+}
+function tagged(r, sql) {
+  if (r.command === undefined && !blank(sql)) throw unsound('a result with no command tag');
+  return r;
+}
+
 function shape(r) {
   return { rows: r.rows, fields: r.fields.map((f) => ({ name: f.name, dataTypeID: f.dataTypeID })), affectedRows: r.affectedRows };
 }
@@ -57,6 +104,7 @@ async function open() {
   if (workerData.dataDir) options.dataDir = workerData.dataDir;
   if (workerData.loadDataDir) options.loadDataDir = new Blob([workerData.loadDataDir]);
   db = await PGlite.create(options);
+  watchProtocol(db);
   // PGlite starts with planner settings of its own on its command line (enable_seqscan=off was seen):
   // set them back to PostgreSQL's defaults, so that plans are those of a server.
   const changed = await db.query(
@@ -69,12 +117,12 @@ async function open() {
 async function handle(m) {
   switch (m.op) {
     case 'query':
-      return shape(await db.query(m.sql, m.params || []));
+      return shape(tagged(await db.query(m.sql, m.params || []), m.sql));
     case 'exec':
-      return (await db.exec(m.sql)).map(shape);
+      return (await db.exec(m.sql)).map((r) => shape(tagged(r, m.sql)));
     case 'readOnly': {
       // One READ ONLY transaction, always rolled back; every statement over the extended protocol.
-      await db.query('BEGIN TRANSACTION READ ONLY');
+      tagged(await db.query('BEGIN TRANSACTION READ ONLY'), 'BEGIN');
       try {
         // The settings and the role in one statement (set_config('role', r, true) is SET LOCAL ROLE).
         const pairs = Object.entries(m.settings || {});
@@ -85,9 +133,9 @@ async function handle(m) {
             params.push(n, v);
             return 'pg_catalog.set_config($' + (params.length - 1) + ', $' + params.length + ', true)';
           });
-          await db.query('SELECT ' + calls.join(', '), params);
+          tagged(await db.query('SELECT ' + calls.join(', '), params), 'SELECT');
         }
-        const r = await db.query(m.text, m.values || []);
+        const r = tagged(await db.query(m.text, m.values || []), m.text);
         // Rows past the byte budget stay here: they are not copied to the app's thread.
         let rows = r.rows;
         let truncated = false;
@@ -107,7 +155,7 @@ async function handle(m) {
         const fields = r.fields.map((f) => f.name);
         return truncated ? { rows, fields, truncated } : { rows, fields };
       } finally {
-        await db.query('ROLLBACK');
+        tagged(await db.query('ROLLBACK'), 'ROLLBACK');
         // A session-level advisory lock survives the rollback: release what the session holds, as its own role (a role
         // that may not call it could not have taken one through the reader either).
         if (m.releaseSessionLocks) await db.query('SELECT pg_catalog.pg_advisory_unlock_all()').catch(() => undefined);
@@ -127,8 +175,16 @@ async function handle(m) {
 
 // A WebAssembly trap (out of stack or memory) or an abort (a PANIC: the WAL could not be written on a full disk) leaves
 // PGlite unusable: the main thread restarts the worker.
+// An unsound session (see unsound()) is restarted the same way.
 function isFatal(e) {
-  return e instanceof WebAssembly.RuntimeError || /Program terminated|memory access out of bounds|unreachable|Aborted\(/.test(String(e && e.message));
+  const message = String(e && e.message);
+  return (
+    e instanceof WebAssembly.RuntimeError ||
+    (e && e.unsound === true) ||
+    /Program terminated|memory access out of bounds|unreachable|Aborted\(/.test(message) ||
+    (e && e.code === 'XX000' && /ERRORDATA_STACK_SIZE exceeded/.test(message)) ||
+    (e && e.code === '26000' && /^unnamed prepared statement does not exist/.test(message))
+  );
 }
 
 let tail = Promise.resolve();

@@ -75,6 +75,7 @@ const CASES: Record<string, Case> = {
   EmbeddedDatabaseLockedException: c(new db.EmbeddedDatabaseLockedException('held by pid 7', '/data', '/data.lock', null), 503, {
     retryAfter: '5',
   }),
+  EmbeddedDatabaseVersionException: c(new db.EmbeddedDatabaseVersionException('holds data of PostgreSQL 17', '/data', '17', '18'), 500),
   SlotsTakenError: c(new db.SlotsTakenError(4), 429, { retryAfter: '1' }),
   // @zmodu/guard
   InvalidPolicyException: c(new guard.InvalidPolicyException('allow must be an array'), 500),

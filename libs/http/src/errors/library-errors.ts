@@ -61,6 +61,7 @@ export const LIBRARY_HTTP_ERRORS: ReadonlyMap<string, HttpErrorMapping> = new Ma
   // @zmodu/db. An EmbeddedDatabaseError that says the database is away is a 503 before this table is read.
   ['EmbeddedDatabaseError', fault('db')],
   ['EmbeddedDatabaseLockedException', unavailable('db', DATABASE_UNAVAILABLE_MESSAGE)],
+  ['EmbeddedDatabaseVersionException', fault('db')],
   ['SlotsTakenError', { ...db(429), retryAfter: () => 1 }],
   // @zmodu/guard: boot errors.
   ['InvalidPolicyException', fault('guard')],
