@@ -368,7 +368,9 @@ describe('Agent.run', () => {
       expect(text).toBe(step.text);
     }
     const deltas = events.filter((e) => e.type === 'delta');
-    expect(deltas.length).toBeGreaterThan(2);
+    // Each turn with text streams it (short texts come whole at the turn's end: the stream holds back its last characters).
+    expect(deltas.length).toBeGreaterThanOrEqual(result.steps.filter((s) => s.text).length);
+    expect(deltas.length).toBeGreaterThan(1);
     expect(events.findIndex((e) => e.type === 'delta' && e.step === 0)).toBeLessThan(events.findIndex((e) => e.type === 'step'));
     expect(
       deltas
@@ -396,6 +398,32 @@ describe('Agent.run', () => {
     await agent.run('b', { tenantId: 't1', userId: 'u', onEvent: (e) => events.push(e) });
     expect(asked).toEqual([false, true]);
     expect(events.map((e) => e.type)).toEqual(['delta', 'final']);
+    await app.close();
+  });
+
+  it('never streams a secret that the model splits across deltas (the turn is redacted as one text)', async () => {
+    const key = 'sk-proj-abcdefghijklmnopqrstuvwxyz012345';
+    const text = `Here is the key you asked for: ${key} and nothing else.`;
+    const provider = {
+      name: 'splitter',
+      complete: async (req: ModelRequest) => {
+        // The key arrives in pieces no redactor could recognise on their own.
+        for (const piece of ['Here is the key you asked for: sk-pr', 'oj-abcdefghij', 'klmnopqrstuvwxyz012345', ' and nothing else.'])
+          req.onTextDelta?.(piece);
+        return { text, toolCalls: [], usage: { inputTokens: 1, outputTokens: 1 } };
+      },
+    };
+    const app = await boot([trader({ provider })]);
+    const events: AgentRunEvent[] = [];
+    const result = await app
+      .get(AgentRegistry)
+      .get('trader')
+      .run('key?', { tenantId: 't1', userId: 'u', onEvent: (e) => events.push(e) });
+    const streamed = events.flatMap((e) => (e.type === 'delta' ? [e.text] : []));
+    expect(streamed.join('')).toBe(result.answer);
+    expect(result.answer).toBe('Here is the key you asked for: [redacted] and nothing else.');
+    for (const piece of streamed)
+      for (const part of ['sk-pr', 'oj-abcdefghij', 'klmnopqrstuvwxyz012345']) expect(piece).not.toContain(part);
     await app.close();
   });
 
@@ -435,7 +463,9 @@ describe('Agent.run', () => {
 
   it('ends aborted when the run is aborted while the model streams', async () => {
     const controller = new AbortController();
-    const provider = new ScriptedModelProvider([{ text: 'one two three four five six' }]);
+    // Long enough that the stream releases words while the model writes (it holds back the last 64 characters).
+    const words = Array.from({ length: 30 }, (_, i) => `w${String(i).padStart(2, '0')}`);
+    const provider = new ScriptedModelProvider([{ text: words.join(' ') }]);
     const app = await boot([trader({ provider })]);
     const deltas: string[] = [];
     const r = await app
@@ -452,7 +482,7 @@ describe('Agent.run', () => {
         },
       });
     expect(r).toMatchObject({ stoppedReason: 'aborted', steps: [] });
-    expect(deltas).toEqual(['one ', 'two ']);
+    expect(deltas).toEqual(['w00 ', 'w01 ']);
     await app.close();
   });
 

@@ -47,6 +47,7 @@ import { runDeadline, RunDeadline } from './run-deadline';
 import { estimateUsage } from './providers/usage-estimate';
 import { ChatMessage, ModelProvider, ModelTurn, TokenUsage, ToolCall, ToolSpec } from './providers/model-provider';
 import { oneLine, safeText } from './error-text';
+import { TurnTextRedactor } from './turn-text-redactor';
 
 /** The longest error text a run result (and a log line of the agent) carries, after redaction. */
 export const RUN_ERROR_MAX_CHARS = 500;
@@ -196,6 +197,11 @@ export class Agent {
         break;
       }
       let turn;
+      // The turn's text as a stream shows it: redacted as one text (a secret split across deltas is masked too).
+      const streamed = emit ? new TurnTextRedactor(this.redactor) : undefined;
+      const shown = (text: string) => {
+        if (text) emit?.({ type: 'delta', step: index, text });
+      };
       try {
         turn = await traceChat(modelIdentity(this.spec.provider), () =>
           this.spec.provider.complete({
@@ -203,7 +209,7 @@ export class Agent {
             messages,
             tools,
             signal,
-            ...(emit ? { onTextDelta: (text: string) => emit({ type: 'delta', step: index, text: this.redactor.redactText(text) }) } : {}),
+            ...(streamed ? { onTextDelta: (text: string) => shown(streamed.push(String(text))) } : {}),
           }),
         );
       } catch (err) {
@@ -214,6 +220,8 @@ export class Agent {
         this.logger.warn(`run ${runId}: model error: ${error}`);
         break;
       }
+      // What the stream held back, at the turn's end (a turn that failed shows only what it had released).
+      if (streamed) shown(streamed.end());
       // A provider (ours given a broken server, or an application's own) that returns something that is not a
       // ModelTurn ends the run as a model error, never as an exception or a turn of garbage.
       const problem = turnProblem(turn);

@@ -28,7 +28,7 @@ export { TypeOrmAuditLogStore } from './audit/typeorm-audit-log.store';
 export type { TypeOrmAuditLogStoreOptions } from './audit/typeorm-audit-log.store';
 export { AuditLogEntity } from './audit/audit-log.entity';
 export { AuditDeadLetterEntity } from './audit/audit-dead-letter.entity';
-export { Redactor, MAX_REDACTION_DEPTH, passesLuhn } from './redaction/redactor';
+export { Redactor, MAX_REDACTION_DEPTH, passesLuhn, STREAM_PATTERN_HOLD_BACK } from './redaction/redactor';
 export { RedactionOptions } from './redaction/redaction-options';
 export type { RedactionMetrics } from './redaction/redaction-options';
 export { InvalidRedactionOptionsException } from './exceptions/invalid-redaction-options.exception';

@@ -18,6 +18,8 @@ const MAX_REPLACEMENT_LENGTH = 200;
 export const MIN_SECRET_VALUE_LENGTH = 8;
 /** Registered secret values longer than this are not registered (no credential is that long; text is searched for each). */
 export const MAX_SECRET_VALUE_LENGTH = 4096;
+/** Characters a stream holds back for patterns of the application's own (see Redactor.streamHoldBack). */
+export const STREAM_PATTERN_HOLD_BACK = 64;
 /** The most secret values one redactor holds (each with its encodings); more are refused with an error. */
 export const MAX_SECRET_VALUES = 256;
 
@@ -145,13 +147,17 @@ export class Redactor {
     return fresh.size;
   }
 
-  /** `text` with every registered secret value, secret, token, card number, address (when on) and own pattern replaced. */
-  redactText(text: string): string {
+  /**
+   * `text` with every registered secret value, secret, token, card number, address (when on) and own pattern replaced.
+   * `count: false` leaves the metrics as they are (a stream that redacts a text again as it grows counts it once).
+   */
+  redactText(text: string, options?: { readonly count?: boolean }): string {
+    const counts = options?.count === false ? { ...this.counts } : this.counts;
     let out = text;
     // Registered values first: a key that also looks like a token is masked whole, not in part by a pattern.
     if (this.secretForms)
       out = out.replace(this.secretForms, () => {
-        this.counts.secrets++;
+        counts.secrets++;
         return this.replacement;
       });
     for (const rule of this.rules) {
@@ -161,11 +167,25 @@ export class Redactor {
         const at = rest.findIndex((g) => typeof g === 'number');
         const replaced = rule.replace(match, groups, { offset: rest[at] as number, input: rest[at + 1] as string });
         if (replaced === null) return match;
-        this.counts[rule.kind]++;
+        counts[rule.kind]++;
         return replaced;
       });
     }
     return out;
+  }
+
+  /**
+   * How many characters a stream of text must hold back at its end, beyond its last word, so that no match that spans
+   * whitespace is shown in part: STREAM_PATTERN_HOLD_BACK when the application has patterns of its own (any of them
+   * may), and the longest registered value that holds whitespace. The built-in kinds need none: a key, a token, a JWT
+   * and an address hold no whitespace (a stream holds its last word until whitespace follows it), a `password: …` or
+   * `Bearer …` pair masks only its value (a word, redacted with the words before it), and a card number written in
+   * groups is held by the stream as a run of digits.
+   */
+  get streamHoldBack(): number {
+    let chars = this.rules.some((r) => r.kind === 'patterns') ? STREAM_PATTERN_HOLD_BACK : 0;
+    for (const value of this.secretValues) if (/\s/.test(value)) chars = Math.max(chars, value.length);
+    return chars;
   }
 
   /**
