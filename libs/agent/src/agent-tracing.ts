@@ -1,12 +1,13 @@
-import { Attributes, Span, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { lazyTracer, SPAN_KIND_CLIENT, SPAN_KIND_INTERNAL, SPAN_STATUS_ERROR } from '@zmodu/skills';
+import type { TraceAttributes, TraceSpan } from '@zmodu/skills';
 import type { AgentRunResult, StopReason } from './agent-run';
 import type { ModelProvider, ModelTurn } from './providers/model-provider';
 
 /** This package's version, as its tracer says it (checked against package.json by a spec). */
 export const AGENT_PACKAGE_VERSION = '0.1.0';
 
-/** The OpenTelemetry API's tracer: the no-op one until the application registers an SDK. */
-const tracer = trace.getTracer('@zmodu/agent', AGENT_PACKAGE_VERSION);
+/** The OpenTelemetry API's tracer (an optional peer: without it, no spans): the no-op one until the application registers an SDK. */
+const tracer = lazyTracer('@zmodu/agent', AGENT_PACKAGE_VERSION);
 
 /** A run that ends so produced no answer: its span has `error.type` = the stop reason and status ERROR. */
 const FAILED_STOPS: ReadonlySet<StopReason> = new Set<StopReason>([
@@ -49,7 +50,7 @@ export interface RunTrace {
  * (`execute_tool`, from the dispatcher) are its children, across every await of the loop.
  */
 export function traceRun(run: RunTrace, work: () => Promise<AgentRunResult>): Promise<AgentRunResult> {
-  const attributes: Attributes = {
+  const attributes: TraceAttributes = {
     'gen_ai.operation.name': 'invoke_agent',
     'gen_ai.provider.name': run.model.provider,
     'gen_ai.agent.name': run.agent,
@@ -57,7 +58,7 @@ export function traceRun(run: RunTrace, work: () => Promise<AgentRunResult>): Pr
   };
   if (run.model.model) attributes['gen_ai.request.model'] = run.model.model;
   if (typeof run.tenantId === 'string' && run.tenantId) attributes['zmodu.tenant.id'] = run.tenantId;
-  return inSpan(`invoke_agent ${run.agent}`, SpanKind.INTERNAL, attributes, work, (span, result) => {
+  return inSpan(`invoke_agent ${run.agent}`, SPAN_KIND_INTERNAL, attributes, work, (span, result) => {
     const m = result.metrics;
     span.setAttributes({
       'gen_ai.usage.input_tokens': m.tokensIn,
@@ -79,10 +80,10 @@ export function traceRun(run: RunTrace, work: () => Promise<AgentRunResult>): Pr
  * `error.type`: the client library's error class (RateLimitError, APIConnectionTimeoutError, ...).
  */
 export function traceChat(model: ModelIdentity, work: () => Promise<ModelTurn>): Promise<ModelTurn> {
-  const attributes: Attributes = { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': model.provider };
+  const attributes: TraceAttributes = { 'gen_ai.operation.name': 'chat', 'gen_ai.provider.name': model.provider };
   if (model.model) attributes['gen_ai.request.model'] = model.model;
   const name = model.model ? `chat ${model.model}` : 'chat';
-  return inSpan(name, SpanKind.CLIENT, attributes, work, (span, turn) => {
+  return inSpan(name, SPAN_KIND_CLIENT, attributes, work, (span, turn) => {
     const usage = turn?.usage;
     if (isCount(usage?.inputTokens)) span.setAttribute('gen_ai.usage.input_tokens', usage.inputTokens);
     if (isCount(usage?.outputTokens)) span.setAttribute('gen_ai.usage.output_tokens', usage.outputTokens);
@@ -94,10 +95,10 @@ export function traceChat(model: ModelIdentity, work: () => Promise<ModelTurn>):
 /** `work` in an active span; `done` adds what its value says (only when the span records); a throw is an error.type. */
 function inSpan<T>(
   name: string,
-  kind: SpanKind,
-  attributes: Attributes,
+  kind: number,
+  attributes: TraceAttributes,
   work: () => Promise<T>,
-  done: (span: Span, value: T) => void,
+  done: (span: TraceSpan, value: T) => void,
 ): Promise<T> {
   return tracer.startActiveSpan(name, { kind, attributes }, async (span) => {
     try {
@@ -113,9 +114,9 @@ function inSpan<T>(
   });
 }
 
-function failed(span: Span, type: string): void {
+function failed(span: TraceSpan, type: string): void {
   span.setAttribute('error.type', type);
-  span.setStatus({ code: SpanStatusCode.ERROR, message: type });
+  span.setStatus({ code: SPAN_STATUS_ERROR, message: type });
 }
 
 /** A low-cardinality name for what was thrown: its class (the SDKs' error classes), never its message. */

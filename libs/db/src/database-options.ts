@@ -1,6 +1,6 @@
-import { Client as PgClient } from 'pg';
 import type { DataSourceOptions } from 'typeorm';
 import type { EmbeddedDatabase } from './embedded-database';
+import { loadPg } from './pg-package';
 import { createPgliteDriver } from './pglite-driver';
 
 type Extra = Partial<Omit<DataSourceOptions, 'type'>>;
@@ -26,15 +26,25 @@ export function isEmbeddedDataSource(options: DataSourceOptions): boolean {
  * every client; a client checked out but idle, or one whose query runner released it after a first error, then emits it
  * with no listener, and Node throws (ERR_UNHANDLED_ERROR) into whatever runs: a request answered 500, or a process that
  * dies. With this listener the broken client's next use fails as a lost connection (a 503), and the pool replaces it.
+ * The class is made at the first call (`pg` is an optional peer: without it, PgPackageUnavailableException).
  */
-export const ListeningPgClient: new (config?: object) => object = class ListeningPgClient extends PgClient {
-  constructor(config?: ConstructorParameters<typeof PgClient>[0]) {
-    super(config);
-    this.on('error', () => undefined);
-  }
-};
+let listening: (new (config?: object) => object) | undefined;
+export function listeningPgClient(): new (config?: object) => object {
+  if (listening) return listening;
+  const { Client } = loadPg('A PostgreSQL server connection (serverDataSourceOptions)');
+  listening = class ListeningPgClient extends Client {
+    constructor(config?: object) {
+      super(config);
+      this.on('error', () => undefined);
+    }
+  };
+  return listening;
+}
 
-/** TypeORM options for a PostgreSQL server (its pool's clients are ListeningPgClient unless `extra.Client` says otherwise). */
+/**
+ * TypeORM options for a PostgreSQL server (its pool's clients always listen for 'error', see listeningPgClient(),
+ * unless `extra.Client` says otherwise). Needs the `pg` package: without it, PgPackageUnavailableException here.
+ */
 export function serverDataSourceOptions(url: string, extra: Extra = {}): DataSourceOptions {
   const given = extra as { extra?: Record<string, unknown> };
   return {
@@ -42,6 +52,6 @@ export function serverDataSourceOptions(url: string, extra: Extra = {}): DataSou
     type: 'postgres',
     url,
     uuidExtension: 'pgcrypto',
-    extra: { Client: ListeningPgClient, ...(given.extra ?? {}) },
+    extra: { Client: given.extra?.Client ?? listeningPgClient(), ...(given.extra ?? {}) },
   } as DataSourceOptions;
 }

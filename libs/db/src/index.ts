@@ -5,7 +5,8 @@ export type { EmbeddedDatabaseOptions, EmbeddedResult, ReadOnlyRequest, ReadOnly
 export { EmbeddedDatabaseLockedException } from './exceptions/embedded-database-locked.exception';
 export { EmbeddedDatabaseVersionException } from './exceptions/embedded-database-version.exception';
 export type { EmbeddedFolderHolder } from './exceptions/embedded-database-locked.exception';
-export { embeddedDataSourceOptions, isEmbeddedDataSource, ListeningPgClient, serverDataSourceOptions } from './database-options';
+export { embeddedDataSourceOptions, isEmbeddedDataSource, listeningPgClient, serverDataSourceOptions } from './database-options';
+export { PgPackageUnavailableException } from './exceptions/pg-package-unavailable.exception';
 export { isEmbeddedConnection } from './pglite-driver';
 export type { EmbeddedConnection, PgCompatibleDriver, PgliteDriverOptions } from './pglite-driver';
 export { runReadOnlyStatement } from './read-only';

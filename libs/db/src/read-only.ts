@@ -3,11 +3,19 @@ import { timerDelay } from './timer-delay';
 import { isEmbeddedConnection } from './pglite-driver';
 import { cancelBackend, CancellableClient, SlotsTakenError, TAKE_SLOT_OR_FAIL_SQL } from './statement-bounds';
 
-// pg's own row parser and value serializer (both exported by pg's package map).
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const PgResult = require('pg/lib/result') as new () => PgResultInternal;
-// eslint-disable-next-line @typescript-eslint/no-require-imports
-const { prepareValue } = require('pg/lib/utils') as { prepareValue: (v: unknown) => unknown };
+/**
+ * pg's own row parser and value serializer (both exported by pg's package map), loaded at the first statement on a
+ * server: `pg` is an optional peer, which a server connection has (the embedded database never comes here).
+ */
+let pgInternals: { readonly PgResult: new () => PgResultInternal; readonly prepareValue: (v: unknown) => unknown } | undefined;
+function pgInternal(): NonNullable<typeof pgInternals> {
+  return (pgInternals ??= {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    PgResult: require('pg/lib/result') as new () => PgResultInternal,
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    prepareValue: (require('pg/lib/utils') as { prepareValue: (v: unknown) => unknown }).prepareValue,
+  });
+}
 
 interface PgResultInternal {
   rows: Array<Record<string, unknown>>;
@@ -196,7 +204,7 @@ abstract class Submittable<T> {
 /** A pg submittable (the interface pg-cursor uses) that writes several extended-protocol statements and one Sync. */
 class ReadOnlyPipeline extends Submittable<ReadOnlyResult> {
   /** pg gives this result its type parsers (the client's own) before the run is submitted. */
-  readonly _result: PgResultInternal = new PgResult();
+  readonly _result: PgResultInternal = new (pgInternal().PgResult)();
   private readonly steps: Step[] = [];
   private readonly statementStep: number;
   private readonly slotStep: number;
@@ -259,7 +267,7 @@ class ReadOnlyPipeline extends Submittable<ReadOnlyResult> {
           connection.parse({ text: s.text, name, types: [] });
           if (s.name) this.prepared.add(s.name); // forgotten again if this run fails
         }
-        connection.bind({ portal: '', statement: name, values: s.values, valueMapper: prepareValue });
+        connection.bind({ portal: '', statement: name, values: s.values, valueMapper: pgInternal().prepareValue });
         if (i === this.statementStep) connection.describe({ type: 'P', name: '' });
         connection.execute({ portal: '', rows: 0 });
       });
@@ -341,7 +349,7 @@ class Cleanup extends Submittable<void> {
     try {
       const unnamed = (text: string) => {
         connection.parse({ text, name: '', types: [] });
-        connection.bind({ portal: '', statement: '', values: [], valueMapper: prepareValue });
+        connection.bind({ portal: '', statement: '', values: [], valueMapper: pgInternal().prepareValue });
         connection.execute({ portal: '', rows: 0 });
       };
       unnamed('ROLLBACK');

@@ -33,3 +33,6 @@ export { UnknownSkillException } from './exceptions/unknown-skill.exception';
 export { InvalidSkillContextException } from './exceptions/invalid-context.exception';
 export { MAX_PERMISSION_CODE_LENGTH, permissionCodeProblem, resolveSkillPermissions } from './skill-permissions';
 export type { SkillPermissions } from './skill-permissions';
+/** @internal The OpenTelemetry tracer of @zmodu/skills and @zmodu/agent (the API is an optional peer). */
+export { lazyTracer, SPAN_KIND_CLIENT, SPAN_KIND_INTERNAL, SPAN_STATUS_ERROR } from './telemetry/lazy-tracer';
+export type { LazyTracer, TraceAttributes, TraceAttributeValue, TraceSpan } from './telemetry/lazy-tracer';

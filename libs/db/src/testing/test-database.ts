@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { cpSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { Client } from 'pg';
+import { loadPg } from '../pg-package';
 import { DataSource, DataSourceOptions } from 'typeorm';
 import { embeddedDataSourceOptions, serverDataSourceOptions } from '../database-options';
 import { EmbeddedDatabase, openEmbeddedDatabase } from '../embedded-database';
@@ -148,7 +148,7 @@ async function createPgliteDatabase(): Promise<TestDatabase> {
 
 async function createServerDatabase(adminUrl: string): Promise<TestDatabase> {
   const name = `zt_${randomBytes(6).toString('hex')}`;
-  const admin = new Client({ connectionString: adminUrl });
+  const admin = new (loadPg('A test database on a PostgreSQL server').Client)({ connectionString: adminUrl });
   await admin.connect();
   try {
     await admin.query(`CREATE DATABASE ${name}`);
@@ -166,7 +166,7 @@ async function createServerDatabase(adminUrl: string): Promise<TestDatabase> {
       return serverDataSourceOptions(url.toString(), extra);
     },
     async drop() {
-      const c = new Client({ connectionString: adminUrl });
+      const c = new (loadPg('A test database on a PostgreSQL server').Client)({ connectionString: adminUrl });
       await c.connect();
       try {
         await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);

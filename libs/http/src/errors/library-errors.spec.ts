@@ -76,6 +76,7 @@ const CASES: Record<string, Case> = {
     retryAfter: '5',
   }),
   EmbeddedDatabaseVersionException: c(new db.EmbeddedDatabaseVersionException('holds data of PostgreSQL 17', '/data', '17', '18'), 500),
+  PgPackageUnavailableException: c(new db.PgPackageUnavailableException('A PostgreSQL server connection', true), 500),
   SlotsTakenError: c(new db.SlotsTakenError(4), 429, { retryAfter: '1' }),
   // @zmodu/guard
   InvalidPolicyException: c(new guard.InvalidPolicyException('allow must be an array'), 500),

@@ -62,6 +62,7 @@ export const LIBRARY_HTTP_ERRORS: ReadonlyMap<string, HttpErrorMapping> = new Ma
   ['EmbeddedDatabaseError', fault('db')],
   ['EmbeddedDatabaseLockedException', unavailable('db', DATABASE_UNAVAILABLE_MESSAGE)],
   ['EmbeddedDatabaseVersionException', fault('db')],
+  ['PgPackageUnavailableException', fault('db')],
   ['SlotsTakenError', { ...db(429), retryAfter: () => 1 }],
   // @zmodu/guard: boot errors.
   ['InvalidPolicyException', fault('guard')],

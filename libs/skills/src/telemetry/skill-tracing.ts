@@ -1,4 +1,4 @@
-import { Attributes, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
+import { lazyTracer, SPAN_KIND_INTERNAL, SPAN_STATUS_ERROR, TraceAttributes } from './lazy-tracer';
 import type { SkillContext } from '../skill-context';
 import type { SkillCallResult } from '../skill-result';
 
@@ -6,10 +6,11 @@ import type { SkillCallResult } from '../skill-result';
 export const SKILLS_PACKAGE_VERSION = '0.1.0';
 
 /**
- * The tracer of the dispatcher. Through the OpenTelemetry API only: with no SDK registered it is the API's no-op
- * tracer (a span costs a few property reads); once the application registers a provider, spans go to it.
+ * The tracer of the dispatcher. Through the OpenTelemetry API only (an optional peer: without it, no spans): with no
+ * SDK registered it is the API's no-op tracer (a span costs a few property reads); once the application registers a
+ * provider, spans go to it.
  */
-const tracer = trace.getTracer('@zmodu/skills', SKILLS_PACKAGE_VERSION);
+const tracer = lazyTracer('@zmodu/skills', SKILLS_PACKAGE_VERSION);
 
 /** What a dispatch may say about the call beyond its context: the model's tool-call id, when a model asked for it. */
 export interface DispatchCall {
@@ -31,7 +32,7 @@ export function traceDispatch(
   call: DispatchCall | undefined,
   work: () => Promise<SkillCallResult>,
 ): Promise<SkillCallResult> {
-  const attributes: Attributes = {
+  const attributes: TraceAttributes = {
     'gen_ai.operation.name': 'execute_tool',
     'gen_ai.tool.name': skill,
     'gen_ai.tool.type': 'function',
@@ -39,7 +40,7 @@ export function traceDispatch(
   if (description) attributes['gen_ai.tool.description'] = description;
   if (typeof call?.toolCallId === 'string' && call.toolCallId) attributes['gen_ai.tool.call.id'] = call.toolCallId;
   contextAttributes(ctx, attributes);
-  return tracer.startActiveSpan(`execute_tool ${skill}`, { kind: SpanKind.INTERNAL, attributes }, async (span) => {
+  return tracer.startActiveSpan(`execute_tool ${skill}`, { kind: SPAN_KIND_INTERNAL, attributes }, async (span) => {
     try {
       const result = await work();
       if (span.isRecording()) {
@@ -53,14 +54,14 @@ export function traceDispatch(
         if (!result.ok) {
           const type = result.error?.error ?? '_OTHER';
           span.setAttribute('error.type', type);
-          span.setStatus({ code: SpanStatusCode.ERROR, message: result.cause ?? result.error?.reason ?? type });
+          span.setStatus({ code: SPAN_STATUS_ERROR, message: result.cause ?? result.error?.reason ?? type });
         }
       }
       return result;
     } catch (err) {
       // Only a context the dispatcher refuses to work with throws (InvalidSkillContextException): a programming error.
       span.setAttribute('error.type', (err as Error)?.name || '_OTHER');
-      span.setStatus({ code: SpanStatusCode.ERROR, message: (err as Error)?.name });
+      span.setStatus({ code: SPAN_STATUS_ERROR, message: (err as Error)?.name });
       throw err;
     } finally {
       span.end();
@@ -69,7 +70,7 @@ export function traceDispatch(
 }
 
 /** Ours, from the caller's context (never from the model): run, tenant, agent, and the proposal of a staged execution. */
-function contextAttributes(ctx: SkillContext, attributes: Attributes): void {
+function contextAttributes(ctx: SkillContext, attributes: TraceAttributes): void {
   if (!ctx || typeof ctx !== 'object') return;
   if (typeof ctx.runId === 'string' && ctx.runId) attributes['zmodu.run.id'] = ctx.runId;
   if (typeof ctx.tenantId === 'string' && ctx.tenantId) attributes['zmodu.tenant.id'] = ctx.tenantId;
