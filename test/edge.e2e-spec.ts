@@ -370,6 +370,8 @@ describe('the HTTP edge of the sample app', () => {
       const malformed = await goal('{"goal": "x"');
       expect(malformed.status).toBe(400);
       expect(JSON.stringify(malformed.body)).not.toMatch(/at \w+ \(/);
+      // As the filter answers every body-parser 4xx, on Nest 11 and 12 alike (Nest 12 wraps it in a BadRequestException).
+      expect(malformed.body).toEqual({ statusCode: 400, message: expect.stringMatching(/JSON/), field: 'body' });
     });
 
     it('answers 400 naming reason for a blank or NUL approval reason', async () => {

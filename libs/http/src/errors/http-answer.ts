@@ -22,7 +22,8 @@ export interface HttpAnswer {
  * The answer to an exception, without side effects (the filter redacts, logs and sends it; a Server-Sent Events
  * stream sends its body as an `error` event). In order:
  *
- * - an HttpException keeps its status and body (a string body becomes `{ statusCode, message }`);
+ * - an HttpException keeps its status and body (a string body becomes `{ statusCode, message }`), except one that
+ *   wraps a 4xx of the body parser (Nest 11 and 12 wrap them): answered as that 4xx, below;
  * - a database that cannot be reached (isDatabaseUnavailable of @zmodu/db: PostgreSQL connection errors, SQLSTATE
  *   57P01-57P03, 08xxx, 53300, the embedded driver's) is a 503 with Retry-After;
  * - a library exception (LIBRARY_HTTP_ERRORS) gets its status, `{ statusCode, code, message, ...fields }`;
@@ -32,6 +33,10 @@ export interface HttpAnswer {
 export function httpAnswer(exception: unknown, requestId: string, retryAfterSeconds = DEFAULT_RETRY_AFTER_SECONDS): HttpAnswer {
   if (exception instanceof HttpException) {
     const status = exception.getStatus();
+    // Nest's express adapter wraps a 4xx of the body parser in an HttpException (its cause): answered as one unwrapped.
+    const cause = (exception as { cause?: unknown }).cause;
+    if (status < 500 && isBodyParserError(cause))
+      return { status, body: { statusCode: status, message: (cause as Error).message, field: 'body' } };
     const body = exception.getResponse();
     // An HttpException may carry its Retry-After (QuotaOutageException does).
     const retry = (exception as { retryAfterSeconds?: unknown }).retryAfterSeconds;
@@ -80,6 +85,11 @@ function libraryAnswer(exception: Error, mapping: HttpErrorMapping, requestId: s
       log: 'outage',
     };
   return { status, body: { ...head, message: SERVER_FAULT_MESSAGE(requestId), requestId }, log: 'unexpected' };
+}
+
+/** An error of body-parser (http-errors with a `type`: entity.parse.failed, entity.too.large, charset.unsupported, ...). */
+function isBodyParserError(err: unknown): boolean {
+  return clientErrorStatus(err) !== undefined && typeof (err as { type?: unknown }).type === 'string';
 }
 
 /** A 4xx of express's body parser (http-errors: a numeric `status` and `expose: true`), e.g. malformed JSON or over its limit. */

@@ -297,6 +297,27 @@ describe('ZmoduExceptionFilter on what is not a library exception', () => {
     expect([sent.status, sent.body]).toEqual([400, { statusCode: 400, message: 'Unexpected end of JSON input', field: 'body' }]);
   });
 
+  it("answers a body parser's 4xx that Nest wrapped in an HttpException the same way, naming the body", () => {
+    for (const [parser, wrapped] of [
+      [
+        Object.assign(new SyntaxError('Unexpected end of JSON input'), { status: 400, expose: true, type: 'entity.parse.failed' }),
+        (cause: Error) => new BadRequestException(cause.message, { cause }),
+      ],
+      [
+        Object.assign(new Error('request entity too large'), { status: 413, statusCode: 413, expose: true, type: 'entity.too.large' }),
+        (cause: Error) => new HttpException(cause.message, 413, { cause }),
+      ],
+    ] as const) {
+      const { host: h, sent } = host();
+      new ZmoduExceptionFilter().catch(wrapped(parser), h);
+      expect([sent.status, sent.body]).toEqual([parser.status, { statusCode: parser.status, message: parser.message, field: 'body' }]);
+    }
+    // An HttpException of the application's own keeps its body, whatever its cause.
+    const { host: h, sent } = host();
+    new ZmoduExceptionFilter().catch(new BadRequestException({ message: 'mine', extra: 1 }, { cause: new Error('x') }), h);
+    expect(sent.body).toEqual({ message: 'mine', extra: 1 });
+  });
+
   it('redacts every body: a key in a library message is masked', () => {
     const key = `sk-proj-${'a1B2c3D4'.repeat(6)}`;
     const { host: h, sent } = host();
