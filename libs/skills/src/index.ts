@@ -1,7 +1,11 @@
 // The public API of @zmodu/skills: the decorator, the registry and dispatcher, the context, schemas,
 // the catalog export and the CSV writer of every export. Everything else in this folder is internal.
 export { Skill } from './skill.decorator';
-export type { SkillAuditMode, SkillAuditOptions, SkillOptions } from './skill-options';
+export type { TypedSkillDecorator } from './skill.decorator';
+export { defineSkill } from './define-skill';
+export type { SkillDefinition } from './define-skill';
+export type { SkillArgs, StandardParameters, StandardSchemaIssue, StandardSchemaResult } from './standard-schema';
+export type { SkillAuditMode, SkillAuditOptions, SkillOptions, SkillParameters } from './skill-options';
 export { SKILL_NAME_PATTERN, SKILL_NAME_MAX_LENGTH, DEFAULT_SKILL_TIMEOUT_MS, MAX_SKILL_TIMEOUT_MS } from './skill-options';
 export { SkillsModule } from './skills.module';
 export { SkillRegistry } from './skill.registry';

@@ -1,16 +1,27 @@
 import { ActionClass } from '@zmodu/guard';
 import { JsonSchema } from './json-schema';
+import { StandardParameters } from './standard-schema';
 
-/** What `@Skill(...)` and `SkillRegistry.register(...)` take. */
-export interface SkillOptions {
+/**
+ * A skill's arguments: a JSON Schema of an object, or a Standard Schema of one (zod 4.2+, or any library that gives
+ * its JSON Schema through Standard JSON Schema): then the handler's argument is the schema's output, typed.
+ */
+export type SkillParameters = JsonSchema | StandardParameters;
+
+/** What `@Skill(...)`, `defineSkill(...)` and `SkillRegistry.register(...)` take. */
+export interface SkillOptions<P extends SkillParameters = SkillParameters> {
   /** Dotted lower-case name the model and the policy use, e.g. `order.draft`. */
   readonly name: string;
   /** `read`, `propose` or `execute`. Undeclared: `execute` (the strictest). */
   readonly action?: ActionClass;
   /** What the skill does, for the model. */
   readonly description: string;
-  /** JSON Schema of the arguments object. Default: no arguments. */
-  readonly parameters?: JsonSchema;
+  /**
+   * The arguments object: a JSON Schema, or a Standard Schema (e.g. `z.object({...})` of zod 4.2+). A Standard Schema
+   * is checked twice per call: against the JSON Schema it gives (what the model and MCP see), then by its own
+   * `validate`, whose output (defaults, transforms) is what the handler receives. Default: no arguments.
+   */
+  readonly parameters?: P;
   /** Permission code the caller must hold (`ctx.permissions`). */
   readonly requiredPermission?: string;
   /** Deadline of one call in ms. Default 30000. */

@@ -15,6 +15,7 @@ import {
 } from '@zmodu/guard';
 import { InvalidSkillContextException } from './exceptions/invalid-context.exception';
 import { SkillError } from './exceptions/skill.error';
+import { standardProblem } from './standard-schema';
 import { describeErrors } from './json-schema';
 import { isStagedExecution, SkillContext, SkillInvocation } from './skill-context';
 import { RegisteredSkill } from './skill-definition';
@@ -25,6 +26,11 @@ import { isDatabaseUnavailable } from '@zmodu/db';
 import { SkillRegistry } from './skill.registry';
 import { withLogContext } from './telemetry/log-context';
 import { DispatchCall, traceDispatch } from './telemetry/skill-tracing';
+
+/** What a Standard Schema's validate found wrong: the call is refused as invalid arguments (never a handler's value). */
+class RefusedArguments {
+  constructor(readonly problems: Array<{ path: string; message: string }>) {}
+}
 
 type Cause = SkillCallResult['cause'];
 
@@ -264,7 +270,13 @@ export class SkillDispatcher {
       ...(isStagedExecution(ctx.staged) ? { staged: ctx.staged } : {}),
     };
     try {
-      const work = Promise.resolve().then(() => skill.handler(args, invocation));
+      // A Standard Schema's own validate makes the handler's argument (its defaults and transforms), under the deadline.
+      const work = Promise.resolve().then(async () => {
+        if (!skill.standard) return skill.handler(args, invocation);
+        const checked = await skill.standard['~standard'].validate(args);
+        if (checked.issues) return new RefusedArguments(checked.issues.map(standardProblem));
+        return skill.handler(checked.value as Record<string, unknown>, invocation);
+      });
       // A handler that ignores its signal may still settle later: keep that from being unhandled, and say so when it
       // finishes after its call was answered `timeout` (its effect happened after all).
       work.then(
@@ -280,6 +292,12 @@ export class SkillDispatcher {
           timeoutMs: skill.timeoutMs,
         });
       }
+      if (value instanceof RefusedArguments)
+        return this.finish(ctx, skill.name, skill.action, started, argsText, 'allowed', 'invalid_arguments', 'invalid_arguments', {
+          error: 'InvalidArguments',
+          reason: 'arguments do not match the skill parameters',
+          problems: value.problems,
+        });
       const raw = safeStringify(value === undefined ? null : value);
       if (raw === undefined) {
         this.logger.error(`skill '${skill.name}' returned a value that is not JSON-serializable`);

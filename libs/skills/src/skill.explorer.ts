@@ -48,7 +48,9 @@ export class SkillExplorer implements OnModuleInit {
       }
       const fn = instance[method] as (...a: unknown[]) => unknown;
       const handler: SkillHandler = (args, ctx) => fn.call(instance, args, ctx);
-      this.registry.register({ ...options, handler, source: owner });
+      // As declared: a Standard Schema is registered as itself (the registry derives its JSON Schema again).
+      const { standard, ...declared } = options;
+      this.registry.register({ ...declared, parameters: standard ?? declared.parameters, handler, source: owner });
       this.logger.debug(`skill ${options.name} (${options.action}) -> ${owner}`);
     }
   }

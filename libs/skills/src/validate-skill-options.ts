@@ -1,6 +1,7 @@
 import { isActionClass, normalizeActionClass } from '@zmodu/guard';
 import { InvalidSkillDefinitionException } from './exceptions/invalid-skill-definition.exception';
-import { EMPTY_PARAMETERS, schemaProblem } from './json-schema';
+import { EMPTY_PARAMETERS, JsonSchema, schemaProblem } from './json-schema';
+import { isStandardSchema, StandardParameters } from './standard-schema';
 import {
   DEFAULT_SKILL_TIMEOUT_MS,
   MAX_SKILL_TIMEOUT_MS,
@@ -26,9 +27,10 @@ export function validateSkillOptions(options: SkillOptions): NormalizedSkillOpti
     fail(`action must be 'read', 'propose' or 'execute' (got ${JSON.stringify(options.action)})`);
   if (typeof options.description !== 'string' || options.description.trim() === '')
     fail('description must be a non-empty string: the model reads it to choose the skill');
-  const parameters = options.parameters ?? EMPTY_PARAMETERS;
+  const standard = isStandardSchema(options.parameters) ? options.parameters : undefined;
+  const parameters = standard ? standardJsonSchema(standard, fail) : ((options.parameters as JsonSchema | undefined) ?? EMPTY_PARAMETERS);
   const problem = schemaProblem(parameters);
-  if (problem) fail(problem);
+  if (problem) fail(standard ? `${problem} (the JSON Schema that the ${standard['~standard'].vendor} schema gives)` : problem);
   if (options.requiredPermission !== undefined && (typeof options.requiredPermission !== 'string' || options.requiredPermission === ''))
     fail('requiredPermission must be a non-empty string when given');
   const timeoutMs = options.timeoutMs ?? DEFAULT_SKILL_TIMEOUT_MS;
@@ -46,6 +48,7 @@ export function validateSkillOptions(options: SkillOptions): NormalizedSkillOpti
     action: normalizeActionClass(options.action),
     description: options.description,
     parameters,
+    ...(standard ? { standard } : {}),
     requiredPermission: options.requiredPermission,
     timeoutMs,
     tenantScoped: options.tenantScoped ?? true,
@@ -71,4 +74,27 @@ function auditOptions(raw: unknown, fail: (problem: string) => never): Normalize
     return value as SkillAuditMode;
   };
   return Object.freeze({ args: mode('args'), result: mode('result') });
+}
+
+/**
+ * The JSON Schema a Standard Schema gives of its input (draft-07, what the validator and the model providers read),
+ * without its `$schema`. One that cannot give it is refused: the model must see what it may send.
+ */
+function standardJsonSchema(standard: StandardParameters, fail: (problem: string) => never): JsonSchema {
+  const { vendor, jsonSchema } = standard['~standard'];
+  if (typeof jsonSchema?.input !== 'function')
+    fail(
+      `parameters is a ${vendor} schema that cannot give its JSON Schema (no ~standard.jsonSchema): the model must see the ` +
+        `arguments' schema. Use a library that implements Standard JSON Schema (zod 4.2 or later), or give parameters as JSON Schema`,
+    );
+  let derived: Record<string, unknown>;
+  try {
+    derived = jsonSchema!.input({ target: 'draft-07' });
+  } catch (err) {
+    return fail(`parameters is a ${vendor} schema whose JSON Schema could not be made: ${(err as Error)?.message ?? String(err)}`);
+  }
+  if (derived === null || typeof derived !== 'object' || Array.isArray(derived))
+    fail(`parameters is a ${vendor} schema whose JSON Schema is not an object`);
+  const { $schema: _drop, ...rest } = derived;
+  return Object.freeze(rest) as JsonSchema;
 }
