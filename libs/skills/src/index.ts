@@ -5,6 +5,7 @@ export type { TypedSkillDecorator } from './skill.decorator';
 export { defineSkill } from './define-skill';
 export type { SkillDefinition } from './define-skill';
 export type { SkillArgs, StandardParameters, StandardSchemaIssue, StandardSchemaResult } from './standard-schema';
+export type { DtoClass } from './dto-parameters';
 export type { SkillAuditMode, SkillAuditOptions, SkillOptions, SkillParameters } from './skill-options';
 export { SKILL_NAME_PATTERN, SKILL_NAME_MAX_LENGTH, DEFAULT_SKILL_TIMEOUT_MS, MAX_SKILL_TIMEOUT_MS } from './skill-options';
 export { SkillsModule } from './skills.module';

@@ -1,12 +1,14 @@
 import { ActionClass } from '@zmodu/guard';
 import { JsonSchema } from './json-schema';
 import { StandardParameters } from './standard-schema';
+import type { DtoClass } from './dto-parameters';
 
 /**
- * A skill's arguments: a JSON Schema of an object, or a Standard Schema of one (zod 4.2+, or any library that gives
- * its JSON Schema through Standard JSON Schema): then the handler's argument is the schema's output, typed.
+ * A skill's arguments: a JSON Schema of an object, a Standard Schema of one (zod 4.2+, or any library that gives its
+ * JSON Schema through Standard JSON Schema: the handler's argument is the schema's output, typed), or a DTO class of
+ * class-validator (the handler's argument is its instance).
  */
-export type SkillParameters = JsonSchema | StandardParameters;
+export type SkillParameters = JsonSchema | StandardParameters | DtoClass;
 
 /** What `@Skill(...)`, `defineSkill(...)` and `SkillRegistry.register(...)` take. */
 export interface SkillOptions<P extends SkillParameters = SkillParameters> {
@@ -17,9 +19,10 @@ export interface SkillOptions<P extends SkillParameters = SkillParameters> {
   /** What the skill does, for the model. */
   readonly description: string;
   /**
-   * The arguments object: a JSON Schema, or a Standard Schema (e.g. `z.object({...})` of zod 4.2+). A Standard Schema
-   * is checked twice per call: against the JSON Schema it gives (what the model and MCP see), then by its own
-   * `validate`, whose output (defaults, transforms) is what the handler receives. Default: no arguments.
+   * The arguments object: a JSON Schema, a Standard Schema (e.g. `z.object({...})` of zod 4.2+), or a class-validator
+   * DTO class. A Standard Schema or a DTO is checked twice per call: against the JSON Schema it gives (what the model
+   * and MCP see; a DTO's is made from its decorators), then by its own validation, whose output (defaults and
+   * transforms; a DTO's instance) is what the handler receives. Default: no arguments.
    */
   readonly parameters?: P;
   /** Permission code the caller must hold (`ctx.permissions`). */

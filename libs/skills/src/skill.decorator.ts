@@ -2,6 +2,7 @@ import { DiscoveryService } from '@nestjs/core';
 import { SkillInvocation } from './skill-context';
 import { SkillOptions } from './skill-options';
 import { SkillArgs, StandardParameters } from './standard-schema';
+import type { DtoClass } from './dto-parameters';
 import { NormalizedSkillOptions } from './skill-definition';
 import { validateSkillOptions } from './validate-skill-options';
 
@@ -24,7 +25,7 @@ export type TypedSkillDecorator<A> = <M extends (args: A, ctx: SkillInvocation) 
  * ＠Skill({ name: 'order.draft', action: 'propose', description: 'Draft an order', parameters: z.object({ symbol: z.string(), qty: z.number().int() }) })
  * draft(args: { symbol: string; qty: number }, ctx: SkillInvocation) { ... }
  */
-export function Skill<P extends StandardParameters>(
+export function Skill<P extends StandardParameters | DtoClass>(
   options: SkillOptions<P> & { readonly parameters: P },
 ): TypedSkillDecorator<SkillArgs<P>>;
 export function Skill(options: SkillOptions): MethodDecorator;

@@ -25,12 +25,14 @@ export interface StandardParameters<Input = unknown, Output = Input> {
   };
 }
 
-/** The arguments a handler receives for `parameters`: a Standard Schema's output, else a JSON object. */
-export type SkillArgs<P> = P extends { readonly '~standard': { readonly types?: { readonly output: infer O } | undefined } }
-  ? unknown extends O
-    ? Record<string, unknown>
-    : O
-  : Record<string, unknown>;
+/** The arguments a handler receives for `parameters`: a DTO class's instance, a Standard Schema's output, else a JSON object. */
+export type SkillArgs<P> = P extends abstract new (...args: never[]) => infer I
+  ? I
+  : P extends { readonly '~standard': { readonly types?: { readonly output: infer O } | undefined } }
+    ? unknown extends O
+      ? Record<string, unknown>
+      : O
+    : Record<string, unknown>;
 
 /** Whether `value` is a Standard Schema (version 1, with a validate function). */
 export function isStandardSchema(value: unknown): value is StandardParameters {

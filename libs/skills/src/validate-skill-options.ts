@@ -2,6 +2,7 @@ import { isActionClass, normalizeActionClass } from '@zmodu/guard';
 import { InvalidSkillDefinitionException } from './exceptions/invalid-skill-definition.exception';
 import { EMPTY_PARAMETERS, JsonSchema, schemaProblem } from './json-schema';
 import { isStandardSchema, StandardParameters } from './standard-schema';
+import { dtoParameters, isDtoClass } from './dto-parameters';
 import {
   DEFAULT_SKILL_TIMEOUT_MS,
   MAX_SKILL_TIMEOUT_MS,
@@ -27,7 +28,8 @@ export function validateSkillOptions(options: SkillOptions): NormalizedSkillOpti
     fail(`action must be 'read', 'propose' or 'execute' (got ${JSON.stringify(options.action)})`);
   if (typeof options.description !== 'string' || options.description.trim() === '')
     fail('description must be a non-empty string: the model reads it to choose the skill');
-  const standard = isStandardSchema(options.parameters) ? options.parameters : undefined;
+  const declared: unknown = options.parameters;
+  const standard = isStandardSchema(declared) ? declared : isDtoClass(declared) ? dtoParameters(declared) : undefined;
   const parameters = standard ? standardJsonSchema(standard, fail) : ((options.parameters as JsonSchema | undefined) ?? EMPTY_PARAMETERS);
   const problem = schemaProblem(parameters);
   if (problem) fail(standard ? `${problem} (the JSON Schema that the ${standard['~standard'].vendor} schema gives)` : problem);
