@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleInit, Optio
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { isEmbeddedDataSource, queryRows, StatementSlot } from '@zmodu/db';
-import { SkillError } from '@zmodu/skills';
+import { defineSkill, SkillError } from '@zmodu/skills';
 import { SkillInvocation } from '@zmodu/skills';
 import { SkillRegistration } from '@zmodu/skills';
 import { SkillRegistry } from '@zmodu/skills';
@@ -361,9 +361,9 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
 
   private skills(): SkillRegistration[] {
     const entityNames = [...this.entities.keys()];
-    const entityProp = { type: 'string', enum: entityNames, description: 'Entity name' };
+    const entityProp = { type: 'string', enum: entityNames, description: 'Entity name' } as const;
     return [
-      {
+      defineSkill({
         ...this.common(),
         name: 'db.query',
         action: 'read',
@@ -380,10 +380,10 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
           },
           required: ['sql'],
           additionalProperties: false,
-        },
-        handler: (args, ctx) => this.dbQuery(args as { sql: string; args?: unknown[]; limit?: number }, ctx),
-      },
-      {
+        } as const,
+        handler: (args, ctx) => this.dbQuery(args, ctx),
+      }),
+      defineSkill({
         ...this.common(),
         name: 'entity.lookup',
         action: 'read',
@@ -393,10 +393,10 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
           properties: { entity: entityProp, id: { type: ['string', 'integer'] } },
           required: ['entity', 'id'],
           additionalProperties: false,
-        },
-        handler: (args, ctx) => this.lookup(args as { entity: string; id: string | number }, ctx),
-      },
-      {
+        } as const,
+        handler: (args, ctx) => this.lookup(args, ctx),
+      }),
+      defineSkill({
         ...this.common(),
         name: 'entity.list',
         action: 'read',
@@ -410,10 +410,10 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
           },
           required: ['entity'],
           additionalProperties: false,
-        },
-        handler: (args, ctx) => this.list(args as { entity: string; filters?: Record<string, unknown>; limit?: number }, ctx),
-      },
-      {
+        } as const,
+        handler: (args, ctx) => this.list(args, ctx),
+      }),
+      defineSkill({
         ...this.common(),
         name: 'kpi.query',
         action: 'read',
@@ -424,10 +424,10 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
           properties: { metric: { type: 'string', enum: [...this.kpis.keys()] } },
           required: ['metric'],
           additionalProperties: false,
-        },
-        handler: (args, ctx) => this.kpi(args as { metric: string }, ctx),
-      },
-      {
+        } as const,
+        handler: (args, ctx) => this.kpi(args, ctx),
+      }),
+      defineSkill({
         ...this.common(),
         name: 'report.generate',
         action: 'read',
@@ -441,20 +441,23 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
           },
           required: ['report'],
           additionalProperties: false,
-        },
-        handler: (args, ctx) => this.report(args as { report: string; format?: 'json' | 'csv' }, ctx),
-      },
+        } as const,
+        handler: (args, ctx) => this.report(args, ctx),
+      }),
     ];
   }
 
   private writeSkills(): SkillRegistration[] {
     const writable = [...this.entities.values()].filter((e) => e.writable?.length).map((e) => e.name);
-    const entityProp = { type: 'string', enum: writable, description: 'Entity name' };
-    const values = { type: 'object', description: 'column: value, writable columns only (never the tenant column or the primary key)' };
+    const entityProp = { type: 'string', enum: writable, description: 'Entity name' } as const;
+    const values = {
+      type: 'object',
+      description: 'column: value, writable columns only (never the tenant column or the primary key)',
+    } as const;
     const common = { action: 'execute' as const, requiredPermission: this.options.writePermission, source: SOURCE };
     const describe = writable.map((n) => `${n} (${(this.entities.get(n)?.writable ?? []).join(', ')})`).join('; ');
     return [
-      {
+      defineSkill({
         ...common,
         name: 'entity.create',
         description: `Create a record of a writable entity: ${describe}. The tenant is set for you.`,
@@ -463,10 +466,10 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
           properties: { entity: entityProp, values },
           required: ['entity', 'values'],
           additionalProperties: false,
-        },
-        handler: (args, ctx) => this.writer.create(args.entity as string, args.values as Record<string, unknown>, ctx.tenantId),
-      },
-      {
+        } as const,
+        handler: (args, ctx) => this.writer.create(args.entity, args.values, ctx.tenantId),
+      }),
+      defineSkill({
         ...common,
         name: 'entity.update',
         description: `Update writable columns of a record of your tenant: ${describe}.`,
@@ -475,9 +478,9 @@ export class BusinessSkills implements OnModuleInit, OnApplicationBootstrap {
           properties: { entity: entityProp, id: { type: ['string', 'integer'] }, values },
           required: ['entity', 'id', 'values'],
           additionalProperties: false,
-        },
-        handler: (args, ctx) => this.writer.update(args.entity as string, args.id, args.values as Record<string, unknown>, ctx.tenantId),
-      },
+        } as const,
+        handler: (args, ctx) => this.writer.update(args.entity, args.id, args.values, ctx.tenantId),
+      }),
     ];
   }
 

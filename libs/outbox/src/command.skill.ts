@@ -1,6 +1,15 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { ValidateFunction } from 'ajv';
-import { compileSchema, describeErrors, EMPTY_PARAMETERS, schemaProblem, SkillError, SkillInvocation, SkillRegistry } from '@zmodu/skills';
+import {
+  compileSchema,
+  defineSkill,
+  describeErrors,
+  EMPTY_PARAMETERS,
+  schemaProblem,
+  SkillError,
+  SkillInvocation,
+  SkillRegistry,
+} from '@zmodu/skills';
 import { commandArgsHash, commandKey, commandLockName } from './command-key';
 import { InjectOutboxStore, OUTBOX_OPTIONS } from './outbox.constants';
 import { CommandEventMissingException } from './exceptions/command-event-missing.exception';
@@ -45,23 +54,25 @@ export class CommandSkill implements OnModuleInit {
   onModuleInit(): void {
     if (this.commands.size === 0) return;
     const names = [...this.commands.keys()];
-    this.registry.register({
-      name: 'command.execute',
-      action: 'execute',
-      source: 'OutboxModule',
-      requiredPermission: this.options.commandPermission,
-      description:
-        `Execute an application command: ${[...this.commands.values()].map((c) => `${c.name}${c.description ? ` (${c.description})` : ''}`).join('; ')}. ` +
-        'Its effect commits with an outbox event; the same run never executes a command twice (the same command and arguments again ' +
-        'return the first event, replayed: true; another command or other arguments under the run id are refused). Returns the event id.',
-      parameters: {
-        type: 'object',
-        properties: { command: { type: 'string', enum: names }, args: { type: 'object' } },
-        required: ['command'],
-        additionalProperties: false,
-      },
-      handler: (args, ctx) => this.execute(args.command as string, (args.args as Record<string, unknown>) ?? {}, ctx),
-    });
+    this.registry.register(
+      defineSkill({
+        name: 'command.execute',
+        action: 'execute',
+        source: 'OutboxModule',
+        requiredPermission: this.options.commandPermission,
+        description:
+          `Execute an application command: ${[...this.commands.values()].map((c) => `${c.name}${c.description ? ` (${c.description})` : ''}`).join('; ')}. ` +
+          'Its effect commits with an outbox event; the same run never executes a command twice (the same command and arguments again ' +
+          'return the first event, replayed: true; another command or other arguments under the run id are refused). Returns the event id.',
+        parameters: {
+          type: 'object',
+          properties: { command: { type: 'string', enum: names }, args: { type: 'object' } },
+          required: ['command'],
+          additionalProperties: false,
+        } as const,
+        handler: (args, ctx) => this.execute(args.command, args.args ?? {}, ctx),
+      }),
+    );
   }
 
   async execute(name: string, args: Record<string, unknown>, ctx: SkillInvocation): Promise<{ eventId: string; replayed: boolean }> {

@@ -1,3 +1,5 @@
+import type { JsonSchemaArgs } from './json-schema-args';
+
 /**
  * Standard Schema (https://standardschema.dev): the interface zod 4, valibot and arktype share, and what Nest 12's
  * StandardSchemaValidationPipe validates with. Its types are copied here, as the specification invites, so that
@@ -25,14 +27,17 @@ export interface StandardParameters<Input = unknown, Output = Input> {
   };
 }
 
-/** The arguments a handler receives for `parameters`: a DTO class's instance, a Standard Schema's output, else a JSON object. */
+/**
+ * The arguments a handler receives for `parameters`: a DTO class's instance, a Standard Schema's output, the value of
+ * a JSON Schema written `as const` (JsonSchemaArgs), else a JSON object.
+ */
 export type SkillArgs<P> = P extends abstract new (...args: never[]) => infer I
   ? I
   : P extends { readonly '~standard': { readonly types?: { readonly output: infer O } | undefined } }
     ? unknown extends O
       ? Record<string, unknown>
       : O
-    : Record<string, unknown>;
+    : JsonSchemaArgs<P>;
 
 /** Whether `value` is a Standard Schema (version 1, with a validate function). */
 export function isStandardSchema(value: unknown): value is StandardParameters {

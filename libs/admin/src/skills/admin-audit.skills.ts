@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { AgentAuditLog, AUDIT_QUERY_MAX_LIMIT, AuditLogStore } from '@zmodu/guard';
-import { SkillError, SkillInvocation, SkillRegistry } from '@zmodu/skills';
+import { defineSkill, SkillError, SkillInvocation, SkillRegistry } from '@zmodu/skills';
 import {
   AUDIT_EXPORT_DEFAULT_LIMIT,
   AUDIT_EXPORT_KINDS,
@@ -31,38 +31,40 @@ export class AdminAuditSkills implements OnModuleInit {
 
   onModuleInit(): void {
     if (this.options.audit === false) return;
-    this.registry.register({
-      name: 'admin.audit.export',
-      action: 'read',
-      source: 'AdminSkillsModule',
-      requiredPermission: this.options.permissions.audit,
-      description:
-        "Export the audit of tool calls of the caller's tenant, oldest first: filter by kind (how a call ended), skill, agent, run, user, decision and time; JSON rows or CSV; page with cursor.",
-      parameters: {
-        type: 'object',
-        properties: {
-          kind: { type: 'string', enum: [...AUDIT_EXPORT_KINDS], description: 'How the call ended' },
-          tenant: { ...TEXT, description: "Your own tenant (the default); another tenant's only for a platform admin" },
-          skill: TEXT,
-          agent: TEXT,
-          run: { ...TEXT, description: 'A run id' },
-          user: TEXT,
-          decision: { type: 'string', enum: ['allowed', 'denied'] },
-          since: { ...TEXT, description: 'ISO 8601 date-time, inclusive' },
-          until: { ...TEXT, description: 'ISO 8601 date-time, inclusive' },
-          limit: {
-            type: 'integer',
-            minimum: 1,
-            maximum: AUDIT_QUERY_MAX_LIMIT,
-            description: `Rows, default ${AUDIT_EXPORT_DEFAULT_LIMIT}`,
+    this.registry.register(
+      defineSkill({
+        name: 'admin.audit.export',
+        action: 'read',
+        source: 'AdminSkillsModule',
+        requiredPermission: this.options.permissions.audit,
+        description:
+          "Export the audit of tool calls of the caller's tenant, oldest first: filter by kind (how a call ended), skill, agent, run, user, decision and time; JSON rows or CSV; page with cursor.",
+        parameters: {
+          type: 'object',
+          properties: {
+            kind: { type: 'string', enum: [...AUDIT_EXPORT_KINDS], description: 'How the call ended' },
+            tenant: { ...TEXT, description: "Your own tenant (the default); another tenant's only for a platform admin" },
+            skill: TEXT,
+            agent: TEXT,
+            run: { ...TEXT, description: 'A run id' },
+            user: TEXT,
+            decision: { type: 'string', enum: ['allowed', 'denied'] },
+            since: { ...TEXT, description: 'ISO 8601 date-time, inclusive' },
+            until: { ...TEXT, description: 'ISO 8601 date-time, inclusive' },
+            limit: {
+              type: 'integer',
+              minimum: 1,
+              maximum: AUDIT_QUERY_MAX_LIMIT,
+              description: `Rows, default ${AUDIT_EXPORT_DEFAULT_LIMIT}`,
+            },
+            cursor: { ...TEXT, description: 'The nextCursor of the page before' },
+            format: { type: 'string', enum: ['json', 'csv'] },
           },
-          cursor: { ...TEXT, description: 'The nextCursor of the page before' },
-          format: { type: 'string', enum: ['json', 'csv'] },
-        },
-        additionalProperties: false,
-      },
-      handler: (args, ctx) => this.export(args as AuditExportRequest, ctx),
-    });
+          additionalProperties: false,
+        } as const,
+        handler: (args, ctx) => this.export(args, ctx),
+      }),
+    );
   }
 
   async export(args: AuditExportRequest, ctx: SkillInvocation) {

@@ -1,5 +1,5 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
-import { SkillError, SkillInvocation, SkillRegistry } from '@zmodu/skills';
+import { defineSkill, SkillError, SkillInvocation, SkillRegistry } from '@zmodu/skills';
 import { ResolvedAdminCache } from './admin-cache';
 import { ADMIN_SKILLS_OPTIONS } from './admin-skills.constants';
 import {
@@ -25,46 +25,55 @@ export class AdminCacheSkills implements OnModuleInit {
 
   onModuleInit(): void {
     const names = [...this.options.caches.keys()];
-    const cache = { type: 'string', minLength: 1, maxLength: 64, description: `The cache's name: ${names.join(', ') || '(none)'}` };
-    this.registry.register({
-      name: 'admin.cache.invalidate',
-      action: 'execute',
-      source: 'AdminSkillsModule',
-      requiredPermission: this.options.permissions.cache,
-      description:
-        "Invalidate (delete) named keys of an allow-listed cache, in the caller's tenant only. Name each key exactly: wildcards ('*', '?') are refused.",
-      parameters: {
-        type: 'object',
-        properties: {
-          cache,
-          keys: {
-            type: 'array',
-            minItems: 1,
-            maxItems: MAX_INVALIDATE_KEYS,
-            uniqueItems: true,
-            items: { type: 'string', minLength: 1, maxLength: MAX_KEY_CHARS },
+    const cache = {
+      type: 'string',
+      minLength: 1,
+      maxLength: 64,
+      description: `The cache's name: ${names.join(', ') || '(none)'}`,
+    } as const;
+    this.registry.register(
+      defineSkill({
+        name: 'admin.cache.invalidate',
+        action: 'execute',
+        source: 'AdminSkillsModule',
+        requiredPermission: this.options.permissions.cache,
+        description:
+          "Invalidate (delete) named keys of an allow-listed cache, in the caller's tenant only. Name each key exactly: wildcards ('*', '?') are refused.",
+        parameters: {
+          type: 'object',
+          properties: {
+            cache,
+            keys: {
+              type: 'array',
+              minItems: 1,
+              maxItems: MAX_INVALIDATE_KEYS,
+              uniqueItems: true,
+              items: { type: 'string', minLength: 1, maxLength: MAX_KEY_CHARS },
+            },
           },
-        },
-        required: ['cache', 'keys'],
-        additionalProperties: false,
-      },
-      handler: (args, ctx) => this.invalidate(args as { cache: string; keys: string[] }, ctx),
-    });
-    this.registry.register({
-      name: 'admin.cache.clear',
-      action: 'execute',
-      source: 'AdminSkillsModule',
-      requiredPermission: this.options.permissions.cache,
-      description:
-        "Drop every entry of an allow-listed cache (the caller's tenant's entries of a tenant cache). Needs all: true to mean it.",
-      parameters: {
-        type: 'object',
-        properties: { cache, all: { type: 'boolean', description: 'Must be true: a full clear.' } },
-        required: ['cache'],
-        additionalProperties: false,
-      },
-      handler: (args, ctx) => this.clear(args as { cache: string; all?: boolean }, ctx),
-    });
+          required: ['cache', 'keys'],
+          additionalProperties: false,
+        } as const,
+        handler: (args, ctx) => this.invalidate(args, ctx),
+      }),
+    );
+    this.registry.register(
+      defineSkill({
+        name: 'admin.cache.clear',
+        action: 'execute',
+        source: 'AdminSkillsModule',
+        requiredPermission: this.options.permissions.cache,
+        description:
+          "Drop every entry of an allow-listed cache (the caller's tenant's entries of a tenant cache). Needs all: true to mean it.",
+        parameters: {
+          type: 'object',
+          properties: { cache, all: { type: 'boolean', description: 'Must be true: a full clear.' } },
+          required: ['cache'],
+          additionalProperties: false,
+        } as const,
+        handler: (args, ctx) => this.clear(args, ctx),
+      }),
+    );
   }
 
   async invalidate(args: { cache: string; keys: string[] }, ctx: SkillInvocation) {

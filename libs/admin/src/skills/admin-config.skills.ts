@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { isDatabaseUnavailable } from '@zmodu/db';
-import { SkillError, SkillInvocation, SkillRegistry } from '@zmodu/skills';
+import { defineSkill, SkillError, SkillInvocation, SkillRegistry } from '@zmodu/skills';
 import { AdminConfig } from '../config/admin-config.service';
 import { MAX_CONFIG_KEY_LENGTH } from '../config/config-write';
 import { ConfigKeyImmutableException } from '../config/exceptions/config-key-immutable.exception';
@@ -46,36 +46,40 @@ export class AdminConfigSkills implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    const key = { type: 'string', minLength: 1, maxLength: MAX_CONFIG_KEY_LENGTH, description: 'A declared config key' };
-    this.registry.register({
-      name: 'admin.config.get',
-      action: 'read',
-      source: 'AdminSkillsModule',
-      requiredPermission: this.options.permissions.config,
-      description:
-        "Read a declared config key of the caller's tenant (its value, version, type, and whether it may change); without a key, list every declared key.",
-      parameters: { type: 'object', properties: { key }, additionalProperties: false },
-      handler: (args, ctx) => this.get(args as { key?: string }, ctx),
-    });
-    this.registry.register({
-      name: 'admin.config.set',
-      action: 'execute',
-      source: 'AdminSkillsModule',
-      requiredPermission: this.options.permissions.config,
-      description:
-        "Change a mutable declared config key of the caller's tenant. The value must fit the key's type. Send expectedVersion (the version admin.config.get answered) so the change applies only to the value you read.",
-      parameters: {
-        type: 'object',
-        properties: {
-          key,
-          value: { description: "The new value (JSON, of the key's type)" },
-          expectedVersion: { type: 'integer', minimum: 0, description: 'The version read (0: the key has no stored value yet)' },
-        },
-        required: ['key', 'value'],
-        additionalProperties: false,
-      },
-      handler: (args, ctx) => this.set(args as { key: string; value: unknown; expectedVersion?: number }, ctx),
-    });
+    const key = { type: 'string', minLength: 1, maxLength: MAX_CONFIG_KEY_LENGTH, description: 'A declared config key' } as const;
+    this.registry.register(
+      defineSkill({
+        name: 'admin.config.get',
+        action: 'read',
+        source: 'AdminSkillsModule',
+        requiredPermission: this.options.permissions.config,
+        description:
+          "Read a declared config key of the caller's tenant (its value, version, type, and whether it may change); without a key, list every declared key.",
+        parameters: { type: 'object', properties: { key }, additionalProperties: false } as const,
+        handler: (args, ctx) => this.get(args, ctx),
+      }),
+    );
+    this.registry.register(
+      defineSkill({
+        name: 'admin.config.set',
+        action: 'execute',
+        source: 'AdminSkillsModule',
+        requiredPermission: this.options.permissions.config,
+        description:
+          "Change a mutable declared config key of the caller's tenant. The value must fit the key's type. Send expectedVersion (the version admin.config.get answered) so the change applies only to the value you read.",
+        parameters: {
+          type: 'object',
+          properties: {
+            key,
+            value: { description: "The new value (JSON, of the key's type)" },
+            expectedVersion: { type: 'integer', minimum: 0, description: 'The version read (0: the key has no stored value yet)' },
+          },
+          required: ['key', 'value'],
+          additionalProperties: false,
+        } as const,
+        handler: (args, ctx) => this.set(args, ctx),
+      }),
+    );
   }
 
   async get(args: { key?: string }, ctx: SkillInvocation) {

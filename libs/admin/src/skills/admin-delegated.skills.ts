@@ -1,5 +1,5 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
-import { SkillError, SkillInvocation, SkillRegistry } from '@zmodu/skills';
+import { defineSkill, SkillError, SkillInvocation, SkillRegistry } from '@zmodu/skills';
 import { ADMIN_SKILLS_OPTIONS } from './admin-skills.constants';
 import { CALLBACK_MISSING_MESSAGE } from './admin-skills.messages';
 import { AdminDelegatedCallback, AdminSkillPermissionKey, ResolvedAdminSkillsOptions } from './admin-skills.options';
@@ -18,7 +18,7 @@ const PARAMETERS = {
   },
   required: ['operation'],
   additionalProperties: false,
-};
+} as const;
 
 interface DelegatedArgs {
   operation: string;
@@ -55,32 +55,34 @@ export class AdminDelegatedSkills implements OnModuleInit {
 
   private delegate(name: string, permission: AdminSkillPermissionKey, option: 'onUserManage' | 'onTenantProvision', description: string) {
     const callback: AdminDelegatedCallback | undefined = this.options[option];
-    this.registry.register({
-      name,
-      action: 'execute',
-      source: 'AdminSkillsModule',
-      requiredPermission: this.options.permissions[permission],
-      description: callback ? description : `${description} Not available in this application.`,
-      parameters: PARAMETERS,
-      handler: async (args, ctx: SkillInvocation) => {
-        if (!callback) throw new SkillError('callback_missing', CALLBACK_MISSING_MESSAGE(name, option), undefined, 'NotAvailable');
-        const a = args as unknown as DelegatedArgs;
-        const result = await callback(
-          Object.freeze({
-            skill: name,
-            tenantId: ctx.tenantId as string,
-            userId: ctx.userId ?? null,
-            agent: ctx.agent ?? null,
-            runId: ctx.runId,
-            permissions: ctx.permissions,
-            operation: a.operation,
-            target: a.target ?? null,
-            details: Object.freeze({ ...(a.details ?? {}) }),
-            signal: ctx.signal,
-          }),
-        );
-        return result === undefined ? { ok: true } : result;
-      },
-    });
+    this.registry.register(
+      defineSkill({
+        name,
+        action: 'execute',
+        source: 'AdminSkillsModule',
+        requiredPermission: this.options.permissions[permission],
+        description: callback ? description : `${description} Not available in this application.`,
+        parameters: PARAMETERS,
+        handler: async (args, ctx: SkillInvocation) => {
+          if (!callback) throw new SkillError('callback_missing', CALLBACK_MISSING_MESSAGE(name, option), undefined, 'NotAvailable');
+          const a: DelegatedArgs = args; // typed by PARAMETERS (as const): no cast
+          const result = await callback(
+            Object.freeze({
+              skill: name,
+              tenantId: ctx.tenantId as string,
+              userId: ctx.userId ?? null,
+              agent: ctx.agent ?? null,
+              runId: ctx.runId,
+              permissions: ctx.permissions,
+              operation: a.operation,
+              target: a.target ?? null,
+              details: Object.freeze({ ...(a.details ?? {}) }),
+              signal: ctx.signal,
+            }),
+          );
+          return result === undefined ? { ok: true } : result;
+        },
+      }),
+    );
   }
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { scopeIdProblem } from '@zmodu/guard';
-import { permissionCodeProblem, resolveSkillPermissions, SkillError, SkillRegistry } from '@zmodu/skills';
+import { defineSkill, permissionCodeProblem, resolveSkillPermissions, SkillError, SkillRegistry } from '@zmodu/skills';
 import type { SkillContext, SkillPermissions } from '@zmodu/skills';
 import { AgentJobRecord, AgentJobStore, MissedTickPolicy, NewAgentJob } from './agent-job.ports';
 import { cronProblem, nextTick } from './agent-job-cron';
@@ -249,30 +249,32 @@ export class AgentJobSkills {
       parameters: { type: 'object', properties: {}, additionalProperties: false },
       handler: (_args, ctx) => this.listSchedulableTasks(ctx),
     });
-    registry.register({
-      name: 'schedule_job',
-      requiredPermission: this.permissions.schedule_job,
-      action: 'execute',
-      source,
-      description:
-        'Schedule a task (by name, from list_schedulable_tasks) on a cron expression (5 fields, at most once a minute) in a time zone. ' +
-        'It runs as the current user with the permissions the task needs that they hold. missed: skip (default) or catch_up (run once ' +
-        'after downtime). expiresAt (optional, e.g. 2026-12-31T18:00:00Z): when it stops; by default, and at the latest, ' +
-        `${Math.round(this.maxJobLifetimeMs / 86_400_000)} days from now.`,
-      parameters: {
-        type: 'object',
-        properties: {
-          task: { type: 'string' },
-          cron: { type: 'string' },
-          timeZone: { type: 'string' },
-          missed: { type: 'string', enum: ['skip', 'catch_up'] },
-          expiresAt: { type: 'string', maxLength: 40 },
-        },
-        required: ['task', 'cron'],
-        additionalProperties: false,
-      },
-      handler: (args, ctx) => this.scheduleJob(args as { task: string; cron: string }, ctx),
-    });
+    registry.register(
+      defineSkill({
+        name: 'schedule_job',
+        requiredPermission: this.permissions.schedule_job,
+        action: 'execute',
+        source,
+        description:
+          'Schedule a task (by name, from list_schedulable_tasks) on a cron expression (5 fields, at most once a minute) in a time zone. ' +
+          'It runs as the current user with the permissions the task needs that they hold. missed: skip (default) or catch_up (run once ' +
+          'after downtime). expiresAt (optional, e.g. 2026-12-31T18:00:00Z): when it stops; by default, and at the latest, ' +
+          `${Math.round(this.maxJobLifetimeMs / 86_400_000)} days from now.`,
+        parameters: {
+          type: 'object',
+          properties: {
+            task: { type: 'string' },
+            cron: { type: 'string' },
+            timeZone: { type: 'string' },
+            missed: { type: 'string', enum: ['skip', 'catch_up'] },
+            expiresAt: { type: 'string', maxLength: 40 },
+          },
+          required: ['task', 'cron'],
+          additionalProperties: false,
+        } as const,
+        handler: (args, ctx) => this.scheduleJob(args, ctx),
+      }),
+    );
     registry.register({
       name: 'list_jobs',
       requiredPermission: this.permissions.list_jobs,
@@ -282,14 +284,21 @@ export class AgentJobSkills {
       parameters: { type: 'object', properties: {}, additionalProperties: false },
       handler: (_args, ctx) => this.listJobs(ctx),
     });
-    registry.register({
-      name: 'cancel_job',
-      requiredPermission: this.permissions.cancel_job,
-      action: 'execute',
-      source,
-      description: "Cancel one of this tenant's scheduled jobs by id.",
-      parameters: { type: 'object', properties: { jobId: { type: 'string' } }, required: ['jobId'], additionalProperties: false },
-      handler: (args, ctx) => this.cancelJob(args as { jobId: string }, ctx),
-    });
+    registry.register(
+      defineSkill({
+        name: 'cancel_job',
+        requiredPermission: this.permissions.cancel_job,
+        action: 'execute',
+        source,
+        description: "Cancel one of this tenant's scheduled jobs by id.",
+        parameters: {
+          type: 'object',
+          properties: { jobId: { type: 'string' } },
+          required: ['jobId'],
+          additionalProperties: false,
+        } as const,
+        handler: (args, ctx) => this.cancelJob(args, ctx),
+      }),
+    );
   }
 }

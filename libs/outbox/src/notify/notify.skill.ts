@@ -1,6 +1,6 @@
 import { Inject, Injectable, OnModuleInit, Optional } from '@nestjs/common';
 import { ownValue } from '@zmodu/guard';
-import { SkillError, SkillInvocation, SkillRegistry } from '@zmodu/skills';
+import { defineSkill, SkillError, SkillInvocation, SkillRegistry } from '@zmodu/skills';
 import { ChannelNeedsOutboxException } from '../exceptions/channel-needs-outbox.exception';
 import { OutboxRelay } from '../outbox-relay';
 import { OutboxService } from '../outbox.service';
@@ -23,24 +23,26 @@ export class NotifySkill implements OnModuleInit {
 
   onModuleInit(): void {
     const names = Object.keys(this.options.channels);
-    this.registry.register({
-      name: 'notification.send',
-      action: 'propose',
-      source: 'NotifyModule',
-      description: `Send a notification to a named channel: ${names.join(', ') || '(none configured)'}. Webhooks are signed and retried.`,
-      parameters: {
-        type: 'object',
-        properties: {
-          channel: { type: 'string', enum: names.length ? names : ['(none configured)'] },
-          subject: { type: 'string', maxLength: 200 },
-          message: { type: 'string', minLength: 1, maxLength: 10_000 },
-          data: { type: 'object' },
-        },
-        required: ['channel', 'message'],
-        additionalProperties: false,
-      },
-      handler: (args, ctx) => this.send(args as unknown as SendNotificationArgs, ctx),
-    });
+    this.registry.register(
+      defineSkill({
+        name: 'notification.send',
+        action: 'propose',
+        source: 'NotifyModule',
+        description: `Send a notification to a named channel: ${names.join(', ') || '(none configured)'}. Webhooks are signed and retried.`,
+        parameters: {
+          type: 'object',
+          properties: {
+            channel: { type: 'string', enum: names.length ? names : ['(none configured)'] },
+            subject: { type: 'string', maxLength: 200 },
+            message: { type: 'string', minLength: 1, maxLength: 10_000 },
+            data: { type: 'object' },
+          },
+          required: ['channel', 'message'],
+          additionalProperties: false,
+        } as const,
+        handler: (args, ctx) => this.send(args, ctx),
+      }),
+    );
   }
 
   async send(args: SendNotificationArgs, ctx: SkillInvocation) {
