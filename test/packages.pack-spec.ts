@@ -291,7 +291,7 @@ describe('the packages, installed into Nest applications outside the repository'
     return { minimalTargetMiB: MINIMAL_TARGET_MIB, apps };
   }
 
-  it('packs each package with its compiled output and declarations only', () => {
+  it('packs each package with its compiled output, declarations and README only', () => {
     expect(readdirSync(packs).sort()).toEqual(PACKAGES.map((p) => `zmodu-${p}-0.1.0.tgz`).sort());
     for (const name of PACKAGES) {
       const files = run('tar', 'tar', ['-tzf', join(packs, `zmodu-${name}-0.1.0.tgz`)], dir)
@@ -299,7 +299,9 @@ describe('the packages, installed into Nest applications outside the repository'
         .split('\n');
       // Besides its compiled code, @zmodu/admin ships the approvals console built (static files, no sources).
       const shipped = (f: string) => f.startsWith('package/dist/') || (name === 'admin' && f.startsWith('package/console-dist/'));
-      expect(files.filter((f) => f !== 'package/package.json' && !shipped(f))).toEqual([]);
+      expect(files.filter((f) => f !== 'package/package.json' && f !== 'package/README.md' && !shipped(f))).toEqual([]);
+      // Its README (install line, module snippet, its page of the docs): npm ships it whatever "files" says.
+      expect(files).toContain('package/README.md');
       if (name === 'admin') expect(files).toContain('package/console-dist/index.html');
       expect(files.filter((f) => /\.spec\.|__fixtures__|\.ts$/.test(f) && !f.endsWith('.d.ts'))).toEqual([]);
       expect(files).toContain(name === 'cli' ? 'package/dist/bin.js' : 'package/dist/index.d.ts');

@@ -101,7 +101,7 @@ describe('sample app: redaction of what a run returns over HTTP', () => {
       expect(text).not.toContain(CARD);
     }
     // Every tool call the run result shows. (Not the model's own text: the memory block of the system prompt holds the
-    // note as stored, and the scripted trader quotes it; see the README, Redaction, for what is not covered yet.)
+    // note as stored, and the scripted trader quotes it; see docs/skills-and-policies.md, Redaction, for what is not covered yet.)
     for (const body of [remembered, later]) {
       expect(JSON.stringify(calls(body))).not.toContain(API_KEY);
       expect(JSON.stringify(calls(body))).not.toContain(CARD);

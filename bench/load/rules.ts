@@ -130,7 +130,7 @@ export interface ScenarioResult {
   readonly stoppedBecause: string;
 }
 
-/** The step table as Markdown (what the README shows): one row per step, the scenario named on its first row. */
+/** The step table as Markdown (what docs/development/load.md shows): one row per step, the scenario named on its first row. */
 export function markdownTable(scenarios: readonly ScenarioResult[]): string {
   const rows = [
     ['Scenario', 'Connections', 'req/s', 'p50 (ms)', 'p99 (ms)', 'Errors / non-2xx'],

@@ -128,7 +128,7 @@ describe('chaos: two sample instances in cluster mode, one killed with SIGKILL m
     );
     // Restarted ahead of the backlog: the survivor's model saw each of them before it had seen every newer goal (they
     // once waited behind all of them), and they ended before the backlog did (the stored finish times, one against
-    // the other). The order of events is asserted, not the clock: how soon after a crash its runs restart (the README's
+    // the other). The order of events is asserted, not the clock: how soon after a crash its runs restart (docs/cluster.md's
     // 2 x leaseMs) is a speed, for the bench, not a bound for a loaded machine to break.
     const order = [...seenOnSurvivor];
     const restarts = order.filter((goal) => goal.startsWith('desk') && Number(goal.split(' ')[1]) < ON_VICTIM);

@@ -25,7 +25,7 @@ function zmodu(...args: string[]): Promise<{ code: number; stdout: string; stder
 }
 
 /**
- * The chaos suite: two processes on one embedded database folder, the sample app and the CLI (the README names the same
+ * The chaos suite: two processes on one embedded database folder, the sample app and the CLI (the docs name the same
  * `.data/pglite` for both). Before the folder lock, the CLI's open corrupted the app's database (a table unreadable after
  * a restart: "pg_attribute catalog is missing 6 attribute(s)", then Aborted() at open). Now the second opener is refused
  * with a message naming the holder and how to share the data through PostgreSQL instead; the first goes on serving; the

@@ -15,7 +15,7 @@ function sampleFiles(): string[] {
 
 const blocksOf = (file: string): CodeBlock[] => typescriptBlocks(file, readFileSync(join(ROOT, file), 'utf8'));
 
-/** The README's first @Skill example as a new user copied it (the type imported as a value), the same fixed, two fragments. */
+/** The guide's first @Skill example (docs/skills-and-policies.md) as a new user copied it (the type imported as a value), the same fixed, two fragments. */
 const PROBE = [
   '# Skills',
   '',
@@ -68,11 +68,15 @@ describe('TypeScript blocks of the Markdown files', () => {
     problems = compileBlocks(ROOT, [...documents, ...typescriptBlocks('docs/probe.md', PROBE)], YOUR_APPLICATION, sampleFiles());
   });
 
-  it('takes the README and every Markdown file under docs/, none of node_modules', () => {
+  it('takes the Markdown files at the root (README, CONTRIBUTING.md) and every one under docs/, its subfolders too, none of node_modules', () => {
     const files = markdownFiles(ROOT);
-    expect(files).toContain('README.md');
+    expect(files).toEqual(
+      expect.arrayContaining(['README.md', 'CONTRIBUTING.md', 'docs/getting-started.md', 'docs/development/benchmarks.md']),
+    );
     expect(files.filter((f) => f.includes('node_modules') || (f.includes('/') && !f.startsWith('docs/')))).toEqual([]);
-    expect(documents.filter((b) => b.file === 'README.md').length).toBeGreaterThan(20);
+    // The README's first app; the guide's examples are in docs/.
+    expect(documents.filter((b) => b.file === 'README.md').length).toBeGreaterThanOrEqual(1);
+    expect(documents.filter((b) => b.file.startsWith('docs/')).length).toBeGreaterThan(30);
   });
 
   it('compiles every block as a default `nest new` project compiles it (isolatedModules, emitDecoratorMetadata, strict), fragments parsed only', () => {
@@ -84,12 +88,12 @@ describe('TypeScript blocks of the Markdown files', () => {
     expect(documents.filter((b) => b.fragment).map((b) => `${b.file}:${b.line}`).length).toBeLessThanOrEqual(3);
   });
 
-  it('compiles the sample application the README points at as code to copy under the same options (no TS1272 in a nest new project)', () => {
+  it('compiles the sample application the docs point at as code to copy under the same options (no TS1272 in a nest new project)', () => {
     expect(sampleFiles().length).toBeGreaterThan(20);
     expect(problems.filter((p) => p.at.startsWith('apps/')).map((p) => `${p.at}: TS${p.code}: ${p.message}`)).toEqual([]);
   });
 
-  it("reports the README's first @Skill example as a new user copied it, at its line, and a broken fragment (attack: TS1272 under isolatedModules)", () => {
+  it("reports the guide's first @Skill example as a new user copied it, at its line, and a broken fragment (attack: TS1272 under isolatedModules)", () => {
     expect(typescriptBlocks('docs/probe.md', PROBE).map((b) => [b.line, b.fragment])).toEqual([
       [4, false],
       [17, false],

@@ -131,7 +131,7 @@ export class Agent {
       );
     // The run's deadline and the caller's abort, as one signal: the model request and every tool call see it.
     const deadline = runDeadline(context.signal, timeoutMs);
-    // One span and one log context per run (README, Traces and logs): its model and tool calls nest under it.
+    // One span and one log context per run (docs/observability.md, Traces and logs): its model and tool calls nest under it.
     const run = { agent: this.name, runId: context.runId ?? randomUUID(), tenantId: context.tenantId };
     try {
       return await withLogContext(run, () =>
@@ -351,7 +351,7 @@ export class Agent {
   }
 
   /**
-   * The one denial that answers every call of a turn past `maxToolCallsPerTurn` (README, "maxToolCallsPerTurn"): counted
+   * The one denial that answers every call of a turn past `maxToolCallsPerTurn` (docs/getting-started.md, "maxToolCallsPerTurn"): counted
    * once, audited once under the first refused call's name, with how many calls it stands for and which names they
    * used (the first few, bounded); its observation tells the model the same.
    */

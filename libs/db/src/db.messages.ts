@@ -30,7 +30,7 @@ export const DbMessages = {
     `which cannot open a folder of another major version (the folder was not changed). To keep the data, dump it with the ` +
     `PGlite that wrote it (${Object.hasOwn(DUMP_WITH, found) ? DUMP_WITH[found] : `the @electric-sql/pglite release that runs PostgreSQL ${found}`}: ` +
     `pgDump from @electric-sql/pglite-tools/pg_dump, in a folder of its own) and load the dump into a new folder with this ` +
-    `version ("Upgrading the embedded database" in the README shows both steps). To start over without the data, delete ${dir}.`,
+    `version ("Upgrading the embedded database" in docs/upgrading.md shows both steps). To start over without the data, delete ${dir}.`,
 
   folderInUse: (dir: string, holder: FolderHolderDescription, lockPath: string) =>
     `The embedded database folder ${dir} is in use by process ${holder.pid} (${holder.program}) on ${holder.host} since ${holder.since}. ` +

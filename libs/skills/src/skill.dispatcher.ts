@@ -63,7 +63,7 @@ export class SkillDispatcher {
 
   /**
    * `call`: what the caller knows of the call beyond its context (the model's tool-call id). Traced as
-   * `execute_tool {name}` and logged under the context's run, tenant and agent (see the README, Traces and logs).
+   * `execute_tool {name}` and logged under the context's run, tenant and agent (see docs/observability.md, Traces and logs).
    */
   async dispatch(ctx: SkillContext, name: string, args: unknown, call?: DispatchCall): Promise<SkillCallResult> {
     return this.observed(ctx, name, call, () => this.dispatchUntraced(ctx, name, args));

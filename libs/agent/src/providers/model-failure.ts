@@ -50,7 +50,7 @@ const retried = (status: number) => status === 408 || status === 409 || status =
  * the first line of its error message, redacted (the provider's key, in any of its forms, and every secret the
  * redactor knows), at most MODEL_ERROR_EXCERPT_MAX_CHARS characters: never its whole body, a traceback or a key it
  * echoed. The SDK's error is not kept as the cause (it holds the whole body). An abort of the run passes as it is.
- * The run ends `model_error` with this text (README, "Point an agent at a real model").
+ * The run ends `model_error` with this text (docs/models-and-streaming.md, "Point an agent at a real model").
  */
 export function modelFailure(err: unknown, sdk: SdkErrors, facts: RequestFacts): unknown {
   const { provider, timeoutMs, maxRetries } = facts;

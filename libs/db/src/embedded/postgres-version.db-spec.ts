@@ -66,7 +66,7 @@ describe('the PostgreSQL major of an embedded database folder', () => {
     const message = (err as Error).message;
     expect(message).toContain(`holds data of PostgreSQL 17, and this @zmodu/db embeds PostgreSQL ${EMBEDDED_POSTGRES_MAJOR}`);
     expect(message).toContain('@electric-sql/pglite@0.3.16 with @electric-sql/pglite-tools@0.2.21');
-    expect(message).toContain('Upgrading the embedded database');
+    expect(message).toContain('"Upgrading the embedded database" in docs/upgrading.md');
     expect(message).toContain(`delete ${dataDir}`);
     expect(snapshot(dataDir)).toEqual(before);
 
