@@ -28,7 +28,7 @@ const lib = (name, forbidden) => ({
 });
 
 export default tseslint.config(
-  // test/fixtures/apps are applications as `nest new` makes them, with their own lint setup (npm run test:packages).
+  // examples/ and test/fixtures/apps are applications as `nest new` makes them, with their own lint setup (npm run test:packages).
   {
     ignores: [
       'dist/**',
@@ -40,6 +40,7 @@ export default tseslint.config(
       '**/*.js',
       '**/*.mjs',
       'test/fixtures/apps/**',
+      'examples/**',
     ],
   },
   js.configs.recommended,

@@ -24,8 +24,9 @@ const base = {
   testEnvironment: '<rootDir>/test/support/quiet-environment.js',
   setupFilesAfterEnv: ['<rootDir>/test/support/quiet-logger.js'],
   moduleNameMapper,
-  // test/fixtures/apps are applications with tests of their own (vitest, jest), run inside them by npm run test:packages.
-  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/fixtures/'],
+  // examples/ and test/fixtures/apps are applications with tests of their own (vitest, jest), run inside them by npm run
+  // test:packages.
+  testPathIgnorePatterns: ['/node_modules/', '<rootDir>/test/fixtures/', '<rootDir>/examples/'],
 };
 // Which suites a run holds (ZMODU_TEST_SET): `default` is npm test (unit, tooling, the database suites on PGlite and the
 // e2e specs; against PostgreSQL too when ZMODU_TEST_DATABASE_URL is set); `quick` is npm run test:quick (the unit specs

@@ -179,7 +179,8 @@ function renderPackageSizes(data) {
     'data on its last line and fails when the text differs.',
     '',
     `Measured ${data.date} with npm ${data.npm ?? '?'} on Node ${data.node} (${data.platform}); the apps are in`,
-    '`test/fixtures/apps`, each installed from the packed tarballs without `--legacy-peer-deps`.',
+    '`examples/approvals` (nest12-esm), `examples/minimal` and `test/fixtures/apps/nest11-cjs`, each installed from the',
+    'packed tarballs without `--legacy-peer-deps`.',
     '',
     table(
       ['App', '`du -sb node_modules`', 'Packages', 'What it installs'],

@@ -5,7 +5,8 @@ import { dirname, join } from 'node:path';
 
 /**
  * The packages as Nest users get them: build and `npm pack` every library and the CLI, then install the tarballs into
- * three applications in a temporary folder outside the repository (test/fixtures/apps, each with its own package.json):
+ * three applications in a temporary folder outside the repository (examples/approvals, examples/minimal and
+ * test/fixtures/apps/nest11-cjs, each with its own package.json):
  *
  * - nest12-esm: what `nest new` (CLI 12) makes today, ESM ("type": "module"), TypeScript 6, Vitest 4, module nodenext;
  * - nest11-cjs: what `nest new` (CLI 11) made, CommonJS, jest and ts-jest;
@@ -19,7 +20,12 @@ import { dirname, join } from 'node:path';
  * npm run test:packages; ZMODU_KEEP_PACKAGED_APP=1 keeps the folder; the sizes go to dist/packages-report.json.
  */
 const ROOT = join(__dirname, '..');
-const FIXTURES = join(ROOT, 'test', 'fixtures', 'apps');
+/** Where each app is kept: the examples a user reads (examples/), and the Nest 11 CommonJS fixture. */
+const SOURCES = {
+  'nest12-esm': join(ROOT, 'examples', 'approvals'),
+  'nest11-cjs': join(ROOT, 'test', 'fixtures', 'apps', 'nest11-cjs'),
+  minimal: join(ROOT, 'examples', 'minimal'),
+} as const;
 const REPORT = join(ROOT, 'dist', 'packages-report.json');
 const PACKAGES = ['db', 'guard', 'skills', 'data', 'outbox', 'memory', 'pipeline', 'mcp', 'agent', 'http', 'admin', 'cli'];
 const WITH_TESTING = ['agent', 'db', 'guard', 'outbox', 'memory', 'pipeline'];
@@ -242,7 +248,7 @@ describe('the packages, installed into Nest applications outside the repository'
     packs = join(dir, 'packs');
     run('build and pack', process.execPath, [join(ROOT, 'scripts', 'build-packages.js'), '--pack', '--out', packs], ROOT);
     for (const app of APPS)
-      cpSync(join(FIXTURES, app), appDir(app), {
+      cpSync(SOURCES[app], appDir(app), {
         recursive: true,
         filter: (src) => !/[/\\](node_modules|dist|data[^/\\]*)$/.test(src),
       });
