@@ -166,6 +166,7 @@ const APP_TEXT = {
   minimal: '`@zmodu/agent`, `guard`, `skills`, `db`, `@nestjs/common`, `core`, `typeorm`, TypeORM',
   'nest12-esm': "every package, Nest 12 with swagger and terminus, and CLI 12's dev tools (Vitest, TypeScript 6)",
   'nest11-cjs': "every package, Nest 11 with swagger and terminus, and CLI 11's dev tools (jest, ESLint, TypeScript 5)",
+  mcp: 'the minimal four, `@zmodu/mcp`, `@nestjs/platform-express`, both MCP SDKs (v2) and zod',
 };
 
 function renderPackageSizes(data) {
@@ -179,8 +180,8 @@ function renderPackageSizes(data) {
     'data on its last line and fails when the text differs.',
     '',
     `Measured ${data.date} with npm ${data.npm ?? '?'} on Node ${data.node} (${data.platform}); the apps are in`,
-    '`examples/approvals` (nest12-esm), `examples/minimal` and `test/fixtures/apps/nest11-cjs`, each installed from the',
-    'packed tarballs without `--legacy-peer-deps`.',
+    '`examples/approvals` (nest12-esm), `examples/minimal`, `examples/mcp` and `test/fixtures/apps/nest11-cjs`, each',
+    'installed from the packed tarballs without `--legacy-peer-deps`.',
     '',
     table(
       ['App', '`du -sb node_modules`', 'Packages', 'What it installs'],

@@ -5,12 +5,14 @@ import { dirname, join } from 'node:path';
 
 /**
  * The packages as Nest users get them: build and `npm pack` every library and the CLI, then install the tarballs into
- * three applications in a temporary folder outside the repository (examples/approvals, examples/minimal and
- * test/fixtures/apps/nest11-cjs, each with its own package.json):
+ * four applications in a temporary folder outside the repository (examples/approvals, examples/minimal, examples/mcp
+ * and test/fixtures/apps/nest11-cjs, each with its own package.json):
  *
  * - nest12-esm: what `nest new` (CLI 12) makes today, ESM ("type": "module"), TypeScript 6, Vitest 4, module nodenext;
  * - nest11-cjs: what `nest new` (CLI 11) made, CommonJS, jest and ts-jest;
- * - minimal: @zmodu/agent, guard, skills and db with Nest's core and TypeORM only (its size is reported).
+ * - minimal: @zmodu/agent, guard, skills and db with Nest's core and TypeORM only (its size is reported);
+ * - mcp: the minimal four with @zmodu/mcp and both MCP SDKs: an external MCP server's tool behind the guard, and the
+ *   app's skill served over MCP to the official v2 client.
  *
  * Each installs without --legacy-peer-deps and without a peer warning. The two Nest apps boot an agent with a skill of
  * their own, the data skills over an entity of their own on the embedded database, the pipeline with a proposal that
@@ -25,11 +27,12 @@ const SOURCES = {
   'nest12-esm': join(ROOT, 'examples', 'approvals'),
   'nest11-cjs': join(ROOT, 'test', 'fixtures', 'apps', 'nest11-cjs'),
   minimal: join(ROOT, 'examples', 'minimal'),
+  mcp: join(ROOT, 'examples', 'mcp'),
 } as const;
 const REPORT = join(ROOT, 'dist', 'packages-report.json');
 const PACKAGES = ['db', 'guard', 'skills', 'data', 'outbox', 'memory', 'pipeline', 'mcp', 'agent', 'http', 'admin', 'cli'];
 const WITH_TESTING = ['agent', 'db', 'guard', 'outbox', 'memory', 'pipeline'];
-const APPS = ['nest12-esm', 'nest11-cjs', 'minimal'] as const;
+const APPS = ['nest12-esm', 'nest11-cjs', 'minimal', 'mcp'] as const;
 type App = (typeof APPS)[number];
 const NEST_APPS = ['nest12-esm', 'nest11-cjs'] as const;
 type NestApp = (typeof NEST_APPS)[number];
@@ -408,6 +411,7 @@ describe('the packages, installed into Nest applications outside the repository'
         );
       }
       lane('minimal', runAsync(on('minimal start'), join(bin(), 'node'), ['main.mjs'], appDir('minimal'), { env: envOn(bin()) }));
+      lane('mcp', runAsync(on('mcp start'), join(bin(), 'node'), ['main.mjs'], appDir('mcp'), { env: envOn(bin()) }));
     });
 
     // Nothing of this Node version is left running when the next one starts (or when the folder is removed).
@@ -439,6 +443,17 @@ describe('the packages, installed into Nest applications outside the repository'
         stoppedReason: 'final',
         toolCalls: ['clock.now allowed ok'],
         audit: ['acme ada clock.now allowed ok'],
+      });
+    });
+
+    it("mcp: an agent calls an external MCP server's tool through the guard, and the v2 client calls the app's skill over MCP", async () => {
+      const { stdout } = (await lanes.get('mcp')) as Ran;
+      expect(lastJsonLine(stdout)).toEqual({
+        answer: 'Weather in Paris: {"city":"Paris","tempC":19}',
+        agentCalls: ['weather.get_weather allowed', 'weather.send_alert denied denied_not_listed'],
+        mcpTools: ['clock.now'],
+        mcpCall: { zone: 'Europe/Paris', hour: 9 },
+        audit: ['clock.now allowed ok', 'weather.get_weather allowed ok', 'weather.send_alert denied denied'],
       });
     });
   });
