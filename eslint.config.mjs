@@ -1,12 +1,16 @@
 import js from '@eslint/js';
 import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
+import { createRequire } from 'node:module';
 
-// The direction of imports (docs/architecture.md, the library map): db and guard import nothing of
-// ours; skills imports guard (and db); data, outbox and memory import skills, guard and db at most,
-// never each other; pipeline imports skills and guard; agent everything above except mcp, http and admin;
-// mcp skills and guard; http everything but admin; admin anything. The apps only through the @zmodu/<name> entry
-// points; libraries never from apps/ or test/.
+const { libraries } = createRequire(import.meta.url)('./scripts/libraries.js');
+const LIBRARIES = libraries();
+
+// The direction of imports (docs/architecture.md, the library map) is what each package declares: a library may import
+// the @zmodu packages of its package.json (dependencies and peers) and no other (scripts/libraries.js: one list, so the
+// layering cannot drift from what ships). db and guard declare none; skills declares guard and db; data, outbox and memory
+// skills, guard and db; pipeline skills and guard; agent skills, guard and db; mcp skills and guard; http what it runs;
+// admin what it serves. The apps only through the @zmodu/<name> entry points; libraries never from apps/ or test/.
 const restrict = (patterns) => ({ 'no-restricted-imports': ['error', { patterns }] });
 const fromApps = { group: ['**/apps/**'], message: 'libraries never import from apps/' };
 const fromTest = { group: ['**/test/**'], message: 'libraries never import from test/: use @zmodu/<name>/testing' };
@@ -16,16 +20,18 @@ const deep = {
 };
 const above = (names, lib) => ({
   group: names.flatMap((n) => [`@zmodu/${n}`, `@zmodu/${n}/*`]),
-  message: `${lib} may not import ${names.join(', ')} (docs/architecture.md, the library map)`,
+  message: `${lib} may not import ${names.join(', ')}: it does not declare them in its package.json (docs/architecture.md, the library map)`,
 });
-const DATA_TIER = ['data', 'outbox', 'memory'];
 // Specs and their fixtures may use any library (and its testing entry), but never test/ or apps/.
 const SPECS = ['libs/**/*.spec.ts', 'libs/**/*.db-spec.ts', 'libs/**/__fixtures__/**/*.ts'];
-const lib = (name, forbidden) => ({
-  files: [`libs/${name}/**/*.ts`],
-  ignores: SPECS,
-  rules: restrict([fromApps, fromTest, deep, ...(forbidden.length ? [above(forbidden, name)] : [])]),
-});
+const lib = ({ short: name, deps }) => {
+  const forbidden = LIBRARIES.map((l) => l.short).filter((n) => n !== name && !deps.includes(n));
+  return {
+    files: [`libs/${name}/**/*.ts`],
+    ignores: SPECS,
+    rules: restrict([fromApps, fromTest, deep, ...(forbidden.length ? [above(forbidden, name)] : [])]),
+  };
+};
 
 export default tseslint.config(
   // examples/ and test/fixtures/apps are applications as `nest new` makes them, with their own lint setup (npm run test:packages).
@@ -53,16 +59,7 @@ export default tseslint.config(
       'max-len': ['error', { code: 140, ignoreStrings: true, ignoreTemplateLiterals: true, ignoreRegExpLiterals: true, ignoreUrls: true }],
     },
   },
-  lib('db', ['guard', 'skills', ...DATA_TIER, 'pipeline', 'agent', 'mcp', 'http', 'admin']),
-  lib('guard', ['db', 'skills', ...DATA_TIER, 'pipeline', 'agent', 'mcp', 'http', 'admin']),
-  lib('skills', [...DATA_TIER, 'pipeline', 'agent', 'mcp', 'http', 'admin']),
-  ...DATA_TIER.map((name) => lib(name, [...DATA_TIER.filter((n) => n !== name), 'pipeline', 'agent', 'mcp', 'http', 'admin'])),
-  lib('pipeline', ['db', ...DATA_TIER, 'agent', 'mcp', 'http', 'admin']),
-  lib('agent', ['admin', 'mcp', 'http']),
-  lib('mcp', ['db', ...DATA_TIER, 'pipeline', 'agent', 'http', 'admin']),
-  // http knows the other libraries' exceptions by name (library-errors.ts), so it imports only what it runs.
-  lib('http', ['admin']),
-  lib('admin', []),
+  ...LIBRARIES.map(lib),
   { files: SPECS, rules: restrict([fromApps, fromTest, deep]) },
   // The MCP SDKs are optional peer dependencies, loaded at run time (mcp-sdk.ts) only when MCP is configured: the
   // libraries import their types only, so that importing @zmodu/mcp or @zmodu/agent never requires them.

@@ -1,7 +1,12 @@
 /** Jest runs under `node --experimental-vm-modules` (see package.json) so PGlite can load its WASM. */
+// @zmodu/<name> is the library's source, for every library of libs/ (scripts/libraries.js: one list).
+const names = require('./scripts/libraries')
+  .libraries()
+  .map((p) => p.short)
+  .join('|');
 const moduleNameMapper = {
-  '^@zmodu/(guard|skills|data|outbox|memory|agent|db|pipeline|admin|mcp|http)$': '<rootDir>/libs/$1/src',
-  '^@zmodu/(guard|skills|data|outbox|memory|agent|db|pipeline|admin|mcp|http)/(.*)$': '<rootDir>/libs/$1/src/$2',
+  [`^@zmodu/(${names})$`]: '<rootDir>/libs/$1/src',
+  [`^@zmodu/(${names})/(.*)$`]: '<rootDir>/libs/$1/src/$2',
 };
 // The TypeScript of the specs and the libraries is compiled by SWC (@swc/jest): a transpiler, not a type checker (lint and the
 // build type-check), about ten times faster than ts-jest on this suite. Nest needs the decorators' design-time types

@@ -10,20 +10,10 @@ const { builtinModules } = require('node:module');
 const { join, resolve } = require('node:path');
 
 const root = join(__dirname, '..');
-const PACKAGES = [
-  'libs/db',
-  'libs/guard',
-  'libs/skills',
-  'libs/data',
-  'libs/outbox',
-  'libs/memory',
-  'libs/pipeline',
-  'libs/mcp',
-  'libs/agent',
-  'libs/http',
-  'libs/admin',
-  'apps/cli',
-];
+// In the order of their declared @zmodu dependencies (scripts/libraries.js: one list, from the package.json files).
+const PACKAGES = require('./libraries')
+  .buildOrder()
+  .map((p) => p.dir);
 
 const args = process.argv.slice(2);
 const pack = args.includes('--pack');

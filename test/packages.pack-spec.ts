@@ -30,8 +30,13 @@ const SOURCES = {
   mcp: join(ROOT, 'examples', 'mcp'),
 } as const;
 const REPORT = join(ROOT, 'dist', 'packages-report.json');
-const PACKAGES = ['db', 'guard', 'skills', 'data', 'outbox', 'memory', 'pipeline', 'mcp', 'agent', 'http', 'admin', 'cli'];
-const WITH_TESTING = ['agent', 'db', 'guard', 'outbox', 'memory', 'pipeline'];
+// Every package of the repository, and those with a /testing entry (scripts/libraries.js: one list).
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { packages } = require('../scripts/libraries') as { packages(): Array<{ short: string; testing: boolean }> };
+const PACKAGES = packages().map((p) => p.short);
+const WITH_TESTING = packages()
+  .filter((p) => p.testing)
+  .map((p) => p.short);
 const APPS = ['nest12-esm', 'nest11-cjs', 'minimal', 'mcp'] as const;
 type App = (typeof APPS)[number];
 const NEST_APPS = ['nest12-esm', 'nest11-cjs'] as const;
