@@ -132,7 +132,9 @@ describe('red team cluster mode (pg-boss)', () => {
     const gate = new Promise<void>((r) => (release = r));
     let fetchHeld = false;
     bossDb.executeSql = async (sql, values) => {
-      if (sql.includes('SKIP LOCKED') && !fetchHeld) {
+      // The fetch of a job (pg-boss's fetchNextJob locks with FOR UPDATE OF j SKIP LOCKED): not its maintenance, whose
+      // queries lock with SKIP LOCKED too (holding one of those let the fetch through, and a took the goal).
+      if (sql.includes('FOR UPDATE OF j SKIP LOCKED') && !fetchHeld) {
         fetchHeld = true;
         await gate;
       }
