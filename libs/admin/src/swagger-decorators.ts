@@ -42,7 +42,9 @@ type Decorators = Pick<
   | 'ApiUnprocessableEntityResponse'
 >;
 
-const pick = <K extends keyof Decorators>(name: K): Decorators[K] => (swagger ? swagger[name] : (noop as Decorators[K]));
+// Own members of the loaded module only (a missing one, in an older @nestjs/swagger, is a no-op like the rest).
+const pick = <K extends keyof Decorators>(name: K): Decorators[K] =>
+  swagger && Object.hasOwn(swagger, name) ? (swagger as Decorators)[name] : (noop as Decorators[K]);
 
 export const ApiBadRequestResponse = pick('ApiBadRequestResponse');
 export const ApiBearerAuth = pick('ApiBearerAuth');

@@ -31,7 +31,7 @@ export function serverSdk(who: string): ServerSdk {
   if (server) return server;
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const loaded = load<ServerSdk>(() => require('@modelcontextprotocol/server'), SERVER_SDK, who);
-  const missing = NEEDED.filter((name) => loaded[name] === undefined);
+  const missing = NEEDED.filter((name) => !Object.hasOwn(loaded, name) || loaded[name] === undefined);
   if (missing.length) throw new McpSdkMissingException(MCP_SDK_TOO_OLD_MESSAGE(who, SERVER_SDK, SERVER_SDK_RANGE, missing));
   return (server = loaded);
 }

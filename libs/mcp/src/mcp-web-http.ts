@@ -39,12 +39,11 @@ export function toWebRequest(req: IncomingMessage, body: unknown, signal: AbortS
  */
 export async function writeWebResponse(res: ServerResponse, response: Response, signal: AbortSignal): Promise<void> {
   if (res.headersSent) return;
-  // No prototype: a header named like an Object member (`__proto__` is a valid token) is a header like any other.
-  const headers = Object.create(null) as Record<string, string | string[]>;
-  for (const [name, value] of response.headers) {
-    if (name === 'set-cookie') headers[name] = response.headers.getSetCookie();
-    else headers[name] = value;
-  }
+  // A flat list of name, value, name, value (writeHead takes one): no object keyed by a header name, so a header named
+  // like an Object member (`__proto__` is a valid token) is a header like any other; each Set-Cookie stays its own.
+  const headers: string[] = [];
+  for (const [name, value] of response.headers) if (name !== 'set-cookie') headers.push(name, value);
+  for (const cookie of response.headers.getSetCookie()) headers.push('set-cookie', cookie);
   res.writeHead(response.status, headers);
   const body = response.body;
   if (body === null) return void res.end();

@@ -29,7 +29,7 @@ export function clientSdk(): ClientSdk {
   if (client) return client;
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const loaded = load<ClientSdk>(() => require('@modelcontextprotocol/client'), CLIENT_SDK);
-  const missing = NEEDED.filter((name) => loaded[name] === undefined);
+  const missing = NEEDED.filter((name) => !Object.hasOwn(loaded, name) || loaded[name] === undefined);
   if (missing.length) throw new McpClientSdkMissingException(MCP_CLIENT_SDK_TOO_OLD_MESSAGE(CLIENT_SDK, CLIENT_SDK_RANGE, missing));
   return (client = loaded);
 }
