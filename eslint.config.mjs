@@ -15,8 +15,15 @@ const restrict = (patterns) => ({ 'no-restricted-imports': ['error', { patterns 
 const fromApps = { group: ['**/apps/**'], message: 'libraries never import from apps/' };
 const fromTest = { group: ['**/test/**'], message: 'libraries never import from test/: use @zmodu/<name>/testing' };
 const deep = {
-  group: ['@zmodu/*/*', '!@zmodu/*/testing'],
-  message: 'import a library only through @zmodu/<name> (or @zmodu/<name>/testing in tests)',
+  group: ['@zmodu/*/*', '!@zmodu/*/testing', '!@zmodu/*/internal'],
+  message: 'import a library only through @zmodu/<name> (or @zmodu/<name>/testing in tests, @zmodu/<name>/internal between libraries)',
+};
+// What the packages share and an application must not use: @zmodu/core and each package's /internal entry. Admitted from
+// libs/, apps/cli (our CLI), test/ and bench/; never from the sample, which is what users copy (nor examples/ and docs/,
+// which use the published entry points: test:packages and readme-code.spec.ts).
+const internal = {
+  group: ['@zmodu/core', '@zmodu/core/*', '@zmodu/*/internal'],
+  message: 'internal to the @zmodu packages: use the entry point (@zmodu/<name>); ZmoduError is exported by every package',
 };
 const above = (names, lib) => ({
   group: names.flatMap((n) => [`@zmodu/${n}`, `@zmodu/${n}/*`]),
@@ -84,6 +91,10 @@ export default tseslint.config(
   {
     files: ['apps/**/*.ts'],
     rules: restrict([deep, { group: ['**/libs/**'], message: 'the app imports libraries through @zmodu/<name>' }]),
+  },
+  {
+    files: ['apps/sample/**/*.ts'],
+    rules: restrict([deep, internal, { group: ['**/libs/**'], message: 'the app imports libraries through @zmodu/<name>' }]),
   },
   // Formatting is Prettier's (npm run lint:format); no ESLint rule argues with it.
   prettier,

@@ -7,11 +7,11 @@ import {
   AuditLogStore,
   Guard,
   GuardModule,
-  TypeOrmAuditLogStore,
   verifyAuditChain,
   ZMODU_GUARD_ENTITIES,
   ZMODU_GUARD_MIGRATIONS,
 } from '@zmodu/guard';
+import { TypeOrmAuditLogStore } from '@zmodu/guard/internal';
 import { createSkillContext, Skill, SkillDispatcher, SkillsModule } from '@zmodu/skills';
 import { DataSource } from 'typeorm';
 import { insertAuditRows } from '../libs/guard/src/audit/typeorm-audit-log.store';

@@ -1,5 +1,5 @@
 import { Redactor } from '@zmodu/guard';
-import { compileSchema } from '@zmodu/skills';
+import { compileSchema } from '@zmodu/skills/internal';
 import { msPerRun } from './measure';
 import { Row } from './report';
 

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
 import { serverDataSourceOptions } from '@zmodu/db';
-import { TypeOrmMemoryStore, ZMODU_MEMORY_MIGRATIONS } from '@zmodu/memory';
+import { TypeOrmMemoryStore } from '@zmodu/memory/internal';
+import { ZMODU_MEMORY_MIGRATIONS } from '@zmodu/memory';
 import { BenchServer, withBenchDatabase } from './bench-database';
 import { msPerRun } from './measure';
 import { Row } from './report';

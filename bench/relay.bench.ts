@@ -1,4 +1,5 @@
-import { OutboxRelay, OutboxService, TypeOrmOutboxStore, ZMODU_OUTBOX_MIGRATIONS } from '@zmodu/outbox';
+import { OutboxRelay, TypeOrmOutboxStore } from '@zmodu/outbox/internal';
+import { OutboxService, ZMODU_OUTBOX_MIGRATIONS } from '@zmodu/outbox';
 import { PgBoss } from 'pg-boss';
 import { Client } from 'pg';
 import { DataSource } from 'typeorm';

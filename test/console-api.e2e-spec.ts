@@ -1,7 +1,7 @@
 import { INestApplication } from '@nestjs/common';
 import { AgentWorker } from '@zmodu/agent';
 import { AgentAuditLog } from '@zmodu/guard';
-import { CONSOLE_CSP } from '@zmodu/admin';
+import { CONSOLE_CSP } from '@zmodu/admin/internal';
 import request from 'supertest';
 import { mintToken } from '../apps/sample/src/auth/dev-token';
 import { sampleAppsOnTestDatabase } from './support/sample-apps';

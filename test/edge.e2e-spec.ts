@@ -24,7 +24,7 @@ import {
   traderBudgetFromEnv,
 } from '../apps/sample/src/config';
 import { deeperThan } from '../apps/sample/src/edge/body-limits.middleware';
-import { isDatabaseUnavailable } from '@zmodu/db';
+import { isDatabaseUnavailable } from '@zmodu/core';
 import { ZmoduExceptionFilter } from '@zmodu/http';
 import { SampleAppOptions } from '../apps/sample/src/sample.options';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';

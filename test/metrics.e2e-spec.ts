@@ -1,7 +1,8 @@
 import { INestApplication } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { AgentRunResult } from '@zmodu/agent';
-import { AgentAuditLog, TOKEN_QUOTA_STORE, TokenQuota, TokenQuotaStore } from '@zmodu/guard';
+import { AgentAuditLog, TokenQuota, TokenQuotaStore } from '@zmodu/guard';
+import { TOKEN_QUOTA_STORE } from '@zmodu/guard/internal';
 import { OutboxService } from '@zmodu/outbox';
 import { SkillRegistry } from '@zmodu/skills';
 import request from 'supertest';

@@ -1,4 +1,5 @@
-import { AgentAuditLog, OptionalPeerUnavailableException } from '@zmodu/guard';
+import { AgentAuditLog } from '@zmodu/guard';
+import { OptionalPeerUnavailableException } from '@zmodu/guard';
 import { simulateMissingPeers } from '@zmodu/guard/testing';
 import request from 'supertest';
 import { mintToken } from '../apps/sample/src/auth/dev-token';

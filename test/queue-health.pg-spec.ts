@@ -1,6 +1,6 @@
 import { HealthIndicatorService } from '@nestjs/terminus';
 import { GoalQueueHealthIndicator } from '@zmodu/admin';
-import { PgBossGoalQueue } from '@zmodu/agent';
+import { PgBossGoalQueue } from '@zmodu/agent/internal';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
 import request from 'supertest';
 import { sampleAppsOnTestDatabase } from './support/sample-apps';

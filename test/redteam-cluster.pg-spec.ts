@@ -8,15 +8,13 @@ import {
   AgentModule,
   AgentWorker,
   GoalQueue,
-  InvalidWorkerOptionsException,
   MailboxFullException,
-  PgBossGoalQueue,
   ModelProvider,
   ModelRequest,
   ModelTurn,
-  TypeOrmAgentRunStore,
   ZMODU_AGENT_MIGRATIONS,
 } from '@zmodu/agent';
+import { InvalidWorkerOptionsException, PgBossGoalQueue, TypeOrmAgentRunStore } from '@zmodu/agent/internal';
 import { openTestDataSource, TestDatabase } from '@zmodu/db/testing';
 
 /** Runs TypeScript sources in a child process, each file transpiled once (scripts/register-ts.js). */

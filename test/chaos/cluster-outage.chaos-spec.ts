@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { TypeOrmAgentRunStore } from '@zmodu/agent';
+import { TypeOrmAgentRunStore } from '@zmodu/agent/internal';
 import { mintToken } from '../../apps/sample/src/auth/dev-token';
 import { ChatRequest, conversation, FakeTurn } from '../support/openai-protocol-server';
 import {

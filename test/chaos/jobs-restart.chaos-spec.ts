@@ -1,7 +1,8 @@
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { INestApplication } from '@nestjs/common';
-import { AGENT_JOB_STORE, AgentJobsRunner, AgentJobStore, NewAgentJob } from '@zmodu/agent';
+import { AGENT_JOB_STORE, AgentJobStore } from '@zmodu/agent';
+import { AgentJobsRunner, NewAgentJob } from '@zmodu/agent/internal';
 import { DataSource } from 'typeorm';
 import { POSTGRES_SCRIPT, sampleOnOwnServerForSuite } from '../support/own-postgres';
 import { DESK_JOB_PERMISSIONS, MORNING_SUMMARY_GOAL } from '../../apps/sample/src/jobs/desk-jobs';

@@ -5,7 +5,7 @@
  * a process that a rejection ended never gets there.
  */
 import { createInterface } from 'node:readline';
-import { PgBossGoalQueue } from '@zmodu/agent';
+import { PgBossGoalQueue } from '@zmodu/agent/internal';
 
 async function main(): Promise<void> {
   const queue = new PgBossGoalQueue({

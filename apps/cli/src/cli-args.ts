@@ -1,4 +1,4 @@
-import { scopeIdProblem } from '@zmodu/guard';
+import { scopeIdProblem } from '@zmodu/core';
 import { UsageError } from './cli-config';
 
 export interface ParsedArgs {

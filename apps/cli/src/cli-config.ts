@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import type { GuardPolicy } from '@zmodu/guard';
 import { BUSINESS_SKILL_NAMES, WRITE_SKILL_NAMES } from '@zmodu/data';
-import type { BusinessSkillName, DataFenceOptions, DataLimits, EntitySpec, KpiMetric, ReportSpec } from '@zmodu/data';
+import type { BusinessSkillName, DataFenceOptions, DataLimits, KpiMetric } from '@zmodu/data/internal';
+import type { EntitySpec, ReportSpec } from '@zmodu/data';
 
 /** zmodu.config.json */
 export interface CliConfig {

@@ -1,7 +1,8 @@
 import 'reflect-metadata';
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { auditPolicy, scopeIdProblem, verifyAuditChain } from '@zmodu/guard';
+import { auditPolicy, verifyAuditChain } from '@zmodu/guard';
+import { scopeIdProblem } from '@zmodu/core';
 import { SkillCallResult, toOpenApi, toSkillsJson } from '@zmodu/skills';
 import { installTenantFence, tenantFenceStatus } from '@zmodu/data';
 import { flag, idFlag, parseArgs } from './cli-args';

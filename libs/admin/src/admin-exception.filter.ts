@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Catch, HttpException } from '@nestjs/common';
-import { httpAnswer, ZmoduExceptionFilter } from '@zmodu/http';
-import { InvalidOutboxQueryException, OutboxConflictException } from '@zmodu/outbox';
+import { httpAnswer } from '@zmodu/http/internal';
+import { ZmoduExceptionFilter } from '@zmodu/http';
+import { InvalidOutboxQueryException } from '@zmodu/outbox/internal';
+import { OutboxConflictException } from '@zmodu/outbox';
 import {
   ApprovalForbiddenException,
   InvalidProposalException,

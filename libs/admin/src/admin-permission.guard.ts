@@ -1,6 +1,6 @@
 import { CanActivate, ExecutionContext, ForbiddenException, Inject, Injectable, UnauthorizedException } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
-import { scopeIdProblem } from '@zmodu/guard';
+import { scopeIdProblem } from '@zmodu/core';
 import { ADMIN_CALLER, ADMIN_OPTIONS, ADMIN_PERMISSION } from './admin.constants';
 import { ADMIN_CALLER_ID_MESSAGE, NO_ADMIN_CALLER_MESSAGE } from './admin.messages';
 import { AdminCaller, AdminPermissionOption, ResolvedAdminOptions } from './admin.options';

@@ -1,7 +1,8 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, INestApplication, Injectable, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
-import { OutboxRelay, OutboxService } from '@zmodu/outbox';
+import { OutboxRelay } from '@zmodu/outbox/internal';
+import { OutboxService } from '@zmodu/outbox';
 import type { Response } from 'express';
 import request from 'supertest';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';

@@ -1,7 +1,7 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiBadRequestResponse, ApiBearerAuth, ApiForbiddenResponse, ApiQuery, ApiUnauthorizedResponse } from './swagger-decorators';
 import type { SchemaObject } from './swagger-decorators';
-import { DENIAL_CAUSES } from '@zmodu/guard';
+import { DENIAL_CAUSES } from '@zmodu/guard/internal';
 
 // OpenAPI (3.0, what @nestjs/swagger writes) schemas of the admin endpoints' answers. Internal: the controllers use them.
 

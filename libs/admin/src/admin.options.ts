@@ -1,5 +1,5 @@
-import { ownOptions } from '@zmodu/guard';
-import type { OpenApiOptions, SkillsJsonEntry } from '@zmodu/skills';
+import { ownOptions } from '@zmodu/core';
+import type { OpenApiOptions, SkillsJsonEntry } from '@zmodu/skills/internal';
 import type { AdminConsoleOptions } from './console/console.options';
 /** The caller of an admin endpoint. */
 export interface AdminCaller {

@@ -1,7 +1,9 @@
 import { Controller, Get, Optional } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from './swagger-decorators';
-import { Agent, AgentBudget, AgentMetricsSnapshot, AgentRegistry, AgentWorker, AgentWorkerStats } from '@zmodu/agent';
-import { GuardStatsSnapshot, PolicyHealth, policyNeedsAttention } from '@zmodu/guard';
+import { Agent, AgentBudget, AgentRegistry, AgentWorker } from '@zmodu/agent';
+import { AgentMetricsSnapshot, AgentWorkerStats } from '@zmodu/agent/internal';
+import { GuardStatsSnapshot } from '@zmodu/guard/internal';
+import { PolicyHealth, policyNeedsAttention } from '@zmodu/guard';
 import { AGENTS_REPORT_SCHEMA } from './admin.openapi';
 import { AgentModuleMissingException } from './exceptions/agent-module-missing.exception';
 import { RequireAdminPermission } from './require-admin-permission.decorator';

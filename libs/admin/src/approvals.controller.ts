@@ -23,8 +23,10 @@ import {
   ApiTags,
   ApiUnprocessableEntityResponse,
 } from './swagger-decorators';
-import { AGENT_RUN_STORE, AgentRunRecord, AgentRunStore, ToolCallRecord } from '@zmodu/agent';
-import { AUDIT_LOG_STORE, AuditLogStore, AuditRecord, Redactor } from '@zmodu/guard';
+import { AGENT_RUN_STORE } from '@zmodu/agent/internal';
+import { AgentRunRecord, AgentRunStore, ToolCallRecord } from '@zmodu/agent';
+import { AUDIT_LOG_STORE } from '@zmodu/guard/internal';
+import { AuditLogStore, AuditRecord, Redactor } from '@zmodu/guard';
 import { EditPreview, PipelineOutcome, ProposalPage, ProposalPipeline, ProposalRecord } from '@zmodu/pipeline';
 import { AdminExceptionFilter } from './admin-exception.filter';
 import {

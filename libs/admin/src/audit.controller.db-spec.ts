@@ -2,15 +2,8 @@ import { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import {
-  AgentAuditLog,
-  AUDIT_LOG_STORE,
-  AuditEntry,
-  AuditLogStore,
-  GuardModule,
-  ZMODU_GUARD_ENTITIES,
-  ZMODU_GUARD_MIGRATIONS,
-} from '@zmodu/guard';
+import { AgentAuditLog, AuditEntry, AuditLogStore, GuardModule, ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
+import { AUDIT_LOG_STORE } from '@zmodu/guard/internal';
 import { sampleAuditEntry } from '@zmodu/guard/testing';
 import request from 'supertest';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';

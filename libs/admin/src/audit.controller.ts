@@ -1,6 +1,7 @@
 import { Controller, ForbiddenException, Get, Headers, NotImplementedException, Query, Res, UseFilters } from '@nestjs/common';
 import { ApiNotImplementedResponse, ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from './swagger-decorators';
-import { AUDIT_QUERY_MAX_LIMIT, AuditChainVerdict, AuditLogStore, InjectAuditLogStore } from '@zmodu/guard';
+import { AUDIT_QUERY_MAX_LIMIT } from '@zmodu/guard/internal';
+import { AuditChainVerdict, AuditLogStore, InjectAuditLogStore } from '@zmodu/guard';
 import type { Response } from 'express';
 import { AdminExceptionFilter } from './admin-exception.filter';
 import { AUDIT_CHAIN_NOT_KEPT_MESSAGE, AUDIT_OTHER_TENANT_MESSAGE } from './admin.messages';

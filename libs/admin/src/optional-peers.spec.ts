@@ -1,6 +1,7 @@
 import { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { GuardModule, OptionalPeerUnavailableException, TokenQuota } from '@zmodu/guard';
+import { GuardModule, TokenQuota } from '@zmodu/guard';
+import { OptionalPeerUnavailableException } from '@zmodu/core';
 import { simulateMissingPeers } from '@zmodu/guard/testing';
 import { SkillsModule } from '@zmodu/skills';
 import request from 'supertest';

@@ -1,6 +1,7 @@
 import { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
-import { OutboxRelay, OutboxService } from '@zmodu/outbox';
+import { OutboxRelay } from '@zmodu/outbox/internal';
+import { OutboxService } from '@zmodu/outbox';
 import request from 'supertest';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
 import { AdminModule } from './admin.module';

@@ -1,14 +1,7 @@
 import { INestApplication } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import {
-  GuardModule,
-  InMemoryTokenQuotaStore,
-  TokenQuota,
-  TokenQuotaStore,
-  TOKEN_QUOTA_STORE,
-  ZMODU_GUARD_ENTITIES,
-  ZMODU_GUARD_MIGRATIONS,
-} from '@zmodu/guard';
+import { GuardModule, TokenQuota, TokenQuotaStore, ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
+import { InMemoryTokenQuotaStore, TOKEN_QUOTA_STORE } from '@zmodu/guard/internal';
 import request from 'supertest';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
 import { as, startAdminApp } from './__fixtures__/admin-fixtures';

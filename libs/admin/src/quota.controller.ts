@@ -1,6 +1,7 @@
 import { BadRequestException, Controller, ForbiddenException, Get, NotImplementedException, Query } from '@nestjs/common';
 import { ApiNotImplementedResponse, ApiOkResponse, ApiOperation, ApiQuery, ApiTags } from './swagger-decorators';
-import { InjectTokenQuotaStore, QUOTA_USAGE_MAX_LIMIT, TokenQuota, TokenQuotaStore } from '@zmodu/guard';
+import { InjectTokenQuotaStore, TokenQuota, TokenQuotaStore } from '@zmodu/guard';
+import { QUOTA_USAGE_MAX_LIMIT } from '@zmodu/guard/internal';
 import { QUOTA_OTHER_TENANT_MESSAGE, QUOTA_USAGE_NOT_KEPT_MESSAGE } from './admin.messages';
 import { ApiFieldError, ApiOwnTenantQuery, HTTP_ERROR_SCHEMA, QUOTA_REPORT_SCHEMA } from './admin.openapi';
 import { AdminCaller } from './admin.options';

@@ -1,6 +1,7 @@
 import { Controller, Get, Inject } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from './swagger-decorators';
-import { SkillRegistry, SkillsJsonEntry, toOpenApi, toSkillsJson } from '@zmodu/skills';
+import { SkillRegistry, toOpenApi, toSkillsJson } from '@zmodu/skills';
+import { SkillsJsonEntry } from '@zmodu/skills/internal';
 import { ADMIN_OPTIONS } from './admin.constants';
 import { OPENAPI_DOCUMENT_SCHEMA, SKILLS_JSON_SCHEMA } from './admin.openapi';
 import { AdminCaller, ResolvedAdminOptions } from './admin.options';

@@ -1,5 +1,5 @@
 import type * as Swagger from '@nestjs/swagger';
-import { tryLoadOptionalPeer } from '@zmodu/guard';
+import { tryLoadOptionalPeer } from '@zmodu/core';
 
 /**
  * The @nestjs/swagger decorators of the admin controllers, from this one module: @nestjs/swagger's own when the

@@ -1,5 +1,5 @@
-import { lazyTracer, SPAN_KIND_CLIENT, SPAN_KIND_INTERNAL, SPAN_STATUS_ERROR } from '@zmodu/skills';
-import type { TraceAttributes, TraceSpan } from '@zmodu/skills';
+import { lazyTracer, SPAN_KIND_CLIENT, SPAN_KIND_INTERNAL, SPAN_STATUS_ERROR } from '@zmodu/skills/internal';
+import type { TraceAttributes, TraceSpan } from '@zmodu/skills/internal';
 import type { AgentRunResult, StopReason } from './agent-run';
 import type { ModelProvider, ModelTurn } from './providers/model-provider';
 

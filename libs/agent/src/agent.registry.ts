@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, Optional } from '@nestjs/common';
-import { ownOptions, PolicyHealth, policyNeedsAttention, Redactor, RuntimeEvents, TokenQuota } from '@zmodu/guard';
+import { ownOptions } from '@zmodu/core';
+import { PolicyHealth, policyNeedsAttention, Redactor, RuntimeEvents, TokenQuota } from '@zmodu/guard';
 import { SkillDispatcher, SkillRegistry } from '@zmodu/skills';
 import { Agent } from './agent';
 import { AgentModuleOptions } from './agent-module.options';

@@ -1,28 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
-import {
-  auditPolicy,
-  Guard,
-  GuardPolicy,
-  GuardStats,
-  PolicyHealth,
-  QuotaBudget,
-  QuotaKey,
-  Redactor,
-  RuntimeEvents,
-  scopeIdProblem,
-  TokenQuota,
-} from '@zmodu/guard';
+import { auditPolicy, Guard, GuardPolicy, PolicyHealth, QuotaBudget, Redactor, RuntimeEvents, TokenQuota } from '@zmodu/guard';
+import { GuardStats, QuotaKey } from '@zmodu/guard/internal';
+import { scopeIdProblem } from '@zmodu/core';
 import { InvalidGoalException } from './exceptions/invalid-goal.exception';
-import {
-  boundedName,
-  createSkillContext,
-  SkillCallResult,
-  SkillContext,
-  SkillDispatcher,
-  SkillRegistry,
-  withLogContext,
-} from '@zmodu/skills';
+import { boundedName, withLogContext } from '@zmodu/skills/internal';
+import { createSkillContext, SkillCallResult, SkillContext, SkillDispatcher, SkillRegistry } from '@zmodu/skills';
 import { modelIdentity, traceChat, traceRun } from './agent-tracing';
 import { AgentMetrics, AgentMetricsSnapshot } from './agent-metrics';
 import {

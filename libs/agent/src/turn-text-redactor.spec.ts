@@ -1,4 +1,5 @@
-import { Redactor, STREAM_PATTERN_HOLD_BACK } from '@zmodu/guard';
+import { Redactor } from '@zmodu/guard';
+import { STREAM_PATTERN_HOLD_BACK } from '@zmodu/guard/internal';
 import { TurnTextRedactor } from './turn-text-redactor';
 
 const OPENAI_KEY = 'sk-proj-abcdefghijklmnopqrstuvwxyz012345';

@@ -1,10 +1,12 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleInit, Optional } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { isEmbeddedDataSource, queryRows, StatementSlot } from '@zmodu/db';
+import { isEmbeddedDataSource } from '@zmodu/db';
+import { StatementSlot } from '@zmodu/db/internal';
+import { queryRows } from '@zmodu/core';
 import { defineSkill, SkillError } from '@zmodu/skills';
 import { SkillInvocation } from '@zmodu/skills';
-import { SkillRegistration } from '@zmodu/skills';
+import { SkillRegistration } from '@zmodu/skills/internal';
 import { SkillRegistry } from '@zmodu/skills';
 import { DataMessages } from './data.messages';
 import { InjectDataSkillsOptions } from './data-skills.module-definition';
@@ -13,7 +15,7 @@ import { DataModelHazardException } from './exceptions/data-model-hazard.excepti
 import { FenceMissingException } from './exceptions/fence-missing.exception';
 import { InvalidDataOptionsException } from './exceptions/invalid-data-options.exception';
 import { EntityWriter } from './entity-writer';
-import { toCsv } from '@zmodu/skills';
+import { toCsv } from '@zmodu/skills/internal';
 import { capRows, categorize, ReadOnlyFence, ReadOnlyRun, runReadOnly } from './query/read-only-query';
 import { TenantSlots } from './query/tenant-slots';
 import { AuditedEntity, auditDataModel, DataAudit } from './audit/data-audit';

@@ -3,15 +3,9 @@ import { Test } from '@nestjs/testing';
 import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
 import { Guard, GuardModule } from '@zmodu/guard';
 import { createSkillContext, SkillDispatcher, SkillRegistry, SkillsModule } from '@zmodu/skills';
-import {
-  BusinessSkillsModule,
-  DATA_SKILLS_OPTIONS,
-  DataSkillsModule,
-  DataSkillsModuleOptions,
-  DataSkillsOptions,
-  InvalidDataOptionsException,
-  InvalidIdentifierException,
-} from '@zmodu/data';
+import { BusinessSkillsModule, DataSkillsModule, DataSkillsModuleOptions, DataSkillsOptions } from '@zmodu/data';
+import { DATA_SKILLS_OPTIONS } from '@zmodu/data/internal';
+import { InvalidDataOptionsException, InvalidIdentifierException } from '@zmodu/data/internal';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
 import { DataSource } from 'typeorm';
 import { ALPHA, ENTITIES, KPIS, seedBusinessData } from './__fixtures__/business-fixture';

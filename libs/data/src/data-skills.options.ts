@@ -1,4 +1,4 @@
-import { ownOptions } from '@zmodu/guard';
+import { ownOptions } from '@zmodu/core';
 import type { DataSource } from 'typeorm';
 import { DataMessages } from './data.messages';
 import { InvalidDataOptionsException } from './exceptions/invalid-data-options.exception';

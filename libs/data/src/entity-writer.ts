@@ -1,5 +1,6 @@
 import { DataSource, EntityManager } from 'typeorm';
-import { queryRows, returning, StatementSlot, TAKE_SLOT_SQL } from '@zmodu/db';
+import { queryRows, returning } from '@zmodu/core';
+import { StatementSlot, TAKE_SLOT_SQL } from '@zmodu/db/internal';
 import { SkillError } from '@zmodu/skills';
 import { qualifiedTable, quoteIdent } from './identifiers';
 import { busy } from './query/tenant-slots';

@@ -1,4 +1,4 @@
-import { TAKE_SLOT_SQL } from '@zmodu/db';
+import { TAKE_SLOT_SQL } from '@zmodu/db/internal';
 import { Guard } from '@zmodu/guard';
 import { createSkillContext, SkillCallResult, SkillDispatcher } from '@zmodu/skills';
 import { ALPHA, BETA, ENTITIES } from './__fixtures__/business-fixture';

@@ -1,3 +1,4 @@
+import { ZmoduError } from '@zmodu/core';
 /**
  * What bounds the database time one caller (a tenant) can hold on a server: a share of slots,
  * settled in the database, and a cancel of a statement whose caller gave up.
@@ -30,8 +31,8 @@ export const TAKE_SLOT_SQL =
 export const TAKE_SLOT_OR_FAIL_SQL = `SELECT CASE WHEN (${TAKE_SLOT_SQL.replace(/^SELECT /, '').replace(/ AS taken$/, '')}) THEN 1 ELSE 1 OPERATOR(pg_catalog./) (pg_catalog.pg_backend_pid() OPERATOR(pg_catalog.-) pg_catalog.pg_backend_pid()) END AS taken`;
 
 /** Every slot of a share was taken: the caller already runs `limit` statements (here or on another instance). */
-export class SlotsTakenError extends Error {
-  readonly code = 'slots_taken';
+export class SlotsTakenError extends ZmoduError {
+  override readonly code = 'slots_taken';
   constructor(readonly limit: number) {
     super(`all ${limit} statement slots of this caller are taken`);
     this.name = 'SlotsTakenError';

@@ -14,9 +14,3 @@ export const AUDIT_STORE_CANNOT_VERIFY_MESSAGE =
 export const INVALID_REDACTION_MESSAGE = (what: string) =>
   `Invalid guard redaction options: ${what}. Redaction is { secrets?: boolean, cards?: boolean, emails?: boolean, ` +
   `patterns?: Array<RegExp | string>, replacement?: string } (see RedactionOptions).`;
-
-export const OPTIONAL_PEER_MISSING_MESSAGE = (feature: string, packageName: string, install: string) =>
-  `${feature} needs the ${packageName} package: npm install ${install}`;
-
-export const OPTIONAL_PEER_BROKEN_MESSAGE = (feature: string, packageName: string, install: string, detail: string) =>
-  `${feature} needs the ${packageName} package, which is installed but could not be loaded (${detail}): reinstall it (npm install ${install}).`;

@@ -10,7 +10,7 @@ import { RuntimeEvents } from './events/runtime-events';
 import { AUDIT_LOG_STORE, TOKEN_QUOTA_STORE } from './guard.constants';
 import { ConfigurableGuardModule, GUARD_MODULE_OPTIONS, GUARD_OPTIONS_TYPE, RESOLVED_GUARD_OPTIONS } from './guard.module-definition';
 import { GuardModuleOptions, StoreChoice } from './guard-module.options';
-import { ownOptions } from './own-value';
+import { ownOptions } from '@zmodu/core';
 import { InMemoryTokenQuotaStore } from './quota/in-memory-token-quota.store';
 import { TokenQuota } from './quota/token-quota';
 import { TokenQuotaStore } from './quota/token-quota.store';

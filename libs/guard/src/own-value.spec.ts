@@ -1,6 +1,6 @@
 import { Guard } from './guard';
 import { GuardPolicy } from './guard-policy';
-import { ownOptions, ownValue } from './own-value';
+import { ownOptions, ownValue } from '@zmodu/core';
 
 class Defaults {
   limit = 5;

@@ -1,4 +1,4 @@
-import { ownOptions } from '@zmodu/guard';
+import { ownOptions } from '@zmodu/core';
 import { HttpCaller } from './caller/http-caller';
 import { callerFromRequestUser } from './caller/http-caller';
 import { DEFAULT_RETRY_AFTER_SECONDS } from './errors/http-answer';

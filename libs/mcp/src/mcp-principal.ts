@@ -1,4 +1,4 @@
-import { scopeIdProblem } from '@zmodu/guard';
+import { scopeIdProblem } from '@zmodu/core';
 
 /**
  * Who is calling over MCP: the tenant, the user and the permission codes the application's own

@@ -8,7 +8,7 @@ import type {
   Server,
   WebStandardStreamableHTTPServerTransport,
 } from '@modelcontextprotocol/server';
-import { GuardStats } from '@zmodu/guard';
+import { GuardStats } from '@zmodu/guard/internal';
 import { SkillDispatcher, SkillRegistry } from '@zmodu/skills';
 import { McpCallLimiter } from './mcp-call-limiter';
 import { boundToLoopback, hostAllowed, hostOf, LOOPBACK_HOSTS } from './mcp-origin';

@@ -1,6 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { AgentAuditLog, InMemoryAuditLogStore, InMemoryTokenQuotaStore, TokenQuota } from '@zmodu/guard';
+import { AgentAuditLog, TokenQuota } from '@zmodu/guard';
+import { InMemoryAuditLogStore, InMemoryTokenQuotaStore } from '@zmodu/guard/internal';
 import { SkillDispatcher, SkillRegistry } from '@zmodu/skills';
 import { PassThrough } from 'node:stream';
 import { toolText } from './__fixtures__/tool-text';

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CallToolResult, Server, Tool, ToolAnnotations, Transport } from '@modelcontextprotocol/server';
-import { ActionClass, Guard, GuardPolicy, GuardStats } from '@zmodu/guard';
+import { ActionClass, Guard, GuardPolicy } from '@zmodu/guard';
+import { GuardStats } from '@zmodu/guard/internal';
 import { createSkillContext, SkillCallResult, SkillDispatcher, SkillRegistry } from '@zmodu/skills';
 import { InvalidMcpOptionsException } from './exceptions/invalid-mcp-options.exception';
 import { DEFAULT_MCP_RATE_LIMIT, McpCallLimiter, McpRateLimit, rateLimitProblem } from './mcp-call-limiter';

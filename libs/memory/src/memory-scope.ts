@@ -1,4 +1,4 @@
-import { MAX_SCOPE_ID_LENGTH, scopeIdProblem } from '@zmodu/guard';
+import { MAX_SCOPE_ID_LENGTH, scopeIdProblem } from '@zmodu/core';
 import { InvalidMemoryEntryException } from './exceptions/invalid-memory-entry.exception';
 import { InvalidMemoryQueryException } from './exceptions/invalid-memory-query.exception';
 import { InvalidMemoryScopeException } from './exceptions/invalid-memory-scope.exception';

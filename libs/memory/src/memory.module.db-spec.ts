@@ -4,7 +4,8 @@ import { AgentRegistry, ScriptedModelProvider } from '@zmodu/agent';
 import { Guard } from '@zmodu/guard';
 import { createSkillContext, SkillDispatcher } from '@zmodu/skills';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
-import { MEMORY_STORE, MemoryModule, MemoryRecall, MemoryStore, ZMODU_MEMORY_MIGRATIONS } from '@zmodu/memory';
+import { MEMORY_STORE } from '@zmodu/memory/internal';
+import { MemoryModule, MemoryRecall, MemoryStore, ZMODU_MEMORY_MIGRATIONS } from '@zmodu/memory';
 import { memoryAgentModule } from './__fixtures__/memory-agent';
 import { MEMORY_FENCE_CLOSE, MEMORY_FENCE_OPEN } from './memory-block';
 

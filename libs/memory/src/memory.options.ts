@@ -1,5 +1,6 @@
-import { ownOptions } from '@zmodu/guard';
-import { resolveSkillPermissions, SkillPermissions } from '@zmodu/skills';
+import { ownOptions } from '@zmodu/core';
+import { resolveSkillPermissions } from '@zmodu/skills/internal';
+import { SkillPermissions } from '@zmodu/skills';
 import { InvalidMemoryOptionsException } from './exceptions/invalid-memory-options.exception';
 import { checkStoreOptions, DEFAULT_MAX_NOTES_PER_USER } from './memory-scope';
 import { MemoryStore } from './memory.store';

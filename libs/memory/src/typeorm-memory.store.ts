@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { queryRows } from '@zmodu/db';
+import { queryRows } from '@zmodu/core';
 import { MemoryErasedException } from './exceptions/memory-erased.exception';
 import { MemoryFullException } from './exceptions/memory-full.exception';
 import { fullTextRanker } from './full-text.ranker';

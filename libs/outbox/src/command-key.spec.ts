@@ -1,4 +1,5 @@
-import { canonicalJson, commandArgsHash, commandKey } from './command-key';
+import { canonicalJson } from '@zmodu/core';
+import { commandArgsHash, commandKey } from './command-key';
 
 describe('command keys and argument hashes', () => {
   it('the same arguments in any key order hash the same; different ones do not', () => {

@@ -1,15 +1,7 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
 import { ValidateFunction } from 'ajv';
-import {
-  compileSchema,
-  defineSkill,
-  describeErrors,
-  EMPTY_PARAMETERS,
-  schemaProblem,
-  SkillError,
-  SkillInvocation,
-  SkillRegistry,
-} from '@zmodu/skills';
+import { compileSchema, describeErrors, EMPTY_PARAMETERS, schemaProblem } from '@zmodu/skills/internal';
+import { defineSkill, SkillError, SkillInvocation, SkillRegistry } from '@zmodu/skills';
 import { commandArgsHash, commandKey, commandLockName } from './command-key';
 import { InjectOutboxStore, OUTBOX_OPTIONS } from './outbox.constants';
 import { CommandEventMissingException } from './exceptions/command-event-missing.exception';

@@ -5,7 +5,8 @@ import { DataSource } from 'typeorm';
 import { Guard, GuardModule } from '@zmodu/guard';
 import { createSkillContext, SkillDispatcher, SkillRegistry, SkillsModule } from '@zmodu/skills';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
-import { NotificationMessage, NotifyModule, OutboxModule, OutboxRelay, OutboxService, ZMODU_OUTBOX_MIGRATIONS } from '@zmodu/outbox';
+import { NotificationMessage, NotifyModule, OutboxModule, OutboxService, ZMODU_OUTBOX_MIGRATIONS } from '@zmodu/outbox';
+import { OutboxRelay } from '@zmodu/outbox/internal';
 
 /** The application's configuration, from a module of its own: what the factories of forRootAsync read. */
 @Injectable()

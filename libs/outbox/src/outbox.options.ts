@@ -1,4 +1,4 @@
-import { ownOptions } from '@zmodu/guard';
+import { ownOptions } from '@zmodu/core';
 import { RelayOptions } from './outbox-relay';
 import { OutboxStore } from './outbox.store';
 import { CommandDefinition, OutboxHandler } from './outbox.types';

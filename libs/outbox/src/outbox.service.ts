@@ -1,4 +1,4 @@
-import type { SkillTransaction } from '@zmodu/skills';
+import type { SkillTransaction } from '@zmodu/skills/internal';
 import { InvalidOutboxEventException } from './exceptions/invalid-outbox-event.exception';
 import { InvalidOutboxQueryException } from './exceptions/invalid-outbox-query.exception';
 import { OutboxConflictException } from './exceptions/outbox-conflict.exception';

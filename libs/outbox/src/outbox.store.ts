@@ -1,4 +1,4 @@
-import type { SkillTransaction } from '@zmodu/skills';
+import type { SkillTransaction } from '@zmodu/skills/internal';
 import type { OutboxCommandStamp, OutboxEvent, OutboxStatus } from './outbox.types';
 
 export interface NewOutboxEvent {

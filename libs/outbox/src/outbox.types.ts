@@ -1,6 +1,6 @@
 import type { SkillInvocation } from '@zmodu/skills';
 import type { JsonSchema } from '@zmodu/skills';
-import type { SkillTransaction } from '@zmodu/skills';
+import type { SkillTransaction } from '@zmodu/skills/internal';
 
 export type OutboxStatus = 'pending' | 'delivering' | 'delivered' | 'dead';
 

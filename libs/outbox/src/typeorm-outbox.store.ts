@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { DataSource } from 'typeorm';
-import { queryRows } from '@zmodu/db';
-import { SkillTransaction, transactionOf } from '@zmodu/skills';
+import { queryRows } from '@zmodu/core';
+import { SkillTransaction, transactionOf } from '@zmodu/skills/internal';
 import {
   ClaimedEvent,
   ClaimRequest,

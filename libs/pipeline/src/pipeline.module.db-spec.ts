@@ -7,11 +7,11 @@ import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
 import {
   PipelineModule,
   PipelineModuleOptions,
-  PROPOSAL_STORE,
   ProposalPipeline,
   ZMODU_PIPELINE_ENTITIES,
   ZMODU_PIPELINE_MIGRATIONS,
 } from '@zmodu/pipeline';
+import { PROPOSAL_STORE } from '@zmodu/pipeline/internal';
 import { FixtureStagedSkills, ORDER_RULES, PipelineEffects1764461200000 } from './__fixtures__/pipeline-app';
 
 /** The application's configuration, from a module of its own: what forRootAsync's factory reads. */

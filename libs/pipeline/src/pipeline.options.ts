@@ -1,4 +1,4 @@
-import { ownOptions } from '@zmodu/guard';
+import { ownOptions } from '@zmodu/core';
 import type { GuardPolicy } from '@zmodu/guard';
 import { InvalidPipelineOptionsException } from './exceptions/invalid-pipeline-options.exception';
 import {

@@ -1,4 +1,4 @@
-import { scopeIdProblem } from '@zmodu/guard';
+import { scopeIdProblem } from '@zmodu/core';
 import { ApprovalForbiddenException } from './exceptions/approval-forbidden.exception';
 import { InvalidProposalException } from './exceptions/invalid-proposal.exception';
 import { ProposalConflictException } from './exceptions/proposal-conflict.exception';

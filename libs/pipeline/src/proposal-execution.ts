@@ -1,6 +1,8 @@
 import { Logger } from '@nestjs/common';
-import { Guard, GuardStats } from '@zmodu/guard';
-import { createSkillContext, SkillDispatcher, SkillTransaction, stagedExecution } from '@zmodu/skills';
+import { Guard } from '@zmodu/guard';
+import { GuardStats } from '@zmodu/guard/internal';
+import { createSkillContext, SkillDispatcher } from '@zmodu/skills';
+import { SkillTransaction, stagedExecution } from '@zmodu/skills/internal';
 import { StagedCallFailed } from './exceptions/staged-call-failed.exception';
 import { ResolvedPipelineOptions } from './pipeline.options';
 import { ProposalStore } from './proposal.store';

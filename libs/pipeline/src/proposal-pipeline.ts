@@ -1,7 +1,9 @@
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, Optional } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
-import { Guard, GuardStats, RuntimeEvents } from '@zmodu/guard';
-import { SkillDispatcher, SkillRegistry, transactionOf } from '@zmodu/skills';
+import { Guard, RuntimeEvents } from '@zmodu/guard';
+import { GuardStats } from '@zmodu/guard/internal';
+import { SkillDispatcher, SkillRegistry } from '@zmodu/skills';
+import { transactionOf } from '@zmodu/skills/internal';
 import { DataSource } from 'typeorm';
 import { InvalidProposalException } from './exceptions/invalid-proposal.exception';
 import { ProposalNotFoundException } from './exceptions/proposal-not-found.exception';

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
-import { Guard, scopeIdProblem } from '@zmodu/guard';
-import { SkillTransaction } from '@zmodu/skills';
+import { Guard } from '@zmodu/guard';
+import { scopeIdProblem } from '@zmodu/core';
+import { SkillTransaction } from '@zmodu/skills/internal';
 import { InvalidProposalException } from './exceptions/invalid-proposal.exception';
 import { ResolvedPipelineOptions } from './pipeline.options';
 import { StagedCallFailed } from './exceptions/staged-call-failed.exception';

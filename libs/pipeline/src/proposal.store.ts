@@ -1,4 +1,4 @@
-import type { SkillTransaction } from '@zmodu/skills';
+import type { SkillTransaction } from '@zmodu/skills/internal';
 import type { ApprovalStep, ProposalEdit, ProposalRecord, ProposalStatus, ProposalVerdict } from './proposal.types';
 
 /** A proposal as it is first written. */

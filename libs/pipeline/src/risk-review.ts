@@ -1,4 +1,4 @@
-import { ownValue } from '@zmodu/guard';
+import { ownValue } from '@zmodu/core';
 import type { ProposalContext } from './proposal.types';
 
 export type RiskVerdict = { readonly verdict: 'approve' } | { readonly verdict: 'reject' | 'escalate'; readonly reason: string };

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
-import { ownValue } from '@zmodu/guard';
-import { describeErrors, jsonDepth, SkillRegistry, SkillTransaction } from '@zmodu/skills';
+import { ownValue } from '@zmodu/core';
+import { describeErrors, jsonDepth, SkillTransaction } from '@zmodu/skills/internal';
+import { SkillRegistry } from '@zmodu/skills';
 import { AmountSourceMissingException } from './exceptions/amount-source-missing.exception';
 import { InvalidPipelineOptionsException } from './exceptions/invalid-pipeline-options.exception';
 import { PipelineCannotStartException } from './exceptions/pipeline-cannot-start.exception';

@@ -1,4 +1,5 @@
-import { entityManagerOf, SkillTransaction, transactionOf } from '@zmodu/skills';
+import { entityManagerOf } from '@zmodu/skills';
+import { SkillTransaction, transactionOf } from '@zmodu/skills/internal';
 import { DataSource, EntityManager } from 'typeorm';
 import { DecisionWrite, NewProposal, ProposalPageQuery, ProposalStore, RunProposalKey, StoredDecision } from './proposal.store';
 import { ApprovalStep, DecisionRecord, ProposalEdit, ProposalRecord, ProposalStatus, ProposalVerdict } from './proposal.types';

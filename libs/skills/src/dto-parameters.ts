@@ -1,4 +1,4 @@
-import { loadOptionalPeer } from '@zmodu/guard';
+import { loadOptionalPeer } from '@zmodu/core';
 import type { JsonSchema } from './json-schema';
 import type { StandardParameters, StandardSchemaIssue } from './standard-schema';
 

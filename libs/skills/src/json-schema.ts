@@ -1,6 +1,7 @@
 import Ajv, { ErrorObject, ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import { RE2JS } from 're2js';
+import { canonicalJson } from '@zmodu/core';
 import {
   CONTENT_KEYWORD_PROBLEM,
   IGNORED_KEYWORD_PROBLEM,
@@ -96,16 +97,6 @@ function uniqueItems(this: unknown, schema: boolean, data: unknown[]): boolean {
     seen.set(key, i);
   }
   return true;
-}
-
-/** JSON with every object's keys in one order: two values are deep-equal as JSON exactly when these are equal. */
-function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => {
-    if (v === null || typeof v !== 'object' || Array.isArray(v)) return v;
-    const keys = Object.keys(v);
-    if (keys.every((k, i) => i === 0 || keys[i - 1] < k)) return v;
-    return Object.fromEntries(keys.sort().map((k) => [k, (v as Record<string, unknown>)[k]]));
-  });
 }
 
 /** Deeper than this, a schema is refused before it is compiled (a hostile schema nested 10,000 deep overflows the stack). */

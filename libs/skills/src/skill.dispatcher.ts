@@ -1,18 +1,7 @@
 import { Injectable, Logger, Optional } from '@nestjs/common';
-import {
-  AgentAuditLog,
-  auditDigest,
-  AuditEntry,
-  DenialCause,
-  DENIED,
-  Guard,
-  TokenQuota,
-  AuditOutcome,
-  QuotaBudget,
-  QuotaKey,
-  Redactor,
-  scopeIdProblem,
-} from '@zmodu/guard';
+import { AgentAuditLog, AuditEntry, DenialCause, Guard, TokenQuota, AuditOutcome, QuotaBudget, Redactor } from '@zmodu/guard';
+import { auditDigest, DENIED, QuotaKey } from '@zmodu/guard/internal';
+import { scopeIdProblem } from '@zmodu/core';
 import { InvalidSkillContextException } from './exceptions/invalid-context.exception';
 import { SkillError } from './exceptions/skill.error';
 import { standardProblem } from './standard-schema';
@@ -22,7 +11,7 @@ import { RegisteredSkill } from './skill-definition';
 import { boundedName } from './caller-text';
 import { estimateTokens, SkillCallResult, SkillErrorBody } from './skill-result';
 import { DATABASE_UNAVAILABLE_TEXT, INVALID_CONTEXT_MESSAGE, MISSING_GUARD_MESSAGE } from './skill.messages';
-import { isDatabaseUnavailable } from '@zmodu/db';
+import { isDatabaseUnavailable } from '@zmodu/core';
 import { SkillRegistry } from './skill.registry';
 import { withLogContext } from './telemetry/log-context';
 import { DispatchCall, traceDispatch } from './telemetry/skill-tracing';

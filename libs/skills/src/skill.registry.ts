@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
-import { ActionClass, ToolCatalog } from '@zmodu/guard';
+import { ActionClass } from '@zmodu/guard';
+import { ToolCatalog } from '@zmodu/guard/internal';
 import { DuplicateSkillException } from './exceptions/duplicate-skill.exception';
 import { compileSchema } from './json-schema';
 import { RegisteredSkill, SkillHandler, SkillRegistration } from './skill-definition';

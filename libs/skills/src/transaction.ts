@@ -1,5 +1,5 @@
 import type { EntityManager } from 'typeorm';
-import { returning } from '@zmodu/db';
+import { returning } from '@zmodu/core';
 
 const MANAGER = Symbol('zmodu:transaction-manager');
 

@@ -1,4 +1,4 @@
-import { isActionClass, normalizeActionClass } from '@zmodu/guard';
+import { isActionClass, normalizeActionClass } from '@zmodu/guard/internal';
 import { InvalidSkillDefinitionException } from './exceptions/invalid-skill-definition.exception';
 import { EMPTY_PARAMETERS, JsonSchema, schemaProblem } from './json-schema';
 import { isStandardSchema, StandardParameters } from './standard-schema';

@@ -1,4 +1,4 @@
-import { InMemoryAuditLogStore } from '@zmodu/guard';
+import { InMemoryAuditLogStore } from '@zmodu/guard/internal';
 import { sampleAuditEntry } from '@zmodu/guard/testing';
 import { AuditTenantForbiddenException } from '../exceptions/audit-tenant-forbidden.exception';
 import { InvalidAuditFilterException } from '../exceptions/invalid-audit-filter.exception';

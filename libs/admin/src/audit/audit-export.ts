@@ -1,5 +1,6 @@
-import { AUDIT_QUERY_MAX_LIMIT, AuditLogStore, isAuditRecordId, AuditOutcome, AuditQuery, AuditRecord } from '@zmodu/guard';
-import { toCsv } from '@zmodu/skills';
+import { AUDIT_QUERY_MAX_LIMIT, isAuditRecordId } from '@zmodu/guard/internal';
+import { AuditLogStore, AuditOutcome, AuditQuery, AuditRecord } from '@zmodu/guard';
+import { toCsv } from '@zmodu/skills/internal';
 import { AuditTenantForbiddenException } from '../exceptions/audit-tenant-forbidden.exception';
 import { InvalidAuditFilterException } from '../exceptions/invalid-audit-filter.exception';
 

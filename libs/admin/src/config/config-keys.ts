@@ -1,5 +1,6 @@
-import { ownOptions } from '@zmodu/guard';
-import { compileSchema, describeErrors, JsonSchema, jsonSchemaProblem } from '@zmodu/skills';
+import { ownOptions } from '@zmodu/core';
+import { compileSchema, describeErrors, jsonSchemaProblem } from '@zmodu/skills/internal';
+import { JsonSchema } from '@zmodu/skills';
 import type { ValidateFunction } from 'ajv';
 import type { AdminConfigOptions, ConfigKeySpec, ConfigValueType } from './admin-config.types';
 import {

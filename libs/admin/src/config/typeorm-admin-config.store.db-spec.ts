@@ -1,5 +1,5 @@
 import { openTestDataSource } from '@zmodu/db/testing';
-import { adminConfigStoreContract } from './admin-config-store.contract';
+import { adminConfigStoreContract } from '../testing/admin-config-store.contract';
 import { ZMODU_ADMIN_MIGRATIONS } from './admin-config.migration';
 import { TypeOrmAdminConfigStore } from './typeorm-admin-config.store';
 

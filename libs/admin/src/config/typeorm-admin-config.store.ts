@@ -1,5 +1,5 @@
 import { DataSource, EntityManager } from 'typeorm';
-import { queryRows } from '@zmodu/db';
+import { queryRows } from '@zmodu/core';
 import type { AdminConfigStore } from './admin-config.store';
 import type { ConfigEntry, ConfigWrite, ConfigWriteResult } from './admin-config.types';
 import { checkKey, checkTenant, checkWrite, CheckedWrite } from './config-write';

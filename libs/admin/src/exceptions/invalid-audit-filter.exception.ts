@@ -1,5 +1,6 @@
+import { ZmoduError } from '@zmodu/core';
 /** A filter of an audit export or listing that cannot be read (a bad date, limit, cursor, kind or format): a 400 naming the field. */
-export class InvalidAuditFilterException extends Error {
+export class InvalidAuditFilterException extends ZmoduError {
   constructor(
     readonly field: string,
     message: string,

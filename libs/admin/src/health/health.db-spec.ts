@@ -1,9 +1,10 @@
 import { Controller, Get, INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { HealthCheck, HealthCheckService, TerminusModule } from '@nestjs/terminus';
-import { InProcessGoalQueue, PgBossGoalQueue } from '@zmodu/agent';
+import { InProcessGoalQueue, PgBossGoalQueue } from '@zmodu/agent/internal';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
-import { OutboxRelay, OutboxService } from '@zmodu/outbox';
+import { OutboxRelay } from '@zmodu/outbox/internal';
+import { OutboxService } from '@zmodu/outbox';
 import { DataSource } from 'typeorm';
 import request from 'supertest';
 import { GoalQueueHealthIndicator, ProbedGoalQueue } from './goal-queue.health';

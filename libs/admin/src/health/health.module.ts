@@ -1,7 +1,8 @@
 import { Module } from '@nestjs/common';
 import type * as Terminus from '@nestjs/terminus';
-import { loadOptionalPeer } from '@zmodu/guard';
-import { OUTBOX_STORE, OutboxStore } from '@zmodu/outbox';
+import { loadOptionalPeer } from '@zmodu/core';
+import { OUTBOX_STORE } from '@zmodu/outbox/internal';
+import { OutboxStore } from '@zmodu/outbox';
 import { GoalQueueHealthIndicator } from './goal-queue.health';
 import type { HealthIndicatorService } from './health-indicator.types';
 import { OutboxHealthIndicator } from './outbox.health';

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Optional } from '@nestjs/common';
 import type { HealthIndicatorResult, HealthIndicatorService } from './health-indicator.types';
-import { OUTBOX_STORE, OutboxStore } from '@zmodu/outbox';
+import { OUTBOX_STORE } from '@zmodu/outbox/internal';
+import { OutboxStore } from '@zmodu/outbox';
 
 /** When the outbox counts as unhealthy. */
 export interface OutboxHealthLimits {

@@ -1,5 +1,5 @@
 import { CanActivate, ExecutionContext, ForbiddenException, HttpException, Inject, Injectable } from '@nestjs/common';
-import { isScopeId } from '@zmodu/guard';
+import { isScopeId } from '@zmodu/core';
 import { METRICS_FORBIDDEN_MESSAGE } from '../admin.messages';
 import { METRICS_OPTIONS, METRICS_VIEW } from './metrics.constants';
 import { MetricsTenantView, ResolvedMetricsOptions } from './metrics.options';

@@ -4,8 +4,10 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AgentModule, AgentRegistry, ScriptedModelProvider } from '@zmodu/agent';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
-import { AgentAuditLog, TOKEN_QUOTA_STORE, TokenQuota, TokenQuotaStore, ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
-import { OutboxModule, OutboxRelay, OutboxService, ZMODU_OUTBOX_MIGRATIONS } from '@zmodu/outbox';
+import { AgentAuditLog, TokenQuota, TokenQuotaStore, ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
+import { TOKEN_QUOTA_STORE } from '@zmodu/guard/internal';
+import { OutboxModule, OutboxService, ZMODU_OUTBOX_MIGRATIONS } from '@zmodu/outbox';
+import { OutboxRelay } from '@zmodu/outbox/internal';
 import {
   PipelineModule,
   PipelineModuleOptions,

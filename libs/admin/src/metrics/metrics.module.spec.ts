@@ -1,7 +1,7 @@
 import { Global, INestApplication, Module, SetMetadata, UnauthorizedException } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { GuardModule, TokenQuota } from '@zmodu/guard';
-import { OUTBOX_STORE } from '@zmodu/outbox';
+import { OUTBOX_STORE } from '@zmodu/outbox/internal';
 import { SkillsModule } from '@zmodu/skills';
 import { register as globalRegistry } from 'prom-client';
 import request from 'supertest';

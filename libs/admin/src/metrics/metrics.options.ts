@@ -1,4 +1,4 @@
-import { ownOptions } from '@zmodu/guard';
+import { ownOptions } from '@zmodu/core';
 import { InvalidMetricsOptionsException } from '../exceptions/invalid-metrics-options.exception';
 
 /** Run durations (seconds) the histogram counts by default: agent runs take from a second to minutes. */

@@ -1,6 +1,8 @@
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit, Optional } from '@nestjs/common';
-import { loadOptionalPeer, RuntimeEvent, RuntimeEvents } from '@zmodu/guard';
-import { OUTBOX_STORE, OutboxBacklog, OutboxStore } from '@zmodu/outbox';
+import { loadOptionalPeer } from '@zmodu/core';
+import { RuntimeEvent, RuntimeEvents } from '@zmodu/guard';
+import { OUTBOX_STORE, OutboxBacklog } from '@zmodu/outbox/internal';
+import { OutboxStore } from '@zmodu/outbox';
 import { SkillRegistry } from '@zmodu/skills';
 import type * as PromClient from 'prom-client';
 import type { Counter, Gauge, Histogram, Metric } from 'prom-client';

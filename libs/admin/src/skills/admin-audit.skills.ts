@@ -1,5 +1,6 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
-import { AgentAuditLog, AUDIT_QUERY_MAX_LIMIT, AuditLogStore } from '@zmodu/guard';
+import { AgentAuditLog, AuditLogStore } from '@zmodu/guard';
+import { AUDIT_QUERY_MAX_LIMIT } from '@zmodu/guard/internal';
 import { defineSkill, SkillError, SkillInvocation, SkillRegistry } from '@zmodu/skills';
 import {
   AUDIT_EXPORT_DEFAULT_LIMIT,

@@ -1,5 +1,5 @@
 import { Inject, Injectable, OnModuleInit } from '@nestjs/common';
-import { isDatabaseUnavailable } from '@zmodu/db';
+import { isDatabaseUnavailable } from '@zmodu/core';
 import { defineSkill, SkillError, SkillInvocation, SkillRegistry } from '@zmodu/skills';
 import { AdminConfig } from '../config/admin-config.service';
 import { MAX_CONFIG_KEY_LENGTH } from '../config/config-write';

@@ -1,5 +1,6 @@
-import { ownOptions } from '@zmodu/guard';
-import { permissionCodeProblem, resolveSkillPermissions, SkillPermissions } from '@zmodu/skills';
+import { ownOptions } from '@zmodu/core';
+import { permissionCodeProblem, resolveSkillPermissions } from '@zmodu/skills/internal';
+import { SkillPermissions } from '@zmodu/skills';
 import type { AdminConfigStore } from '../config/admin-config.store';
 import type { AdminConfigOptions } from '../config/admin-config.types';
 import { DeclaredConfigKey, resolveConfigKeys } from '../config/config-keys';

@@ -1,6 +1,7 @@
 import { UNKNOWN_AGENT_MESSAGE } from '../agent.messages';
+import { ZmoduError } from '@zmodu/core';
 
-export class AgentNotFoundException extends Error {
+export class AgentNotFoundException extends ZmoduError {
   constructor(
     readonly agent: string,
     known: string[],

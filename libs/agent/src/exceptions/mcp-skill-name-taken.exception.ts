@@ -1,7 +1,8 @@
 import { MCP_SKILL_TAKEN_MESSAGE } from '../agent.messages';
+import { ZmoduError } from '@zmodu/core';
 
 /** A tool of a required external MCP server maps to a skill name another skill already has. */
-export class McpSkillNameTakenException extends Error {
+export class McpSkillNameTakenException extends ZmoduError {
   constructor(
     readonly server: string,
     readonly tool: string,

@@ -1,4 +1,5 @@
-export class PolicyHealthException extends Error {
+import { ZmoduError } from '@zmodu/core';
+export class PolicyHealthException extends ZmoduError {
   constructor(message: string) {
     super(message);
     this.name = 'PolicyHealthException';

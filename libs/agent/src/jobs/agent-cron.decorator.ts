@@ -1,5 +1,5 @@
 import { Logger, SetMetadata } from '@nestjs/common';
-import { scopeIdProblem } from '@zmodu/guard';
+import { scopeIdProblem } from '@zmodu/core';
 import { cronProblem, latestTickAtOrBefore } from './agent-job-cron';
 import type { AgentJobTicks, AgentTickOutcome } from './agent-job-ticks';
 import { cronTickNameProblem } from './agent-job-ticks';

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { scopeIdProblem } from '@zmodu/guard';
-import { defineSkill, permissionCodeProblem, resolveSkillPermissions, SkillError, SkillRegistry } from '@zmodu/skills';
+import { scopeIdProblem } from '@zmodu/core';
+import { defineSkill, SkillError, SkillRegistry } from '@zmodu/skills';
+import { permissionCodeProblem, resolveSkillPermissions } from '@zmodu/skills/internal';
 import type { SkillContext, SkillPermissions } from '@zmodu/skills';
 import { AgentJobRecord, AgentJobStore, MissedTickPolicy, NewAgentJob } from './agent-job.ports';
 import { cronProblem, nextTick } from './agent-job-cron';

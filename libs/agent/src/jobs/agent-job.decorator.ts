@@ -1,5 +1,5 @@
 import { SetMetadata } from '@nestjs/common';
-import { scopeIdProblem } from '@zmodu/guard';
+import { scopeIdProblem } from '@zmodu/core';
 import { MissedTickPolicy, NewAgentJob } from './agent-job.ports';
 import { cronProblem } from './agent-job-cron';
 

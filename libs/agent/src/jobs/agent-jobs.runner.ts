@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, ModuleRef, Reflector } from '@nestjs/core';
-import { SkillExplorer, SkillRegistry } from '@zmodu/skills';
+import { SkillExplorer } from '@zmodu/skills/internal';
+import { SkillRegistry } from '@zmodu/skills';
 import { AgentModuleOptions } from '../agent-module.options';
 import { AGENT_MODULE_OPTIONS } from '../agent.module-definition';
 import {

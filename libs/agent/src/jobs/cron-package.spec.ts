@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { Test } from '@nestjs/testing';
-import { OptionalPeerUnavailableException } from '@zmodu/guard';
+import { OptionalPeerUnavailableException } from '@zmodu/core';
 import { simulateMissingPeers } from '@zmodu/guard/testing';
 import { AgentModule } from '../agent.module';
 import { AgentRegistry } from '../agent.registry';

@@ -1,4 +1,4 @@
-import { loadOptionalPeer } from '@zmodu/guard';
+import { loadOptionalPeer } from '@zmodu/core';
 
 /** The range of `cron` (an optional peer of @zmodu/agent) that the job scheduler is tested with. */
 export const CRON_RANGE = '^4.4.0';

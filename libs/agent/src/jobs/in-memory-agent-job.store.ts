@@ -1,4 +1,4 @@
-import { isScopeId } from '@zmodu/guard';
+import { isScopeId } from '@zmodu/core';
 import { AgentJobRecord, AgentJobStore, NewAgentJob, cronTickJobId } from './agent-job.ports';
 
 /** Whether a job still fires at `now` (ms): not cancelled, not expired. */

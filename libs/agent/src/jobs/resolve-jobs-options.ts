@@ -1,5 +1,5 @@
-import { ownOptions } from '@zmodu/guard';
-import { resolveSkillPermissions } from '@zmodu/skills';
+import { ownOptions } from '@zmodu/core';
+import { resolveSkillPermissions } from '@zmodu/skills/internal';
 import { AgentModuleOptions } from '../agent-module.options';
 import { JOBS_NEED_WORKER_MESSAGE } from '../agent.messages';
 import { InvalidJobsOptionsException } from '../exceptions/invalid-jobs-options.exception';

@@ -1,5 +1,5 @@
-import { queryRows } from '@zmodu/db';
-import { isScopeId } from '@zmodu/guard';
+import { queryRows } from '@zmodu/core';
+import { isScopeId } from '@zmodu/core';
 import { DataSource } from 'typeorm';
 import { AgentJobRecord, AgentJobStore, MissedTickPolicy, AgentJobOrigin, NewAgentJob, cronTickJobId } from './agent-job.ports';
 

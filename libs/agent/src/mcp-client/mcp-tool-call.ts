@@ -1,5 +1,6 @@
 import type { Tool } from '@modelcontextprotocol/client';
-import { SkillError, SkillHandler } from '@zmodu/skills';
+import { SkillError } from '@zmodu/skills';
+import { SkillHandler } from '@zmodu/skills/internal';
 import { McpUnavailableError } from '../exceptions/mcp-unavailable.error';
 import type { McpConnection } from './mcp-connection';
 import { describeCause, redact } from './mcp-describe';

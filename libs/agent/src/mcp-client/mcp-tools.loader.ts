@@ -1,7 +1,8 @@
 import { Inject, Injectable, Logger, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
 import type { Tool } from '@modelcontextprotocol/client';
 import { ActionClass } from '@zmodu/guard';
-import { JsonSchema, schemaProblem, SKILL_NAME_MAX_LENGTH, SkillExplorer, SkillRegistry } from '@zmodu/skills';
+import { JsonSchema, SkillRegistry } from '@zmodu/skills';
+import { schemaProblem, SKILL_NAME_MAX_LENGTH, SkillExplorer } from '@zmodu/skills/internal';
 import { AgentModuleOptions } from '../agent-module.options';
 import { AGENT_MODULE_OPTIONS } from '../agent.module-definition';
 import {

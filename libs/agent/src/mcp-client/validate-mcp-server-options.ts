@@ -1,5 +1,6 @@
-import { ActionClass, isActionClass } from '@zmodu/guard';
-import { MAX_SKILL_TIMEOUT_MS } from '@zmodu/skills';
+import { ActionClass } from '@zmodu/guard';
+import { isActionClass } from '@zmodu/guard/internal';
+import { MAX_SKILL_TIMEOUT_MS } from '@zmodu/skills/internal';
 import { InvalidMcpServerOptionsException } from '../exceptions/invalid-mcp-server-options.exception';
 import {
   DEFAULT_MCP_CONNECT_TIMEOUT_MS,

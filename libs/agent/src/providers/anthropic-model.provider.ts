@@ -7,7 +7,7 @@ import type {
   Tool,
   ToolResultBlockParam,
 } from '@anthropic-ai/sdk/resources/messages';
-import { loadOptionalPeer } from '@zmodu/guard';
+import { loadOptionalPeer } from '@zmodu/core';
 import { ChatMessage, MAX_TOOL_CALLS_KEPT, ModelProvider, ModelRequest, ModelTurn, ToolCall } from './model-provider';
 import { modelClientSettings, ModelClientOptions } from './model-client';
 import { malformedAnswer, modelFailure } from './model-failure';

@@ -1,7 +1,7 @@
 import { createServer, Server } from 'node:http';
 import { AddressInfo } from 'node:net';
 import { Test } from '@nestjs/testing';
-import { OptionalPeerUnavailableException } from '@zmodu/guard';
+import { OptionalPeerUnavailableException } from '@zmodu/core';
 import { simulateMissingPeers } from '@zmodu/guard/testing';
 import { AgentModule } from '../agent.module';
 import { AgentRegistry } from '../agent.registry';

@@ -1,5 +1,6 @@
 import { ModelProvider, ModelRequest, ModelTurn, TokenUsage } from './model-provider';
 import { estimateUsage } from './usage-estimate';
+import { ZmoduError } from '@zmodu/core';
 
 export interface ScriptedToolCall {
   readonly name: string;
@@ -18,7 +19,7 @@ export interface ScriptedReply {
 /** A fixed reply, or one computed from the conversation so far (e.g. to react to a denial). */
 export type ScriptedTurn = ScriptedReply | ((request: ModelRequest) => ScriptedReply);
 
-export class ScriptExhaustedError extends Error {
+export class ScriptExhaustedError extends ZmoduError {
   constructor(turn: number, length: number) {
     super(
       `Scripted model has ${length} turns and was asked for turn ${turn + 1}; add turns or end the script with a reply that has no tool calls.`,

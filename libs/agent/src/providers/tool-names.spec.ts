@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { SKILL_NAME_MAX_LENGTH, SKILL_NAME_PATTERN } from '@zmodu/skills';
+import { SKILL_NAME_MAX_LENGTH, SKILL_NAME_PATTERN } from '@zmodu/skills/internal';
 import { fromFunctionName, toFunctionName } from './tool-names';
 
 /** The function-name rule of OpenAI and Anthropic tools. */

@@ -1,4 +1,4 @@
-import { estimateTokens } from '@zmodu/skills';
+import { estimateTokens } from '@zmodu/skills/internal';
 import { ChatMessage, ModelRequest, TokenUsage, ToolCall } from './model-provider';
 
 /**

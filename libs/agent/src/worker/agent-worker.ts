@@ -25,8 +25,9 @@ import {
   RefusedRun,
 } from './worker.ports';
 import { safeText } from '../error-text';
-import { auditDigest, scopeIdProblem } from '@zmodu/guard';
-import { isDatabaseUnavailable } from '@zmodu/db';
+import { auditDigest } from '@zmodu/guard/internal';
+import { scopeIdProblem } from '@zmodu/core';
+import { isDatabaseUnavailable } from '@zmodu/core';
 import { UnhandledRejectionCounts, unhandledRejectionCounts } from './unhandled-rejection-net';
 
 /** Who posts a goal, and to which agent (optional when the application defines exactly one). */

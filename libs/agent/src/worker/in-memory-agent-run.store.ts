@@ -1,4 +1,4 @@
-import { isScopeId } from '@zmodu/guard';
+import { isScopeId } from '@zmodu/core';
 import { LEASE_EXPIRED_MESSAGE, OUT_OF_ATTEMPTS_MESSAGE } from '../agent.messages';
 import {
   AgentRunClock,

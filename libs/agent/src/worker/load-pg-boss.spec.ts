@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { OptionalPeerUnavailableException } from '@zmodu/guard';
+import { OptionalPeerUnavailableException } from '@zmodu/core';
 import { setOptionalPeerResolver, simulateMissingPeers } from '@zmodu/guard/testing';
 import { PgBoss } from 'pg-boss';
 import { explainLoadError, loadPgBoss } from './load-pg-boss';

@@ -1,4 +1,4 @@
-import { loadOptionalPeer, OptionalPeerUnavailableException } from '@zmodu/guard';
+import { loadOptionalPeer, OptionalPeerUnavailableException } from '@zmodu/core';
 import type { PgBoss } from 'pg-boss';
 import { CLUSTER_MODE, PG_BOSS_RANGE } from './pg-boss-peer';
 

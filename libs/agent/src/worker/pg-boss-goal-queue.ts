@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { isDatabaseUnavailable } from '@zmodu/db';
+import { isDatabaseUnavailable } from '@zmodu/core';
 import type { ConstructorOptions, Job, PgBoss } from 'pg-boss';
 import { safeText } from '../error-text';
 import { InvalidWorkerOptionsException } from '../exceptions/invalid-worker-options.exception';

@@ -1,4 +1,4 @@
-import { ownOptions } from '@zmodu/guard';
+import { ownOptions } from '@zmodu/core';
 import { InvalidWorkerOptionsException } from '../exceptions/invalid-worker-options.exception';
 import { AgentQueueOptions, ResolvedAgentQueueOptions } from './agent-queue.options';
 import { GoalQueue } from './worker.ports';

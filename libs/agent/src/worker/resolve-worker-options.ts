@@ -1,4 +1,4 @@
-import { ownOptions } from '@zmodu/guard';
+import { ownOptions } from '@zmodu/core';
 import { InvalidWorkerOptionsException } from '../exceptions/invalid-worker-options.exception';
 import { AgentWorkerOptions, ResolvedAgentWorkerOptions } from './agent-worker.options';
 import { AgentRunStore, MAX_RUN_ATTEMPTS } from './worker.ports';

@@ -1,4 +1,4 @@
-import { isScopeId } from '@zmodu/guard';
+import { isScopeId } from '@zmodu/core';
 import { DataSource } from 'typeorm';
 import { StopReason } from '../agent-run';
 import { LEASE_EXPIRED_MESSAGE, OUT_OF_ATTEMPTS_MESSAGE } from '../agent.messages';

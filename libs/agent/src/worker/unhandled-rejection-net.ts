@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { isDatabaseUnavailable } from '@zmodu/db';
+import { isDatabaseUnavailable } from '@zmodu/core';
 import { safeText } from '../error-text';
 
 /** What the net has seen since the process started. */

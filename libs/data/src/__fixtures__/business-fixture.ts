@@ -1,5 +1,7 @@
 import { DataSource } from 'typeorm';
-import type { EntitySpec, FenceTable, KpiMetric, ReportSpec } from '@zmodu/data';
+import type { EntitySpec, ReportSpec } from '@zmodu/data';
+import type { FenceTable } from '@zmodu/data/internal';
+import type { KpiMetric } from '@zmodu/data/internal';
 
 /**
  * Two tenants' data for the data-skill suites. Everything of tenant `beta` is recognizable:

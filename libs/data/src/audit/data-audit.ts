@@ -1,4 +1,4 @@
-import { queryRows } from '@zmodu/db';
+import { queryRows } from '@zmodu/core';
 import { FUNCTION_SIGNATURE, someOf, type SqlRunner } from '../fence/tenant-fence';
 import { isTenantTypeSupported } from '../tenant-spelling';
 

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { queryRows } from '@zmodu/db';
+import { queryRows } from '@zmodu/core';
 import { quoteName } from '../sql/sql-printer';
 import { DataMessages } from '../data.messages';
 import { TenantFenceError } from '../exceptions/tenant-fence.exception';

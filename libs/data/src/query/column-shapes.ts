@@ -1,4 +1,4 @@
-import { queryRows } from '@zmodu/db';
+import { queryRows } from '@zmodu/core';
 import type { ColumnShape } from '../sql/sql-guard';
 
 /** The first object id of a database's own objects: every type below it is PostgreSQL's (FirstNormalObjectId). */

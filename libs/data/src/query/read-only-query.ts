@@ -1,4 +1,4 @@
-import { runReadOnlyStatement, SlotsTakenError, StatementSlot } from '@zmodu/db';
+import { runReadOnlyStatement, SlotsTakenError, StatementSlot } from '@zmodu/db/internal';
 import { DataSource, QueryRunner } from 'typeorm';
 import { SkillError } from '@zmodu/skills';
 import { busy } from './tenant-slots';

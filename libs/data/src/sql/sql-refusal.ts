@@ -1,5 +1,6 @@
+import { ZmoduError } from '@zmodu/core';
 /** Why db.query refused a statement; `reason` is a stable code, `message` tells the model what to do instead. */
-export class SqlRefusal extends Error {
+export class SqlRefusal extends ZmoduError {
   constructor(
     readonly reason: string,
     message: string,

@@ -1,3 +1,4 @@
+import { ZmoduError } from '@zmodu/core';
 /** Who holds the folder, when its lock file says (null when it does not). */
 export interface EmbeddedFolderHolder {
   readonly pid: number;
@@ -11,7 +12,7 @@ export interface EmbeddedFolderHolder {
  * The embedded database folder is held by another process (or another EmbeddedDatabase of this one): it is not opened.
  * The message names the holder and what to do; `holder` has the same as data.
  */
-export class EmbeddedDatabaseLockedException extends Error {
+export class EmbeddedDatabaseLockedException extends ZmoduError {
   constructor(
     message: string,
     readonly dataDir: string,

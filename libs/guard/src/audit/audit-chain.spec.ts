@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
+import { canonicalJson } from '@zmodu/core';
 import {
   AUDIT_CHAIN_GENESIS,
   AUDIT_PAYLOAD_MAX_CHARS,
@@ -7,7 +8,6 @@ import {
   AuditChainLink,
   auditEntryHash,
   auditTimestamp,
-  canonicalJson,
   chainEntries,
   verifyChainLinks,
 } from './audit-chain';

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { AuditEntry } from './audit-entry';
+import { canonicalJson } from '@zmodu/core';
 
 /** The `prevHash` of the first entry of a tenant's chain. */
 export const AUDIT_CHAIN_GENESIS = '0'.repeat(64);
@@ -35,18 +36,6 @@ export interface AuditChainLink {
 /** A Date as hashed: ISO 8601 in UTC with six fraction digits (PostgreSQL timestamptz keeps microseconds; a Date has milliseconds). */
 export function auditTimestamp(at: Date): string {
   return at.toISOString().replace(/Z$/, '000Z');
-}
-
-/** JSON with object keys sorted and no whitespace; undefined object members are left out (as JSON.stringify does). */
-export function canonicalJson(value: unknown): string {
-  if (value === null || typeof value !== 'object') return JSON.stringify(value ?? null);
-  if (Array.isArray(value)) return `[${value.map((v) => canonicalJson(v)).join(',')}]`;
-  const obj = value as Record<string, unknown>;
-  const members = Object.keys(obj)
-    .sort()
-    .filter((k) => obj[k] !== undefined)
-    .map((k) => `${JSON.stringify(k)}:${canonicalJson(obj[k])}`);
-  return `{${members.join(',')}}`;
 }
 
 /** The longest arguments or result an audit entry keeps, in characters of JSON text. */

@@ -23,7 +23,7 @@ import {
 } from './audit-entry';
 import { AuditLogEntity } from './audit-log.entity';
 import { AuditLogStore, AuditTransaction } from './audit-log.store';
-import { isRowRefused } from '../row-refused';
+import { isRowRefused } from '@zmodu/core';
 
 /** Rows per INSERT statement (19 parameters a row). */
 const INSERT_ROWS = 1000;

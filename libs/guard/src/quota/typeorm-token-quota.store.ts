@@ -1,5 +1,5 @@
 import { DataSource } from 'typeorm';
-import { isRowRefused } from '../row-refused';
+import { isRowRefused } from '@zmodu/core';
 import {
   MAX_CHARGE_TOKENS,
   QuotaAdmission,

@@ -1,5 +1,5 @@
 import { InvalidRedactionOptionsException } from '../exceptions/invalid-redaction-options.exception';
-import { ownOptions } from '../own-value';
+import { ownOptions } from '@zmodu/core';
 import { RedactionMetrics, RedactionOptions } from './redaction-options';
 
 type Kind = 'secrets' | 'tokens' | 'cards' | 'emails' | 'patterns';

@@ -1,5 +1,5 @@
 import { ForbiddenException, UnauthorizedException } from '@nestjs/common';
-import { scopeIdProblem } from '@zmodu/guard';
+import { scopeIdProblem } from '@zmodu/core';
 import { CALLER_SCOPE_MESSAGE, CALLER_TENANT_MESSAGE, NO_CALLER_MESSAGE } from '../http.messages';
 
 /**

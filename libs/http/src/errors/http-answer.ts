@@ -1,5 +1,5 @@
 import { HttpException } from '@nestjs/common';
-import { isDatabaseUnavailable } from '@zmodu/db';
+import { isDatabaseUnavailable } from '@zmodu/core';
 import { DATABASE_UNAVAILABLE_MESSAGE, INTERNAL_ERROR_MESSAGE, SERVER_FAULT_MESSAGE } from '../http.messages';
 import { HttpErrorMapping, libraryErrorMapping } from './library-errors';
 

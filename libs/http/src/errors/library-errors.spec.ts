@@ -2,22 +2,47 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as nest from '@nestjs/common';
 import { ArgumentsHost, BadRequestException, HttpException, Logger } from '@nestjs/common';
-import * as admin from '@zmodu/admin';
-import * as agent from '@zmodu/agent';
-import * as data from '@zmodu/data';
-import * as db from '@zmodu/db';
-import * as guard from '@zmodu/guard';
-import * as http from '@zmodu/http';
-import * as mcp from '@zmodu/mcp';
-import * as memory from '@zmodu/memory';
-import * as outbox from '@zmodu/outbox';
-import * as pipeline from '@zmodu/pipeline';
-import * as skills from '@zmodu/skills';
+import * as adminPublic from '@zmodu/admin';
+import * as adminInternal from '@zmodu/admin/internal';
+import * as agentPublic from '@zmodu/agent';
+import * as agentInternal from '@zmodu/agent/internal';
+import * as dataPublic from '@zmodu/data';
+import * as dataInternal from '@zmodu/data/internal';
+import * as dbPublic from '@zmodu/db';
+import * as dbInternal from '@zmodu/db/internal';
+import * as guardPublic from '@zmodu/guard';
+import * as guardInternal from '@zmodu/guard/internal';
+import * as httpPublic from '@zmodu/http';
+import * as httpInternal from '@zmodu/http/internal';
+import * as mcpPublic from '@zmodu/mcp';
+import * as mcpInternal from '@zmodu/mcp/internal';
+import * as memoryPublic from '@zmodu/memory';
+import * as memoryInternal from '@zmodu/memory/internal';
+import * as outboxPublic from '@zmodu/outbox';
+import * as outboxInternal from '@zmodu/outbox/internal';
+import * as pipelinePublic from '@zmodu/pipeline';
+import * as pipelineInternal from '@zmodu/pipeline/internal';
+import * as skillsPublic from '@zmodu/skills';
+import * as skillsInternal from '@zmodu/skills/internal';
+import * as core from '@zmodu/core';
+import { resolveHttpOptions } from '../zmodu-http.options';
 import { LIBRARY_HTTP_ERRORS } from './library-errors';
 import { ZmoduExceptionFilter } from './zmodu-exception.filter';
 
 const LIBS_DIR = join(__dirname, '..', '..', '..');
-const LIBRARIES = { admin, agent, data, db, guard, http, mcp, memory, outbox, pipeline, skills } as const;
+// Each library's exceptions: those of its entry point and those of its internal entry (boot and configuration errors).
+const admin = { ...adminPublic, ...adminInternal };
+const agent = { ...agentPublic, ...agentInternal };
+const data = { ...dataPublic, ...dataInternal };
+const db = { ...dbPublic, ...dbInternal };
+const guard = { ...guardPublic, ...guardInternal };
+const http = { ...httpPublic, ...httpInternal };
+const mcp = { ...mcpPublic, ...mcpInternal };
+const memory = { ...memoryPublic, ...memoryInternal };
+const outbox = { ...outboxPublic, ...outboxInternal };
+const pipeline = { ...pipelinePublic, ...pipelineInternal };
+const skills = { ...skillsPublic, ...skillsInternal };
+const LIBRARIES = { core, admin, agent, data, db, guard, http, mcp, memory, outbox, pipeline, skills } as const;
 
 type ErrorClass = abstract new (...args: never[]) => Error;
 const isHttpExceptionClass = (value: unknown) => typeof value === 'function' && value.prototype instanceof HttpException;
@@ -27,8 +52,9 @@ function exportedErrorClasses(): Map<string, { library: string; type: ErrorClass
   const found = new Map<string, { library: string; type: ErrorClass }>();
   for (const [library, exports] of Object.entries(LIBRARIES))
     for (const value of Object.values(exports))
-      if (typeof value === 'function' && value.prototype instanceof Error && !isHttpExceptionClass(value))
-        found.set(value.name, { library, type: value as ErrorClass });
+      if (typeof value === 'function' && value.prototype instanceof Error && !isHttpExceptionClass(value) && value !== core.ZmoduError)
+        // A class re-exported by another package (guard re-exports core's OptionalPeerUnavailableException) stays its declarer's.
+        if (!found.has(value.name)) found.set(value.name, { library, type: value as ErrorClass });
   return found;
 }
 
@@ -47,7 +73,7 @@ function declaredErrorClasses(): Map<string, string> {
       if (!file.endsWith('.ts') || /\.(db-)?spec\.ts$/.test(file) || /(^|\/)(__fixtures__|testing)\//.test(file)) continue;
       const text = readFileSync(join(src, file), 'utf8');
       for (const [, name, base] of text.matchAll(/\bclass (\w+) extends (\w*(?:Error|Exception))\b/g))
-        if (!isHttpExceptionClass((nest as Record<string, unknown>)[base])) found.set(name, library);
+        if (!isHttpExceptionClass((nest as Record<string, unknown>)[base]) && name !== 'ZmoduError') found.set(name, library);
     }
   }
   return found;
@@ -82,7 +108,7 @@ const CASES: Record<string, Case> = {
   InvalidPolicyException: c(new guard.InvalidPolicyException('allow must be an array'), 500),
   MissingDataSourceException: c(new guard.MissingDataSourceException(), 500),
   InvalidRedactionOptionsException: c(new guard.InvalidRedactionOptionsException('patterns'), 500),
-  OptionalPeerUnavailableException: c(new guard.OptionalPeerUnavailableException('openai', 'the OpenAI provider', 'openai@^7', true), 500),
+  OptionalPeerUnavailableException: c(new core.OptionalPeerUnavailableException('openai', 'the OpenAI provider', 'openai@^7', true), 500),
   // @zmodu/skills
   DuplicateSkillException: c(new skills.DuplicateSkillException('a.b', 'One', 'Two'), 500),
   UnknownSkillException: c(new skills.UnknownSkillException('a.b'), 404, { fields: { skill: 'a.b' } }),
@@ -221,6 +247,24 @@ describe('the exception filter maps every exception of every library to its stat
     for (const [name, library] of declared) expect([name, LIBRARY_HTTP_ERRORS.get(name)?.library]).toEqual([name, library]);
   });
 
+  it("has every exception a library exports derive from ZmoduError, with a stable code (but EmbeddedDatabaseError: PostgreSQL's own)", () => {
+    const own: Record<string, string> = { SkillError: 'SkillFailed', SlotsTakenError: 'slots_taken' };
+    let checked = 0;
+    for (const [name] of exported) {
+      const { error } = CASES[name];
+      if (name === 'EmbeddedDatabaseError') {
+        expect(core.ZmoduError.isZmoduError(error)).toBe(false);
+        continue;
+      }
+      expect([name, error instanceof core.ZmoduError, core.ZmoduError.isZmoduError(error)]).toEqual([name, true, true]);
+      expect([name, (error as core.ZmoduError).code]).toEqual([name, Object.hasOwn(own, name) ? own[name] : name]);
+      checked++;
+    }
+    expect(checked).toBeGreaterThan(70);
+    expect(core.ZmoduError.isZmoduError(new Error('x'))).toBe(false);
+    expect(core.ZmoduError.isZmoduError({ name: 'AgentNotFoundException', code: 'AgentNotFoundException' })).toBe(false);
+  });
+
   it.each(Object.entries(CASES))('%s', (name, { error, status, fields, retryAfter }) => {
     expect(error.name).toBe(name);
     const exportedClass = exported.get(name);
@@ -339,9 +383,9 @@ describe('ZmoduExceptionFilter on what is not a library exception', () => {
   it('refuses options that cannot work, naming the field', () => {
     expect(() => new ZmoduExceptionFilter(undefined, { retryAfterSeconds: 0 })).toThrow(/retryAfterSeconds must be a whole number/);
     expect(() => new ZmoduExceptionFilter(undefined, { mcpPath: 'mcp' })).toThrow(/mcpPath must be a path starting with '\/'/);
-    expect(() => http.resolveHttpOptions({ resolveCaller: 'user' as never })).toThrow(/resolveCaller must be a function/);
-    expect(() => http.resolveHttpOptions({ runPermission: ' ' })).toThrow(/runPermission must be a non-empty permission code/);
-    expect(() => http.resolveHttpOptions({ maxGoalLength: 0 })).toThrow(/maxGoalLength must be a whole number/);
-    expect(http.resolveHttpOptions({ runPermission: null }).runPermission).toBeNull();
+    expect(() => resolveHttpOptions({ resolveCaller: 'user' as never })).toThrow(/resolveCaller must be a function/);
+    expect(() => resolveHttpOptions({ runPermission: ' ' })).toThrow(/runPermission must be a non-empty permission code/);
+    expect(() => resolveHttpOptions({ maxGoalLength: 0 })).toThrow(/maxGoalLength must be a whole number/);
+    expect(resolveHttpOptions({ runPermission: null }).runPermission).toBeNull();
   });
 });

@@ -68,7 +68,7 @@ export const LIBRARY_HTTP_ERRORS: ReadonlyMap<string, HttpErrorMapping> = new Ma
   ['InvalidPolicyException', fault('guard')],
   ['MissingDataSourceException', fault('guard')],
   ['InvalidRedactionOptionsException', fault('guard')],
-  ['OptionalPeerUnavailableException', fault('guard')],
+  ['OptionalPeerUnavailableException', fault('core')],
   // @zmodu/skills
   ['DuplicateSkillException', fault('skills')],
   ['UnknownSkillException', skills(404, ['skill'])],

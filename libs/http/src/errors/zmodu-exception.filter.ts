@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { ArgumentsHost, Catch, ExceptionFilter, Inject, Logger, Optional } from '@nestjs/common';
 import { Redactor } from '@zmodu/guard';
-import { jsonRpcErrorBody } from '@zmodu/mcp';
+import { jsonRpcErrorBody } from '@zmodu/mcp/internal';
 import { ZMODU_HTTP_OPTIONS } from '../http.constants';
 import { ExceptionFilterOptions, resolveFilterOptions, ResolvedFilterOptions } from '../zmodu-http.options';
 import { HttpAnswer, httpAnswer } from './http-answer';

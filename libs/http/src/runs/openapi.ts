@@ -1,6 +1,6 @@
 import { applyDecorators } from '@nestjs/common';
 import type * as Swagger from '@nestjs/swagger';
-import { tryLoadOptionalPeer } from '@zmodu/guard';
+import { tryLoadOptionalPeer } from '@zmodu/core';
 
 /**
  * @nestjs/swagger when the application has it (an optional peer of @zmodu/http), else undefined. Loaded when

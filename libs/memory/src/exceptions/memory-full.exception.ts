@@ -1,7 +1,8 @@
 import { MEMORY_FULL_MESSAGE } from '../memory.messages';
+import { ZmoduError } from '@zmodu/core';
 
 /** A write past the scope's maxNotesPerUser: refused (nothing is evicted); forget notes to make room. */
-export class MemoryFullException extends Error {
+export class MemoryFullException extends ZmoduError {
   constructor(
     readonly tenantId: string,
     readonly userId: string,

@@ -9,7 +9,8 @@ import { AgentAuditLog, Guard, ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } fr
 import { createSkillContext, SkillDispatcher } from '@zmodu/skills';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
 import { DataSource } from 'typeorm';
-import { MEMORY_STORE, MemoryModule, MemoryStore, ZMODU_MEMORY_MIGRATIONS } from '@zmodu/memory';
+import { MEMORY_STORE } from '@zmodu/memory/internal';
+import { MemoryModule, MemoryStore, ZMODU_MEMORY_MIGRATIONS } from '@zmodu/memory';
 import { memoryAgentModule } from '../__fixtures__/memory-agent';
 
 /** A note with words no other text of the test has: any copy of it is found by them. */

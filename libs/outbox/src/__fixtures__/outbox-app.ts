@@ -3,7 +3,8 @@ import { Test, TestingModule } from '@nestjs/testing';
 import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
 import { Guard, GuardModule, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
 import { createSkillContext, SkillDispatcher, SkillsModule } from '@zmodu/skills';
-import { OUTBOX_STORE, OutboxModule, OutboxModuleOptions, OutboxStore, ZMODU_OUTBOX_MIGRATIONS } from '@zmodu/outbox';
+import { OUTBOX_STORE } from '@zmodu/outbox/internal';
+import { OutboxModule, OutboxModuleOptions, OutboxStore, ZMODU_OUTBOX_MIGRATIONS } from '@zmodu/outbox';
 import { DataSource, MigrationInterface, QueryRunner } from 'typeorm';
 import { TestDatabase } from '@zmodu/db/testing';
 

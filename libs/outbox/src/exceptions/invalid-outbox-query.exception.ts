@@ -1,5 +1,6 @@
+import { ZmoduError } from '@zmodu/core';
 /** A list query of OutboxService with a value out of range (a RangeError, as before). */
-export class InvalidOutboxQueryException extends RangeError {
+export class InvalidOutboxQueryException extends ZmoduError {
   constructor(
     readonly field: string,
     message: string,

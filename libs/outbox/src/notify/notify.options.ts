@@ -1,4 +1,4 @@
-import { ownOptions } from '@zmodu/guard';
+import { ownOptions } from '@zmodu/core';
 import { InvalidChannelException } from '../exceptions/invalid-channel.exception';
 import { CHANNEL_NAME_MESSAGE, CHANNEL_PROBLEM_MESSAGE } from '../outbox.messages';
 import { ChannelSpec } from './notify.types';

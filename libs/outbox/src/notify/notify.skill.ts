@@ -1,5 +1,5 @@
 import { Inject, Injectable, OnModuleInit, Optional } from '@nestjs/common';
-import { ownValue } from '@zmodu/guard';
+import { ownValue } from '@zmodu/core';
 import { defineSkill, SkillError, SkillInvocation, SkillRegistry } from '@zmodu/skills';
 import { ChannelNeedsOutboxException } from '../exceptions/channel-needs-outbox.exception';
 import { OutboxRelay } from '../outbox-relay';

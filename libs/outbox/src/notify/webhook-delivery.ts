@@ -1,5 +1,5 @@
 import { Inject, Injectable, OnModuleInit, Optional } from '@nestjs/common';
-import { ownValue } from '@zmodu/guard';
+import { ownValue } from '@zmodu/core';
 import { WebhookDeliveryException } from '../exceptions/webhook-delivery.exception';
 import { OutboxRelay } from '../outbox-relay';
 import { CHANNEL_NOT_WEBHOOK_MESSAGE, WEBHOOK_STATUS_MESSAGE } from '../outbox.messages';

@@ -1,3 +1,4 @@
+import { ZmoduError } from '@zmodu/core';
 /** Where a proposal stands now: what a caller must read again after a conflict. */
 export interface ProposalPosition {
   readonly status: string;
@@ -11,7 +12,7 @@ export interface ProposalPosition {
  * expired), or changed since the caller read it (another version or another step waits).
  * Nothing was written and nothing executed; `current` says what to read again. HTTP: 409.
  */
-export class ProposalConflictException extends Error {
+export class ProposalConflictException extends ZmoduError {
   constructor(
     readonly status: string,
     message: string,

@@ -1,6 +1,7 @@
 import { DUPLICATE_SKILL_MESSAGE } from '../skill.messages';
+import { ZmoduError } from '@zmodu/core';
 
-export class DuplicateSkillException extends Error {
+export class DuplicateSkillException extends ZmoduError {
   constructor(
     readonly skill: string,
     readonly firstSource: string,

@@ -1,4 +1,5 @@
-export class InvalidSkillContextException extends Error {
+import { ZmoduError } from '@zmodu/core';
+export class InvalidSkillContextException extends ZmoduError {
   constructor(message: string) {
     super(message);
     this.name = 'InvalidSkillContextException';

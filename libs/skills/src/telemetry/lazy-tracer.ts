@@ -1,4 +1,4 @@
-import { tryLoadOptionalPeer } from '@zmodu/guard';
+import { tryLoadOptionalPeer } from '@zmodu/core';
 
 /** A span attribute's value (the OpenTelemetry API's, without arrays: we set none). */
 export type TraceAttributeValue = string | number | boolean;

@@ -1,7 +1,8 @@
 import { INVALID_CONFIG_VALUE_MESSAGE } from '../../skills/admin-skills.messages';
+import { ZmoduError } from '@zmodu/core';
 
 /** A value that does not fit its key's declared type. */
-export class InvalidConfigValueException extends Error {
+export class InvalidConfigValueException extends ZmoduError {
   constructor(
     readonly key: string,
     readonly problems: readonly string[],

@@ -1,4 +1,4 @@
-import { setOptionalPeerResolver } from '../optional-peer';
+import { setOptionalPeerResolver } from './optional-peer';
 
 /**
  * Make `loadOptionalPeer` find none of `packageNames`, as if they were not installed (the error a require of an
@@ -13,5 +13,5 @@ export function simulateMissingPeers(...packageNames: string[]): () => void {
   });
 }
 
-export { setOptionalPeerResolver } from '../optional-peer';
-export type { OptionalPeerResolver } from '../optional-peer';
+export { setOptionalPeerResolver } from './optional-peer';
+export type { OptionalPeerResolver } from './optional-peer';

@@ -1,7 +1,7 @@
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadOptionalPeer, OptionalPeerUnavailableException, tryLoadOptionalPeer } from '@zmodu/guard';
+import { loadOptionalPeer, OptionalPeerUnavailableException, tryLoadOptionalPeer } from '@zmodu/core';
 import { simulateMissingPeers } from '@zmodu/guard/testing';
 
 describe('loadOptionalPeer: a feature loads the optional peer it needs when it is configured', () => {

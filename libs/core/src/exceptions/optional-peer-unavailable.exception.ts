@@ -1,10 +1,11 @@
-import { OPTIONAL_PEER_BROKEN_MESSAGE, OPTIONAL_PEER_MISSING_MESSAGE } from '../guard.messages';
+import { OPTIONAL_PEER_BROKEN_MESSAGE, OPTIONAL_PEER_MISSING_MESSAGE } from '../core.messages';
+import { ZmoduError } from '../zmodu-error';
 
 /**
  * A feature that was configured needs an optional peer dependency that is not installed (`missing`) or cannot be
  * loaded (installed but broken). Thrown at boot, where the feature is configured (see `loadOptionalPeer`).
  */
-export class OptionalPeerUnavailableException extends Error {
+export class OptionalPeerUnavailableException extends ZmoduError {
   constructor(
     /** The npm package the feature needs, e.g. 'openai'. */
     readonly packageName: string,

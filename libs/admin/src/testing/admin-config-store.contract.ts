@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
-import type { AdminConfigStore } from './admin-config.store';
-import { ConfigVersionConflictException } from './exceptions/config-version-conflict.exception';
-import { InvalidConfigWriteException } from './exceptions/invalid-config-write.exception';
+import type { AdminConfigStore } from '../config/admin-config.store';
+import { ConfigVersionConflictException } from '../config/exceptions/config-version-conflict.exception';
+import { InvalidConfigWriteException } from '../config/exceptions/invalid-config-write.exception';
 
 /** What a store factory gives the contract. */
 export interface AdminConfigStoreHarness {
