@@ -25,6 +25,23 @@ function zmodu(...args: string[]): Promise<Run> {
   });
 }
 
+interface Call {
+  config: string;
+  tenant?: string;
+  user?: string;
+  /** Sent as --args: a string as it stands (JSON or not), anything else as its JSON. */
+  args: unknown;
+}
+
+/** `zmodu ai call SKILL --config FILE [--tenant T] [--user U] --args JSON`. */
+function aiCall(skill: string, { config, tenant, user, args }: Call): Promise<Run> {
+  const argv = ['ai', 'call', skill, '--config', config];
+  if (tenant !== undefined) argv.push('--tenant', tenant);
+  if (user !== undefined) argv.push('--user', user);
+  argv.push('--args', typeof args === 'string' ? args : JSON.stringify(args));
+  return zmodu(...argv);
+}
+
 // Each test spawns the CLI from its TypeScript sources (bin/zmodu.js: each file transpiled once, then cached), up to 14 times:
 // under a loaded machine that can pass the suite's 60 s default, so these tests get three minutes.
 jest.setTimeout(180_000);
@@ -77,6 +94,27 @@ describe('zmodu CLI end to end', () => {
     if (installed.code !== 0) throw new Error(`install-fence failed: ${installed.stdout}${installed.stderr}`);
   });
 
+  /** A config like the main one (or `base`), with these fields replaced. */
+  const variant = (name: string, fields: Record<string, unknown>, base = config): string => {
+    const file = join(dir, name);
+    writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(base, 'utf8')), ...fields }));
+    return file;
+  };
+
+  /** `zmodu ai call --batch FILE`: the lines (a string as it stands, anything else as its JSON), and each answer parsed. */
+  const runBatch = async (configFile: string, name: string, lines: unknown[]) => {
+    const file = join(dir, name);
+    writeFileSync(file, lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n') + '\n');
+    const r = await zmodu('ai', 'call', '--batch', file, '--config', configFile);
+    return {
+      ...r,
+      out: r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l)),
+    };
+  };
+
   it('install-fence prints what it did, and a second run changes nothing that matters', async () => {
     const again = await zmodu('ai', 'install-fence', '--config', writeConfig);
     expect(again.code).toBe(0);
@@ -93,11 +131,7 @@ describe('zmodu CLI end to end', () => {
     const ok = await zmodu('ai', 'audit-policy', '--config', config);
     expect(ok.code).toBe(0);
     expect(JSON.parse(ok.stdout).secondFence).toEqual({ installed: true, role: db.fenceRole, problems: [], warnings: [] });
-    const missingConfig = join(dir, 'missing-fence.json');
-    writeFileSync(
-      missingConfig,
-      JSON.stringify({ ...JSON.parse(readFileSync(config, 'utf8')), fence: { mode: 'auto', role: 'zmodu_never_installed' } }),
-    );
+    const missingConfig = variant('missing-fence.json', { fence: { mode: 'auto', role: 'zmodu_never_installed' } });
     const missing = await zmodu('ai', 'audit-policy', '--config', missingConfig);
     expect(missing.code).toBe(1);
     const report = JSON.parse(missing.stdout);
@@ -106,92 +140,40 @@ describe('zmodu CLI end to end', () => {
   });
 
   it('exposes entity.create and entity.update when the config names them, through the same guard', async () => {
-    const created = await zmodu(
-      'ai',
-      'call',
-      'entity.create',
-      '--config',
-      writeConfig,
-      '--tenant',
-      ALPHA,
-      '--user',
-      'u1',
-      '--args',
-      JSON.stringify({ entity: 'note', values: { body: 'from the CLI' } }),
-    );
+    const created = await aiCall('entity.create', {
+      config: writeConfig,
+      tenant: ALPHA,
+      user: 'u1',
+      args: { entity: 'note', values: { body: 'from the CLI' } },
+    });
     expect(created.code).toBe(0);
     const record = JSON.parse(created.stdout);
     expect(record).toMatchObject({ entity: 'note', record: { body: 'from the CLI', tenant_id: ALPHA } });
     const id = record.record.id;
-    const updated = await zmodu(
-      'ai',
-      'call',
-      'entity.update',
-      '--config',
-      writeConfig,
-      '--tenant',
-      ALPHA,
-      '--user',
-      'u1',
-      '--args',
-      JSON.stringify({ entity: 'note', id, values: { body: 'edited' } }),
-    );
+    const updated = await aiCall('entity.update', {
+      config: writeConfig,
+      tenant: ALPHA,
+      user: 'u1',
+      args: { entity: 'note', id, values: { body: 'edited' } },
+    });
     expect(updated.code).toBe(0);
-    const elsewhere = await zmodu(
-      'ai',
-      'call',
-      'entity.update',
-      '--config',
-      writeConfig,
-      '--tenant',
-      BETA,
-      '--user',
-      'u2',
-      '--args',
-      JSON.stringify({ entity: 'note', id, values: { body: 'BETA was here' } }),
-    );
+    const elsewhere = await aiCall('entity.update', {
+      config: writeConfig,
+      tenant: BETA,
+      user: 'u2',
+      args: { entity: 'note', id, values: { body: 'BETA was here' } },
+    });
     expect(JSON.parse(elsewhere.stdout)).toMatchObject({ updated: false, found: false }); // another tenant's record is simply not found
-    const read = await zmodu(
-      'ai',
-      'call',
-      'db.query',
-      '--config',
-      writeConfig,
-      '--tenant',
-      ALPHA,
-      '--user',
-      'u1',
-      '--args',
-      JSON.stringify({ sql: 'SELECT body FROM notes' }),
-    );
+    const read = await aiCall('db.query', { config: writeConfig, tenant: ALPHA, user: 'u1', args: { sql: 'SELECT body FROM notes' } });
     expect(JSON.parse(read.stdout).rows).toEqual([{ body: 'edited' }]);
-    const tenantForced = await zmodu(
-      'ai',
-      'call',
-      'entity.create',
-      '--config',
-      writeConfig,
-      '--tenant',
-      ALPHA,
-      '--user',
-      'u1',
-      '--args',
-      JSON.stringify({ entity: 'note', values: { body: 'x', tenant_id: BETA } }),
-    );
+    const tenantForced = await aiCall('entity.create', {
+      config: writeConfig,
+      tenant: ALPHA,
+      user: 'u1',
+      args: { entity: 'note', values: { body: 'x', tenant_id: BETA } },
+    });
     expect(tenantForced.code).toBe(1);
-    const readOnly = await zmodu(
-      'ai',
-      'call',
-      'entity.create',
-      '--config',
-      config,
-      '--tenant',
-      ALPHA,
-      '--user',
-      'u1',
-      '--args',
-      JSON.stringify({ entity: 'note', values: { body: 'x' } }),
-    );
+    const readOnly = await aiCall('entity.create', { config, tenant: ALPHA, user: 'u1', args: { entity: 'note', values: { body: 'x' } } });
     expect(JSON.parse(readOnly.stdout)).toEqual({ error: 'ToolDenied', reason: 'denied_not_listed' });
   });
 
@@ -204,19 +186,8 @@ describe('zmodu CLI end to end', () => {
     expect(JSON.parse(hazards.stdout).findings).toEqual([
       expect.objectContaining({ code: 'shared_sequence', table: 'public.notes', fix: expect.stringMatching(/gen_random_uuid/) }),
     ]);
-    const strictConfig = join(dir, 'strict.json');
-    writeFileSync(strictConfig, JSON.stringify({ ...JSON.parse(readFileSync(writeConfig, 'utf8')), strictData: true }));
-    const stopped = await zmodu(
-      'ai',
-      'call',
-      'db.query',
-      '--config',
-      strictConfig,
-      '--tenant',
-      ALPHA,
-      '--args',
-      JSON.stringify({ sql: 'SELECT 1' }),
-    );
+    const strictConfig = variant('strict.json', { strictData: true }, writeConfig);
+    const stopped = await aiCall('db.query', { config: strictConfig, tenant: ALPHA, args: { sql: 'SELECT 1' } });
     expect(stopped.code).toBe(1);
     expect(stopped.stderr.trim().split('\n')[0]).toMatch(/strictData\): the data model has 1 hazard/);
   });
@@ -230,34 +201,13 @@ describe('zmodu CLI end to end', () => {
       [{ limits: { timeoutMs: 2147483000 } }, /limits\.timeoutMs must be a whole number of milliseconds, at most 10 minutes/],
       [{ limits: { timeoutMs: 'abc' } }, /limits\.timeoutMs must be a whole number/],
     ] as const) {
-      const bad = join(dir, 'bad-skills.json');
-      writeFileSync(bad, JSON.stringify({ ...JSON.parse(readFileSync(config, 'utf8')), ...extra }));
+      const bad = variant('bad-skills.json', extra);
       const r = await zmodu('ai', 'export-skills', '--config', bad);
       expect(r.code).toBeGreaterThanOrEqual(1); // 2 for a config the CLI reads itself, 1 when the module refuses it
       expect(r.stderr.trim().split('\n')).toHaveLength(1);
       expect(r.stderr).toMatch(message);
     }
   });
-
-  /** A config like the main one, with these fields replaced. */
-  const variant = (name: string, fields: Record<string, unknown>): string => {
-    const file = join(dir, name);
-    writeFileSync(file, JSON.stringify({ ...JSON.parse(readFileSync(config, 'utf8')), ...fields }));
-    return file;
-  };
-
-  const runBatch = async (configFile: string, name: string, lines: unknown[]) => {
-    const file = join(dir, name);
-    writeFileSync(file, lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n') + '\n');
-    const r = await zmodu('ai', 'call', '--batch', file, '--config', configFile);
-    return {
-      code: r.code,
-      out: r.stdout
-        .trim()
-        .split('\n')
-        .map((l) => JSON.parse(l)),
-    };
-  };
 
   it('ai call --batch takes tenant and user as strings or safe integers; other values are invalid_call with the reason', async () => {
     const intConfig = variant('int-tenant.json', {
@@ -328,19 +278,7 @@ describe('zmodu CLI end to end', () => {
   });
 
   it('refuses a tenant or user that looks like another, on every door of the CLI, naming the flag (attack: --user lee\\u200b, --tenant \\u202e)', async () => {
-    const call = await zmodu(
-      'ai',
-      'call',
-      'entity.list',
-      '--config',
-      config,
-      '--tenant',
-      ALPHA,
-      '--user',
-      'lee\u200b',
-      '--args',
-      '{"entity":"order"}',
-    );
+    const call = await aiCall('entity.list', { config, tenant: ALPHA, user: 'lee\u200b', args: '{"entity":"order"}' });
     expect(call.code).toBe(2);
     expect(call.stderr).toMatch(/--user holds U\+200B, a character that shows as nothing/);
     const mcp = await zmodu('ai', 'mcp', '--config', config, '--tenant', `\u202e${ALPHA}`, '--user', 'lee');
@@ -409,44 +347,30 @@ describe('zmodu CLI end to end', () => {
       ],
       effectiveTools: ['db.query', 'entity.list', 'entity.lookup'],
     });
-    const called = await zmodu('ai', 'call', 'kpi.query', '--config', bare, '--tenant', ALPHA, '--args', '{"metric":"open_orders"}');
+    const called = await aiCall('kpi.query', { config: bare, tenant: ALPHA, args: '{"metric":"open_orders"}' });
     expect(JSON.parse(called.stdout)).toMatchObject({ error: 'ToolDenied' });
   });
 
   it('"audit": "database" writes every call, allowed or refused, to zmodu_audit_log before the process exits', async () => {
     const audited = variant('audited.json', { audit: 'database' });
-    const ok = await zmodu(
-      'ai',
-      'call',
-      'db.query',
-      '--config',
-      audited,
-      '--tenant',
-      ALPHA,
-      '--user',
-      'auditor',
-      '--args',
-      '{"sql":"SELECT count(*) AS n FROM orders"}',
-    );
+    const ok = await aiCall('db.query', {
+      config: audited,
+      tenant: ALPHA,
+      user: 'auditor',
+      args: '{"sql":"SELECT count(*) AS n FROM orders"}',
+    });
     expect([ok.code, ok.stderr, JSON.parse(ok.stdout).rows]).toEqual([0, '', [{ n: '40' }]]);
     const { out } = await runBatch(audited, 'audited.jsonl', [
       { skill: 'entity.lookup', args: { entity: 'order', id: 1 }, tenant: ALPHA, user: 'auditor' },
       { skill: 'order.submit', args: {}, tenant: ALPHA, user: 'auditor' },
     ]);
     expect(out.map((o) => o.ok)).toEqual([true, false]);
-    const memory = await zmodu(
-      'ai',
-      'call',
-      'db.query',
-      '--config',
+    const memory = await aiCall('db.query', {
       config,
-      '--tenant',
-      ALPHA,
-      '--user',
-      'not-audited',
-      '--args',
-      '{"sql":"SELECT count(*) AS n FROM orders"}',
-    );
+      tenant: ALPHA,
+      user: 'not-audited',
+      args: '{"sql":"SELECT count(*) AS n FROM orders"}',
+    });
     expect(memory.code).toBe(0);
     const ds = new DataSource(await db.options());
     await ds.initialize();
@@ -474,7 +398,7 @@ describe('zmodu CLI end to end', () => {
     const neither = await zmodu('ai', 'audit-verify', '--config', audited);
     expect([neither.code, neither.stderr]).toEqual([2, expect.stringMatching(/needs --tenant T .* or --untenanted/)]);
     const badAudit = variant('bad-audit.json', { audit: 'disk' });
-    const bad = await zmodu('ai', 'call', 'db.query', '--config', badAudit, '--args', '{}');
+    const bad = await aiCall('db.query', { config: badAudit, args: '{}' });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/"audit" must be "memory" \(the default\) or "database"/);
   });
@@ -485,40 +409,16 @@ describe('zmodu CLI end to end', () => {
   });
 
   it('ai call dispatches through the guard and prints the result as JSON', async () => {
-    const r = await zmodu(
-      'ai',
-      'call',
-      'db.query',
-      '--config',
-      config,
-      '--tenant',
-      ALPHA,
-      '--user',
-      'u1',
-      '--args',
-      JSON.stringify({ sql: 'SELECT count(*) AS n FROM orders' }),
-    );
+    const r = await aiCall('db.query', { config, tenant: ALPHA, user: 'u1', args: { sql: 'SELECT count(*) AS n FROM orders' } });
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout)).toMatchObject({ rows: [{ n: '40' }], truncated: false });
   });
 
   it('ai call exits 1 with {"error","reason"} on a refusal', async () => {
-    const denied = await zmodu('ai', 'call', 'order.submit', '--config', config, '--tenant', ALPHA, '--user', 'u1', '--args', '{}');
+    const denied = await aiCall('order.submit', { config, tenant: ALPHA, user: 'u1', args: '{}' });
     expect(denied.code).toBe(1);
     expect(JSON.parse(denied.stdout)).toEqual({ error: 'ToolDenied', reason: 'denied_not_listed' });
-    const literal = await zmodu(
-      'ai',
-      'call',
-      'db.query',
-      '--config',
-      config,
-      '--tenant',
-      ALPHA,
-      '--user',
-      'u1',
-      '--args',
-      JSON.stringify({ sql: "SELECT * FROM orders WHERE note = 'x'" }),
-    );
+    const literal = await aiCall('db.query', { config, tenant: ALPHA, user: 'u1', args: { sql: "SELECT * FROM orders WHERE note = 'x'" } });
     expect(literal.code).toBe(1);
     expect(JSON.parse(literal.stdout)).toMatchObject({ error: 'QueryRefused', reason: 'literal_not_allowed' });
   });
@@ -539,16 +439,10 @@ describe('zmodu CLI end to end', () => {
       { skill: 'kpi.query', args: { metric: 'open_orders' }, tenant: ALPHA },
       { skill: 'entity.list', args: { entity: 'order' } },
     ];
-    const file = join(dir, 'calls.jsonl');
-    writeFileSync(file, lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n') + '\n');
     // The five-way join (line 4) would run for hours: it ends at db.query's deadline (its answer below: timeout), and the
     // lines after it are answered too. A batch that hung would be failed by jest's test timeout.
-    const r = await zmodu('ai', 'call', '--batch', file, '--config', config);
-    expect(r.code).toBe(1);
-    const out = r.stdout
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l));
+    const { code, out } = await runBatch(config, 'calls.jsonl', lines);
+    expect(code).toBe(1);
     expect(out.map((o) => o.line)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9]);
     expect(out[0]).toMatchObject({ ok: true, value: { found: true, record: { id: 1, tenant_id: ALPHA } } });
     expect(out[1]).toMatchObject({ ok: false, error: 'BadRequest', reason: 'invalid_json' });
@@ -589,14 +483,9 @@ describe('zmodu CLI end to end', () => {
     );
     const seed = Number(process.env.ZMODU_FUZZ_SEED ?? 20261201);
     const lines = fc.sample(line, { seed, numRuns: Number(process.env.ZMODU_FUZZ_RUNS ?? 40) * 2 });
-    const file = join(dir, 'fuzz.jsonl');
-    writeFileSync(file, lines.join('\n') + '\n');
-    const r = await zmodu('ai', 'call', '--batch', file, '--config', config);
+    const r = await runBatch(config, 'fuzz.jsonl', lines);
     expect([0, 1]).toContain(r.code);
-    const out = r.stdout
-      .trim()
-      .split('\n')
-      .map((l) => JSON.parse(l) as { ok: boolean; line: number; error?: string });
+    const out = r.out as Array<{ ok: boolean; line: number; error?: string }>;
     const expected = lines.map((l, i) => (l.trim() === '' ? null : i + 1)).filter((n) => n !== null);
     expect(out.map((o) => o.line)).toEqual(expected);
     for (const o of out) if (!o.ok) expect(typeof o.error).toBe('string');

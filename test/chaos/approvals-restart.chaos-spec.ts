@@ -1,16 +1,12 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { INestApplication } from '@nestjs/common';
 import { ProposalPipeline } from '@zmodu/pipeline';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { POSTGRES_SCRIPT, sampleOnOwnServerForSuite } from '../support/own-postgres';
+import { pausePostgres, resumePostgres, sampleOnOwnServerForSuite } from '../support/own-postgres';
+import { CHAOS_SECRET as SECRET, sleep } from '../support/sample-process';
 import { mintToken } from '../../apps/sample/src/auth/dev-token';
 
-const SECRET = 'chaos-secret-that-is-long-enough-for-hs256-0123456789';
 const N = 8;
-const run = promisify(execFile);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * The chaos suite (npm run test:chaos): PostgreSQL restarted while approvers decide a batch of proposals. Every answer is
@@ -60,9 +56,9 @@ describe('chaos: PostgreSQL restarted in the middle of approvals', () => {
     const inFlight = ids.map(approve);
     const restart = (async () => {
       await trigger(inFlight);
-      await run(POSTGRES_SCRIPT, ['pause', dir]);
+      await pausePostgres(dir);
       await sleep(1000);
-      await run(POSTGRES_SCRIPT, ['resume', dir]);
+      await resumePostgres(dir);
     })();
     const answers = await Promise.all(inFlight);
     await restart;

@@ -1,20 +1,18 @@
 import { mintToken } from '../../apps/sample/src/auth/dev-token';
-import { ChatRequest, conversation, FakeTurn, openAIProtocolServer, OpenAIProtocolServer } from '../support/openai-protocol-server';
+import { ChatRequest, conversation, FakeTurn, OpenAIProtocolServer } from '../support/openai-protocol-server';
 import {
   call,
   CHAOS_LEASE_MS as LEASE_MS,
   CHAOS_SECRET as SECRET,
+  chaosClusterForSuite,
   eventually,
   killHard,
-  OwnServer,
   proposeOrder,
   ready,
   rows,
   SampleProcess,
   sampleEnv,
-  startOwnServer,
   startSample,
-  stopServer,
 } from '../support/sample-process';
 
 /** Goals posted to the instance that dies (it takes them all: it runs alone then), and to the survivor. */
@@ -37,11 +35,6 @@ const BACKLOG_TURN_MS = 300;
  * waited behind every newer goal, and restarted 26 s after the kill).
  */
 describe('chaos: two sample instances in cluster mode, one killed with SIGKILL mid-run', () => {
-  let pg: OwnServer;
-  let victimModel: OpenAIProtocolServer;
-  let survivorModel: OpenAIProtocolServer;
-  let victim: SampleProcess | undefined;
-  let survivor: SampleProcess | undefined;
   const heldOnVictim: string[] = [];
   /** The goals in the order the survivor's model first saw them. */
   const seenOnSurvivor = new Set<string>();
@@ -62,22 +55,10 @@ describe('chaos: two sample instances in cluster mode, one killed with SIGKILL m
       return { text: `done: ${goal}` };
     };
 
-  const env = (model: OpenAIProtocolServer) => sampleEnv(pg, model.url, { ZMODU_QUEUE: 'pg-boss' });
-  const q = <T = Record<string, unknown>>(sql: string, params: unknown[] = []) => rows<T>(pg, sql, params);
-
-  beforeAll(async () => {
-    pg = await startOwnServer();
-    victimModel = await openAIProtocolServer(player(true));
-    survivorModel = await openAIProtocolServer(player(false));
-  }, 60_000);
-
-  afterAll(async () => {
-    await killHard(victim);
-    await killHard(survivor);
-    await victimModel?.close();
-    await survivorModel?.close();
-    await stopServer(pg);
-  });
+  /** The victim's model, then the survivor's. */
+  const cluster = chaosClusterForSuite([player(true), player(false)]);
+  const env = (model: OpenAIProtocolServer) => sampleEnv(cluster.pg, model.url, { ZMODU_QUEUE: 'pg-boss' });
+  const q = <T = Record<string, unknown>>(sql: string, params: unknown[] = []) => rows<T>(cluster.pg, sql, params);
 
   it('the survivor finishes the dead instance’s runs ahead of newer goals: every goal succeeded once, each order written once', async () => {
     const dana = mintToken(SECRET, { tenant: 'acme', user: 'dana' });
@@ -86,12 +67,15 @@ describe('chaos: two sample instances in cluster mode, one killed with SIGKILL m
       expect(res.status).toBe(202);
       return String(res.body.runId);
     };
+    const [victimModel, survivorModel] = cluster.models;
     // The victim first, alone (it runs the migrations): its goals run there, write their order and wait on its model.
-    victim = await startSample(env(victimModel));
+    const victim = await startSample(env(victimModel));
+    cluster.samples.push(victim);
     const runIds: string[] = [];
     for (let i = 0; i < ON_VICTIM; i++) runIds.push(await post(victim, i));
     await eventually(async () => (heldOnVictim.length === ON_VICTIM ? true : undefined), 30_000, 'the victim’s runs to write and wait');
-    survivor = await startSample(env(survivorModel));
+    const survivor = await startSample(env(survivorModel));
+    cluster.samples.push(survivor);
     for (let i = ON_VICTIM; i < ON_VICTIM + ON_SURVIVOR; i++) runIds.push(await post(survivor, i));
     await eventually(
       async () => {
@@ -110,9 +94,7 @@ describe('chaos: two sample instances in cluster mode, one killed with SIGKILL m
     // The fault, and newer goals on the survivor right after it.
     await killHard(victim);
     const backlog = await Promise.all(
-      Array.from({ length: BACKLOG }, (_, j) =>
-        call(survivor as SampleProcess, 'POST', '/agents/desk/goals', dana, { goal: `backlog ${j}` }),
-      ),
+      Array.from({ length: BACKLOG }, (_, j) => call(survivor, 'POST', '/agents/desk/goals', dana, { goal: `backlog ${j}` })),
     );
     expect(backlog.map((r) => r.status)).toEqual(Array(BACKLOG).fill(202));
     const runs = await eventually(

@@ -1,15 +1,10 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { INestApplication } from '@nestjs/common';
 import { AGENT_JOB_STORE, AgentJobStore } from '@zmodu/agent';
 import { AgentJobsRunner, NewAgentJob } from '@zmodu/agent/internal';
 import { DataSource } from 'typeorm';
-import { POSTGRES_SCRIPT, sampleOnOwnServerForSuite } from '../support/own-postgres';
+import { pausePostgres, resumePostgres, sampleOnOwnServerForSuite } from '../support/own-postgres';
+import { CHAOS_SECRET as SECRET, sleep } from '../support/sample-process';
 import { DESK_JOB_PERMISSIONS, MORNING_SUMMARY_GOAL } from '../../apps/sample/src/jobs/desk-jobs';
-
-const SECRET = 'chaos-secret-that-is-long-enough-for-hs256-0123456789';
-const run = promisify(execFile);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**
  * PostgreSQL down at the very moment scheduled jobs tick: their timers fire, the tick claims cannot reach the database.
@@ -44,9 +39,9 @@ describe('chaos: PostgreSQL down when scheduled jobs tick', () => {
     expect(runner.jobIds()).toEqual(expect.arrayContaining(['chaos-catch-up', 'chaos-skip']));
     const tick = new Date(Math.ceil(Date.now() / 60_000) * 60_000);
     await sleep(tick.getTime() - Date.now() - 2_000);
-    await run(POSTGRES_SCRIPT, ['pause', dir]);
+    await pausePostgres(dir);
     await sleep(tick.getTime() - Date.now() + 1_500); // both timers fire now, their claims refused
-    await run(POSTGRES_SCRIPT, ['resume', dir]);
+    await resumePostgres(dir);
     // The periodic sync, as it comes every syncMs on every instance: five at once here (two instances' worth and more).
     await Promise.all(Array.from({ length: 5 }, () => runner.sync().catch(() => undefined)));
     await runner.sync();

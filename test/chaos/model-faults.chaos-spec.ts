@@ -7,16 +7,15 @@ import { mintToken } from '../../apps/sample/src/auth/dev-token';
 import { deskLog } from '../../apps/sample/src/trading/order-commands';
 import { anthropicProtocolServer, messagesConversation } from '../support/anthropic-protocol-server';
 import { conversation, openAIProtocolServer } from '../support/openai-protocol-server';
-import { OwnServerApp, sampleOnOwnServer, stopOwnServer } from '../support/own-postgres';
+import { sampleOnOwnServerForSuite } from '../support/own-postgres';
 import { FakeTurn, ProtocolFault } from '../support/protocol-faults';
+import { CHAOS_SECRET as SECRET, sleep } from '../support/sample-process';
 import { timersDuring } from '../../libs/agent/src/__fixtures__/scheduled-timers';
 
-const SECRET = 'chaos-secret-that-is-long-enough-for-hs256-0123456789';
 /** The providers' request timeout and retries (the SDKs retry 408, 409, 429 and 5xx, honouring Retry-After). */
 const TIMEOUT_MS = 1000;
 const MAX_RETRIES = 2;
 const ATTEMPTS = MAX_RETRIES + 1;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** What the model server plays for one goal: a turn or a fault, by the turn of the run and the request's number. */
 type Script = (turn: number, attempt: number) => FakeTurn | ProtocolFault;
@@ -98,7 +97,6 @@ describe.each(SIDES)('chaos: the model provider fails ($name)', (side) => {
   const scripts = new Map<string, Script>();
   const attempts = new Map<string, number>();
   let server: FaultyServer;
-  let own: OwnServerApp | undefined;
   let app: INestApplication;
   let ds: DataSource;
   let goalNo = 0;
@@ -123,20 +121,24 @@ describe.each(SIDES)('chaos: the model provider fails ($name)', (side) => {
     return { ...counts };
   };
 
-  beforeAll(async () => {
-    server = await side.server((g, turn) => {
-      const n = (attempts.get(g) ?? 0) + 1;
-      attempts.set(g, n);
-      goalOfRequest.push(g);
-      return (scripts.get(g) ?? healthy)(turn, n);
-    });
-    own = await sampleOnOwnServer(SECRET, { model: { provider: side.provider(server.url) } });
-    app = own.app;
-    ds = app.get(DataSource);
-  }, 120_000);
-
+  sampleOnOwnServerForSuite(
+    SECRET,
+    (own) => {
+      app = own.app;
+      ds = app.get(DataSource);
+    },
+    async () => {
+      server = await side.server((g, turn) => {
+        const n = (attempts.get(g) ?? 0) + 1;
+        attempts.set(g, n);
+        goalOfRequest.push(g);
+        return (scripts.get(g) ?? healthy)(turn, n);
+      });
+      return { model: { provider: side.provider(server.url) } };
+    },
+  );
+  // After the sample's afterAll (declared first): the model server goes once the app is closed.
   afterAll(async () => {
-    await stopOwnServer(own);
     await server?.close();
   });
 

@@ -10,8 +10,8 @@ import request, { Response } from 'supertest';
 import { DataSource } from 'typeorm';
 import { AppModule } from '../../apps/sample/src/app.module';
 import { mintToken } from '../../apps/sample/src/auth/dev-token';
+import { CHAOS_SECRET as SECRET } from '../support/sample-process';
 
-const SECRET = 'chaos-secret-that-is-long-enough-for-hs256-0123456789';
 const PROPOSAL_ID = /Proposal ([0-9a-f-]{36})/;
 const DRAFT_ID = /^Drafted order ([0-9a-f-]{36})/;
 

@@ -1,21 +1,19 @@
 import { Client } from 'pg';
 import { mintToken } from '../../apps/sample/src/auth/dev-token';
-import { ChatRequest, conversation, FakeTurn, openAIProtocolServer, OpenAIProtocolServer } from '../support/openai-protocol-server';
+import { ChatRequest, conversation, FakeTurn } from '../support/openai-protocol-server';
 import {
   call,
   CHAOS_LEASE_MS as LEASE_MS,
   CHAOS_SECRET as SECRET,
+  chaosClusterForSuite,
   eventually,
   killHard,
-  OwnServer,
   proposeOrder,
   ready,
   rows,
   SampleProcess,
   sampleEnv,
-  startOwnServer,
   startSample,
-  stopServer,
 } from '../support/sample-process';
 
 /**
@@ -36,8 +34,6 @@ const APPROVALS = 3;
  * proposal executed once, each cancellation happened once and its event was delivered, and the server is ready.
  */
 describe('chaos: the sample process killed with SIGKILL mid-work, then restarted', () => {
-  let pg: OwnServer;
-  let model: OpenAIProtocolServer;
   let sample: SampleProcess | undefined;
   let locker: Client | undefined;
   /** Before the kill, the turns a goal names are held (never answered); after it, every turn is answered. */
@@ -72,21 +68,15 @@ describe('chaos: the sample process killed with SIGKILL mid-work, then restarted
     }
   }
 
-  const env = () => sampleEnv(pg, model.url);
-  const q = <T = Record<string, unknown>>(sql: string, params: unknown[] = []) => rows<T>(pg, sql, params);
-  const count = async (sql: string, params: unknown[] = []) => Number((await q<{ n: string }>(sql, params))[0].n);
-
-  beforeAll(async () => {
-    pg = await startOwnServer();
-    model = await openAIProtocolServer(play);
-  }, 60_000);
-
-  afterAll(async () => {
-    await killHard(sample);
-    await locker?.end().catch(() => undefined);
-    await model?.close();
-    await stopServer(pg);
+  const cluster = chaosClusterForSuite(play, {
+    beforeStop: async () => {
+      await killHard(sample);
+      await locker?.end().catch(() => undefined);
+    },
   });
+  const env = () => sampleEnv(cluster.pg, cluster.model.url);
+  const q = <T = Record<string, unknown>>(sql: string, params: unknown[] = []) => rows<T>(cluster.pg, sql, params);
+  const count = async (sql: string, params: unknown[] = []) => Number((await q<{ n: string }>(sql, params))[0].n);
 
   it('every run, approval and event ends once, nothing lost, nothing twice, and the restarted server serves', async () => {
     const alice = mintToken(SECRET, { tenant: 'acme', user: 'alice' });
@@ -118,7 +108,7 @@ describe('chaos: the sample process killed with SIGKILL mid-work, then restarted
     await eventually(async () => (held.length === 2 * RUNS ? true : undefined), 30_000, 'every run to reach its held turn');
 
     // (b): the desk lead approves while sample_orders is locked: each decision commits, its execution waits on the lock.
-    locker = new Client({ connectionString: pg.url });
+    locker = new Client({ connectionString: cluster.pg.url });
     await locker.connect();
     await locker.query('BEGIN');
     await locker.query('LOCK TABLE sample_orders IN SHARE MODE');

@@ -1,17 +1,13 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import { DataSource } from 'typeorm';
-import { POSTGRES_SCRIPT, sampleOnOwnServerForSuite } from '../support/own-postgres';
+import { pausePostgres, resumePostgres, sampleOnOwnServerForSuite } from '../support/own-postgres';
+import { CHAOS_SECRET as SECRET, sleep } from '../support/sample-process';
 import { mintToken } from '../../apps/sample/src/auth/dev-token';
 import { deskLog } from '../../apps/sample/src/trading/order-commands';
 
-const SECRET = 'chaos-secret-that-is-long-enough-for-hs256-0123456789';
 // Enough runs that the batch is still going when the server stops (12 were seen to finish in the stop's window).
 const N = 40;
-const run = promisify(execFile);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function until<T>(what: string, timeoutMs: number, check: () => Promise<T | undefined>): Promise<T> {
   const end = Date.now() + timeoutMs;
@@ -74,7 +70,7 @@ describe('chaos: PostgreSQL restarted in the middle of agent runs and outbox rel
       const [{ n }] = await ds.query(`SELECT count(*)::int AS n FROM zmodu_outbox WHERE topic = 'order.cancelled'`);
       return n > 0 ? true : undefined;
     });
-    const pausing = run(POSTGRES_SCRIPT, ['pause', dir]);
+    const pausing = pausePostgres(dir);
     const seen: number[] = [];
     for (let i = 0; i < 20; i++) {
       const [{ n }] = await ds
@@ -92,7 +88,7 @@ describe('chaos: PostgreSQL restarted in the middle of agent runs and outbox rel
     expect(refused.status).toBe(503);
     expect(refused.headers['retry-after']).toBeDefined();
     await sleep(1500);
-    await run(POSTGRES_SCRIPT, ['resume', dir]);
+    await resumePostgres(dir);
     await untilReady();
 
     // Without a restart of the app: every run ends (the worker's recovery takes up what the outage interrupted).

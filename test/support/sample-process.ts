@@ -1,9 +1,9 @@
 import { join } from 'node:path';
-import { ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { Client } from 'pg';
 import { MODEL_VARS } from './model-env';
 import { freePort } from './free-port';
-import { POSTGRES_SCRIPT } from './own-postgres';
+import { pausePostgres, POSTGRES_SCRIPT, resumePostgres } from './own-postgres';
 import { ChatRequest, FakeTurn, openAIProtocolServer, OpenAIProtocolServer } from './openai-protocol-server';
 
 /** Runs TypeScript sources in a child process, each file transpiled once (scripts/register-ts.js). */
@@ -64,12 +64,12 @@ export function proposeOrder(symbol: string, qty: number, limitPrice: number) {
  */
 export async function pauseServer(server: OwnServer, mode: 'fast' | 'immediate' = 'fast'): Promise<void> {
   await server.db.end().catch(() => undefined);
-  await runScript(['pause', server.dir, mode]);
+  await pausePostgres(server.dir, mode);
 }
 
 /** Start the paused server again (same port, same data); resolves with a connected client once it answers. */
 export async function resumeServer(server: OwnServer): Promise<OwnServer> {
-  await runScript(['resume', server.dir]);
+  await resumePostgres(server.dir);
   const db = new Client({ connectionString: server.url });
   await db.connect();
   return { ...server, db };
@@ -85,11 +85,6 @@ export async function rowsOnce<T = Record<string, unknown>>(url: string, sql: st
     await db.end().catch(() => undefined);
   }
 }
-
-const runScript = (args: string[]) =>
-  new Promise<void>((resolve, reject) =>
-    execFile(POSTGRES_SCRIPT, args, (err, _stdout, stderr) => (err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve())),
-  );
 
 export async function stopServer(server: OwnServer | undefined): Promise<void> {
   await server?.db.end().catch(() => undefined);
@@ -184,29 +179,40 @@ export async function call(
 export interface ChaosCluster {
   /** The server (replaced by `resumeServer` after an outage: assign it back). */
   pg: OwnServer;
+  /** The model server of the first `play`. */
   readonly model: OpenAIProtocolServer;
+  /** A model server per `play`, in their order. */
+  readonly models: readonly OpenAIProtocolServer[];
   /** The instances the spec started (push them): killed in the afterAll. */
   readonly samples: SampleProcess[];
 }
 
+type Play = (request: ChatRequest) => FakeTurn | Promise<FakeTurn>;
+
 /**
- * A ChaosCluster for the enclosing describe: the server (`durable`: see startOwnServer) and the model server `play`s
- * started in a beforeAll; in an afterAll, `beforeStop` (e.g. releasing held turns), the instances killed, both servers
- * stopped.
+ * A ChaosCluster for the enclosing describe: the server (`durable`: see startOwnServer) and a model server for each
+ * `play` (one, or several: an instance's model of its own) started in a beforeAll; in an afterAll, `beforeStop` (e.g.
+ * releasing held turns, killing instances the spec keeps apart), the instances killed, the servers stopped.
  */
 export function chaosClusterForSuite(
-  play: (request: ChatRequest) => FakeTurn | Promise<FakeTurn>,
-  options: { durable?: boolean; beforeStop?: () => void } = {},
+  plays: Play | readonly Play[],
+  options: { durable?: boolean; beforeStop?: () => void | Promise<void> } = {},
 ): ChaosCluster {
-  const cluster = { samples: [] as SampleProcess[] } as { pg: OwnServer; model: OpenAIProtocolServer; samples: SampleProcess[] };
+  const cluster = { samples: [] as SampleProcess[], models: [] as OpenAIProtocolServer[] } as {
+    pg: OwnServer;
+    model: OpenAIProtocolServer;
+    models: OpenAIProtocolServer[];
+    samples: SampleProcess[];
+  };
   beforeAll(async () => {
     cluster.pg = await startOwnServer({ durable: options.durable });
-    cluster.model = await openAIProtocolServer(play);
+    for (const play of typeof plays === 'function' ? [plays] : plays) cluster.models.push(await openAIProtocolServer(play));
+    cluster.model = cluster.models[0];
   }, 60_000);
   afterAll(async () => {
-    options.beforeStop?.();
+    await options.beforeStop?.();
     for (const sample of cluster.samples) await killHard(sample);
-    await cluster.model?.close();
+    for (const model of cluster.models) await model.close();
     await stopServer(cluster.pg);
   });
   return cluster;

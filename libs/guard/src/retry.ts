@@ -1,7 +1,7 @@
 /**
  * @internal Run `work` up to `attempts` times, waiting `firstDelayMs` after the first failure and
  * twice as long after each next one (at most `maxDelayMs`); the last failure is thrown.
- * The audit log and the token quota flush their queues with it at shutdown.
+ * BufferedFlusher (the audit log's and the token quota's queues) flushes with it at shutdown.
  */
 export async function withRetries<T>(
   work: () => Promise<T>,

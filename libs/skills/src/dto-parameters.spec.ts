@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
-import { Guard, GuardModule } from '@zmodu/guard';
+import { Guard } from '@zmodu/guard';
 import { simulateMissingPeers } from '@zmodu/guard/testing';
 import { Type } from 'class-transformer';
 import {
@@ -22,7 +21,7 @@ import { createSkillContext, SkillInvocation } from './skill-context';
 import { Skill } from './skill.decorator';
 import { SkillDispatcher } from './skill.dispatcher';
 import { SkillRegistry } from './skill.registry';
-import { SkillsModule } from './skills.module';
+import { skillsTestingModule } from './__fixtures__/skills-testing-module';
 
 enum Side {
   Buy = 'buy',
@@ -92,10 +91,7 @@ describe('typed skills: parameters as a class-validator DTO class', () => {
   const ctx = () => createSkillContext({ guard: new Guard({ allow: ['order.draft'] }), tenantId: 't1', userId: 'u1', permissions: [] });
 
   beforeEach(async () => {
-    const moduleRef = await Test.createTestingModule({
-      imports: [GuardModule.forRoot({ auditStore: 'memory', quotaStore: 'memory' }), SkillsModule.forRoot()],
-      providers: [DtoSkills],
-    }).compile();
+    const moduleRef = await skillsTestingModule({ providers: [DtoSkills] });
     await moduleRef.init();
     dispatcher = moduleRef.get(SkillDispatcher);
     registry = moduleRef.get(SkillRegistry);

@@ -1,12 +1,12 @@
 import { Injectable } from '@nestjs/common';
-import { Test, TestingModule } from '@nestjs/testing';
+import { TestingModule } from '@nestjs/testing';
 import { openTestDataSource } from '@zmodu/db/testing';
-import { Guard, GuardModule } from '@zmodu/guard';
+import { Guard } from '@zmodu/guard';
 import { DataSource } from 'typeorm';
 import { createSkillContext, SkillInvocation } from './skill-context';
 import { Skill } from './skill.decorator';
 import { SkillDispatcher } from './skill.dispatcher';
-import { SkillsModule } from './skills.module';
+import { skillsTestingModule } from './__fixtures__/skills-testing-module';
 
 /** A skill as a new user writes it: its id declared a uuid, and looked up in PostgreSQL as one. */
 @Injectable()
@@ -34,10 +34,7 @@ describe('format in skill parameters, against a real database', () => {
   beforeAll(async () => {
     db = await openTestDataSource();
     OrderSkills.dataSource = db.ds;
-    app = await Test.createTestingModule({
-      imports: [GuardModule.forRoot({ auditStore: 'memory', quotaStore: 'memory' }), SkillsModule.forRoot()],
-      providers: [OrderSkills],
-    }).compile();
+    app = await skillsTestingModule({ providers: [OrderSkills] });
     await app.init();
   });
 

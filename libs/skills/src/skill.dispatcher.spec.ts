@@ -1,12 +1,11 @@
 import { Injectable } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
-import { AgentAuditLog, Guard, GuardModule, TokenQuota } from '@zmodu/guard';
+import { AgentAuditLog, Guard, TokenQuota } from '@zmodu/guard';
+import { skillsTestingModule } from './__fixtures__/skills-testing-module';
 import { SkillError } from './exceptions/skill.error';
 import { createSkillContext, SkillInvocation, stagedExecution } from './skill-context';
 import { Skill } from './skill.decorator';
 import { SkillDispatcher } from './skill.dispatcher';
 import { SkillRegistry } from './skill.registry';
-import { SkillsModule } from './skills.module';
 
 @Injectable()
 class FixtureSkills {
@@ -119,13 +118,7 @@ describe('SkillDispatcher', () => {
     createSkillContext({ guard: new Guard(policy), tenantId: 't1', userId: 'u1', permissions: ['order:submit'], agent: 'trader', ...over });
 
   beforeEach(async () => {
-    const moduleRef = await Test.createTestingModule({
-      imports: [
-        GuardModule.forRoot({ auditStore: 'memory', quotaStore: 'memory', audit: { flushIntervalMs: 60_000 } }),
-        SkillsModule.forRoot(),
-      ],
-      providers: [FixtureSkills],
-    }).compile();
+    const moduleRef = await skillsTestingModule({ providers: [FixtureSkills], guard: { audit: { flushIntervalMs: 60_000 } } });
     await moduleRef.init();
     dispatcher = moduleRef.get(SkillDispatcher);
     audit = moduleRef.get(AgentAuditLog);

@@ -1,10 +1,8 @@
 import { Injectable, Module, Scope } from '@nestjs/common';
 import { InvalidSkillDefinitionException } from './exceptions/invalid-skill-definition.exception';
-import { Test } from '@nestjs/testing';
-import { GuardModule } from '@zmodu/guard';
+import { skillsTestingModule } from './__fixtures__/skills-testing-module';
 import { Skill } from './skill.decorator';
 import { SkillRegistry } from './skill.registry';
-import { SkillsModule } from './skills.module';
 
 @Injectable()
 class Quotes {
@@ -33,11 +31,9 @@ class PerRequestQuotes {
 @Module({ providers: [Quotes] })
 class FeatureModule {}
 
-const guard = GuardModule.forRoot({ auditStore: 'memory', quotaStore: 'memory' });
-
 describe('SkillExplorer', () => {
   it('finds @Skill methods on providers of any module at boot', async () => {
-    const app = await Test.createTestingModule({ imports: [guard, SkillsModule.forRoot(), FeatureModule] }).compile();
+    const app = await skillsTestingModule({ imports: [FeatureModule] });
     await app.init();
     expect(
       app
@@ -49,17 +45,14 @@ describe('SkillExplorer', () => {
   });
 
   it('fails boot on a duplicate name, naming both providers', async () => {
-    const app = await Test.createTestingModule({
-      imports: [guard, SkillsModule.forRoot(), FeatureModule],
-      providers: [OtherQuotes],
-    }).compile();
+    const app = await skillsTestingModule({ imports: [FeatureModule], providers: [OtherQuotes] });
     await expect(app.init()).rejects.toThrow(
       /Duplicate skill name 'market\.quote'.*(Quotes\.quote.*OtherQuotes\.quoteAgain|OtherQuotes\.quoteAgain.*Quotes\.quote)/,
     );
   });
 
   it('fails boot on a skill of a request-scoped provider, saying where to read request data', async () => {
-    const app = await Test.createTestingModule({ imports: [guard, SkillsModule.forRoot()], providers: [PerRequestQuotes] }).compile();
+    const app = await skillsTestingModule({ providers: [PerRequestQuotes] });
     const boot = app.init();
     await expect(boot).rejects.toThrow(InvalidSkillDefinitionException);
     await expect(boot).rejects.toThrow(/'market\.quote\.request'.*PerRequestQuotes\.quote.*request-scoped.*SkillInvocation context/);

@@ -1,6 +1,5 @@
 import { Injectable } from '@nestjs/common';
-import { Test } from '@nestjs/testing';
-import { AgentAuditLog, Guard, GuardModule } from '@zmodu/guard';
+import { AgentAuditLog, Guard } from '@zmodu/guard';
 import { z } from 'zod';
 import { defineSkill } from './define-skill';
 import { InvalidSkillDefinitionException } from './exceptions/invalid-skill-definition.exception';
@@ -8,7 +7,7 @@ import { createSkillContext, SkillInvocation } from './skill-context';
 import { Skill } from './skill.decorator';
 import { SkillDispatcher } from './skill.dispatcher';
 import { SkillRegistry } from './skill.registry';
-import { SkillsModule } from './skills.module';
+import { skillsTestingModule } from './__fixtures__/skills-testing-module';
 import { toSkillsJson } from './catalog-export';
 
 const Order = z.object({
@@ -43,13 +42,7 @@ describe('typed skills: parameters as a Standard Schema (zod 4), @Skill and defi
     createSkillContext({ guard: new Guard({ allow: ['order.draft', 'order.cancel'] }), tenantId: 't1', userId: 'u1', permissions: [] });
 
   beforeEach(async () => {
-    const moduleRef = await Test.createTestingModule({
-      imports: [
-        GuardModule.forRoot({ auditStore: 'memory', quotaStore: 'memory', audit: { flushIntervalMs: 60_000 } }),
-        SkillsModule.forRoot(),
-      ],
-      providers: [TypedSkills],
-    }).compile();
+    const moduleRef = await skillsTestingModule({ providers: [TypedSkills], guard: { audit: { flushIntervalMs: 60_000 } } });
     await moduleRef.init();
     dispatcher = moduleRef.get(SkillDispatcher);
     registry = moduleRef.get(SkillRegistry);

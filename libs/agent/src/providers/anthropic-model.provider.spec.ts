@@ -1,41 +1,8 @@
-import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
-import { AddressInfo } from 'node:net';
-import { timersDuring } from '../__fixtures__/scheduled-timers';
+import { ServerResponse } from 'node:http';
+import { answerText, cutOff, Handler, json, openStream, providerHarness, until, withoutEnv } from '../__fixtures__/model-protocol';
 import { AnthropicModelProvider } from './anthropic-model.provider';
+import { ModelClientOptions } from './model-client';
 import { ModelRequest } from './model-provider';
-
-type Handler = (body: Record<string, unknown>, req: IncomingMessage, res: ServerResponse) => void;
-
-/** A local server speaking the Messages wire format (shapes from the Anthropic API reference). */
-async function messagesServer(handlers: Handler[]) {
-  const requests: Array<{ body: Record<string, unknown>; headers: IncomingMessage['headers'] }> = [];
-  let cut = 0;
-  const server: Server = createServer((req, res) => {
-    // Counted from the request's arrival: a client that gives up before the body is read has cut it off too.
-    res.on('close', () => {
-      if (!res.writableEnded) cut++;
-    });
-    let data = '';
-    req.on('data', (c: Buffer) => (data += c.toString()));
-    req.on('end', () => {
-      const body = JSON.parse(data) as Record<string, unknown>;
-      requests.push({ body, headers: req.headers });
-      handlers[Math.min(requests.length - 1, handlers.length - 1)](body, req, res);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests, cut: () => cut, server };
-}
-
-/** Poll `check` every 10 ms, for at most 5 s. */
-const until = async (check: () => boolean) => {
-  for (let i = 0; i < 500 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
-};
-
-const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
-  res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify(body));
-};
 
 const message = (content: unknown[], stop_reason: string, usage: Record<string, unknown> = { input_tokens: 10, output_tokens: 5 }) => ({
   id: 'msg_1',
@@ -49,7 +16,6 @@ const message = (content: unknown[], stop_reason: string, usage: Record<string, 
 });
 
 /** A Messages stream: named events, each `event: <type>` and `data: <json>` (shapes from the Anthropic API reference). */
-const openStream = (res: ServerResponse) => res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
 const send = (res: ServerResponse, ...events: Array<Record<string, unknown>>) =>
   events.forEach((e) => res.write(`event: ${String(e.type)}\ndata: ${JSON.stringify(e)}\n\n`));
 const start = (usage: Record<string, unknown>) => ({
@@ -91,12 +57,15 @@ const request = (over: Partial<ModelRequest> = {}): ModelRequest => ({
   ...over,
 });
 
+/** The provider with model 'm' and key 'k' against `baseURL`, these options over. */
+const anthropic = (baseURL: string, options: Partial<ModelClientOptions> = {}) =>
+  new AnthropicModelProvider({ model: 'm', apiKey: 'k', baseURL, ...options });
+
 describe('AnthropicModelProvider (official SDK against a local protocol server)', () => {
-  let server: Server | undefined;
-  afterEach(() => server?.close());
+  const { serve, failure, afterRetries, abortInFlight, streamFaults } = providerHarness({ basePath: '', make: anthropic, request });
 
   it('sends the system prompt in its own field and the tools, and reads two tool uses and the usage (cache counted once)', async () => {
-    const s = await messagesServer([
+    const s = await serve([
       (_b, _r, res) =>
         json(
           res,
@@ -112,14 +81,7 @@ describe('AnthropicModelProvider (official SDK against a local protocol server)'
           ),
         ),
     ]);
-    server = s.server;
-    const turn = await new AnthropicModelProvider({
-      model: 'claude-test',
-      apiKey: 'k',
-      baseURL: s.url,
-      maxTokens: 512,
-      temperature: 0,
-    }).complete(request());
+    const turn = await anthropic(s.url, { model: 'claude-test', maxTokens: 512, temperature: 0 }).complete(request());
     expect(turn.text).toBe('Quoting both.');
     expect(turn.toolCalls).toEqual([
       { id: 'toolu_1', name: 'market.quote', arguments: { symbol: 'ACME' } },
@@ -137,9 +99,8 @@ describe('AnthropicModelProvider (official SDK against a local protocol server)'
   });
 
   it('sends tool results of one turn back together, as tool_result blocks of one user message', async () => {
-    const s = await messagesServer([(_b, _r, res) => json(res, 200, message([{ type: 'text', text: 'ACME 10, GLOBEX 20.' }], 'end_turn'))]);
-    server = s.server;
-    await new AnthropicModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url }).complete(
+    const s = await serve([(_b, _r, res) => json(res, 200, message([{ type: 'text', text: 'ACME 10, GLOBEX 20.' }], 'end_turn'))]);
+    await anthropic(s.url).complete(
       request({
         messages: [
           { role: 'user', content: 'quote' },
@@ -177,85 +138,49 @@ describe('AnthropicModelProvider (official SDK against a local protocol server)'
   });
 
   it('turns stop_reason "refusal" into a refusal, and retries a 429 (Retry-After) and a 529 before succeeding', async () => {
-    const s = await messagesServer([
+    const turn = await afterRetries([
       (_b, _r, res) => json(res, 429, { type: 'error', error: { type: 'rate_limit_error', message: 'slow down' } }, { 'retry-after': '1' }),
       (_b, _r, res) => json(res, 529, { type: 'error', error: { type: 'overloaded_error', message: 'overloaded' } }),
       (_b, _r, res) => json(res, 200, message([{ type: 'text', text: 'I will not do that.' }], 'refusal')),
     ]);
-    server = s.server;
-    const { result: turn, timers } = await timersDuring(
-      () => s.requests.length,
-      () => new AnthropicModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries: 2 }).complete(request()),
-    );
     expect(turn).toMatchObject({ refusal: 'I will not do that.', text: '', toolCalls: [] });
-    expect(s.requests).toHaveLength(3);
-    // The Retry-After was honoured: after the 429, a wait of its 1 s, over before the retry was sent.
-    expect(timers).toContainEqual({ ms: 1000, whenSet: 1, whenFired: 1 });
   });
 
   it('aborts a request in flight when the run is aborted, leaving none running', async () => {
-    const s = await messagesServer([() => undefined]);
-    server = s.server;
-    const controller = new AbortController();
-    const pending = new AnthropicModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries: 0 }).complete(
-      request({ signal: controller.signal }),
-    );
-    const refused = expect(pending).rejects.toThrow(/abort/i);
-    await until(() => s.requests.length === 1); // aborted once the server has it in hand
-    controller.abort();
-    await refused;
+    const s = await serve([() => undefined]);
+    await abortInFlight(s); // aborted once the server has it in hand
     await until(() => s.cut() >= 1);
     expect(s.cut()).toBe(1);
-    s.server.closeAllConnections();
   });
 
   it('names itself and the fault: a status after its attempts, an answer that is not JSON, of another shape or types, or cut off', async () => {
-    const fail = async (handler: Handler, maxRetries = 0) => {
-      const s = await messagesServer([handler]);
-      server = s.server;
-      const err = await new AnthropicModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries }).complete(request()).then(
-        () => undefined,
-        (e: Error) => e.message,
-      );
-      s.server.closeAllConnections();
-      s.server.close();
-      return [err, s.requests.length];
-    };
-    const body =
-      (text: string, type = 'application/json'): Handler =>
-      (_b, _r, res) => {
-        res.writeHead(200, { 'content-type': type });
-        res.end(text);
-      };
-    expect(await fail((_b, _r, res) => json(res, 500, { type: 'error', error: { type: 'api_error', message: 'boom' } }), 1)).toEqual([
+    expect(await failure((_b, _r, res) => json(res, 500, { type: 'error', error: { type: 'api_error', message: 'boom' } }), 1)).toEqual([
       'AnthropicModelProvider: the model server answered HTTP 500 (server error, 2 attempts): boom',
       2,
     ]);
-    expect(await fail(body('{"content": ['))).toEqual([
+    expect(await failure(answerText('{"content": ['))).toEqual([
       expect.stringMatching(/^AnthropicModelProvider: the model server's answer is not valid JSON/),
       1,
     ]);
     const notAnAnswer = /^AnthropicModelProvider: the model server's answer is not a Messages answer \(/;
     for (const text of ['{"hello":"world"}', 'null', '[1]', '{"content":[null]}'])
-      expect(await fail(body(text))).toEqual([expect.stringMatching(notAnAnswer), 1]);
-    expect(await fail(body('<html>Bad gateway</html>', 'text/html'))).toEqual([expect.stringMatching(notAnAnswer), 1]);
-    expect(await fail((_b, _r, res) => json(res, 200, message([{ type: 'text', text: { not: 'text' } }], 'end_turn')))).toEqual([
+      expect(await failure(answerText(text))).toEqual([expect.stringMatching(notAnAnswer), 1]);
+    expect(await failure(answerText('<html>Bad gateway</html>', 'text/html'))).toEqual([expect.stringMatching(notAnAnswer), 1]);
+    expect(await failure((_b, _r, res) => json(res, 200, message([{ type: 'text', text: { not: 'text' } }], 'end_turn')))).toEqual([
       "AnthropicModelProvider: the model server's answer is not a Messages answer (a text block whose text is not a string)",
       1,
     ]);
-    const cut: Handler = (_b, _r, res) => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.write('{"id":"msg_1","type":"message","content":[{"ty');
-      setTimeout(() => res.destroy(), 20);
-    };
-    expect(await fail(cut)).toEqual([expect.stringMatching(/^AnthropicModelProvider: the connection to the model server was cut off/), 1]);
+    expect(await failure(cutOff('{"id":"msg_1","type":"message","content":[{"ty'))).toEqual([
+      expect.stringMatching(/^AnthropicModelProvider: the connection to the model server was cut off/),
+      1,
+    ]);
   });
 
   describe('streaming (onTextDelta)', () => {
     it('streams the answer: deltas in order as they arrive, usage from message_start and message_delta with the cache counted once', async () => {
       let firstSeen!: () => void;
       const seen = new Promise<void>((resolve) => (firstSeen = resolve));
-      const s = await messagesServer([
+      const s = await serve([
         (_b, _r, res) => {
           openStream(res);
           send(
@@ -272,9 +197,8 @@ describe('AnthropicModelProvider (official SDK against a local protocol server)'
           });
         },
       ]);
-      server = s.server;
       const deltas: string[] = [];
-      const turn = await new AnthropicModelProvider({ model: 'claude-test', apiKey: 'k', baseURL: s.url }).complete(
+      const turn = await anthropic(s.url, { model: 'claude-test' }).complete(
         request({ onTextDelta: (d) => (deltas.push(d), firstSeen()) }),
       );
       expect(deltas).toEqual(['ACME ', 'trades ', 'at 101.25.']);
@@ -283,7 +207,7 @@ describe('AnthropicModelProvider (official SDK against a local protocol server)'
     });
 
     it('gathers two parallel tool uses from their input_json_delta pieces, and returns malformed input raw', async () => {
-      const s = await messagesServer([
+      const s = await serve([
         (_b, _r, res) => {
           openStream(res);
           send(
@@ -308,11 +232,8 @@ describe('AnthropicModelProvider (official SDK against a local protocol server)'
           res.end();
         },
       ]);
-      server = s.server;
       const deltas: string[] = [];
-      const turn = await new AnthropicModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url }).complete(
-        request({ onTextDelta: (d) => deltas.push(d) }),
-      );
+      const turn = await anthropic(s.url).complete(request({ onTextDelta: (d) => deltas.push(d) }));
       expect(deltas).toEqual(['Quoting both.']);
       expect(turn.text).toBe('Quoting both.');
       expect(turn.toolCalls).toEqual([
@@ -325,7 +246,7 @@ describe('AnthropicModelProvider (official SDK against a local protocol server)'
     });
 
     it('turns a streamed stop_reason "refusal" into a refusal', async () => {
-      const s = await messagesServer([
+      const s = await serve([
         (_b, _r, res) => {
           openStream(res);
           send(
@@ -339,10 +260,7 @@ describe('AnthropicModelProvider (official SDK against a local protocol server)'
           res.end();
         },
       ]);
-      server = s.server;
-      const turn = await new AnthropicModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url }).complete(
-        request({ onTextDelta: () => undefined }),
-      );
+      const turn = await anthropic(s.url).complete(request({ onTextDelta: () => undefined }));
       expect(turn).toMatchObject({ text: '', refusal: 'I will not.', toolCalls: [] });
     });
 
@@ -351,40 +269,14 @@ describe('AnthropicModelProvider (official SDK against a local protocol server)'
         openStream(res);
         send(res, start({ input_tokens: 5, output_tokens: 1 }), textBlock(0), textDelta(0, 'Thinking'));
       };
-      const s = await messagesServer([started, started, (b, r, res) => (started(b, r, res), res.end())]);
-      server = s.server;
-      const controller = new AbortController();
-      const deltas: string[] = [];
-      const aborted = new AnthropicModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries: 0 }).complete(
-        request({ signal: controller.signal, onTextDelta: (d) => (deltas.push(d), setTimeout(() => controller.abort(), 50)) }),
-      );
-      await expect(aborted).rejects.toThrow(/aborted/);
-      expect(deltas).toEqual(['Thinking']);
-
-      // The stream goes quiet for good: only the idle deadline ends it (jest's test timeout is the hang guard).
-      const quiet = new AnthropicModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries: 0, timeoutMs: 300 }).complete(
-        request({ onTextDelta: () => undefined }),
-      );
-      await expect(quiet).rejects.toThrow(/sent nothing for 300 ms/);
-
-      const cut = new AnthropicModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries: 0 }).complete(
-        request({ onTextDelta: () => undefined }),
-      );
-      await expect(cut).rejects.toThrow(/ended before the turn was complete/);
-      await until(() => s.cut() >= 2);
-      expect(s.cut()).toBe(2); // the aborted and the quiet stream were cut off at the server
-      s.server.closeAllConnections();
+      await streamFaults(started);
     });
   });
 
   it('needs a model and a key, saying where they come from', () => {
-    const key = process.env.ANTHROPIC_API_KEY;
-    delete process.env.ANTHROPIC_API_KEY;
-    try {
+    withoutEnv('ANTHROPIC_API_KEY', () => {
       expect(() => new AnthropicModelProvider({ model: ' ' })).toThrow(/options\.model/);
       expect(() => new AnthropicModelProvider({ model: 'm' })).toThrow(/ANTHROPIC_API_KEY/);
-    } finally {
-      if (key !== undefined) process.env.ANTHROPIC_API_KEY = key;
-    }
+    });
   });
 });

@@ -1,45 +1,9 @@
-import { createServer, IncomingMessage, Server, ServerResponse } from 'node:http';
-import { AddressInfo } from 'node:net';
-import { timersDuring } from '../__fixtures__/scheduled-timers';
+import { ServerResponse } from 'node:http';
+import { answerText, cutOff, Handler, json, openStream, providerHarness, until, withoutEnv } from '../__fixtures__/model-protocol';
+import { ModelClientOptions } from './model-client';
 import { ModelRequest } from './model-provider';
 import { OpenAIModelProvider } from './openai-model.provider';
 import { fromFunctionName, toFunctionName } from './tool-names';
-
-type Handler = (body: Record<string, unknown>, req: IncomingMessage, res: ServerResponse) => void;
-
-/** A local server speaking the Chat Completions wire format (shapes from the OpenAI API reference). */
-async function protocolServer(
-  handlers: Handler[],
-): Promise<{ url: string; requests: Array<Record<string, unknown>>; closed: () => number; server: Server }> {
-  const requests: Array<Record<string, unknown>> = [];
-  let closedEarly = 0;
-  const server = createServer((req, res) => {
-    // Counted from the request's arrival: a client that gives up before the body is read has cut it off too.
-    res.on('close', () => {
-      if (!res.writableEnded) closedEarly++;
-    });
-    let data = '';
-    req.on('data', (c: Buffer) => (data += c.toString()));
-    req.on('end', () => {
-      const body = JSON.parse(data) as Record<string, unknown>;
-      requests.push(body);
-      const handler = handlers[Math.min(requests.length - 1, handlers.length - 1)];
-      handler(body, req, res);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`, requests, closed: () => closedEarly, server };
-}
-
-/** Poll `check` every 10 ms, for at most 5 s. */
-const until = async (check: () => boolean) => {
-  for (let i = 0; i < 500 && !check(); i++) await new Promise((r) => setTimeout(r, 10));
-};
-
-const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
-  res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify(body));
-};
 
 const completion = (
   message: Record<string, unknown>,
@@ -77,7 +41,6 @@ const usageChunk = (usage: Record<string, unknown>) => ({
   choices: [],
   usage,
 });
-const openStream = (res: ServerResponse) => res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
 const send = (res: ServerResponse, ...chunks: unknown[]) => chunks.forEach((c) => res.write(`data: ${JSON.stringify(c)}\n\n`));
 const finish = (res: ServerResponse, chunks: unknown[]) => {
   send(res, ...chunks);
@@ -88,7 +51,7 @@ const sse = (res: ServerResponse, chunks: unknown[]) => {
   finish(res, chunks);
 };
 
-const request = (signal = new AbortController().signal): ModelRequest => ({
+const request = (over: Partial<ModelRequest> = {}): ModelRequest => ({
   system: 'You are a test.',
   messages: [{ role: 'user', content: 'quote ACME and draft an order' }],
   tools: [
@@ -96,12 +59,16 @@ const request = (signal = new AbortController().signal): ModelRequest => ({
     { name: 'market_quote', description: 'Another', parameters: { type: 'object', properties: {} } },
     { name: 'order.draft', description: 'Draft', parameters: { type: 'object', properties: {} } },
   ],
-  signal,
+  signal: new AbortController().signal,
+  ...over,
 });
 
+/** The provider with model 'm' and key 'k' against `baseURL`, these options over. */
+const openai = (baseURL: string, options: Partial<ModelClientOptions> = {}) =>
+  new OpenAIModelProvider({ model: 'm', apiKey: 'k', baseURL, ...options });
+
 describe('OpenAIModelProvider (official SDK against a local protocol server)', () => {
-  let server: Server | undefined;
-  afterEach(() => server?.close());
+  const { serve, failure, afterRetries, abortInFlight, streamFaults } = providerHarness({ basePath: '/v1', make: openai, request });
 
   it('maps skill names to function names one-to-one, so names differing only in . and _ stay apart', () => {
     for (const name of ['market.quote', 'market_quote', 'a.b_c.d', 'a_b.c_d']) expect(fromFunctionName(toFunctionName(name))).toBe(name);
@@ -110,7 +77,7 @@ describe('OpenAIModelProvider (official SDK against a local protocol server)', (
   });
 
   it('sends the tools and the system prompt, and reads two parallel tool calls and the usage (cached input counted once)', async () => {
-    const s = await protocolServer([
+    const s = await serve([
       (_body, _req, res) =>
         json(
           res,
@@ -127,15 +94,14 @@ describe('OpenAIModelProvider (official SDK against a local protocol server)', (
           ),
         ),
     ]);
-    server = s.server;
-    const provider = new OpenAIModelProvider({ model: 'test-model', apiKey: 'k', baseURL: s.url, temperature: 0.2, maxTokens: 300 });
+    const provider = openai(s.url, { model: 'test-model', temperature: 0.2, maxTokens: 300 });
     const turn = await provider.complete(request());
     expect(turn.toolCalls).toEqual([
       { id: 'call_1', name: 'market.quote', arguments: { symbol: 'ACME' } },
       { id: 'call_2', name: 'market_quote', arguments: {} },
     ]);
     expect(turn.usage).toEqual({ inputTokens: 1200, outputTokens: 30 });
-    const sent = s.requests[0];
+    const sent = s.requests[0].body;
     expect(sent).toMatchObject({ model: 'test-model', temperature: 0.2, max_completion_tokens: 300, parallel_tool_calls: true });
     expect((sent.messages as Array<{ role: string; content: string }>)[0]).toEqual({ role: 'system', content: 'You are a test.' });
     expect((sent.tools as Array<{ function: { name: string } }>).map((t) => t.function.name)).toEqual([
@@ -146,7 +112,7 @@ describe('OpenAIModelProvider (official SDK against a local protocol server)', (
   });
 
   it('returns a malformed argument string as the raw text (the agent answers it as a tool error)', async () => {
-    const s = await protocolServer([
+    const s = await serve([
       (_b, _r, res) =>
         json(
           res,
@@ -157,122 +123,83 @@ describe('OpenAIModelProvider (official SDK against a local protocol server)', (
           }),
         ),
     ]);
-    server = s.server;
-    const turn = await new OpenAIModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url }).complete(request());
+    const turn = await openai(s.url).complete(request());
     expect(turn.toolCalls).toEqual([{ id: 'c', name: 'order.draft', arguments: '{"qty": 1' }]);
   });
 
   it('retries a 429 after its Retry-After, and a 500, then succeeds', async () => {
-    const s = await protocolServer([
+    const turn = await afterRetries([
       (_b, _r, res) => json(res, 429, { error: { message: 'slow down', type: 'rate_limit_error' } }, { 'retry-after': '1' }),
       (_b, _r, res) => json(res, 500, { error: { message: 'boom', type: 'server_error' } }),
       (_b, _r, res) => json(res, 200, completion({ content: 'done' })),
     ]);
-    server = s.server;
-    const { result: turn, timers } = await timersDuring(
-      () => s.requests.length,
-      () => new OpenAIModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries: 2 }).complete(request()),
-    );
     expect(turn.text).toBe('done');
-    expect(s.requests).toHaveLength(3);
-    // The Retry-After was honoured: after the 429, a wait of its 1 s, over before the retry was sent.
-    expect(timers).toContainEqual({ ms: 1000, whenSet: 1, whenFired: 1 });
   });
 
   it('gives up after maxRetries, answering the error', async () => {
-    const s = await protocolServer([(_b, _r, res) => json(res, 503, { error: { message: 'down', type: 'server_error' } })]);
-    server = s.server;
-    await expect(new OpenAIModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries: 1 }).complete(request())).rejects.toThrow(
-      /503/,
-    );
+    const s = await serve([(_b, _r, res) => json(res, 503, { error: { message: 'down', type: 'server_error' } })]);
+    await expect(openai(s.url, { maxRetries: 1 }).complete(request())).rejects.toThrow(/503/);
     expect(s.requests).toHaveLength(2);
   });
 
   it('times out a request that does not answer, and aborts one in flight when the run is aborted (no request left running)', async () => {
     const hang: Handler = () => undefined;
-    const s = await protocolServer([hang]);
-    server = s.server;
-    const slow = new OpenAIModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, timeoutMs: 300, maxRetries: 0 });
+    const s = await serve([hang]);
+    const slow = openai(s.url, { timeoutMs: 300, maxRetries: 0 });
     // The server never answers: only the timeout ends these calls (jest's test timeout is the hang guard).
     // Told as a timeout, also under jest (where the fetch's AbortError comes from another realm and the SDK reports
     // a connection error): the request took its whole timeout.
     await expect(slow.complete(request())).rejects.toThrow(
       'OpenAIModelProvider: the model server did not answer within 300 ms (timeoutMs), 1 attempt',
     );
-    const controller = new AbortController();
-    const pending = new OpenAIModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries: 0 }).complete(
-      request(controller.signal),
-    );
-    const refused = expect(pending).rejects.toThrow(/abort/i);
-    await until(() => s.requests.length === 2); // aborted once the server has it in hand
-    controller.abort();
-    await refused;
+    await abortInFlight(s); // aborted once the server has it in hand
     expect(s.requests).toHaveLength(2); // neither was retried
-    await until(() => s.closed() === 2);
-    expect(s.closed()).toBe(2); // both requests were cut off at the server, none left running
-    s.server.closeAllConnections();
+    await until(() => s.cut() === 2);
+    expect(s.cut()).toBe(2); // both requests were cut off at the server, none left running
   });
 
   it('names itself and the fault: a status after its attempts, an answer that is not JSON, of another shape or types, or cut off', async () => {
-    const fail = async (handler: Handler, maxRetries = 0) => {
-      const s = await protocolServer([handler]);
-      server = s.server;
-      const err = await new OpenAIModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries }).complete(request()).then(
-        () => undefined,
-        (e: Error) => e.message,
-      );
-      s.server.closeAllConnections();
-      s.server.close();
-      return [err, s.requests.length];
-    };
-    const body =
-      (text: string, type = 'application/json'): Handler =>
-      (_b, _r, res) => {
-        res.writeHead(200, { 'content-type': type });
-        res.end(text);
-      };
-    expect(await fail((_b, _r, res) => json(res, 500, { error: { message: 'boom', type: 'server_error' } }), 1)).toEqual([
+    expect(await failure((_b, _r, res) => json(res, 500, { error: { message: 'boom', type: 'server_error' } }), 1)).toEqual([
       'OpenAIModelProvider: the model server answered HTTP 500 (server error, 2 attempts): boom',
       2,
     ]);
-    expect(await fail(body('{"choices": ['))).toEqual([
+    expect(await failure(answerText('{"choices": ['))).toEqual([
       expect.stringMatching(/^OpenAIModelProvider: the model server's answer is not valid JSON/),
       1,
     ]);
     const notAnAnswer = /^OpenAIModelProvider: the model server's answer is not a Chat Completions answer \(/;
     for (const text of ['{"hello":"world"}', 'null', '[1]', '{"choices":[{}]}'])
-      expect(await fail(body(text))).toEqual([expect.stringMatching(notAnAnswer), 1]);
-    expect(await fail(body('<html>Bad gateway</html>', 'text/html'))).toEqual([expect.stringMatching(notAnAnswer), 1]);
-    expect(await fail((_b, _r, res) => json(res, 200, completion({ content: 42 })))).toEqual([
+      expect(await failure(answerText(text))).toEqual([expect.stringMatching(notAnAnswer), 1]);
+    expect(await failure(answerText('<html>Bad gateway</html>', 'text/html'))).toEqual([expect.stringMatching(notAnAnswer), 1]);
+    expect(await failure((_b, _r, res) => json(res, 200, completion({ content: 42 })))).toEqual([
       "OpenAIModelProvider: the model server's answer is not a Chat Completions answer (message.content is not a string)",
       1,
     ]);
     const badCall = { id: 'c', type: 'function', function: { name: 5, arguments: '{}' } };
-    expect(await fail((_b, _r, res) => json(res, 200, completion({ content: null, tool_calls: [badCall] })))).toEqual([
+    expect(await failure((_b, _r, res) => json(res, 200, completion({ content: null, tool_calls: [badCall] })))).toEqual([
       expect.stringMatching(notAnAnswer),
       1,
     ]);
-    const cut: Handler = (_b, _r, res) => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.write('{"id":"chatcmpl-1","choices":[{"ind');
-      setTimeout(() => res.destroy(), 20);
-    };
-    expect(await fail(cut)).toEqual([expect.stringMatching(/^OpenAIModelProvider: the connection to the model server was cut off/), 1]);
+    expect(await failure(cutOff('{"id":"chatcmpl-1","choices":[{"ind'))).toEqual([
+      expect.stringMatching(/^OpenAIModelProvider: the connection to the model server was cut off/),
+      1,
+    ]);
   });
 
   it("quotes at most 200 redacted characters of the server's first line: not its key, not its traceback (attack: a proxy answers 500 with the key and a traceback)", async () => {
     const key = 'proxy-Qz81mW4nB7vX2cL9tR5y';
-    const s = await protocolServer([
+    const s = await serve([
       (_b, _r, res) => {
         res.writeHead(500, { 'content-type': 'text/plain' });
         res.end(`upstream refused ${key} ${'x'.repeat(500)}\nTraceback (most recent call last):\n  File "/srv/app.py", line 3\n`);
       },
     ]);
-    server = s.server;
-    const err = await new OpenAIModelProvider({ model: 'm', apiKey: key, baseURL: s.url, maxRetries: 0 }).complete(request()).then(
-      () => undefined,
-      (e: Error) => e,
-    );
+    const err = await openai(s.url, { apiKey: key, maxRetries: 0 })
+      .complete(request())
+      .then(
+        () => undefined,
+        (e: Error) => e,
+      );
     expect(err?.message).toMatch(
       /^OpenAIModelProvider: the model server answered HTTP 500 \(server error, 1 attempt\): upstream refused \[redacted\] x+…$/,
     );
@@ -281,14 +208,13 @@ describe('OpenAIModelProvider (official SDK against a local protocol server)', (
     // Nothing of the body behind the message either: the SDK's error (which holds it) is not kept as the cause.
     expect(err!.cause).toBeUndefined();
     expect(JSON.stringify(err, Object.getOwnPropertyNames(err))).not.toContain(key);
-    s.server.closeAllConnections();
   });
 
   describe('streaming (onTextDelta)', () => {
     it('streams the answer: deltas in order as they arrive, the same turn as without streaming, usage with cached tokens counted once', async () => {
       let firstSeen!: () => void;
       const seen = new Promise<void>((resolve) => (firstSeen = resolve));
-      const s = await protocolServer([
+      const s = await serve([
         (_b, _r, res) => {
           openStream(res);
           send(res, chunk({ role: 'assistant', content: '', refusal: null }), chunk({ content: 'ACME ' }));
@@ -303,15 +229,14 @@ describe('OpenAIModelProvider (official SDK against a local protocol server)', (
           );
         },
       ]);
-      server = s.server;
       const deltas: string[] = [];
-      const turn = await new OpenAIModelProvider({ model: 'test-model', apiKey: 'k', baseURL: s.url }).complete({
+      const turn = await openai(s.url, { model: 'test-model' }).complete({
         ...request(),
         onTextDelta: (d) => (deltas.push(d), firstSeen()),
       });
       expect(deltas).toEqual(['ACME ', 'trades ', 'at 101.25.']);
       expect(turn).toEqual({ text: 'ACME trades at 101.25.', toolCalls: [], usage: { inputTokens: 1200, outputTokens: 7 } });
-      expect(s.requests[0]).toMatchObject({
+      expect(s.requests[0].body).toMatchObject({
         model: 'test-model',
         stream: true,
         stream_options: { include_usage: true },
@@ -320,7 +245,7 @@ describe('OpenAIModelProvider (official SDK against a local protocol server)', (
     });
 
     it('gathers two parallel tool calls from their pieces by index (interleaved), and returns malformed arguments raw', async () => {
-      const s = await protocolServer([
+      const s = await serve([
         (_b, _r, res) =>
           sse(res, [
             chunk({ role: 'assistant', content: null }),
@@ -334,9 +259,8 @@ describe('OpenAIModelProvider (official SDK against a local protocol server)', (
             usageChunk({ prompt_tokens: 40, completion_tokens: 30, total_tokens: 70 }),
           ]),
       ]);
-      server = s.server;
       const deltas: string[] = [];
-      const turn = await new OpenAIModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url }).complete({
+      const turn = await openai(s.url).complete({
         ...request(),
         onTextDelta: (d) => deltas.push(d),
       });
@@ -352,7 +276,7 @@ describe('OpenAIModelProvider (official SDK against a local protocol server)', (
 
     it('keeps calls apart when a server sends pieces without an index (a new id starts a call), and refuses a bad index or a nameless call', async () => {
       const piece = (p: Record<string, unknown>) => chunk({ tool_calls: [{ type: 'function', ...p }] });
-      const s = await protocolServer([
+      const s = await serve([
         (_b, _r, res) =>
           sse(res, [
             piece({ id: 'a', function: { name: 'market-quote', arguments: '{"symbol":' } }),
@@ -367,8 +291,7 @@ describe('OpenAIModelProvider (official SDK against a local protocol server)', (
         (_b, _r, res) => sse(res, [piece({ function: { arguments: '{}' } }), chunk({}, 'tool_calls')]),
         (_b, _r, res) => sse(res, [piece({ index: 0, id: 'd', function: { arguments: '{}' } }), chunk({}, 'tool_calls')]),
       ]);
-      server = s.server;
-      const provider = new OpenAIModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries: 0 });
+      const provider = openai(s.url, { maxRetries: 0 });
       const streamed = () => provider.complete({ ...request(), onTextDelta: () => undefined });
       expect((await streamed()).toolCalls).toEqual([
         { id: 'a', name: 'market.quote', arguments: { symbol: 'ACME' } },
@@ -381,7 +304,7 @@ describe('OpenAIModelProvider (official SDK against a local protocol server)', (
     });
 
     it('gathers a streamed refusal (refusal deltas) into the turn, not into the text', async () => {
-      const s = await protocolServer([
+      const s = await serve([
         (_b, _r, res) =>
           sse(res, [
             chunk({ role: 'assistant', content: null, refusal: '' }),
@@ -391,9 +314,8 @@ describe('OpenAIModelProvider (official SDK against a local protocol server)', (
             usageChunk({ prompt_tokens: 10, completion_tokens: 4, total_tokens: 14 }),
           ]),
       ]);
-      server = s.server;
       const deltas: string[] = [];
-      const turn = await new OpenAIModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url }).complete({
+      const turn = await openai(s.url).complete({
         ...request(),
         onTextDelta: (d) => deltas.push(d),
       });
@@ -406,43 +328,14 @@ describe('OpenAIModelProvider (official SDK against a local protocol server)', (
         openStream(res);
         send(res, chunk({ role: 'assistant', content: 'Thinking' }));
       };
-      const s = await protocolServer([started, started, (b, r, res) => (started(b, r, res), res.end())]);
-      server = s.server;
-      const controller = new AbortController();
-      const deltas: string[] = [];
-      const aborted = new OpenAIModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries: 0 }).complete({
-        ...request(controller.signal),
-        onTextDelta: (d) => (deltas.push(d), setTimeout(() => controller.abort(), 50)),
-      });
-      await expect(aborted).rejects.toThrow(/aborted/);
-      expect(deltas).toEqual(['Thinking']);
-
-      // The stream goes quiet for good: only the idle deadline ends it (jest's test timeout is the hang guard).
-      const quiet = new OpenAIModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries: 0, timeoutMs: 300 }).complete({
-        ...request(),
-        onTextDelta: () => undefined,
-      });
-      await expect(quiet).rejects.toThrow(/sent nothing for 300 ms/);
-
-      const cut = new OpenAIModelProvider({ model: 'm', apiKey: 'k', baseURL: s.url, maxRetries: 0 }).complete({
-        ...request(),
-        onTextDelta: () => undefined,
-      });
-      await expect(cut).rejects.toThrow(/ended before the turn was complete/);
-      await until(() => s.closed() >= 2);
-      expect(s.closed()).toBe(2); // the aborted and the quiet stream were cut off at the server
-      s.server.closeAllConnections();
+      await streamFaults(started);
     });
   });
 
   it('needs a model and a key, saying where they come from', () => {
-    const key = process.env.OPENAI_API_KEY;
-    delete process.env.OPENAI_API_KEY;
-    try {
+    withoutEnv('OPENAI_API_KEY', () => {
       expect(() => new OpenAIModelProvider({ model: '' })).toThrow(/options\.model/);
       expect(() => new OpenAIModelProvider({ model: 'm' })).toThrow(/OPENAI_API_KEY/);
-    } finally {
-      if (key !== undefined) process.env.OPENAI_API_KEY = key;
-    }
+    });
   });
 });

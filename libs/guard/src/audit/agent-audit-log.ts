@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { RuntimeEvents } from '../events/runtime-events';
-import { withRetries } from '../retry';
+import { BufferedFlusher } from '../buffered-flusher';
 import { AuditEntry, AuditQuery, AuditRecord, cleanAuditEntry } from './audit-entry';
 import { AuditLogStore, AuditTransaction } from './audit-log.store';
 
@@ -54,20 +54,16 @@ export interface AuditLogMetrics {
 export class AgentAuditLog {
   private readonly logger = new Logger('AgentAuditLog');
   private buffer: AuditEntry[] = [];
-  private flushing: Promise<void> | null = null;
-  private timer: NodeJS.Timeout | null = null;
+  private readonly flusher: BufferedFlusher;
   private readonly batchSize: number;
   private readonly flushIntervalMs: number;
   private readonly maxBuffered: number;
   private readonly maxRetryIntervalMs: number;
-  private readonly closeAttempts: number;
-  private retryIntervalMs: number;
   private droppedCount = 0;
   private writtenCount = 0;
   private sanitizedCount = 0;
   private deadLetteredCount = 0;
   private failedWriteCount = 0;
-  private closed = false;
   /** Entries taken out of the buffer by the write under way. */
   private inFlight = 0;
   /** Intents may wait in the store: written lately, or left by a process that died (checked at the first flush). */
@@ -86,11 +82,26 @@ export class AgentAuditLog {
     this.flushIntervalMs = Math.max(1, options.flushIntervalMs ?? 1000);
     this.maxBuffered = Math.max(this.batchSize, options.maxBuffered ?? 100_000);
     this.maxRetryIntervalMs = Math.max(this.flushIntervalMs, options.maxRetryIntervalMs ?? 30_000);
-    this.closeAttempts = Math.max(1, options.closeAttempts ?? 3);
-    this.retryIntervalMs = this.flushIntervalMs;
     this.intentRetryMs = this.flushIntervalMs;
     this.intentsWaiting = typeof store.moveIntents === 'function';
-    if (this.intentsWaiting) this.arm(); // intents a process that died left: chained soon after the start
+    this.flusher = new BufferedFlusher({
+      intervalMs: this.flushIntervalMs,
+      maxIntervalMs: this.maxRetryIntervalMs,
+      closeAttempts: Math.max(1, options.closeAttempts ?? 3),
+      hasPending: () => this.buffer.length > 0 || this.intentsWaiting,
+      drain: () => this.drain(),
+      failed: (err, retryInMs) =>
+        this.logger.warn(`audit store is failing, ${this.buffer.length} entries queued, retry in ${retryInMs} ms: ${String(err)}`),
+      dropPending: (err) => {
+        const lost = this.buffer.length;
+        this.droppedCount += lost;
+        this.buffer = [];
+        this.logger.error(
+          `audit store still failing at shutdown: ${lost} entries not written (${this.droppedCount} dropped in all): ${String(err)}`,
+        );
+      },
+    });
+    if (this.intentsWaiting) this.flusher.arm(); // intents a process that died left: chained soon after the start
   }
 
   record(raw: AuditEntry): void {
@@ -98,8 +109,8 @@ export class AgentAuditLog {
     this.buffer.push(entry);
     this.events?.emit({ type: 'tool_call', entry });
     this.trim();
-    if (this.buffer.length >= this.batchSize && this.retryIntervalMs === this.flushIntervalMs) void this.flush().catch(() => undefined);
-    else this.arm();
+    if (this.buffer.length >= this.batchSize && !this.flusher.backingOff) void this.flush().catch(() => undefined);
+    else this.flusher.arm();
   }
 
   /**
@@ -115,7 +126,7 @@ export class AgentAuditLog {
     this.events?.emit({ type: 'tool_call', entry });
     this.intentsWaiting = true;
     this.lastIntentAt = Date.now();
-    this.arm();
+    this.flusher.arm();
   }
 
   private clean(raw: AuditEntry): AuditEntry {
@@ -132,16 +143,8 @@ export class AgentAuditLog {
    * refuses on their own, and chain the committed intents. Rejects if the store is down (the unwritten
    * entries stay queued, in order; intents stay in the store).
    */
-  async flush(): Promise<void> {
-    while (this.flushing) await this.flushing.catch(() => undefined);
-    if (this.buffer.length === 0 && !this.intentsWaiting) return;
-    const run = this.drain();
-    this.flushing = run;
-    try {
-      await run;
-    } finally {
-      this.flushing = null;
-    }
+  flush(): Promise<void> {
+    return this.flusher.flush();
   }
 
   async query(filter: AuditQuery): Promise<AuditRecord[]> {
@@ -173,7 +176,7 @@ export class AgentAuditLog {
       deadLettered: this.deadLetteredCount,
       dropped: this.droppedCount,
       failedWrites: this.failedWriteCount,
-      retryInMs: this.retryIntervalMs,
+      retryInMs: this.flusher.retryInMs,
     };
   }
 
@@ -182,25 +185,8 @@ export class AgentAuditLog {
    * `closeAttempts` times (with backoff); entries still unwritten then are counted as dropped and
    * logged, then the last error is thrown.
    */
-  async close(): Promise<void> {
-    this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    try {
-      await withRetries(() => this.flush(), {
-        attempts: this.closeAttempts,
-        firstDelayMs: Math.min(this.flushIntervalMs, 1000),
-        maxDelayMs: this.maxRetryIntervalMs,
-      });
-    } catch (err) {
-      const lost = this.buffer.length;
-      this.droppedCount += lost;
-      this.buffer = [];
-      this.logger.error(
-        `audit store still failing at shutdown: ${lost} entries not written (${this.droppedCount} dropped in all): ${String(err)}`,
-      );
-      throw err;
-    }
+  close(): Promise<void> {
+    return this.flusher.close();
   }
 
   private async drain(): Promise<void> {
@@ -221,7 +207,7 @@ export class AgentAuditLog {
           moved = 1;
         }
       this.intentsWaiting = moved > 0 || Date.now() - this.lastIntentAt < INTENT_GRACE_MS;
-      if (this.intentsWaiting) this.arm();
+      if (this.intentsWaiting) this.flusher.arm();
     }
     while (this.buffer.length > 0) {
       const batch = this.buffer.splice(0, this.batchSize);
@@ -234,18 +220,13 @@ export class AgentAuditLog {
       }
       const { done, error } = result;
       if (done < batch.length) {
-        // Back at the front, in order, ahead of what was recorded meanwhile; still bounded.
+        // Back at the front, in order, ahead of what was recorded meanwhile; still bounded. The flusher backs off
+        // (the wait doubles, logged by `failed`) and tries again.
         this.buffer = batch.slice(done).concat(this.buffer);
         this.trim();
-        this.retryIntervalMs = Math.min(this.retryIntervalMs * 2, this.maxRetryIntervalMs);
-        this.logger.warn(
-          `audit store is failing, ${this.buffer.length} entries queued, retry in ${this.retryIntervalMs} ms: ${String(error)}`,
-        );
-        this.arm();
         throw error;
       }
     }
-    this.retryIntervalMs = this.flushIntervalMs;
   }
 
   /** Past maxBuffered, drop the oldest entries, count and log them. */
@@ -313,14 +294,5 @@ export class AgentAuditLog {
       `audit store refused one entry on its own; set aside (${this.deadLetteredCount} in all)${this.store.setAside ? '' : `: ${JSON.stringify(entry)}`}: ${error}`,
     );
     return true;
-  }
-
-  private arm(): void {
-    if (this.timer || this.closed) return;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      void this.flush().catch(() => undefined);
-    }, this.retryIntervalMs);
-    this.timer.unref();
   }
 }

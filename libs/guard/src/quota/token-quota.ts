@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import type { RuntimeEvents } from '../events/runtime-events';
-import { withRetries } from '../retry';
+import { BufferedFlusher } from '../buffered-flusher';
 import { MAX_CHARGE_TOKENS, QuotaKey, TokenQuotaStore } from './token-quota.store';
 
 export type QuotaPeriod = 'day' | 'month' | 'total';
@@ -94,13 +94,7 @@ export class TokenQuota {
    */
   private readonly reservations = new Map<string, { period: string; tokens: number }>();
   private readonly maxPending: number;
-  private readonly retryBaseMs: number;
-  private readonly maxRetryMs: number;
-  private readonly closeAttempts: number;
-  private retryMs: number;
-  private timer: NodeJS.Timeout | null = null;
-  private flushing: Promise<void> | null = null;
-  private closed = false;
+  private readonly flusher: BufferedFlusher;
   private seq = 0;
   private counters = { queuedCharges: 0, retriedCharges: 0, droppedCharges: 0, droppedTokens: 0, rejectedCharges: 0, rejectedTokens: 0 };
 
@@ -115,10 +109,24 @@ export class TokenQuota {
     if (options.defaultLimit !== undefined) assertLimit(options.defaultLimit);
     assertShare(options);
     this.maxPending = Math.max(1, options.maxPendingCharges ?? 10_000);
-    this.retryBaseMs = Math.max(1, options.retryIntervalMs ?? 1000);
-    this.maxRetryMs = Math.max(this.retryBaseMs, options.maxRetryIntervalMs ?? 30_000);
-    this.closeAttempts = Math.max(1, options.closeAttempts ?? 3);
-    this.retryMs = this.retryBaseMs;
+    const intervalMs = Math.max(1, options.retryIntervalMs ?? 1000);
+    this.flusher = new BufferedFlusher({
+      intervalMs,
+      maxIntervalMs: Math.max(intervalMs, options.maxRetryIntervalMs ?? 30_000),
+      closeAttempts: Math.max(1, options.closeAttempts ?? 3),
+      hasPending: () => this.pendingCharges.size > 0,
+      drain: () => this.drain(),
+      dropPending: (err) => {
+        const left = [...this.pendingCharges.values()];
+        this.pendingCharges.clear();
+        const tokens = left.reduce((n, c) => n + c.tokens, 0);
+        this.counters.droppedCharges += left.length;
+        this.counters.droppedTokens += tokens;
+        this.logger.error(
+          `token quota store still failing at shutdown: ${left.length} charges (${tokens} tokens) not written: ${String(err)}`,
+        );
+      },
+    });
   }
 
   /** Set the per-period limit of one agent (every tenant gets this much); undefined removes it. */
@@ -256,44 +264,18 @@ export class TokenQuota {
       this.logger.warn(
         `could not charge ${tokens} tokens to ${k.tenantId}/${k.agent}, queued for retry (${this.pendingCharges.size} waiting): ${String(err)}`,
       );
-      this.arm();
+      this.flusher.arm();
     }
   }
 
   /** Try the queued charges now, oldest first. Rejects if the store still fails (they stay queued). */
-  async flushCharges(): Promise<void> {
-    while (this.flushing) await this.flushing.catch(() => undefined);
-    if (this.pendingCharges.size === 0) return;
-    const run = this.drain();
-    this.flushing = run;
-    try {
-      await run;
-    } finally {
-      this.flushing = null;
-    }
+  flushCharges(): Promise<void> {
+    return this.flusher.flush();
   }
 
   /** Stop retrying on a timer and flush the queue, `closeAttempts` times at most; what is left is counted as dropped and logged. */
   async close(): Promise<void> {
-    this.closed = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
-    try {
-      await withRetries(() => this.flushCharges(), {
-        attempts: this.closeAttempts,
-        firstDelayMs: Math.min(this.retryBaseMs, 1000),
-        maxDelayMs: this.maxRetryMs,
-      });
-    } catch (err) {
-      const left = [...this.pendingCharges.values()];
-      this.pendingCharges.clear();
-      const tokens = left.reduce((n, c) => n + c.tokens, 0);
-      this.counters.droppedCharges += left.length;
-      this.counters.droppedTokens += tokens;
-      this.logger.error(
-        `token quota store still failing at shutdown: ${left.length} charges (${tokens} tokens) not written: ${String(err)}`,
-      );
-    }
+    await this.flusher.close().catch(() => undefined); // what is left was dropped, counted and logged (dropPending)
   }
 
   metrics(): TokenQuotaMetrics {
@@ -313,14 +295,11 @@ export class TokenQuota {
           this.reject(c, err);
           continue;
         }
-        this.retryMs = Math.min(this.retryMs * 2, this.maxRetryMs);
-        this.arm();
-        throw err;
+        throw err; // kept; the flusher backs off and tries again
       }
       this.pendingCharges.delete(id);
       this.counters.retriedCharges++;
     }
-    this.retryMs = this.retryBaseMs;
   }
 
   private reserve(k: QuotaKey, period: string, tokens: number): void {
@@ -361,12 +340,12 @@ export class TokenQuota {
   private enqueue(key: QuotaKey, period: string, tokens: number): void {
     const id = JSON.stringify([key.tenantId, key.agent, key.userId ?? '', period]);
     const existing = this.pendingCharges.get(id);
-    if (existing && !this.flushing) {
+    if (existing && !this.flusher.flushing) {
       existing.tokens += tokens;
       return;
     }
     // While a retry is under way, entries are not changed under it: this one stands apart.
-    this.pendingCharges.set(this.flushing ? `${id}#${++this.seq}` : id, { key, period, tokens });
+    this.pendingCharges.set(this.flusher.flushing ? `${id}#${++this.seq}` : id, { key, period, tokens });
     while (this.pendingCharges.size > this.maxPending) {
       const [oldest, c] = this.pendingCharges.entries().next().value as [string, PendingCharge];
       this.pendingCharges.delete(oldest);
@@ -389,15 +368,6 @@ export class TokenQuota {
       )
         n += c.tokens;
     return n;
-  }
-
-  private arm(): void {
-    if (this.timer || this.closed) return;
-    this.timer = setTimeout(() => {
-      this.timer = null;
-      void this.flushCharges().catch(() => undefined);
-    }, this.retryMs);
-    this.timer.unref();
   }
 }
 
