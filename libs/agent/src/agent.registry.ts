@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, OnApplicationBootstrap, Optional } from '@nestjs/common';
 import { ownOptions } from '@zmodu/core';
-import { PolicyHealth, policyNeedsAttention, Redactor, RuntimeEvents, TokenQuota } from '@zmodu/guard';
+import { PolicyHealth, Redactor, RuntimeEvents, TokenQuota } from '@zmodu/guard';
+import { policyNeedsAttention } from '@zmodu/guard/internal';
 import { SkillDispatcher, SkillRegistry } from '@zmodu/skills';
 import { Agent } from './agent';
 import { AgentModuleOptions } from './agent-module.options';

@@ -7,7 +7,7 @@ export type { DenialCause, GuardDecision } from './guard-decision';
 export type { ActionClass } from './action-class';
 export { RuntimeEvents } from './events/runtime-events';
 export type { RuntimeEvent, RuntimeObserver } from './events/runtime-events';
-export { auditPolicy, policyNeedsAttention } from './audit-policy';
+export { auditPolicy } from './audit-policy';
 export type { AuditPolicyOptions, PolicyHealth } from './audit-policy';
 export { AgentAuditLog } from './audit/agent-audit-log';
 export type { AuditEntry, AuditOutcome, AuditQuery, AuditRecord } from './audit/audit-entry';

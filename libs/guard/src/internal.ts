@@ -17,3 +17,4 @@ export type { QuotaKey } from './quota/token-quota.store';
 export { QUOTA_USAGE_MAX_LIMIT } from './quota/token-quota.store';
 export { InMemoryTokenQuotaStore } from './quota/in-memory-token-quota.store';
 export { AUDIT_LOG_STORE, TOKEN_QUOTA_STORE } from './guard.constants';
+export { policyNeedsAttention } from './audit-policy';

@@ -7,6 +7,4 @@ export { ZmoduExceptionFilter } from './errors/zmodu-exception.filter';
 export type { HttpCaller, HttpCallerContext } from './caller/http-caller';
 export { CallerContext, RequireCaller } from './caller/http-caller.guard';
 export { AgentRunsController } from './runs/agent-runs.controller';
-export type { RunGoalBody } from './runs/goal-body.pipe';
-export type { StreamErrorBody } from './runs/run-event-stream';
 export { ZmoduError } from '@zmodu/core';
