@@ -1,10 +1,11 @@
 // The public API of @zmodu/admin. Anything not named here is internal.
 export { AdminModule } from './admin.module';
-export type { AdminModuleAsyncOptions, AdminModuleForRootOptions } from './admin.module-definition';
+export type { AdminModuleAsyncOptions } from './admin.module-definition';
+export { RequireAdminPermission } from './require-admin-permission.decorator';
+export { CurrentCaller } from './current-caller.decorator';
+export { ZmoduMetrics } from './metrics/zmodu-metrics';
 export { AdminModuleOptions } from './admin.options';
 export type { AdminCaller } from './admin.options';
-export type { AgentReport } from './agents.controller';
-export type { QuotaReport } from './quota.controller';
 export { AdminSkillsModule } from './skills/admin-skills.module';
 export type { AdminSkillsModuleAsyncOptions } from './skills/admin-skills.module-definition';
 export { AdminSkillsModuleOptions } from './skills/admin-skills.options';
@@ -30,5 +31,4 @@ export { GoalQueueHealthIndicator } from './health/goal-queue.health';
 export type { ProbedGoalQueue } from './health/goal-queue.health';
 export type { AdminConsoleOptions } from './console/console.options';
 export { ADMIN_PUBLIC_ROUTE } from './admin.constants';
-export type { ProposalRun } from './approvals.controller';
 export { ZmoduError } from '@zmodu/core';

@@ -29,6 +29,7 @@ export { InvalidGoalException } from './exceptions/invalid-goal.exception';
 export type { AgentJobRecord, AgentJobStore } from './jobs/agent-job.ports';
 export { agentJobCronName } from './jobs/agent-job-scheduler';
 export { AgentJobTicks } from './jobs/agent-job-ticks';
+export { clientAbortSignal } from './client-abort';
 export { AgentCron } from './jobs/agent-cron.decorator';
 export type { AgentCronOptions } from './jobs/agent-cron.decorator';
 export type { AgentJobSkillPermissions, SchedulableTask } from './jobs/agent-job-skills';

@@ -1,6 +1,5 @@
 // @zmodu/agent/internal: what the other @zmodu packages (and this repository's tests) need from @zmodu/agent and an
 // application must not use. ESLint admits it only from libs/, apps/cli, test/ and bench/; it is not covered by semantic versioning.
-export { clientAbortSignal } from './client-abort';
 export type { AgentMetricsSnapshot } from './agent-metrics';
 export { ScriptExhaustedError } from './providers/scripted-model.provider';
 export { toFunctionName } from './providers/tool-names';

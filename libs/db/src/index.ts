@@ -4,7 +4,7 @@ export { openEmbeddedDatabase, EmbeddedDatabase, EmbeddedDatabaseError } from '.
 export type { EmbeddedDatabaseOptions } from './embedded-database';
 export { EmbeddedDatabaseLockedException } from './exceptions/embedded-database-locked.exception';
 export { EmbeddedDatabaseVersionException } from './exceptions/embedded-database-version.exception';
+export { listeningPgClient } from './database-options';
 export { embeddedDataSourceOptions, isEmbeddedDataSource, serverDataSourceOptions } from './database-options';
 export { PgPackageUnavailableException } from './exceptions/pg-package-unavailable.exception';
-export type { PgliteDriverOptions } from './pglite-driver';
 export { ZmoduError } from '@zmodu/core';

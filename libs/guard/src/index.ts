@@ -3,7 +3,7 @@
 export { Guard } from './guard';
 export type { GuardOptions } from './guard';
 export type { GuardPolicy } from './guard-policy';
-export type { DenialCause, GuardDecision } from './guard-decision';
+export type { DenialCause } from './guard-decision';
 export type { ActionClass } from './action-class';
 export { RuntimeEvents } from './events/runtime-events';
 export type { RuntimeEvent, RuntimeObserver } from './events/runtime-events';

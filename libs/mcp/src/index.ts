@@ -4,7 +4,7 @@ export { McpSkillServer, createMcpSkillServer } from './mcp-skill-server';
 export type { McpSkillServerOptions } from './mcp-skill-server';
 export type { McpPrincipal } from './mcp-principal';
 export { McpModule } from './mcp.module';
-export type { McpModuleAsyncOptions, McpModuleForRootOptions } from './mcp.module-definition';
+export type { McpModuleAsyncOptions } from './mcp.module-definition';
 export type { McpModuleOptions } from './mcp.options';
 export type { McpAuthorizationOptions } from './mcp-authorization';
 export type { McpRateLimit } from './mcp-call-limiter';

@@ -20,4 +20,5 @@ export { toSkillsJson, toOpenApi } from './catalog-export';
 export { SkillError } from './exceptions/skill.error';
 export { UnknownSkillException } from './exceptions/unknown-skill.exception';
 export type { SkillPermissions } from './skill-permissions';
+export { zmoduLogContext } from './telemetry/log-context';
 export { ZmoduError } from '@zmodu/core';

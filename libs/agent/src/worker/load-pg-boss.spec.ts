@@ -1,8 +1,8 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { OptionalPeerUnavailableException } from '@zmodu/core';
-import { setOptionalPeerResolver, simulateMissingPeers } from '@zmodu/guard/testing';
+import { OptionalPeerUnavailableException, setOptionalPeerResolver } from '@zmodu/core';
+import { simulateMissingPeers } from '@zmodu/guard/testing';
 import { PgBoss } from 'pg-boss';
 import { explainLoadError, loadPgBoss } from './load-pg-boss';
 import { PgBossGoalQueue } from './pg-boss-goal-queue';

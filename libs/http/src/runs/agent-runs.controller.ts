@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Controller, Get, HttpCode, Inject, NotFoundException, Param, Post, Req, Res } from '@nestjs/common';
 import { Agent, AgentRegistry, AgentWorker } from '@zmodu/agent';
-import { clientAbortSignal } from '@zmodu/agent/internal';
+import { clientAbortSignal } from '@zmodu/agent';
 import type { AgentRunRecord } from '@zmodu/agent';
 import { Redactor } from '@zmodu/guard';
 import { CallerContext, RequireCallerWithOption } from '../caller/http-caller.guard';

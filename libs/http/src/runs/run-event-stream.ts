@@ -1,5 +1,5 @@
 import type { ServerResponse } from 'node:http';
-import { clientAbortSignal } from '@zmodu/agent/internal';
+import { clientAbortSignal } from '@zmodu/agent';
 import type { Agent, AgentRunContext, AgentRunEvent, AgentRunResult } from '@zmodu/agent';
 import { quotaOutageBody, refuseUnreadableQuota } from './quota-outage';
 
