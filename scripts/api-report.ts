@@ -134,8 +134,111 @@ function describe(checker: ts.TypeChecker, exported: ts.Symbol): string {
   return parts.join('\n');
 }
 
+/** Whether a declaration is one of ours (a library's sources), not a dependency's or the standard library's. */
+const isOurs = (decl: ts.Declaration) => {
+  const file = decl.getSourceFile().fileName;
+  return file.startsWith(join(ROOT, 'libs')) && !file.includes('node_modules');
+};
+
+/**
+ * The types of ours that the public declarations name but no public entry exports, with a public name that reaches
+ * each: an application cannot name them, and its own declaration emit (Nest's tsconfig has `declaration: true`) fails
+ * with TS2883 on an inferred type that holds one. Every type a public signature reaches must be exported.
+ */
+export function forgottenTypes(checker: ts.TypeChecker, roots: ts.Symbol[], exported: ReadonlySet<string>): Map<string, string> {
+  const forgotten = new Map<string, string>();
+  const seen = new Set<ts.Symbol>();
+  const resolve = (symbol: ts.Symbol) => (symbol.flags & ts.SymbolFlags.Alias ? checker.getAliasedSymbol(symbol) : symbol);
+  const visitSymbol = (symbol: ts.Symbol | undefined, from: string): void => {
+    if (!symbol) return;
+    symbol = resolve(symbol);
+    if (seen.has(symbol)) return;
+    const decls = (symbol.declarations ?? []).filter(isOurs);
+    if (!decls.length) return;
+    if (!(symbol.flags & (ts.SymbolFlags.Type | ts.SymbolFlags.Class | ts.SymbolFlags.Value))) return;
+    seen.add(symbol);
+    const isTopLevel = decls.some(
+      (d) => ts.isSourceFile(d.parent) || (ts.isVariableDeclarationList(d.parent) && ts.isSourceFile(d.parent.parent.parent)),
+    );
+    if (!isTopLevel) return;
+    if (!exported.has(symbol.name)) forgotten.set(symbol.name, from);
+    for (const d of decls) visitNode(d, from);
+  };
+  const visitType = (type: ts.Type, from: string, depth = 0): void => {
+    if (depth > 3) return;
+    if (type.aliasSymbol) visitSymbol(type.aliasSymbol, from);
+    else if (type.symbol && !(type.symbol.flags & ts.SymbolFlags.TypeLiteral) && !(type.symbol.flags & ts.SymbolFlags.ObjectLiteral))
+      visitSymbol(type.symbol, from);
+    for (const arg of type.aliasTypeArguments ?? []) visitType(arg, from, depth + 1);
+    if (type.isUnionOrIntersection()) for (const t of type.types) visitType(t, from, depth + 1);
+    if (type.flags & ts.TypeFlags.Object && (type.symbol?.flags ?? 0) & (ts.SymbolFlags.TypeLiteral | ts.SymbolFlags.ObjectLiteral))
+      for (const prop of type.getProperties()) {
+        const decl = prop.valueDeclaration ?? prop.declarations?.[0];
+        if (decl) visitType(checker.getTypeOfSymbolAtLocation(prop, decl), from, depth + 1);
+      }
+    const ref = type as ts.TypeReference;
+    if (ref.target && ref.typeArguments) for (const t of checker.getTypeArguments(ref)) visitType(t, from, depth + 1);
+    for (const sig of type.getCallSignatures()) visitType(sig.getReturnType(), from, depth + 1);
+  };
+  const visitTypeNode = (node: ts.Node, from: string): void => {
+    if (ts.isTypeReferenceNode(node) || ts.isExpressionWithTypeArguments(node)) {
+      const target = ts.isTypeReferenceNode(node) ? node.typeName : node.expression;
+      visitSymbol(checker.getSymbolAtLocation(ts.isQualifiedName(target) ? target.right : target), from);
+    } else if (ts.isTypeQueryNode(node)) {
+      visitSymbol(checker.getSymbolAtLocation(ts.isQualifiedName(node.exprName) ? node.exprName.right : node.exprName), from);
+    }
+    // In a type, a function's parameters are inputs: only its return type is read.
+    if (ts.isFunctionTypeNode(node) || ts.isMethodSignature(node) || ts.isCallSignatureDeclaration(node)) {
+      if (node.type) visitTypeNode(node.type, from);
+      return;
+    }
+    ts.forEachChild(node, (child) => visitTypeNode(child, from));
+  };
+  /** What a caller gets: the written or inferred type of an output position. */
+  const visitOutput = (typeNode: ts.TypeNode | undefined, inferred: () => ts.Type | undefined, from: string) => {
+    if (typeNode) visitTypeNode(typeNode, from);
+    else {
+      const type = inferred();
+      if (type) visitType(type, from);
+    }
+  };
+  // Only what a caller receives (results, public fields, what a type holds) must be nameable: an application's declaration
+  // emit names the types it infers from those. Parameters and options are inputs, written by the caller.
+  const visitNode = (node: ts.Node, from: string): void => {
+    if (ts.isClassDeclaration(node)) {
+      for (const h of node.heritageClauses ?? []) for (const t of h.types) visitTypeNode(t, from);
+      for (const m of node.members) {
+        if (!isPublicMember(m) || ts.isConstructorDeclaration(m)) continue;
+        if (ts.isMethodDeclaration(m) || ts.isGetAccessorDeclaration(m))
+          visitOutput(m.type, () => checker.getSignatureFromDeclaration(m)?.getReturnType(), from);
+        else if (ts.isPropertyDeclaration(m)) visitOutput(m.type, () => checker.getTypeAtLocation(m), from);
+      }
+    } else if (ts.isFunctionDeclaration(node)) {
+      visitOutput(node.type, () => checker.getSignatureFromDeclaration(node)?.getReturnType(), from);
+    } else if (ts.isVariableDeclaration(node)) {
+      visitOutput(node.type, () => checker.getTypeAtLocation(node), from);
+    } else if (ts.isInterfaceDeclaration(node)) {
+      for (const h of node.heritageClauses ?? []) for (const t of h.types) visitTypeNode(t, from);
+      for (const m of node.members) visitTypeNode(m, from);
+    } else if (ts.isTypeAliasDeclaration(node)) {
+      visitTypeNode(node.type, from);
+    }
+  };
+  for (const root of roots) {
+    const symbol = resolve(root);
+    seen.add(symbol);
+    for (const d of (symbol.declarations ?? []).filter(isOurs)) visitNode(d, root.name);
+  }
+  return forgotten;
+}
+
 /** The report of each package, by its short name, and the distinct names of all entry points. */
-export function buildReports(): { reports: Map<string, string>; names: Set<string>; perEntry: Map<string, number> } {
+export function buildReports(): {
+  reports: Map<string, string>;
+  names: Set<string>;
+  perEntry: Map<string, number>;
+  forgotten: Map<string, string>;
+} {
   const entries = publicEntries();
   const config = ts.getParsedCommandLineOfConfigFile(
     join(ROOT, 'tsconfig.json'),
@@ -156,6 +259,8 @@ export function buildReports(): { reports: Map<string, string>; names: Set<strin
   const byPkg = new Map<string, string[]>();
   const names = new Set<string>();
   const perEntry = new Map<string, number>();
+  const roots: ts.Symbol[] = [];
+  const pkgOf = new Map<string, string>();
   for (const entry of entries) {
     const sf = program.getSourceFile(entry.file);
     const moduleSymbol = sf && checker.getSymbolAtLocation(sf);
@@ -163,6 +268,8 @@ export function buildReports(): { reports: Map<string, string>; names: Set<strin
     const exports = checker.getExportsOfModule(moduleSymbol).sort((a, b) => a.name.localeCompare(b.name, 'en'));
     perEntry.set(entry.specifier, exports.length);
     for (const e of exports) names.add(e.name);
+    roots.push(...exports);
+    for (const e of exports) if (!pkgOf.has(e.name)) pkgOf.set(e.name, entry.pkg);
     const block = [
       `## ${entry.specifier}`,
       '',
@@ -174,6 +281,15 @@ export function buildReports(): { reports: Map<string, string>; names: Set<strin
       '',
     ];
     byPkg.set(entry.pkg, [...(byPkg.get(entry.pkg) ?? []), ...block]);
+  }
+  const forgotten = forgottenTypes(checker, roots, names);
+  for (const [pkg, lines] of byPkg) {
+    const reached = [...forgotten].filter(([, from]) => pkgOf.get(from) === pkg).sort(([a], [b]) => a.localeCompare(b, 'en'));
+    if (!reached.length) continue;
+    lines.push('## Reached, not exported', '');
+    lines.push('Types that a result or a public field of this package holds but no entry point exports: an application cannot');
+    lines.push("name them (`AgentRunResult['steps'][number]` reaches one), and its declaration emit may not infer them (TS2883).", '');
+    lines.push(...reached.map(([name, from]) => `- \`${name}\` (from \`${from}\`)`), '');
   }
   const reports = new Map<string, string>();
   for (const [pkg, lines] of byPkg)
@@ -188,12 +304,13 @@ export function buildReports(): { reports: Map<string, string>; names: Set<strin
         ...lines,
       ].join('\n'),
     );
-  return { reports, names, perEntry };
+  return { reports, names, perEntry, forgotten };
 }
 
 if (require.main === module) {
   const check = process.argv.includes('--check');
-  const { reports, names } = buildReports();
+  const { reports, names, forgotten } = buildReports();
+  process.stderr.write(`${forgotten.size} types reached but not exported (listed in the reports)\n`);
   const stale: string[] = [];
   if (!check) mkdirSync(ETC, { recursive: true });
   for (const [pkg, text] of reports) {

@@ -5,7 +5,16 @@ export { AgentRegistry } from './agent.registry';
 export { Agent } from './agent';
 export { ClientAbortSignal } from './client-abort';
 export type { AgentBudget, AgentMemory, AgentSpec } from './agent-definition';
-export type { AgentRunContext, AgentRunEvent, AgentRunResult, ToolCallRecord } from './agent-run';
+export type {
+  AgentRunContext,
+  AgentRunEvent,
+  AgentRunResult,
+  AgentStep,
+  ExhaustedBudget,
+  PendingApproval,
+  StopReason,
+  ToolCallRecord,
+} from './agent-run';
 export type { ChatMessage, ModelProvider, ModelRequest, ModelTurn, TokenUsage, ToolCall, ToolSpec } from './providers/model-provider';
 export { lastObservation, ScriptedModelProvider } from './providers/scripted-model.provider';
 export { OpenAIModelProvider } from './providers/openai-model.provider';
