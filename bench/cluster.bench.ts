@@ -2,7 +2,16 @@ import { INestApplicationContext, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { PgBoss } from 'pg-boss';
-import { AgentModule, AgentRunRecord, AgentWorker, ModelProvider, ModelRequest, ModelTurn, ZMODU_AGENT_MIGRATIONS } from '@zmodu/agent';
+import {
+  AgentModule,
+  AgentRunRecord,
+  AgentWorker,
+  AgentWorkerModule,
+  ModelProvider,
+  ModelRequest,
+  ModelTurn,
+  ZMODU_AGENT_MIGRATIONS,
+} from '@zmodu/agent';
 import { BenchServer, withBenchDatabase } from './bench-database';
 import { median } from './measure';
 import { Row } from './report';
@@ -32,9 +41,13 @@ async function instance(url: string, startedAt: Map<string, bigint>, migrate: bo
       TypeOrmModule.forRoot({ type: 'postgres', url, migrations: ZMODU_AGENT_MIGRATIONS, migrationsRun: migrate, logging: false }),
       AgentModule.forRoot({
         agents: [{ name: 'noop', provider: new NoopModel(startedAt), skills: [], guard: { allow: [], allowExecute: false } }],
-        worker: { concurrency: CONCURRENCY, mailboxSize: GOALS * 4, mailboxPerTenant: GOALS * 4 },
-        queue: { driver: 'pg-boss', pollingIntervalSeconds: 0.5 },
         guard: { auditStore: 'memory', quotaStore: 'memory' },
+      }),
+      AgentWorkerModule.forRoot({
+        concurrency: CONCURRENCY,
+        mailboxSize: GOALS * 4,
+        mailboxPerTenant: GOALS * 4,
+        queue: { driver: 'pg-boss', pollingIntervalSeconds: 0.5 },
       }),
     ],
   })

@@ -1,6 +1,15 @@
 import { INestApplicationContext, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { AgentModule, AgentRegistry, AgentRunRecord, AgentWorker, ModelProvider, ModelRequest, ModelTurn } from '@zmodu/agent';
+import {
+  AgentModule,
+  AgentRegistry,
+  AgentRunRecord,
+  AgentWorker,
+  AgentWorkerModule,
+  ModelProvider,
+  ModelRequest,
+  ModelTurn,
+} from '@zmodu/agent';
 import { median } from './measure';
 import { Row } from './report';
 
@@ -33,9 +42,9 @@ async function boot(model: NoopModel): Promise<INestApplicationContext> {
     imports: [
       AgentModule.forRoot({
         agents: [{ name: 'noop', provider: model, skills: [], guard: { allow: [], allowExecute: false } }],
-        worker: { runStore: 'memory', concurrency: CONCURRENCY, mailboxSize: GOALS * 2, mailboxPerTenant: GOALS * 2 },
         guard: { auditStore: 'memory', quotaStore: 'memory' },
       }),
+      AgentWorkerModule.forRoot({ runStore: 'memory', concurrency: CONCURRENCY, mailboxSize: GOALS * 2, mailboxPerTenant: GOALS * 2 }),
     ],
   })
   class WorkerBenchModule {}

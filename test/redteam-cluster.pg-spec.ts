@@ -7,6 +7,7 @@ import {
   AGENT_GOAL_QUEUE,
   AgentModule,
   AgentWorker,
+  AgentWorkerModule,
   GoalQueue,
   MailboxFullException,
   ModelProvider,
@@ -171,7 +172,13 @@ describe('red team cluster mode (pg-boss)', () => {
         AgentModule.forRoot({
           agents: [{ name: 'clock', provider: new CountingModel(turns), skills: [], guard: { allow: [], allowExecute: false } }],
           guard: { auditStore: 'memory', quotaStore: 'memory' },
-          worker: { concurrency: 3, leaseMs, shutdownGraceMs: 200, runStore: new TypeOrmAgentRunStore(dataSource), ...over },
+        }),
+        AgentWorkerModule.forRoot({
+          concurrency: 3,
+          leaseMs,
+          shutdownGraceMs: 200,
+          runStore: new TypeOrmAgentRunStore(dataSource),
+          ...over,
           queue: { driver: 'pg-boss', connectionString: db.location.url, schema: 'rt_boss2', pollingIntervalSeconds: 0.5 },
         }),
       ],

@@ -5,7 +5,7 @@ import { ThrottlerModule } from '@nestjs/throttler';
 import { JwtModule } from '@nestjs/jwt';
 import { TerminusModule } from '@nestjs/terminus';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { AgentModule, ZMODU_AGENT_MIGRATIONS } from '@zmodu/agent';
+import { AgentJobsModule, AgentModule, AgentWorkerModule, ZMODU_AGENT_MIGRATIONS } from '@zmodu/agent';
 import { DataSkillsModule } from '@zmodu/data';
 import { ChannelSpec, NotifyModule, OutboxModule, ZMODU_OUTBOX_MIGRATIONS } from '@zmodu/outbox';
 import { AdminCache, AdminModule, AdminSkillsModule, ZmoduHealthModule, ZMODU_ADMIN_MIGRATIONS } from '@zmodu/admin';
@@ -121,13 +121,10 @@ export class AppModule implements NestModule {
         // Scheduled jobs (zmodu_agent_jobs): DeskJobs' @AgentJob, and the tasks the scheduler agent may schedule.
         AgentModule.forRootAsync({
           inject: [MemoryRecall],
-          useFactory: (memory: MemoryRecall) => ({
-            agents: sampleAgents(options, memory),
-            worker: { runStore: 'typeorm', ...options.worker },
-            ...(options.queue ? { queue: options.queue } : {}),
-            jobs: { store: 'typeorm', schedulableTasks: SAMPLE_SCHEDULABLE_TASKS, permissions: SAMPLE_JOB_PERMISSIONS },
-          }),
+          useFactory: (memory: MemoryRecall) => ({ agents: sampleAgents(options, memory) }),
         }),
+        AgentWorkerModule.forRoot({ runStore: 'typeorm', ...options.worker, ...(options.queue ? { queue: options.queue } : {}) }),
+        AgentJobsModule.forRoot({ store: 'typeorm', schedulableTasks: SAMPLE_SCHEDULABLE_TASKS, permissions: SAMPLE_JOB_PERMISSIONS }),
         // order.submit is a staged skill: proposed with approval.submit, priced by the desk, reviewed,
         // approved by humans when large, then run by the pipeline through the dispatcher.
         PipelineModule.forRoot(ORDER_PIPELINE),

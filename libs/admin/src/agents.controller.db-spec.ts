@@ -1,6 +1,6 @@
 import { INestApplication } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { AgentModule, AgentRunRecord, AgentSpec, AgentWorker, ScriptedModelProvider } from '@zmodu/agent';
+import { AgentModule, AgentRunRecord, AgentSpec, AgentWorker, AgentWorkerModule, ScriptedModelProvider } from '@zmodu/agent';
 import { GuardModule, ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
 import { SkillsModule } from '@zmodu/skills';
 import request from 'supertest';
@@ -45,7 +45,8 @@ describe('GET /admin/agents', () => {
         TypeOrmModule.forRoot(
           await db.options({ entities: ZMODU_GUARD_ENTITIES, migrations: ZMODU_GUARD_MIGRATIONS, migrationsRun: true }),
         ),
-        AgentModule.forRoot({ agents: [trader(model), analyst], worker: { runStore: 'memory', onResult: (r) => void finished.push(r) } }),
+        AgentModule.forRoot({ agents: [trader(model), analyst] }),
+        AgentWorkerModule.forRoot({ runStore: 'memory', onResult: (r) => void finished.push(r) }),
       ],
       { agents: true },
       [DeskSkills],

@@ -64,7 +64,7 @@ export class AgentsController {
       .list()
       .map(report)
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    return { agents, worker: this.worker?.enabled ? this.worker.stats() : null };
+    return { agents, worker: this.worker ? this.worker.stats() : null };
   }
 }
 

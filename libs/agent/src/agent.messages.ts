@@ -1,6 +1,9 @@
 export const INVALID_AGENT_SPEC_MESSAGE = (name: unknown, problem: string) =>
   `Invalid agent spec${typeof name === 'string' && name ? ` '${name}'` : ''}: ${problem}.`;
 
+export const MOVED_OPTION_MESSAGE = (key: string, moved: string) =>
+  `AgentModule has no '${key}' option: the worker and the jobs are modules of their own. Import ${moved} next to AgentModule (both from @zmodu/agent)`;
+
 export const MISSING_GUARD_MESSAGE =
   "has no guard policy. Every agent needs one: add guard: { allow: ['market.quote', 'order.draft'], allowExecute: false } to its AgentSpec";
 
@@ -95,17 +98,17 @@ export const TENANT_MAILBOX_FULL_MESSAGE = (share: number, retryAfterSeconds: nu
   `This tenant's share of the agent worker's mailbox is full (${share} goals waiting). Retry after ${retryAfterSeconds} s, or raise worker.mailboxPerTenant.`;
 export const INVALID_GOAL_MESSAGE = (problem: string) => `Invalid goal: ${problem}.`;
 export const INVALID_WORKER_OPTIONS_MESSAGE = (field: string, problem: string) =>
-  `Invalid AgentModule worker option '${field}': ${problem}.`;
-export const WORKER_DISABLED_MESSAGE =
-  "The AgentWorker is not enabled: pass worker: { runStore: 'typeorm' } (or 'memory') to AgentModule.forRoot to post goals.";
+  `Invalid AgentWorkerModule option '${field}': ${problem}.`;
 export const WORKER_MISSING_DATA_SOURCE_MESSAGE =
   "AgentModule worker.runStore 'typeorm' (the default) needs a TypeORM DataSource: import TypeOrmModule.forRoot(...) and add ZMODU_AGENT_MIGRATIONS to its migrations, or set worker.runStore: 'memory' (runs are lost at restart).";
 export const QUEUE_NEEDS_POSTGRES_MESSAGE =
   "queue.driver 'pg-boss' (cluster mode) needs a PostgreSQL server that every instance reaches: the app's TypeORM DataSource is not one (PGlite lives inside one process). Set queue.connectionString to postgres://..., or use the default in-process queue";
 export const RUN_CRASHED_MESSAGE = (cause: string) => `The run threw: ${cause}`;
-export const INVALID_JOBS_OPTIONS_MESSAGE = (field: string, problem: string) => `Invalid AgentModule jobs option '${field}': ${problem}.`;
+export const INVALID_JOBS_OPTIONS_MESSAGE = (field: string, problem: string) => `Invalid AgentJobsModule option '${field}': ${problem}.`;
+export const WORKER_NEEDS_AGENTS_MESSAGE =
+  'the AgentWorker runs the agents of AgentModule: import AgentModule.forRoot({ agents: [...] }) next to AgentWorkerModule';
 export const JOBS_NEED_WORKER_MESSAGE =
-  "scheduled jobs post their goals to the AgentWorker: add worker: { runStore: 'typeorm' } (or 'memory') to AgentModule.forRoot, or remove jobs";
+  "scheduled jobs post their goals to the AgentWorker: import AgentWorkerModule.forRoot({ runStore: 'typeorm' }) (or 'memory') next to AgentJobsModule, or remove AgentJobsModule";
 export const JOBS_MISSING_DATA_SOURCE_MESSAGE =
   "jobs.store 'typeorm' (the default) needs a TypeORM DataSource: import TypeOrmModule.forRoot(...) and add ZMODU_AGENT_MIGRATIONS to its migrations, or set jobs.store: 'memory' (jobs are lost at restart)";
 export const DUPLICATE_STATIC_JOB_MESSAGE = (name: string, owners: readonly string[]) =>
@@ -128,10 +131,10 @@ export const SCHEDULE_NOT_REQUIRABLE = (node: string) =>
   `is an ES module that this Node.js (${node}) cannot require: run Node.js 22.12+ (require of ES modules)`;
 export const SCHEDULE_LOAD_FAILED = (cause: string) => `could not be loaded (${cause}): reinstall it with npm install @nestjs/schedule@^12`;
 export const AGENT_CRON_NEEDS_JOBS_MESSAGE = (owner: string) =>
-  `@AgentCron on ${owner} claims its ticks in the job store: add jobs: { store: 'typeorm' } (and worker) to AgentModule.forRoot, or remove @AgentCron`;
+  `@AgentCron on ${owner} claims its ticks in the job store: import AgentJobsModule.forRoot({ store: 'typeorm' }) (and AgentWorkerModule.forRoot(...)), or remove @AgentCron`;
+export const AGENT_JOB_NEEDS_JOBS_MESSAGE = (owner: string) =>
+  `@AgentJob on ${owner} is run by the job scheduler: import AgentJobsModule.forRoot({ store: 'typeorm' }) (and AgentWorkerModule.forRoot(...)), or remove @AgentJob`;
 export const AGENT_CRON_NEEDS_SCHEDULE_MODULE_MESSAGE = (owners: readonly string[]) =>
   `@AgentCron on ${owners.join(', ')} is a @Cron of @nestjs/schedule, which fires only when the application imports ScheduleModule.forRoot(): import it in your root module`;
 export const DUPLICATE_AGENT_CRON_MESSAGE = (name: string, owners: readonly string[]) =>
   `@AgentCron "${name}" is declared twice (${owners.join(' and ')}): names must be unique (its ticks are claimed as cron:<name>)`;
-export const JOB_TICKS_NEED_JOBS_MESSAGE =
-  "AgentJobTicks claims ticks in the job store: add jobs: { store: 'typeorm' } (and worker) to AgentModule.forRoot";

@@ -6,11 +6,18 @@ import { SkillDispatcher, SkillRegistry } from '@zmodu/skills';
 import { Agent } from './agent';
 import { AgentModuleOptions } from './agent-module.options';
 import { AGENT_MODULE_OPTIONS } from './agent.module-definition';
-import { DUPLICATE_AGENT_MESSAGE, POLICY_WARNING_MESSAGE } from './agent.messages';
+import { DUPLICATE_AGENT_MESSAGE, MOVED_OPTION_MESSAGE, POLICY_WARNING_MESSAGE } from './agent.messages';
 import { AgentNotFoundException } from './exceptions/agent-not-found.exception';
 import { InvalidAgentSpecException } from './exceptions/invalid-agent-spec.exception';
 import { PolicyHealthException } from './exceptions/policy-health.exception';
 import { validateAgentSpec } from './validate-agent-definition';
+
+/** AgentModule options that became modules of their own, and where they went. */
+const MOVED_OPTIONS: ReadonlyMap<string, string> = new Map([
+  ['worker', 'AgentWorkerModule.forRoot({ ...worker })'],
+  ['queue', 'AgentWorkerModule.forRoot({ queue })'],
+  ['jobs', 'AgentJobsModule.forRoot({ ...jobs })'],
+]);
 
 /** The application's agents, built from their specs; the policy of each is audited at boot. */
 @Injectable()
@@ -29,6 +36,10 @@ export class AgentRegistry implements OnApplicationBootstrap {
     @Optional() redactor?: Redactor,
   ) {
     const options = Object.assign(new AgentModuleOptions(), ownOptions(raw));
+    // The worker and the jobs are modules of their own: an option left here from before would be dropped without a word.
+    for (const [key, moved] of MOVED_OPTIONS)
+      if (raw !== null && typeof raw === 'object' && Object.hasOwn(raw, key))
+        throw new InvalidAgentSpecException(undefined, MOVED_OPTION_MESSAGE(key, moved));
     if (!Array.isArray(options.agents)) throw new InvalidAgentSpecException(undefined, 'AgentModule options need agents: AgentSpec[]');
     this.strict = options.strictPolicies === true;
     for (const spec of options.agents) {

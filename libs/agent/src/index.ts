@@ -26,6 +26,8 @@ export { AgentNotFoundException } from './exceptions/agent-not-found.exception';
 export type { McpServerOptions, McpStdioServerOptions, McpHttpServerOptions } from './mcp-client/mcp-server-options';
 export { McpServerUnavailableException } from './exceptions/mcp-server-unavailable.exception';
 export { AgentWorker } from './worker/agent-worker';
+export { AgentWorkerModule } from './worker/agent-worker.module';
+export { AgentJobsModule } from './jobs/agent-jobs.module';
 export type { PostGoalOptions } from './worker/agent-worker';
 export { AgentWorkerOptions } from './worker/agent-worker.options';
 export { AGENT_GOAL_QUEUE } from './worker/agent-worker.constants';

@@ -53,7 +53,6 @@ export const TOOL_SERVER_UNAVAILABLE_MESSAGE = (seconds: number) => `An external
 export const NOT_READY_MESSAGE = (seconds: number) => `The server is still starting: retry in ${seconds} seconds.`;
 
 /** AgentWorker.post in an app without a worker. */
-export const WORKER_DISABLED_HTTP_MESSAGE = 'This server does not run goals in the background (AgentModule has no worker option).';
 
 /** A webhook delivery failed (an upstream's answer). */
 export const UPSTREAM_FAILED_MESSAGE = 'An upstream service did not accept the delivery: it is retried by the outbox.';
@@ -64,3 +63,5 @@ export const QUOTA_OUTAGE_MESSAGE = (seconds: number) =>
 
 /** A wrong option of ZmoduHttpModule or ZmoduExceptionFilter (a boot error). */
 export const INVALID_HTTP_OPTIONS_MESSAGE = (field: string, problem: string) => `ZmoduHttpModule option ${field} ${problem}.`;
+
+export const NO_WORKER_HTTP_MESSAGE = 'This server does not run goals in the background: the application imports no AgentWorkerModule.';

@@ -180,6 +180,37 @@ describe('a plain Nest application with only the packages: ZmoduHttpModule at it
   });
 });
 
+describe('the plain application without AgentWorkerModule', () => {
+  let db: TestDatabase;
+  let app: INestApplication;
+  const http = () => request(app.getHttpServer());
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    const moduleRef = await Test.createTestingModule({ imports: [plainAppModule(() => db.options(), { worker: false })] }).compile();
+    app = moduleRef.createNestApplication({ logger: ['error'] });
+    await app.init();
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await db?.drop();
+  });
+
+  it('runs an agent while the caller waits, and answers the background routes 501, saying what to import', async () => {
+    const ran = await http().post('/agents/trader/runs').set(as('acme')).send({ goal: 'What is ACME at?' }).expect(200);
+    expect(ran.body).toMatchObject({ answer: 'ACME is at 101.5.' });
+    for (const [method, path] of [
+      ['post', '/agents/trader/goals'],
+      ['get', '/agents/runs/r1'],
+      ['get', '/agents/trader/runs/r1'],
+    ] as const) {
+      const res = await http()[method](path).set(as('acme')).send({ goal: 'later' });
+      expect([path, res.status, res.body.message]).toEqual([path, 501, expect.stringMatching(/imports no AgentWorkerModule/)]);
+    }
+  });
+});
+
 describe('the plain application when its database stops', () => {
   let db: TestDatabase;
   let app: INestApplication;

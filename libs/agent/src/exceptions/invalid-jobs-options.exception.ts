@@ -1,7 +1,7 @@
 import { INVALID_JOBS_OPTIONS_MESSAGE } from '../agent.messages';
 import { ZmoduError } from '@zmodu/core';
 
-/** A boot error: `AgentModule.forRoot({ jobs })` has a field of the wrong type or out of range, or lacks `worker`. */
+/** A boot error: `AgentJobsModule.forRoot(options)` has a field of the wrong type or out of range, or AgentWorkerModule is missing. */
 export class InvalidJobsOptionsException extends ZmoduError {
   constructor(
     readonly field: string,

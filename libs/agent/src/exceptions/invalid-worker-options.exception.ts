@@ -1,7 +1,7 @@
 import { INVALID_WORKER_OPTIONS_MESSAGE } from '../agent.messages';
 import { ZmoduError } from '@zmodu/core';
 
-/** A boot error: `AgentModule.forRoot({ worker })` has a field out of range or of the wrong type. */
+/** A boot error: `AgentWorkerModule.forRoot(options)` has a field out of range or of the wrong type. */
 export class InvalidWorkerOptionsException extends ZmoduError {
   constructor(
     readonly field: string,

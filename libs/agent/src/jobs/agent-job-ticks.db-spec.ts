@@ -4,6 +4,8 @@ import { Test, TestingModule } from '@nestjs/testing';
 import { createTestDatabase, TestDatabase, usingPostgres } from '@zmodu/db/testing';
 import { DataSource } from 'typeorm';
 import { AgentModule } from '../agent.module';
+import { AgentWorkerModule } from '../worker/agent-worker.module';
+import { AgentJobsModule } from './agent-jobs.module';
 import { InvalidGoalException } from '../exceptions/invalid-goal.exception';
 import { ScriptedModelProvider } from '../providers/scripted-model.provider';
 import { spec } from '../worker/__fixtures__/worker-fixtures';
@@ -57,10 +59,10 @@ describe(`AgentJobTicks and @AgentCron: one goal per tick across ${INSTANCES} Ne
           ScheduleModule.forRoot(),
           AgentModule.forRoot({
             agents: [spec(new ScriptedModelProvider(Array.from({ length: 50 }, () => ({ text: 'sent' }))), { name: 'ops' })],
-            worker: { runStore: new TypeOrmAgentRunStore(ds) },
-            jobs: { store: new TypeOrmAgentJobStore(ds) },
             guard: { auditStore: 'memory', quotaStore: 'memory' },
           }),
+          AgentWorkerModule.forRoot({ runStore: new TypeOrmAgentRunStore(ds) }),
+          AgentJobsModule.forRoot({ store: new TypeOrmAgentJobStore(ds) }),
         ],
         providers: [HourlyReport],
       }).compile();

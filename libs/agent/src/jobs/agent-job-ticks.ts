@@ -1,5 +1,6 @@
-import { Inject, Injectable, Logger } from '@nestjs/common';
-import { JOB_TICKS_NEED_JOBS_MESSAGE } from '../agent.messages';
+import { Inject, Injectable, Logger, Optional } from '@nestjs/common';
+import { JOBS_NEED_WORKER_MESSAGE } from '../agent.messages';
+import { InvalidJobsOptionsException } from '../exceptions/invalid-jobs-options.exception';
 import { InvalidGoalException } from '../exceptions/invalid-goal.exception';
 import { AgentWorker, PostGoalOptions } from '../worker/agent-worker';
 import { AgentJobStore, cronTickJobId } from './agent-job.ports';
@@ -48,16 +49,19 @@ const isDate = (v: unknown): v is Date => Object.prototype.toString.call(v) === 
  * Once-per-tick goals from the application's own `@Cron` methods. `@Cron` of @nestjs/schedule fires on every instance;
  * `postOnce(name, tick, goal)` claims (`cron:<name>`, tick) in the job store's tick table (one conditional INSERT, the
  * claim the jobs use) and posts the goal only on the caller that won: one goal per tick across the cluster, however
- * many instances fire. Needs AgentModule's `jobs` option (the store) and `worker`.
+ * many instances fire. Provided by AgentJobsModule (the store), which needs AgentWorkerModule.
  */
 @Injectable()
 export class AgentJobTicks {
   private readonly logger = new Logger('AgentJobTicks');
 
   constructor(
-    @Inject(AGENT_JOB_STORE) private readonly store: AgentJobStore | null,
-    private readonly worker: AgentWorker,
-  ) {}
+    @Inject(AGENT_JOB_STORE) private readonly store: AgentJobStore,
+    @Optional() private readonly worker: AgentWorker,
+  ) {
+    // The ticks' goals go to the AgentWorker: without AgentWorkerModule, a boot error that says so (not Nest's DI error).
+    if (!worker) throw new InvalidJobsOptionsException('AgentJobsModule', JOBS_NEED_WORKER_MESSAGE);
+  }
 
   /**
    * The tick of `cron` (in `timeZone`) at or before `at`: the instant every instance computes for one tick, whatever
@@ -130,7 +134,6 @@ export class AgentJobTicks {
   }
 
   private requireStore(): AgentJobStore {
-    if (!this.store) throw new Error(JOB_TICKS_NEED_JOBS_MESSAGE);
     return this.store;
   }
 

@@ -6,6 +6,8 @@ import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
 import { createSkillContext, SkillDispatcher } from '@zmodu/skills';
 import { DataSource } from 'typeorm';
 import { AgentModule } from '../agent.module';
+import { AgentWorkerModule } from '../worker/agent-worker.module';
+import { AgentJobsModule } from './agent-jobs.module';
 import { ScriptedModelProvider } from '../providers/scripted-model.provider';
 import { spec } from '../worker/__fixtures__/worker-fixtures';
 import { ZMODU_AGENT_MIGRATIONS } from '../worker/agent-run.migration';
@@ -36,7 +38,7 @@ class NightlyJobs {}
 @Injectable()
 class WeeklyJobs {}
 
-describe("AgentModule.forRoot({ jobs: { store: 'typeorm' } }) on the app's DataSource", () => {
+describe("AgentJobsModule.forRoot({ store: 'typeorm' }) on the app's DataSource", () => {
   let db: TestDatabase;
   beforeAll(async () => {
     db = await createTestDatabase();
@@ -51,10 +53,10 @@ describe("AgentModule.forRoot({ jobs: { store: 'typeorm' } }) on the app's DataS
         TypeOrmModule.forRoot(await db.options({ migrations: ZMODU_AGENT_MIGRATIONS, migrationsRun: true })),
         AgentModule.forRoot({
           agents: [spec(new ScriptedModelProvider([{ text: 'done' }]))],
-          worker: { runStore: 'typeorm' },
-          jobs: { schedulableTasks: [{ name: 'digest', goal: 'send the digest', permissions: ['digest:send'] }] },
           guard: { auditStore: 'memory', quotaStore: 'memory' },
         }),
+        AgentWorkerModule.forRoot({ runStore: 'typeorm' }),
+        AgentJobsModule.forRoot({ schedulableTasks: [{ name: 'digest', goal: 'send the digest', permissions: ['digest:send'] }] }),
       ],
       providers: jobProviders,
     }).compile();

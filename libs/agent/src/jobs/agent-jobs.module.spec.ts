@@ -3,7 +3,11 @@ import { Test, TestingModule } from '@nestjs/testing';
 import { Guard } from '@zmodu/guard';
 import { createSkillContext, SkillDispatcher, SkillRegistry } from '@zmodu/skills';
 import { AgentModule } from '../agent.module';
+import { AgentJobsModule } from './agent-jobs.module';
 import { AgentModuleOptions } from '../agent-module.options';
+import { AgentWorkerModule } from '../worker/agent-worker.module';
+import { AgentWorkerOptions } from '../worker/agent-worker.options';
+import { AgentJobsOptions } from './agent-jobs.options';
 import { InvalidJobsOptionsException } from '../exceptions/invalid-jobs-options.exception';
 import { ScriptedModelProvider } from '../providers/scripted-model.provider';
 import { spec } from '../worker/__fixtures__/worker-fixtures';
@@ -35,14 +39,25 @@ class ClashingJobs {}
 const trader = () => spec(new ScriptedModelProvider([{ text: 'done' }]));
 const TASKS = [{ name: 'digest', agent: 'trader', goal: 'send the digest', description: 'The daily digest' }];
 
-function compile(options: Partial<AgentModuleOptions>, providers: (new () => object)[] = []): Promise<TestingModule> {
+/** The three modules of an app with agents, a worker and jobs: AgentModule, and AgentWorkerModule and AgentJobsModule when given. */
+interface AppShape extends Partial<AgentModuleOptions> {
+  readonly worker?: AgentWorkerOptions;
+  readonly jobs?: AgentJobsOptions;
+}
+
+function compile(options: AppShape, providers: (new () => object)[] = []): Promise<TestingModule> {
+  const { worker, jobs, ...agentOptions } = options;
   return Test.createTestingModule({
-    imports: [AgentModule.forRoot({ agents: [], ...options, guard: { auditStore: 'memory', quotaStore: 'memory' } })],
+    imports: [
+      AgentModule.forRoot({ agents: [], ...agentOptions, guard: { auditStore: 'memory', quotaStore: 'memory' } }),
+      ...(worker ? [AgentWorkerModule.forRoot(worker)] : []),
+      ...(jobs ? [AgentJobsModule.forRoot(jobs)] : []),
+    ],
     providers,
   }).compile();
 }
 
-describe('AgentModule.forRoot({ jobs })', () => {
+describe('AgentJobsModule.forRoot(jobs)', () => {
   let app: TestingModule | undefined;
   afterEach(async () => {
     await app?.close();
@@ -191,8 +206,8 @@ describe('AgentModule.forRoot({ jobs })', () => {
   });
 
   it('fails boot on bad jobs options, naming the field', async () => {
-    const cases: [Partial<AgentModuleOptions>, RegExp][] = [
-      [{ jobs: { store: 'memory' } }, /'jobs'.*worker: \{ runStore/],
+    const cases: [AppShape, RegExp][] = [
+      [{ jobs: { store: 'memory' } }, /'AgentJobsModule'.*AgentWorkerModule\.forRoot/],
       [{ worker: { runStore: 'memory' }, jobs: { store: 'redis' as never } }, /'jobs\.store'/],
       [{ worker: { runStore: 'memory' }, jobs: { store: 'memory', syncMs: 5 } }, /'jobs\.syncMs'.*1000/],
       [{ worker: { runStore: 'memory' }, jobs: { store: 'memory', maxJobsPerTenant: 0 } }, /'jobs\.maxJobsPerTenant'/],
@@ -269,6 +284,6 @@ describe('AgentModule.forRoot({ jobs })', () => {
     app = await compile({ worker: { runStore: 'memory' } });
     await app.init();
     expect(app.get(SkillRegistry).get('schedule_job')).toBeUndefined();
-    expect(app.get(AgentJobsRunner).jobIds()).toEqual([]);
+    expect(() => app!.get(AgentJobsRunner, { strict: false })).toThrow(); // AgentJobsModule's, absent without it
   });
 });

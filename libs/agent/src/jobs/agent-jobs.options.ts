@@ -3,7 +3,7 @@ import { DEFAULT_JOB_SYNC_MS } from './agent-job-scheduler';
 import { DEFAULT_MAX_JOB_LIFETIME_MS } from './agent-job-skills';
 import type { AgentJobSkillPermissions, SchedulableTask } from './agent-job-skills';
 
-/** `AgentModule.forRoot({ jobs })`: scheduled agent jobs (needs the `worker` option). Every field has a default. */
+/** `AgentJobsModule.forRoot(options)`: scheduled agent jobs (needs AgentWorkerModule). Every field has a default. */
 export class AgentJobsOptions {
   /** Where jobs and their tick claims are stored: the app's TypeORM DataSource (default), this process's memory, or yours. */
   store?: 'typeorm' | 'memory' | AgentJobStore = 'typeorm';

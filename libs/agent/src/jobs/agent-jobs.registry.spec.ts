@@ -6,7 +6,9 @@ import { createSkillContext, SkillDispatcher } from '@zmodu/skills';
 import { CronJob } from 'cron';
 import { logsOf } from '../__fixtures__/logs-of';
 import { AgentModule } from '../agent.module';
-import { AgentModuleOptions } from '../agent-module.options';
+import { AgentWorkerModule } from '../worker/agent-worker.module';
+import { AgentJobsModule } from './agent-jobs.module';
+import { AgentJobsOptions } from './agent-jobs.options';
 import { ScriptedModelProvider } from '../providers/scripted-model.provider';
 import { spec } from '../worker/__fixtures__/worker-fixtures';
 import { AgentRunRecord } from '../worker/worker.ports';
@@ -54,18 +56,15 @@ describe("agent jobs in @nestjs/schedule's SchedulerRegistry", () => {
     jest.useRealTimers();
   });
 
-  const boot = async (withSchedule: boolean, providers: (new () => object)[] = [MinutelyJobs], jobs: AgentModuleOptions['jobs'] = {}) => {
+  const boot = async (withSchedule: boolean, providers: (new () => object)[] = [MinutelyJobs], jobs: AgentJobsOptions = {}) => {
     results = [];
     const model = new ScriptedModelProvider(Array.from({ length: 20 }, () => ({ text: 'ACME is at 101.5' })));
     app = await Test.createTestingModule({
       imports: [
         ...(withSchedule ? [ScheduleModule.forRoot()] : []),
-        AgentModule.forRoot({
-          agents: [spec(model)],
-          worker: { runStore: 'memory', onResult: (r) => void results.push(r) },
-          jobs: { store: 'memory', schedulableTasks: TASKS, ...jobs },
-          guard: { auditStore: 'memory', quotaStore: 'memory' },
-        }),
+        AgentModule.forRoot({ agents: [spec(model)], guard: { auditStore: 'memory', quotaStore: 'memory' } }),
+        AgentWorkerModule.forRoot({ runStore: 'memory', onResult: (r) => void results.push(r) }),
+        AgentJobsModule.forRoot({ store: 'memory', schedulableTasks: TASKS, ...jobs }),
       ],
       providers,
     }).compile();

@@ -1,15 +1,13 @@
-import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationBootstrap, OnModuleDestroy, OnModuleInit, Optional } from '@nestjs/common';
 import { DiscoveryService, MetadataScanner, ModuleRef, Reflector } from '@nestjs/core';
 import { SkillExplorer } from '@zmodu/skills/internal';
 import { SkillRegistry } from '@zmodu/skills';
-import { AgentModuleOptions } from '../agent-module.options';
-import { AGENT_MODULE_OPTIONS } from '../agent.module-definition';
 import {
-  AGENT_CRON_NEEDS_JOBS_MESSAGE,
   AGENT_CRON_NEEDS_SCHEDULE_MODULE_MESSAGE,
   DUPLICATE_AGENT_CRON_MESSAGE,
   DUPLICATE_STATIC_JOB_MESSAGE,
   JOB_AGENT_MESSAGE,
+  JOBS_NEED_WORKER_MESSAGE,
 } from '../agent.messages';
 import { AgentRegistry } from '../agent.registry';
 import { InvalidJobsOptionsException } from '../exceptions/invalid-jobs-options.exception';
@@ -23,7 +21,8 @@ import { loadCronPackage } from './cron-package';
 import { CronJobRegistry, loadSchedulePackage, SchedulePackage } from './schedule-package';
 import { AgentJobSkills } from './agent-job-skills';
 import { AGENT_JOB_STORE } from './agent-job-store.provider';
-import { ResolvedAgentJobsOptions } from './agent-jobs.options';
+import { AgentJobsOptions, ResolvedAgentJobsOptions } from './agent-jobs.options';
+import { AGENT_JOBS_MODULE_OPTIONS } from './agent-jobs.module-definition';
 import { resolveJobsOptions } from './resolve-jobs-options';
 
 /**
@@ -39,18 +38,19 @@ import { resolveJobsOptions } from './resolve-jobs-options';
 @Injectable()
 export class AgentJobsRunner implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('AgentJobs');
-  private readonly options: ResolvedAgentJobsOptions | null;
+  private readonly options: ResolvedAgentJobsOptions;
   private readonly definitions = new Map<string, { definition: AgentJobDefinition; owner: string }>();
   private readonly crons = new Map<string, { definition: AgentCronDefinition; owner: string; instance: object }>();
-  private readonly schedule: SchedulePackage | null;
+  private readonly schedule: SchedulePackage;
   private registry: CronJobRegistry | null = null;
   private scheduler: AgentJobScheduler | null = null;
   private jobSkills: AgentJobSkills | null = null;
 
   constructor(
-    @Inject(AGENT_MODULE_OPTIONS) raw: AgentModuleOptions,
-    @Inject(AGENT_JOB_STORE) private readonly store: AgentJobStore | null,
-    private readonly worker: AgentWorker,
+    @Inject(AGENT_JOBS_MODULE_OPTIONS) raw: AgentJobsOptions,
+    @Inject(AGENT_JOB_STORE) private readonly store: AgentJobStore,
+    // Optional only to say what is missing: AgentJobsModule posts to AgentWorkerModule's worker.
+    @Optional() private readonly worker: AgentWorker,
     private readonly agents: AgentRegistry,
     private readonly skills: SkillRegistry,
     private readonly explorer: SkillExplorer,
@@ -60,16 +60,16 @@ export class AgentJobsRunner implements OnModuleInit, OnApplicationBootstrap, On
     private readonly moduleRef: ModuleRef,
     private readonly ticks: AgentJobTicks,
   ) {
+    if (!worker) throw new InvalidJobsOptionsException('AgentJobsModule', JOBS_NEED_WORKER_MESSAGE);
     this.options = resolveJobsOptions(raw);
-    this.schedule = this.options ? loadSchedulePackage("AgentModule's jobs option") : null;
+    this.schedule = loadSchedulePackage('AgentJobsModule');
     // The job timers and cron expressions need `cron` (an optional peer; @nestjs/schedule brings it): fail at boot.
-    if (this.options) loadCronPackage("AgentModule's jobs option");
+    loadCronPackage('AgentJobsModule');
   }
 
   async onModuleInit(): Promise<void> {
     this.discover();
     this.initCrons();
-    if (!this.options || !this.store) return;
     // The app's own @Skill methods first: a name one of them declares is reported as taken, whoever boots first.
     this.explorer.exploreAll();
     this.jobSkills = new AgentJobSkills(this.store, this.options);
@@ -85,17 +85,16 @@ export class AgentJobsRunner implements OnModuleInit, OnApplicationBootstrap, On
     }
   }
 
-  /** @AgentCron methods: refused without jobs, without ScheduleModule, or naming an unknown agent; bound otherwise. */
+  /** @AgentCron methods: refused without ScheduleModule, or naming an unknown agent; bound otherwise (AgentCronCheck refuses them without AgentJobsModule). */
   private initCrons(): void {
     const crons = [...this.crons.values()];
-    if (crons.length && (!this.options || !this.store)) throw new TypeError(AGENT_CRON_NEEDS_JOBS_MESSAGE(crons[0].owner));
-    const schedule = this.schedule ?? (crons.length ? loadSchedulePackage('@AgentCron') : null);
-    this.registry = schedule ? this.findRegistry(schedule) : null;
+    const ticks = this.ticks;
+    this.registry = this.findRegistry(this.schedule);
     if (crons.length && !this.registry) throw new TypeError(AGENT_CRON_NEEDS_SCHEDULE_MODULE_MESSAGE(crons.map((c) => c.owner)));
     for (const { definition, owner, instance } of crons) {
       const problem = this.agentProblem(definition.agent);
       if (problem) throw new TypeError(`@AgentCron "${definition.name}" on ${owner}: ${problem}`);
-      bindAgentCron(instance, this.ticks);
+      bindAgentCron(instance, ticks);
     }
   }
 
@@ -115,7 +114,7 @@ export class AgentJobsRunner implements OnModuleInit, OnApplicationBootstrap, On
   }
 
   async onApplicationBootstrap(): Promise<void> {
-    if (!this.options || !this.store || this.scheduler) return;
+    if (this.scheduler) return;
     await this.worker.onApplicationBootstrap();
     const declared = [...this.definitions.values()].map(({ definition }) => staticAgentJob(definition));
     for (const job of declared) await this.store.upsert(job);
@@ -140,7 +139,7 @@ export class AgentJobsRunner implements OnModuleInit, OnApplicationBootstrap, On
    */
   private async narrowStored(): Promise<void> {
     const skills = this.jobSkills;
-    if (!skills || !this.store) return;
+    if (!skills) return;
     const narrowed: string[] = [];
     for (const job of await this.store.active()) {
       const next = skills.narrowed(job);

@@ -4,6 +4,8 @@ import { Test } from '@nestjs/testing';
 import { OptionalPeerUnavailableException } from '@zmodu/core';
 import { simulateMissingPeers } from '@zmodu/guard/testing';
 import { AgentModule } from '../agent.module';
+import { AgentWorkerModule } from '../worker/agent-worker.module';
+import { AgentJobsModule } from './agent-jobs.module';
 import { AgentRegistry } from '../agent.registry';
 import { ScriptedModelProvider } from '../providers/scripted-model.provider';
 import { spec } from '../worker/__fixtures__/worker-fixtures';
@@ -23,10 +25,10 @@ const boot = (jobs: boolean) =>
       ScheduleModule.forRoot(),
       AgentModule.forRoot({
         agents: [spec(new ScriptedModelProvider([{ text: 'done' }]))],
-        worker: { runStore: 'memory' },
-        ...(jobs ? { jobs: { store: 'memory' as const } } : {}),
         guard: { auditStore: 'memory', quotaStore: 'memory' },
       }),
+      AgentWorkerModule.forRoot({ runStore: 'memory' }),
+      ...(jobs ? [AgentJobsModule.forRoot({ store: 'memory' })] : []),
     ],
   }).compile();
 
@@ -55,7 +57,7 @@ describe('cron, an optional peer: loaded when scheduled jobs are used', () => {
       restore();
     }
     expect(thrown).toBeInstanceOf(OptionalPeerUnavailableException);
-    expect((thrown as Error).message).toBe(MISSING("AgentModule's jobs option"));
+    expect((thrown as Error).message).toBe(MISSING('AgentJobsModule'));
     expect(thrown).toMatchObject({ packageName: 'cron', missing: true });
   });
 

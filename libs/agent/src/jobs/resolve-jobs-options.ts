@@ -1,7 +1,5 @@
 import { ownOptions } from '@zmodu/core';
 import { resolveSkillPermissions } from '@zmodu/skills/internal';
-import { AgentModuleOptions } from '../agent-module.options';
-import { JOBS_NEED_WORKER_MESSAGE } from '../agent.messages';
 import { InvalidJobsOptionsException } from '../exceptions/invalid-jobs-options.exception';
 import { AgentJobStore } from './agent-job.ports';
 import { AGENT_JOB_SKILL_NAMES, AgentJobSkills } from './agent-job-skills';
@@ -25,14 +23,12 @@ const STORE_METHODS: readonly (keyof AgentJobStore)[] = [
 const MIN_SYNC_MS = 1000;
 const MAX_SYNC_MS = 86_400_000;
 
-/** The jobs options with defaults merged once and every field checked (a boot error names the field); null when off. */
-export function resolveJobsOptions(raw: AgentModuleOptions | undefined | null): ResolvedAgentJobsOptions | null {
-  const jobs = raw && Object.hasOwn(raw, 'jobs') ? raw.jobs : undefined;
-  if (jobs === undefined || jobs === null) return null;
+/** The jobs options with defaults merged once and every field checked (a boot error names the field). */
+export function resolveJobsOptions(raw: AgentJobsOptions | undefined | null): ResolvedAgentJobsOptions {
+  const jobs: unknown = raw ?? {};
   if (typeof jobs !== 'object' || Array.isArray(jobs))
     throw new InvalidJobsOptionsException('jobs', "expected an object such as { store: 'typeorm', schedulableTasks: [...] }");
-  if (raw?.worker === undefined || raw.worker === null) throw new InvalidJobsOptionsException('jobs', JOBS_NEED_WORKER_MESSAGE);
-  const merged = Object.assign(new AgentJobsOptions(), ownOptions(jobs)) as Record<string, unknown>;
+  const merged = Object.assign(new AgentJobsOptions(), ownOptions(jobs as AgentJobsOptions)) as Record<string, unknown>;
   const store = merged.store;
   const isStore =
     store !== null && typeof store === 'object' && STORE_METHODS.every((m) => typeof (store as Record<string, unknown>)[m] === 'function');

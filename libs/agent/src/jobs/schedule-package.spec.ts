@@ -6,14 +6,15 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { AgentModule } from '../agent.module';
+import { AgentWorkerModule } from '../worker/agent-worker.module';
+import { AgentJobsModule } from './agent-jobs.module';
 import { SchedulePackageUnavailableException } from '../exceptions/schedule-package-unavailable.exception';
 import { ScriptedModelProvider } from '../providers/scripted-model.provider';
 import { spec } from '../worker/__fixtures__/worker-fixtures';
 import { AgentCron, agentCronProblem } from './agent-cron.decorator';
 import { loadSchedulePackage } from './schedule-package';
 
-const NOT_INSTALLED =
-  /AgentModule's jobs option needs the package @nestjs\/schedule .* is not installed: npm install @nestjs\/schedule@\^12/;
+const NOT_INSTALLED = /AgentJobsModule needs the package @nestjs\/schedule .* is not installed: npm install @nestjs\/schedule@\^12/;
 
 const agents = () => [spec(new ScriptedModelProvider([{ text: 'done' }]))];
 
@@ -40,7 +41,7 @@ describe('@nestjs/schedule, an optional peer: loaded when jobs or @AgentCron are
       writeFileSync(join(dir, 'package.json'), '{"name":"bare"}');
       const bare = createRequire(join(dir, 'index.js'));
       expect(() => bare.resolve('@nestjs/schedule')).toThrow(/Cannot find module/);
-      const load = () => loadSchedulePackage("AgentModule's jobs option", () => bare('@nestjs/schedule'));
+      const load = () => loadSchedulePackage('AgentJobsModule', () => bare('@nestjs/schedule'));
       expect(load).toThrow(SchedulePackageUnavailableException);
       expect(load).toThrow(NOT_INSTALLED);
     } finally {
@@ -72,16 +73,16 @@ describe('@nestjs/schedule, an optional peer: loaded when jobs or @AgentCron are
       /* eslint-disable @typescript-eslint/no-require-imports */
       const { Test: IsolatedTest } = require('@nestjs/testing') as typeof import('@nestjs/testing');
       const { AgentModule: IsolatedAgentModule } = require('../agent.module') as typeof import('../agent.module');
+      const { AgentWorkerModule: IsolatedWorkerModule } =
+        require('../worker/agent-worker.module') as typeof import('../worker/agent-worker.module');
+      const { AgentJobsModule: IsolatedJobsModule } = require('./agent-jobs.module') as typeof import('./agent-jobs.module');
       /* eslint-enable @typescript-eslint/no-require-imports */
       const compile = (jobs: boolean) =>
         IsolatedTest.createTestingModule({
           imports: [
-            IsolatedAgentModule.forRoot({
-              agents: agents(),
-              worker: { runStore: 'memory' },
-              ...(jobs ? { jobs: { store: 'memory' as const } } : {}),
-              guard: { auditStore: 'memory', quotaStore: 'memory' },
-            }),
+            IsolatedAgentModule.forRoot({ agents: agents(), guard: { auditStore: 'memory', quotaStore: 'memory' } }),
+            IsolatedWorkerModule.forRoot({ runStore: 'memory' }),
+            ...(jobs ? [IsolatedJobsModule.forRoot({ store: 'memory' })] : []),
           ],
         }).compile();
       try {
@@ -110,10 +111,10 @@ describe('@nestjs/schedule, an optional peer: loaded when jobs or @AgentCron are
           ...(options.schedule === false ? [] : [ScheduleModule.forRoot()]),
           AgentModule.forRoot({
             agents: options.agent ? [spec(new ScriptedModelProvider([{ text: 'x' }]), { name: options.agent }), ...agents()] : agents(),
-            worker: { runStore: 'memory' },
-            ...(options.jobs === false ? {} : { jobs: { store: 'memory' as const } }),
             guard: { auditStore: 'memory', quotaStore: 'memory' },
           }),
+          AgentWorkerModule.forRoot({ runStore: 'memory' }),
+          ...(options.jobs === false ? [] : [AgentJobsModule.forRoot({ store: 'memory' })]),
         ],
         providers,
       }).compile();
@@ -123,7 +124,9 @@ describe('@nestjs/schedule, an optional peer: loaded when jobs or @AgentCron are
         await app.close().catch(() => undefined);
       }
     };
-    await expect(boot({ jobs: false })).rejects.toThrow(/@AgentCron on Hourly\.report claims its ticks in the job store: add jobs/);
+    await expect(boot({ jobs: false })).rejects.toThrow(
+      /@AgentCron on Hourly\.report claims its ticks in the job store: import AgentJobsModule/,
+    );
     await expect(boot({ schedule: false })).rejects.toThrow(
       /@AgentCron on Hourly\.report is a @Cron of @nestjs\/schedule.*ScheduleModule\.forRoot\(\)/,
     );

@@ -1,7 +1,7 @@
 import type { GoalQueue } from './worker.ports';
 
 /**
- * `AgentModule.forRoot({ queue })`: where posted goals wait. `'in-process'` (the default) keeps the mailbox in this
+ * `AgentWorkerModule.forRoot({ queue })`: where posted goals wait. `'in-process'` (the default) keeps the mailbox in this
  * process: goals run on the instance that stored them (or on the next start of any instance, from the run store).
  * `'pg-boss'` is cluster mode: the mailbox is a pg-boss queue on your PostgreSQL, so a goal posted on one instance
  * may run on any, and the goals of an instance that died are taken over by the others within the lease bound.

@@ -1,9 +1,10 @@
+import type { AgentQueueOptions } from './agent-queue.options';
 import type { AgentRunRecord, AgentRunStore } from './worker.ports';
 
 /** A listener of finished runs: the run record as stored (status succeeded or failed, answer, steps, error). */
 export type AgentResultListener = (result: AgentRunRecord) => void | Promise<void>;
 
-/** `AgentModule.forRoot({ worker })`: the in-process AgentWorker. Every field has a default. */
+/** `AgentWorkerModule.forRoot(options)`: the AgentWorker. Every field has a default. */
 export class AgentWorkerOptions {
   /** Goals run at once on this instance. */
   concurrency?: number = 4;
@@ -31,7 +32,13 @@ export class AgentWorkerOptions {
   runStore?: 'typeorm' | 'memory' | AgentRunStore = 'typeorm';
   /** Called with each finished run; errors are caught, logged and counted in `stats().handlerErrors`. */
   onResult?: AgentResultListener;
+  /**
+   * Where the goals wait: `{ driver: 'in-process' }` (the default) or, for several instances on one PostgreSQL,
+   * `{ driver: 'pg-boss' }` (cluster mode): a goal posted on any instance may run on any, and the goals of an instance
+   * that died are taken over by the others once their leases expire.
+   */
+  queue?: AgentQueueOptions;
 }
 
 /** The options with every default applied and every field checked. */
-export type ResolvedAgentWorkerOptions = Required<Omit<AgentWorkerOptions, 'onResult'>> & Pick<AgentWorkerOptions, 'onResult'>;
+export type ResolvedAgentWorkerOptions = Required<Omit<AgentWorkerOptions, 'onResult' | 'queue'>> & Pick<AgentWorkerOptions, 'onResult'>;

@@ -1,9 +1,10 @@
-import { TestingModule } from '@nestjs/testing';
+import { Test, TestingModule } from '@nestjs/testing';
+import { AgentModule } from '../agent.module';
+import { InvalidAgentSpecException } from '../exceptions/invalid-agent-spec.exception';
 import { InvalidGoalException } from '../exceptions/invalid-goal.exception';
 import { MailboxFullException } from '../exceptions/mailbox-full.exception';
-import { WorkerDisabledException } from '../exceptions/worker-disabled.exception';
 import { ScriptedModelProvider } from '../providers/scripted-model.provider';
-import { compileWorkerApp, GatedModel, SCOPE, spec, until } from './__fixtures__/worker-fixtures';
+import { compileWorkerApp, GatedModel, SCOPE, spec, until, WorkerSkills } from './__fixtures__/worker-fixtures';
 import { AgentRegistry } from '../agent.registry';
 import { AgentWorker } from './agent-worker';
 import { InMemoryAgentRunStore } from './in-memory-agent-run.store';
@@ -421,11 +422,40 @@ describe('AgentWorker (in-process, memory run store)', () => {
     expect(worker.stats().rejected).toBe(refusals.length);
   });
 
-  it('is injectable but disabled without the worker option', async () => {
-    const worker = await boot([spec(new GatedModel())], undefined);
-    expect(worker.enabled).toBe(false);
-    await expect(worker.post('x', SCOPE)).rejects.toBeInstanceOf(WorkerDisabledException);
-    await expect(worker.get('t1', 'r')).rejects.toThrow(/worker:/);
+  it.each([
+    ['worker', { runStore: 'memory' }, 'AgentWorkerModule.forRoot'],
+    ['queue', { driver: 'pg-boss' }, 'AgentWorkerModule.forRoot({ queue })'],
+    ['jobs', { store: 'memory' }, 'AgentJobsModule.forRoot'],
+  ])(
+    'refuses AgentModule.forRoot({ %s }) at boot, naming the module it moved to (it would be dropped without a word)',
+    async (key, value, moved) => {
+      const boot = Test.createTestingModule({
+        imports: [
+          AgentModule.forRoot({
+            agents: [spec(new GatedModel())],
+            [key]: value,
+            guard: { auditStore: 'memory', quotaStore: 'memory' },
+          } as never),
+        ],
+        providers: [WorkerSkills],
+      }).compile();
+      await expect(boot).rejects.toThrow(InvalidAgentSpecException);
+      await expect(boot).rejects.toThrow(moved);
+    },
+  );
+
+  it('is not injectable without AgentWorkerModule', async () => {
+    app = await Test.createTestingModule({
+      imports: [AgentModule.forRoot({ agents: [spec(new GatedModel())], guard: { auditStore: 'memory', quotaStore: 'memory' } })],
+      providers: [WorkerSkills],
+    }).compile();
+    expect(() => app!.get(AgentWorker, { strict: false })).toThrow();
+    expect(
+      app
+        .get(AgentRegistry)
+        .list()
+        .map((a) => a.name),
+    ).toEqual(['trader']);
   });
 
   it.each([

@@ -2,15 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, Optional } from '@nestjs/common';
 import { SkillRegistry } from '@zmodu/skills';
 import { AgentRunResult, AgentStep, StopReason } from '../agent-run';
-import { AgentModuleOptions } from '../agent-module.options';
-import { AGENT_MODULE_OPTIONS } from '../agent.module-definition';
-import { LEASE_LOST_MESSAGE, RUN_CRASHED_MESSAGE, SHUTDOWN_INTERRUPTED_MESSAGE } from '../agent.messages';
+import { LEASE_LOST_MESSAGE, RUN_CRASHED_MESSAGE, SHUTDOWN_INTERRUPTED_MESSAGE, WORKER_NEEDS_AGENTS_MESSAGE } from '../agent.messages';
+import { InvalidWorkerOptionsException } from '../exceptions/invalid-worker-options.exception';
 import { AgentRegistry } from '../agent.registry';
 import { InvalidGoalException } from '../exceptions/invalid-goal.exception';
 import { MailboxFullException } from '../exceptions/mailbox-full.exception';
-import { WorkerDisabledException } from '../exceptions/worker-disabled.exception';
 import { AGENT_GOAL_QUEUE, AGENT_RUN_STORE } from './agent-worker.constants';
-import { AgentResultListener, ResolvedAgentWorkerOptions } from './agent-worker.options';
+import { AGENT_WORKER_MODULE_OPTIONS } from './agent-worker.module-definition';
+import { AgentResultListener, AgentWorkerOptions, ResolvedAgentWorkerOptions } from './agent-worker.options';
 import { resolveWorkerOptions } from './resolve-worker-options';
 import {
   AgentRunClock,
@@ -123,7 +122,7 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
   /** This instance's lease owner name. */
   readonly instanceId = `worker-${randomUUID()}`;
   private readonly logger = new Logger('AgentWorker');
-  private readonly options: ResolvedAgentWorkerOptions | null;
+  private readonly options: ResolvedAgentWorkerOptions;
   private readonly listeners = new Set<AgentResultListener>();
   private readonly running = new Map<string, RunningGoal>();
   /** Runs this instance gave back at shutdown (whether they returned on their abort or not). */
@@ -156,20 +155,17 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
   private readonly counts = { succeeded: 0, failed: 0, interrupted: 0, rejected: 0, handlerErrors: 0 };
 
   constructor(
-    @Inject(AGENT_MODULE_OPTIONS) raw: AgentModuleOptions,
-    private readonly registry: AgentRegistry,
-    @Inject(AGENT_RUN_STORE) private readonly store: AgentRunStore | null,
-    @Inject(AGENT_GOAL_QUEUE) private readonly goalQueue: GoalQueue | null,
+    @Inject(AGENT_WORKER_MODULE_OPTIONS) raw: AgentWorkerOptions,
+    // Optional only to say what is missing: the worker runs AgentModule's agents.
+    @Optional() private readonly registry: AgentRegistry,
+    @Inject(AGENT_RUN_STORE) private readonly store: AgentRunStore,
+    @Inject(AGENT_GOAL_QUEUE) private readonly goalQueue: GoalQueue,
     /** The skills' declarations: a skill whose audit keeps a digest has its calls stored as digests in the run too. */
     @Optional() private readonly skills?: SkillRegistry,
   ) {
-    this.options = resolveWorkerOptions(raw?.worker);
-    if (this.options?.onResult) this.listeners.add(this.options.onResult);
-  }
-
-  /** Whether AgentModule was given a `worker` option (otherwise post and get throw WorkerDisabledException). */
-  get enabled(): boolean {
-    return this.options !== null;
+    if (!registry) throw new InvalidWorkerOptionsException('AgentWorkerModule', WORKER_NEEDS_AGENTS_MESSAGE);
+    this.options = resolveWorkerOptions(raw);
+    if (this.options.onResult) this.listeners.add(this.options.onResult);
   }
 
   /** Store a goal as a queued run and hand it to a slot. Never waits for the run; throws MailboxFullException when full. */
@@ -200,7 +196,7 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
 
   /**
    * Check a goal and its scope as post does, without posting it: throws the InvalidGoalException post would (bad
-   * tenant, user, permissions or agent, an empty or too long goal), or WorkerDisabledException.
+   * tenant, user, permissions or agent, an empty or too long goal).
    */
   check(goal: string, scope: PostGoalOptions): void {
     this.validGoal(goal, scope, this.require().options);
@@ -262,7 +258,6 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
 
   /** Start the slots and hand them the runs left queued or interrupted (by a shutdown, or a dead instance). */
   onApplicationBootstrap(): Promise<void> {
-    if (!this.options || !this.store || !this.goalQueue) return Promise.resolve();
     // One start, shared: the job scheduler awaits it too, so its first post finds the slots started.
     return (this.startup ??= this.start(this.options, this.store, this.goalQueue));
   }
@@ -287,7 +282,7 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
 
   /** Stop taking goals; running ones get shutdownGraceMs, then are aborted and stored as interrupted. */
   async beforeApplicationShutdown(): Promise<void> {
-    if (!this.options || !this.store || this.stopped) return;
+    if (this.stopped) return;
     const { options, store, queue } = this.require();
     this.stopped = true;
     clearInterval(this.sweepTimer); // the heartbeat keeps the running leases until the end
@@ -318,7 +313,6 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
   }
 
   private require(): { options: ResolvedAgentWorkerOptions; store: AgentRunStore; queue: GoalQueue } {
-    if (!this.options || !this.store || !this.goalQueue) throw new WorkerDisabledException();
     return { options: this.options, store: this.store, queue: this.goalQueue };
   }
 

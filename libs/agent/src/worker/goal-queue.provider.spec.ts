@@ -1,6 +1,6 @@
 import { DataSource } from 'typeorm';
-import { AGENT_MODULE_OPTIONS } from '../agent.module-definition';
-import { AgentModuleOptions } from '../agent-module.options';
+import { AGENT_WORKER_MODULE_OPTIONS } from './agent-worker.module-definition';
+import { AgentWorkerOptions } from './agent-worker.options';
 import { InvalidWorkerOptionsException } from '../exceptions/invalid-worker-options.exception';
 import { goalQueueProvider, serverConnection } from './goal-queue.provider';
 import { InProcessGoalQueue } from './in-process-goal-queue';
@@ -11,7 +11,7 @@ const factory = (goalQueueProvider as { useFactory: (o: unknown, ds?: unknown) =
 const pglite = { options: { type: 'postgres', driver: {} } } as unknown as DataSource;
 const server = { options: { type: 'postgres', url: 'postgres://app@db:5432/app' } } as unknown as DataSource;
 
-function refused(options: Partial<AgentModuleOptions>, dataSource?: DataSource): InvalidWorkerOptionsException {
+function refused(options: AgentWorkerOptions, dataSource?: DataSource): InvalidWorkerOptionsException {
   try {
     factory(options, dataSource);
   } catch (e) {
@@ -21,29 +21,26 @@ function refused(options: Partial<AgentModuleOptions>, dataSource?: DataSource):
   throw new Error('expected InvalidWorkerOptionsException');
 }
 
-describe('the goal queue of AgentModule.forRoot({ worker, queue })', () => {
+describe('the goal queue of AgentWorkerModule.forRoot({ queue })', () => {
   it('injects with the module options', () => {
-    expect((goalQueueProvider as { inject: unknown[] }).inject[0]).toBe(AGENT_MODULE_OPTIONS);
+    expect((goalQueueProvider as { inject: unknown[] }).inject[0]).toBe(AGENT_WORKER_MODULE_OPTIONS);
   });
 
-  it('is in-process by default, none without a worker, and yours when you pass a GoalQueue', () => {
-    expect(factory({ worker: {} })).toBeInstanceOf(InProcessGoalQueue);
-    expect(factory({ worker: {}, queue: { driver: 'in-process' } })).toBeInstanceOf(InProcessGoalQueue);
-    expect(factory({})).toBeNull();
+  it('is in-process by default, and yours when you pass a GoalQueue', () => {
+    expect(factory({})).toBeInstanceOf(InProcessGoalQueue);
+    expect(factory({ queue: { driver: 'in-process' } })).toBeInstanceOf(InProcessGoalQueue);
     const mine: GoalQueue = { start: async () => undefined, push: async () => undefined, stop: async () => undefined };
-    expect(factory({ worker: {}, queue: { driver: mine } })).toBe(mine);
+    expect(factory({ queue: { driver: mine } })).toBe(mine);
   });
 
   it("is pg-boss on the app's PostgreSQL server in cluster mode (the DataSource's URL, or the one given)", () => {
-    expect(factory({ worker: {}, queue: { driver: 'pg-boss' } }, server)).toBeInstanceOf(PgBossGoalQueue);
-    expect(factory({ worker: {}, queue: { driver: 'pg-boss', connectionString: 'postgres://x@h/db' } }, pglite)).toBeInstanceOf(
-      PgBossGoalQueue,
-    );
+    expect(factory({ queue: { driver: 'pg-boss' } }, server)).toBeInstanceOf(PgBossGoalQueue);
+    expect(factory({ queue: { driver: 'pg-boss', connectionString: 'postgres://x@h/db' } }, pglite)).toBeInstanceOf(PgBossGoalQueue);
   });
 
   it('refuses cluster mode on PGlite or without a DataSource, saying what to set', () => {
     for (const ds of [pglite, undefined]) {
-      const e = refused({ worker: {}, queue: { driver: 'pg-boss' } }, ds);
+      const e = refused({ queue: { driver: 'pg-boss' } }, ds);
       expect(e.field).toBe('queue.connectionString');
       expect(e.message).toMatch(/PostgreSQL server/);
       expect(e.message).toMatch(/queue\.connectionString/);
@@ -51,19 +48,15 @@ describe('the goal queue of AgentModule.forRoot({ worker, queue })', () => {
   });
 
   it('names the field of a bad option at boot', () => {
-    expect(refused({ queue: { driver: 'pg-boss' } }).message).toMatch(/worker/);
-    expect(refused({ worker: {}, queue: { driver: 'rabbit' as never } }).field).toBe('queue.driver');
-    expect(refused({ worker: {}, queue: { driver: 'pg-boss', pollingIntervalSeconds: 0.1 } }, server).field).toBe(
-      'queue.pollingIntervalSeconds',
-    );
-    expect(refused({ worker: {}, queue: { driver: 'pg-boss', schema: 'x; DROP TABLE y' } }, server).field).toBe('queue.schema');
-    expect(refused({ worker: {}, queue: { driver: 'pg-boss', name: '' } }, server).field).toBe('queue.name');
-    expect(refused({ worker: {}, queue: { driver: 'pg-boss', connectionString: 'mysql://x' } }, server).field).toBe(
-      'queue.connectionString',
-    );
-    expect(refused({ worker: {}, queue: { driver: 'pg-boss', poolSize: 1 } }, server).field).toBe('queue.poolSize');
-    expect(refused({ worker: {}, queue: { driver: 'pg-boss', notify: 'yes' as never } }, server).field).toBe('queue.notify');
-    expect(refused({ worker: {}, queue: 'pg-boss' as never }).field).toBe('queue');
+    expect(refused({ concurrency: 0, queue: { driver: 'pg-boss' } }).field).toBe('worker.concurrency'); // the worker's fields first
+    expect(refused({ queue: { driver: 'rabbit' as never } }).field).toBe('queue.driver');
+    expect(refused({ queue: { driver: 'pg-boss', pollingIntervalSeconds: 0.1 } }, server).field).toBe('queue.pollingIntervalSeconds');
+    expect(refused({ queue: { driver: 'pg-boss', schema: 'x; DROP TABLE y' } }, server).field).toBe('queue.schema');
+    expect(refused({ queue: { driver: 'pg-boss', name: '' } }, server).field).toBe('queue.name');
+    expect(refused({ queue: { driver: 'pg-boss', connectionString: 'mysql://x' } }, server).field).toBe('queue.connectionString');
+    expect(refused({ queue: { driver: 'pg-boss', poolSize: 1 } }, server).field).toBe('queue.poolSize');
+    expect(refused({ queue: { driver: 'pg-boss', notify: 'yes' as never } }, server).field).toBe('queue.notify');
+    expect(refused({ queue: 'pg-boss' as never }).field).toBe('queue');
   });
 
   it("reads the server of a DataSource from its url or its fields, never from PGlite's", () => {

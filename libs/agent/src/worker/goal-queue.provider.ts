@@ -1,11 +1,11 @@
 import { Provider } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { AgentModuleOptions } from '../agent-module.options';
-import { AGENT_MODULE_OPTIONS } from '../agent.module-definition';
 import { QUEUE_NEEDS_POSTGRES_MESSAGE } from '../agent.messages';
 import { InvalidWorkerOptionsException } from '../exceptions/invalid-worker-options.exception';
 import { AGENT_GOAL_QUEUE } from './agent-worker.constants';
+import { AGENT_WORKER_MODULE_OPTIONS } from './agent-worker.module-definition';
+import { AgentWorkerOptions } from './agent-worker.options';
 import { InProcessGoalQueue } from './in-process-goal-queue';
 import { PgBossConnection, PgBossGoalQueue } from './pg-boss-goal-queue';
 import { resolveQueueOptions } from './resolve-queue-options';
@@ -34,11 +34,10 @@ export function serverConnection(dataSource: DataSource | undefined): PgBossConn
 /** The worker's goal queue: in-process (default), pg-boss on the app's PostgreSQL (cluster mode), or yours. */
 export const goalQueueProvider: Provider = {
   provide: AGENT_GOAL_QUEUE,
-  inject: [AGENT_MODULE_OPTIONS, { token: getDataSourceToken(), optional: true }],
-  useFactory: (raw: AgentModuleOptions, dataSource?: DataSource): GoalQueue | null => {
-    const worker = resolveWorkerOptions(raw?.worker);
-    const queue = resolveQueueOptions(raw && Object.hasOwn(raw, 'queue') ? raw.queue : undefined, worker !== null);
-    if (!worker) return null;
+  inject: [AGENT_WORKER_MODULE_OPTIONS, { token: getDataSourceToken(), optional: true }],
+  useFactory: (raw: AgentWorkerOptions, dataSource?: DataSource): GoalQueue => {
+    resolveWorkerOptions(raw); // the worker's own fields first: a boot error names the first wrong one
+    const queue = resolveQueueOptions(raw && Object.hasOwn(raw, 'queue') ? raw.queue : undefined);
     if (queue.driver === 'in-process') return new InProcessGoalQueue();
     if (queue.driver !== 'pg-boss') return queue.driver;
     const connection = queue.connectionString ? { connectionString: queue.connectionString } : serverConnection(dataSource);

@@ -8,12 +8,10 @@ const QUEUE_METHODS: readonly (keyof GoalQueue)[] = ['start', 'push', 'stop'];
 const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,49}$/;
 
 /** The queue options with defaults merged once and every field checked; a boot error names the field. */
-export function resolveQueueOptions(raw: AgentQueueOptions | undefined | null, hasWorker: boolean): ResolvedAgentQueueOptions {
+export function resolveQueueOptions(raw: AgentQueueOptions | undefined | null): ResolvedAgentQueueOptions {
   if (raw === undefined || raw === null) return { ...(new AgentQueueOptions() as Required<AgentQueueOptions>), driver: 'in-process' };
   if (typeof raw !== 'object' || Array.isArray(raw))
     throw new InvalidWorkerOptionsException('queue', "expected an object such as { driver: 'pg-boss' }");
-  if (!hasWorker)
-    throw new InvalidWorkerOptionsException('queue', "the queue carries the AgentWorker's goals: add worker: { ... } next to it");
   const merged = Object.assign(new AgentQueueOptions(), ownOptions(raw)) as Record<string, unknown>;
   const driver = merged.driver;
   const isQueue =

@@ -21,9 +21,9 @@ function int(options: Record<string, unknown>, field: string, min: number, max: 
   return value;
 }
 
-/** The worker options with defaults merged once and every field checked (a boot error names the field); null when off. */
-export function resolveWorkerOptions(raw: AgentWorkerOptions | undefined | null): ResolvedAgentWorkerOptions | null {
-  if (raw === undefined || raw === null) return null;
+/** The worker options with defaults merged once and every field checked (a boot error names the field). */
+export function resolveWorkerOptions(raw: AgentWorkerOptions | undefined | null): ResolvedAgentWorkerOptions {
+  if (raw === undefined || raw === null) raw = {};
   if (typeof raw !== 'object' || Array.isArray(raw))
     throw new InvalidWorkerOptionsException('worker', "expected an object such as { concurrency: 4, runStore: 'typeorm' }");
   const merged = Object.assign(new AgentWorkerOptions(), ownOptions(raw)) as Record<string, unknown>;

@@ -1,7 +1,7 @@
 import { Body, CanActivate, Controller, ExecutionContext, Get, Injectable, Post, Type } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { AgentModule, AgentRegistry, ScriptedModelProvider, ZMODU_AGENT_MIGRATIONS } from '@zmodu/agent';
+import { AgentModule, AgentRegistry, AgentWorkerModule, ScriptedModelProvider, ZMODU_AGENT_MIGRATIONS } from '@zmodu/agent';
 import type { AgentSpec } from '@zmodu/agent';
 import { ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
 import { Skill, type SkillInvocation } from '@zmodu/skills';
@@ -80,7 +80,7 @@ export const agents = (): AgentSpec[] => [
 ];
 
 /** The plain application on a database (its TypeORM options): the worker's runs, the audit and the quota in it. */
-export function plainAppModule(dataSource: () => Promise<DataSourceOptions>): Type {
+export function plainAppModule(dataSource: () => Promise<DataSourceOptions>, { worker = true }: { worker?: boolean } = {}): Type {
   @Module({
     imports: [
       TypeOrmModule.forRootAsync({
@@ -91,7 +91,8 @@ export function plainAppModule(dataSource: () => Promise<DataSourceOptions>): Ty
           migrationsRun: true,
         }),
       }),
-      AgentModule.forRoot({ agents: agents(), worker: { runStore: 'typeorm' } }),
+      AgentModule.forRoot({ agents: agents() }),
+      ...(worker ? [AgentWorkerModule.forRoot({ runStore: 'typeorm' })] : []),
       ZmoduHttpModule.forRoot({ exceptionFilter: true, runsController: true }),
     ],
     controllers: [AppController],

@@ -169,7 +169,6 @@ const CASES: Record<string, Case> = {
   InvalidWorkerOptionsException: c(new agent.InvalidWorkerOptionsException('concurrency', 'must be 1 to 64'), 500),
   PolicyHealthException: c(new agent.PolicyHealthException('inert'), 500),
   InvalidJobsOptionsException: c(new agent.InvalidJobsOptionsException('store', 'unknown'), 500),
-  WorkerDisabledException: c(new agent.WorkerDisabledException(), 501),
   InvalidMcpServerOptionsException: c(new agent.InvalidMcpServerOptionsException(0, 'x', 'url'), 500),
   McpConnectError: c(internal('McpConnectError', 'spawn ./server ENOENT'), 503, { retryAfter: '5' }),
   McpServerUnavailableException: c(new agent.McpServerUnavailableException(['files: spawn /opt/x ENOENT']), 503, { retryAfter: '5' }),

@@ -3,7 +3,6 @@ import {
   NOT_READY_MESSAGE,
   TOOL_SERVER_UNAVAILABLE_MESSAGE,
   UPSTREAM_FAILED_MESSAGE,
-  WORKER_DISABLED_HTTP_MESSAGE,
 } from '../http.messages';
 
 /**
@@ -126,7 +125,6 @@ export const LIBRARY_HTTP_ERRORS: ReadonlyMap<string, HttpErrorMapping> = new Ma
   ['InvalidWorkerOptionsException', fault('agent')],
   ['PolicyHealthException', fault('agent')],
   ['InvalidJobsOptionsException', fault('agent')],
-  ['WorkerDisabledException', { library: 'agent', status: 501, message: () => WORKER_DISABLED_HTTP_MESSAGE }],
   ['InvalidMcpServerOptionsException', fault('agent')],
   ['McpConnectError', unavailable('agent', TOOL_SERVER_UNAVAILABLE_MESSAGE)],
   ['McpServerUnavailableException', unavailable('agent', TOOL_SERVER_UNAVAILABLE_MESSAGE)],

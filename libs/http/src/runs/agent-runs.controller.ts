@@ -1,5 +1,17 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Controller, Get, HttpCode, Inject, NotFoundException, Param, Post, Req, Res } from '@nestjs/common';
+import {
+  Controller,
+  Get,
+  HttpCode,
+  Inject,
+  NotFoundException,
+  NotImplementedException,
+  Optional,
+  Param,
+  Post,
+  Req,
+  Res,
+} from '@nestjs/common';
 import { Agent, AgentRegistry, AgentWorker } from '@zmodu/agent';
 import { clientAbortSignal } from '@zmodu/agent';
 import type { AgentRunRecord } from '@zmodu/agent';
@@ -8,7 +20,7 @@ import { CallerContext, RequireCallerWithOption } from '../caller/http-caller.gu
 import type { HttpCallerContext } from '../caller/http-caller';
 import { ZmoduExceptionFilter } from '../errors/zmodu-exception.filter';
 import { ZMODU_HTTP_OPTIONS } from '../http.constants';
-import { RUN_NOT_FOUND_MESSAGE } from '../http.messages';
+import { NO_WORKER_HTTP_MESSAGE, RUN_NOT_FOUND_MESSAGE } from '../http.messages';
 import { printable } from '../printable';
 import type { ResolvedHttpOptions } from '../zmodu-http.options';
 import { JsonGoalBody, type RunGoalBody, RunGoalPipe } from './goal-body.pipe';
@@ -44,9 +56,10 @@ const nodeResponse = (res: RunResponse): ServerResponse => res.raw ?? res;
 export class AgentRunsController {
   constructor(
     private readonly agents: AgentRegistry,
-    private readonly worker: AgentWorker,
     private readonly redactor: Redactor,
     @Inject(ZMODU_HTTP_OPTIONS) private readonly options: ResolvedHttpOptions,
+    /** AgentWorkerModule's: without it, the background routes answer 501 (the synchronous run needs none). */
+    @Optional() private readonly backgroundWorker?: AgentWorker,
   ) {}
 
   /**
@@ -132,6 +145,12 @@ export class AgentRunsController {
     const agent = this.agent(name);
     const run = await this.worker.get(caller.tenantId, id);
     return this.shown(run?.agent === agent.name ? run : null, id);
+  }
+
+  /** The AgentWorker, or a 501 that says what to import. */
+  private get worker(): AgentWorker {
+    if (!this.backgroundWorker) throw new NotImplementedException(NO_WORKER_HTTP_MESSAGE);
+    return this.backgroundWorker;
   }
 
   /** An unknown agent throws AgentNotFoundException, which the exception filter answers 404. */

@@ -23,16 +23,12 @@ async function main(): Promise<void> {
   await import('reflect-metadata');
   const { Module } = await import('@nestjs/common');
   const { NestFactory } = await import('@nestjs/core');
-  const { AgentModule } = await import('@zmodu/agent');
+  const { AgentModule, AgentWorkerModule } = await import('@zmodu/agent');
   const driver = process.argv[2] as 'pg-boss' | 'in-process';
   @Module({
     imports: [
-      AgentModule.forRoot({
-        agents: [],
-        guard: { auditStore: 'memory', quotaStore: 'memory' },
-        worker: { runStore: 'memory' },
-        queue: { driver, connectionString: 'postgres://nobody@127.0.0.1:1/none' },
-      }),
+      AgentModule.forRoot({ agents: [], guard: { auditStore: 'memory', quotaStore: 'memory' } }),
+      AgentWorkerModule.forRoot({ runStore: 'memory', queue: { driver, connectionString: 'postgres://nobody@127.0.0.1:1/none' } }),
     ],
   })
   class AppModule {}

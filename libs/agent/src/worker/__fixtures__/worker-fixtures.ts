@@ -3,6 +3,7 @@ import { Test, TestingModule } from '@nestjs/testing';
 import { Skill } from '@zmodu/skills';
 import { AgentSpec } from '../../agent-definition';
 import { AgentModule } from '../../agent.module';
+import { AgentWorkerModule } from '../agent-worker.module';
 import { ModelProvider, ModelRequest, ModelTurn } from '../../providers/model-provider';
 import { AgentWorkerOptions } from '../agent-worker.options';
 
@@ -72,7 +73,11 @@ export const spec = (provider: ModelProvider, over: Partial<AgentSpec> = {}): Ag
 
 export async function compileWorkerApp(agents: AgentSpec[], worker: AgentWorkerOptions | undefined): Promise<TestingModule> {
   return Test.createTestingModule({
-    imports: [AgentModule.forRoot({ agents, worker, guard: { auditStore: 'memory', quotaStore: 'memory' } })],
+    imports: [
+      AgentModule.forRoot({ agents, guard: { auditStore: 'memory', quotaStore: 'memory' } }),
+      // No worker options: an app without AgentWorkerModule.
+      ...(worker ? [AgentWorkerModule.forRoot(worker)] : []),
+    ],
     providers: [WorkerSkills],
   }).compile();
 }

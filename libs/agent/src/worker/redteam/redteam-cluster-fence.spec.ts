@@ -1,5 +1,6 @@
 import { Test, TestingModule } from '@nestjs/testing';
 import { AgentModule } from '../../agent.module';
+import { AgentWorkerModule } from '../agent-worker.module';
 import { compileWorkerApp, GatedModel, SCOPE, spec, until, WorkerSkills } from '../__fixtures__/worker-fixtures';
 import { AgentRunClock, AgentRunLease, GoalQueue, settledWithin } from '../worker.ports';
 import { AgentWorker } from '../agent-worker';
@@ -105,11 +106,14 @@ describe('red team cluster: a run handed back while its first copy still winds d
     };
     app = await Test.createTestingModule({
       imports: [
-        AgentModule.forRoot({
-          agents: [spec(model)],
-          worker: { runStore: store, concurrency: 2, leaseMs: 200, heartbeatMs: 50, shutdownGraceMs: 0 },
+        AgentModule.forRoot({ agents: [spec(model)], guard: { auditStore: 'memory', quotaStore: 'memory' } }),
+        AgentWorkerModule.forRoot({
+          runStore: store,
+          concurrency: 2,
+          leaseMs: 200,
+          heartbeatMs: 50,
+          shutdownGraceMs: 0,
           queue: { driver: new SharedQueue() },
-          guard: { auditStore: 'memory', quotaStore: 'memory' },
         }),
       ],
       providers: [WorkerSkills],

@@ -32,7 +32,7 @@ describe('red team cluster: queue options and the server pg-boss connects to', (
   ] as const)('RT-C5 refuses queue.%s = %p at boot, naming the field (no SQL or LISTEN built from it)', (field, value) => {
     let error: unknown;
     try {
-      resolveQueueOptions({ driver: 'pg-boss', [field]: value }, true);
+      resolveQueueOptions({ driver: 'pg-boss', [field]: value });
     } catch (e) {
       error = e;
     }
