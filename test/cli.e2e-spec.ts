@@ -570,3 +570,88 @@ describe('zmodu CLI end to end', () => {
     expect(r.stderr).toMatch(/not valid JSON/);
   });
 });
+
+describe('zmodu CLI on the application itself (--app FILE#Module)', () => {
+  const APP = 'test/fixtures/cli-app/desk-app.module.ts#DeskAppModule';
+  const talking = /^zmodu: talking to the application .*desk-app\.module\.ts#DeskAppModule \(2 skills\)$/m;
+
+  it("calls the app's own skill through its dispatcher, under its agent's policy, and says which it talks to", async () => {
+    const r = await zmodu('ai', 'call', 'desk.quote', '--app', APP, '--tenant', 'acme', '--user', 'u1', '--args', '{"symbol":"ACME"}');
+    expect([r.code, JSON.parse(r.stdout)]).toEqual([0, { symbol: 'ACME', price: 101.5, tenant: 'acme', user: 'u1', agent: 'desk' }]);
+    expect(r.stderr).toMatch(talking);
+    expect(r.stderr).toMatch(/calls run under the policy of agent 'desk'/);
+    // The agent's policy holds: its execute-class skill is refused, and so is a name it does not list.
+    const denied = await zmodu('ai', 'call', 'desk.cancel', '--app', APP, '--tenant', 'acme', '--user', 'u1');
+    expect([denied.code, JSON.parse(denied.stdout)]).toEqual([1, { error: 'ToolDenied', reason: 'denied_execute_class' }]);
+    const typo = await zmodu('ai', 'call', 'desk.qoute', '--app', APP, '--tenant', 'acme', '--user', 'u1');
+    expect([typo.code, JSON.parse(typo.stdout).reason]).toEqual([1, 'denied_not_listed']);
+    const refused = await zmodu('ai', 'call', 'desk.quote', '--app', APP, '--tenant', 'acme', '--args', '{"symbol":"NONE"}');
+    expect([refused.code, JSON.parse(refused.stdout).reason]).toEqual([1, 'unknown_symbol']);
+  });
+
+  it('answers a batch against the app, one line per call', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'zmodu-cli-app-'));
+    try {
+      const file = join(dir, 'calls.jsonl');
+      writeFileSync(
+        file,
+        [
+          { skill: 'desk.quote', args: { symbol: 'A' }, tenant: 'acme', user: 'u1' },
+          { skill: 'desk.cancel', tenant: 'acme', user: 'u1' },
+        ]
+          .map((l) => JSON.stringify(l))
+          .join('\n'),
+      );
+      const r = await zmodu('ai', 'call', '--batch', file, '--app', APP, '--agent', 'desk');
+      const lines = r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Record<string, unknown>);
+      expect(r.code).toBe(1);
+      expect(lines).toEqual([
+        { ok: true, line: 1, value: expect.objectContaining({ symbol: 'A', tenant: 'acme' }) },
+        { ok: false, line: 2, error: 'ToolDenied', reason: 'denied_execute_class' },
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("exports the app's catalog and audits each agent's policy", async () => {
+    const skills = await zmodu('ai', 'export-skills', '--app', APP);
+    expect(skills.code).toBe(0);
+    expect((JSON.parse(skills.stdout) as { name: string }[]).map((s) => s.name)).toEqual(['desk.cancel', 'desk.quote']);
+    expect(skills.stderr).toMatch(talking);
+    const policy = await zmodu('ai', 'audit-policy', '--app', APP);
+    // The desk agent lists an execute-class skill it may not execute: a blind spot, exit 1.
+    expect([policy.code, JSON.parse(policy.stdout).agents.desk]).toEqual([
+      1,
+      expect.objectContaining({ hasClassBlindSpot: true, classDeniedTools: ['desk.cancel'], effectiveTools: ['desk.quote'] }),
+    ]);
+  });
+
+  it('refuses what cannot be the app, naming what to give, exit 2', async () => {
+    const cases: [string[], RegExp][] = [
+      [
+        ['ai', 'call', 'x', '--app', 'no/such.module.js#AppModule'],
+        /--app: no file .*no\/such\.module\.js .*dist\/app\.module\.js#AppModule/,
+      ],
+      [
+        ['ai', 'export-skills', '--app', 'test/fixtures/cli-app/desk-app.module.ts#Nope'],
+        /exports no module 'Nope' \(its exported classes: DeskSkills, DeskAppModule\)/,
+      ],
+      [['ai', 'call', 'x', '--app', APP, '--config', 'zmodu.config.json'], /--config F .* or --app FILE#Module .*not both/],
+      [
+        ['ai', 'call', 'desk.quote', '--app', APP, '--agent', 'nobody', '--tenant', 'acme'],
+        /no agent 'nobody' in the application \(agents: desk\)/,
+      ],
+      [['ai', 'call', 'x', '--config', 'zmodu.config.json', '--agent', 'desk'], /--agent names an agent of --app/],
+      [['ai', 'export-skills', '--app', `${APP}#x y`], /--app takes FILE#ExportedModule/],
+    ];
+    for (const [argv, message] of cases) {
+      const r = await zmodu(...argv);
+      expect([argv.join(' '), r.code, r.stdout]).toEqual([argv.join(' '), 2, '']);
+      expect(r.stderr).toMatch(message);
+    }
+  });
+});

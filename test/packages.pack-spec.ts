@@ -485,6 +485,40 @@ describe('the packages, installed into Nest applications outside the repository'
     });
     const refused = call('entity.list', { entity: 'ticket' }, [1]);
     expect(lastJsonLine(refused.stdout)).toEqual({ error: 'ToolDenied', reason: 'denied_not_listed' });
+    // --app: the built application itself (ESM), booted without HTTP on the same database: its own skills and its agent's
+    // policy, which lists entity.list; the CLI says it talks to the application.
+    const appCall = run(
+      'zmodu ai call --app',
+      zmodu,
+      [
+        'ai',
+        'call',
+        'entity.list',
+        '--app',
+        'dist/app.module.js#AppModule',
+        '--tenant',
+        'acme',
+        '--user',
+        'alice',
+        '--args',
+        '{"entity":"ticket"}',
+      ],
+      app,
+      { env: { ...baseEnv, DATA_DIR: 'data' } },
+    );
+    expect(appCall.stderr).toMatch(/zmodu: talking to the application .*dist\/app\.module\.js#AppModule \(\d+ skills\)/);
+    expect(lastJsonLine(appCall.stdout)).toMatchObject({
+      rows: [
+        { id: 't-100', status: 'refunded' },
+        { id: 't-101', status: 'open' },
+      ],
+    });
+    const catalog = run('zmodu ai export-skills --app', zmodu, ['ai', 'export-skills', '--app', 'dist/app.module.js#AppModule'], app, {
+      env: { ...baseEnv, DATA_DIR: 'data' },
+    });
+    expect((lastJsonLine(catalog.stdout) as { name: string }[]).map((x) => x.name)).toEqual(
+      expect.arrayContaining(['entity.list', 'refund.quote', 'approval.submit']),
+    );
   });
 
   it(`reports the installed sizes (the minimal app's target: at most ${MINIMAL_TARGET_MIB} MiB, not enforced here)`, () => {

@@ -7,7 +7,8 @@ import { SkillCallResult, toOpenApi, toSkillsJson } from '@zmodu/skills';
 import { installTenantFence, tenantFenceStatus } from '@zmodu/data';
 import { flag, idFlag, parseArgs } from './cli-args';
 import { CliConfig, loadConfig, UsageError } from './cli-config';
-import { CliRuntime } from './cli-runtime';
+import { CallRequest, CliRuntime } from './cli-runtime';
+import { AppRuntime } from './app-runtime';
 
 const HELP: Record<string, string> = {
   main: `zmodu: the skills of an application, from the command line, through the same guard and dispatcher.
@@ -27,9 +28,13 @@ commands:
   audit-data     report hazards of the data model the entities expose (exit 1 on any)
   audit-verify   check a tenant's audit hash chain in the database (exit 1 at the first bad entry)
 
-Every command takes --config FILE (a zmodu.config.json) and --help.`,
+Every command takes --config FILE (a zmodu.config.json: the data skills it declares, on its database) and --help.
+call, export-skills, openapi and audit-policy take --app FILE#Module instead: the application's own module (its
+compiled file, e.g. dist/app.module.js#AppModule) booted without HTTP, with every skill it registers; calls run
+under one of its agents' policy (--agent NAME, or its only agent). Which of the two it talks to is printed on stderr.`,
   call: `usage: zmodu ai call <skill> --config F --tenant T --user U [--permissions a,b] --args JSON
-       zmodu ai call --batch FILE.jsonl --config F
+       zmodu ai call <skill> --app FILE#Module [--agent A] --tenant T --user U [--permissions a,b] --args JSON
+       zmodu ai call --batch FILE.jsonl (--config F | --app FILE#Module [--agent A])
 
 One call: prints the result as JSON; exit 0 on success, 1 with {"error","reason"} on a refusal or failure.
 Batch: one call a line, {"skill","args","tenant","user","permissions"} (tenant and user: a string or a whole
@@ -123,9 +128,11 @@ export async function main(argv: string[]): Promise<number> {
 }
 
 async function catalog(command: 'export-skills' | 'openapi' | 'audit-policy', argv: string[]): Promise<number> {
-  const args = parseArgs(argv, ['--config', '--title', '--version', '--base-path']);
+  const args = parseArgs(argv, ['--config', '--app', '--title', '--version', '--base-path']);
   if (args.flags.has('--help')) return help(command);
   if (args.positional.length) throw new UsageError(`unexpected argument ${args.positional[0]}`);
+  const appSpec = appFlag(args);
+  if (appSpec !== undefined) return appCatalog(command, appSpec, args);
   const config = loadConfig(flag(args, '--config'));
   // audit-policy looks at the database too, when the config names one.
   const withDatabase = command === 'audit-policy' && config.database !== undefined;
@@ -157,6 +164,43 @@ async function catalog(command: 'export-skills' | 'openapi' | 'audit-policy', ar
         process.stderr.write(`allow list names '${u.name}', which is not a skill${u.nearest ? ` (did you mean '${u.nearest}'?)` : ''}\n`);
       const fenceMissing = secondFence.installed === false && config.fence?.mode !== 'off' && health.effectiveTools.includes('db.query');
       return health.inert || health.hasClassBlindSpot || fenceMissing || unknownAllowed.length > 0 ? 1 : 0;
+    }
+    return 0;
+  } finally {
+    await runtime.close();
+  }
+}
+
+/** `--app FILE#Module`, which excludes --config: the CLI talks to the application, or to the config, never both. */
+function appFlag(args: ReturnType<typeof parseArgs>): string | undefined {
+  const app = flag(args, '--app');
+  if (app !== undefined && args.flags.has('--config'))
+    throw new UsageError("give --config F (the config's data skills) or --app FILE#Module (the application's skills), not both");
+  if (app === undefined && args.flags.has('--agent')) throw new UsageError('--agent names an agent of --app FILE#Module');
+  return app;
+}
+
+async function startApp(spec: string): Promise<AppRuntime> {
+  const runtime = await AppRuntime.start(spec);
+  process.stderr.write(`zmodu: talking to ${runtime.source} (${runtime.registry.list().length} skills)\n`);
+  return runtime;
+}
+
+async function appCatalog(
+  command: 'export-skills' | 'openapi' | 'audit-policy',
+  spec: string,
+  args: ReturnType<typeof parseArgs>,
+): Promise<number> {
+  const runtime = await startApp(spec);
+  try {
+    if (command === 'export-skills') out(runtime.toSkillsJson());
+    else if (command === 'openapi')
+      out(runtime.toOpenApi({ title: flag(args, '--title'), version: flag(args, '--version'), basePath: flag(args, '--base-path') }));
+    else {
+      // Each agent's policy, as the application audits it at boot.
+      const agents = runtime.policies();
+      out({ agents });
+      return Object.values(agents).some((h) => h.inert || h.hasClassBlindSpot || h.unknownTools.length > 0) ? 1 : 0;
     }
     return 0;
   } finally {
@@ -222,14 +266,16 @@ async function installFence(argv: string[]): Promise<number> {
 }
 
 async function call(argv: string[]): Promise<number> {
-  const args = parseArgs(argv, ['--config', '--tenant', '--user', '--permissions', '--args', '--batch']);
+  const args = parseArgs(argv, ['--config', '--app', '--agent', '--tenant', '--user', '--permissions', '--args', '--batch']);
   if (args.flags.has('--help')) return help('call');
-  const config = loadConfig(flag(args, '--config'));
+  const appSpec = appFlag(args);
+  const agentName = flag(args, '--agent');
+  const config = appSpec === undefined ? loadConfig(flag(args, '--config')) : undefined;
   const batch = flag(args, '--batch');
   if (batch) {
     if (args.positional.length || args.flags.has('--args'))
       throw new UsageError('--batch takes no skill name and no --args: each line names its own');
-    return runBatch(config, batch);
+    return runBatch(config, appSpec, agentName, batch);
   }
   if (args.positional.length !== 1) throw new UsageError('name one skill: zmodu ai call <skill> --args JSON ...');
   let parsed: unknown = {};
@@ -241,15 +287,16 @@ async function call(argv: string[]): Promise<number> {
       throw new UsageError(`--args is not valid JSON: ${(err as Error).message}`);
     }
   }
-  const runtime = await CliRuntime.start(config, true);
+  const req = {
+    skill: args.positional[0],
+    args: parsed,
+    tenant: idFlag(args, '--tenant'),
+    user: idFlag(args, '--user'),
+    permissions: permissionList(flag(args, '--permissions')),
+  };
+  const runtime = await startCalls(config, appSpec, agentName);
   try {
-    const result = await runtime.call({
-      skill: args.positional[0],
-      args: parsed,
-      tenant: idFlag(args, '--tenant'),
-      user: idFlag(args, '--user'),
-      permissions: permissionList(flag(args, '--permissions')),
-    });
+    const result = await runtime.call(req);
     out(result.ok ? result.value : result.error);
     return result.ok ? 0 : 1;
   } finally {
@@ -294,14 +341,38 @@ function permissionList(text: string | undefined): string[] | undefined {
     .filter(Boolean);
 }
 
-async function runBatch(config: CliConfig, file: string): Promise<number> {
+/** What calls go through: the config's runtime, or the application's under one agent's policy (checked before any call). */
+interface Calls {
+  call(req: CallRequest): Promise<SkillCallResult>;
+  close(): Promise<void>;
+}
+
+async function startCalls(config: CliConfig | undefined, appSpec: string | undefined, agentName: string | undefined): Promise<Calls> {
+  if (config) return CliRuntime.start(config, true);
+  const runtime = await startApp(appSpec as string);
+  try {
+    const agent = runtime.agent(agentName);
+    process.stderr.write(`zmodu: calls run under the policy of agent '${agent.name}'\n`);
+  } catch (err) {
+    await runtime.close();
+    throw err;
+  }
+  return { call: (req) => runtime.call(req, agentName), close: () => runtime.close() };
+}
+
+async function runBatch(
+  config: CliConfig | undefined,
+  appSpec: string | undefined,
+  agentName: string | undefined,
+  file: string,
+): Promise<number> {
   const stream = createReadStream(file, 'utf8');
   const opened = new Promise<void>((resolve, reject) => {
     stream.once('open', () => resolve());
     stream.once('error', () => reject(new UsageError(`cannot read batch file ${file}`)));
   });
   await opened;
-  const runtime = await CliRuntime.start(config, true);
+  const runtime = await startCalls(config, appSpec, agentName);
   let failures = 0;
   let lineNo = 0;
   try {
@@ -320,7 +391,7 @@ async function runBatch(config: CliConfig, file: string): Promise<number> {
 
 type LineResult = { ok: true; value: unknown } | { ok: false; error: { error: string; reason: string; [k: string]: unknown } };
 
-async function batchLine(runtime: CliRuntime, line: string, lineNo: number): Promise<LineResult> {
+async function batchLine(runtime: Calls, line: string, lineNo: number): Promise<LineResult> {
   let req: Record<string, unknown>;
   try {
     req = JSON.parse(line);
