@@ -60,12 +60,14 @@ export const cutOff =
 
 /** Unsets the environment variable `name` while `run` runs. */
 export function withoutEnv(name: string, run: () => void): void {
-  const value = process.env[name];
-  delete process.env[name];
+  // Own keys only: a name such as 'constructor' is a variable that is unset, not a member of Object.prototype.
+  const had = Object.hasOwn(process.env, name);
+  const value = had ? (Reflect.get(process.env, name) as string | undefined) : undefined;
+  Reflect.deleteProperty(process.env, name);
   try {
     run();
   } finally {
-    if (value !== undefined) process.env[name] = value;
+    if (had && value !== undefined) Reflect.set(process.env, name, value);
   }
 }
 
