@@ -1,16 +1,7 @@
 import { Injectable, INestApplicationContext, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import {
-  AgentAuditLog,
-  AuditEntry,
-  AuditLogStore,
-  Guard,
-  GuardModule,
-  verifyAuditChain,
-  ZMODU_GUARD_ENTITIES,
-  ZMODU_GUARD_MIGRATIONS,
-} from '@zmodu/guard';
+import { AgentAuditLog, AuditEntry, AuditLogStore, Guard, GuardModule, verifyAuditChain, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
 import { TypeOrmAuditLogStore } from '@zmodu/guard/internal';
 import { createSkillContext, Skill, SkillDispatcher, SkillsModule } from '@zmodu/skills';
 import { DataSource } from 'typeorm';
@@ -68,7 +59,6 @@ export async function runAuditChainBench(log: (line: string) => void, server: Be
             TypeOrmModule.forRoot({
               type: 'postgres',
               url,
-              entities: ZMODU_GUARD_ENTITIES,
               migrations: ZMODU_GUARD_MIGRATIONS,
               migrationsRun: true,
             }),

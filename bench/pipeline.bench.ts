@@ -2,14 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { INestApplicationContext, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { GuardModule, ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
-import {
-  PipelineModule,
-  PipelineModuleOptions,
-  ProposalPipeline,
-  ZMODU_PIPELINE_ENTITIES,
-  ZMODU_PIPELINE_MIGRATIONS,
-} from '@zmodu/pipeline';
+import { GuardModule, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
+import { PipelineModule, PipelineModuleOptions, ProposalPipeline, ZMODU_PIPELINE_MIGRATIONS } from '@zmodu/pipeline';
 import { SkillsModule } from '@zmodu/skills';
 import { Client } from 'pg';
 import { FixtureStagedSkills, ORDER_RULES, PipelineEffects1764461200000 } from '../libs/pipeline/src/__fixtures__/pipeline-app';
@@ -34,7 +28,6 @@ export async function runPipelineBench(log: (line: string) => void, server: Benc
           TypeOrmModule.forRoot({
             type: 'postgres',
             url: url,
-            entities: [...ZMODU_GUARD_ENTITIES, ...ZMODU_PIPELINE_ENTITIES],
             migrations: [...ZMODU_GUARD_MIGRATIONS, ...ZMODU_PIPELINE_MIGRATIONS, PipelineEffects1764461200000],
             migrationsRun: true,
           }),

@@ -12,7 +12,7 @@ import { NestFactory } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AgentModule, AgentRegistry, lastObservation, ScriptedModelProvider } from '@zmodu/agent';
 import { embeddedDataSourceOptions, openEmbeddedDatabase } from '@zmodu/db';
-import { AgentAuditLog, ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
+import { AgentAuditLog, zmoduMigrations } from '@zmodu/guard';
 import { McpModule } from '@zmodu/mcp';
 import { Skill } from '@zmodu/skills';
 
@@ -51,8 +51,8 @@ Module({
     TypeOrmModule.forRootAsync({
       useFactory: async () =>
         embeddedDataSourceOptions(await openEmbeddedDatabase(), {
-          entities: [...ZMODU_GUARD_ENTITIES],
-          migrations: [...ZMODU_GUARD_MIGRATIONS],
+          // The tables of the @zmodu packages imported above (the audit log, the token quota, ...).
+          migrations: zmoduMigrations(),
           migrationsRun: true,
         }),
     }),

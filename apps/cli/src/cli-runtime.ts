@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { INestApplicationContext, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { EmbeddedDatabaseLockedException, embeddedDataSourceOptions, openEmbeddedDatabase, serverDataSourceOptions } from '@zmodu/db';
-import { Guard, GuardModule, ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
+import { Guard, GuardModule, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
 import { TypeOrmAuditLogStore } from '@zmodu/guard/internal';
 import { createSkillContext, SkillCallResult, SkillDispatcher, SkillRegistry, SkillsModule } from '@zmodu/skills';
 import { BusinessSkills, DataSkillsModule } from '@zmodu/data';
@@ -51,7 +51,7 @@ export class CliRuntime {
     const auditToDatabase = withDatabase && !admin && config.audit === 'database';
     if (withDatabase) {
       if (!config.database) throw new Error('the config has no "database": add { "url": "postgres://..." } or { "dataDir": "..." }');
-      const extra = auditToDatabase ? { entities: ZMODU_GUARD_ENTITIES, migrations: ZMODU_GUARD_MIGRATIONS } : {};
+      const extra = auditToDatabase ? { migrations: ZMODU_GUARD_MIGRATIONS } : {};
       const options = config.database.url
         ? serverDataSourceOptions(config.database.url, { poolSize: 4, ...extra })
         : embeddedDataSourceOptions(await openEmbedded(config.database.dataDir as string), extra);

@@ -5,16 +5,16 @@ import { ThrottlerModule } from '@nestjs/throttler';
 import { JwtModule } from '@nestjs/jwt';
 import { TerminusModule } from '@nestjs/terminus';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { AgentJobsModule, AgentModule, AgentWorkerModule, ZMODU_AGENT_MIGRATIONS } from '@zmodu/agent';
+import { AgentJobsModule, AgentModule, AgentWorkerModule } from '@zmodu/agent';
 import { DataSkillsModule } from '@zmodu/data';
-import { ChannelSpec, NotifyModule, OutboxModule, ZMODU_OUTBOX_MIGRATIONS } from '@zmodu/outbox';
-import { AdminCache, AdminModule, AdminSkillsModule, ZmoduHealthModule, ZMODU_ADMIN_MIGRATIONS } from '@zmodu/admin';
+import { ChannelSpec, NotifyModule, OutboxModule } from '@zmodu/outbox';
+import { AdminCache, AdminModule, AdminSkillsModule, ZmoduHealthModule } from '@zmodu/admin';
 import { CACHE_MANAGER, CacheModule } from '@nestjs/cache-manager';
 import { ZmoduHttpModule } from '@zmodu/http';
 import { McpModule } from '@zmodu/mcp';
-import { Redactor, ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
-import { MemoryModule, MemoryRecall, ZMODU_MEMORY_MIGRATIONS } from '@zmodu/memory';
-import { PipelineModule, ZMODU_PIPELINE_ENTITIES, ZMODU_PIPELINE_MIGRATIONS } from '@zmodu/pipeline';
+import { Redactor, zmoduMigrations } from '@zmodu/guard';
+import { MemoryModule, MemoryRecall } from '@zmodu/memory';
+import { PipelineModule } from '@zmodu/pipeline';
 import { zmoduPinoOptions } from '@zmodu/skills';
 import { JsonLogsModule } from './logging/json-logs.module';
 import type { Request } from 'express';
@@ -52,19 +52,14 @@ import { TradingSkills } from './trading/trading.skills';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._-]{8,64}$/;
 
-export const SAMPLE_ENTITIES = [...ZMODU_GUARD_ENTITIES, ...ZMODU_PIPELINE_ENTITIES, Instrument, Order];
-export const SAMPLE_MIGRATIONS = [
-  ...ZMODU_GUARD_MIGRATIONS,
-  ...ZMODU_PIPELINE_MIGRATIONS,
-  ...ZMODU_OUTBOX_MIGRATIONS,
-  ...ZMODU_AGENT_MIGRATIONS,
-  ...ZMODU_MEMORY_MIGRATIONS,
-  ...ZMODU_ADMIN_MIGRATIONS,
+export const SAMPLE_ENTITIES = [Instrument, Order];
+/** The tables of every @zmodu package this app imports (zmoduMigrations), then the sample's own. */
+export const SAMPLE_MIGRATIONS = zmoduMigrations(
   SampleTrading1764461000000,
   SampleOrderCancel1764461500000,
   SampleFence1764470000000,
   SampleFenceUpgrade1764900000000,
-];
+);
 
 /**
  * The trading assistant: agents over the trading skills, behind the HTTP edge: security headers,

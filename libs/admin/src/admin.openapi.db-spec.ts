@@ -2,9 +2,9 @@ import { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, OpenAPIObject, SwaggerModule } from '@nestjs/swagger';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AgentModule, ScriptedModelProvider } from '@zmodu/agent';
-import { ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
+import { ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
 import { OutboxModule, ZMODU_OUTBOX_MIGRATIONS } from '@zmodu/outbox';
-import { PipelineModule, ZMODU_PIPELINE_ENTITIES, ZMODU_PIPELINE_MIGRATIONS } from '@zmodu/pipeline';
+import { PipelineModule, ZMODU_PIPELINE_MIGRATIONS } from '@zmodu/pipeline';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
 import { DeskSkills, startAdminApp } from './__fixtures__/admin-fixtures';
 import { servedRoutes } from './__fixtures__/express-routes';
@@ -34,7 +34,6 @@ describe('the admin endpoints in an OpenAPI document (@nestjs/swagger)', () => {
       [
         TypeOrmModule.forRoot(
           await db.options({
-            entities: [...ZMODU_GUARD_ENTITIES, ...ZMODU_PIPELINE_ENTITIES],
             migrations: [...ZMODU_GUARD_MIGRATIONS, ...ZMODU_PIPELINE_MIGRATIONS, ...ZMODU_OUTBOX_MIGRATIONS],
             migrationsRun: true,
           }),

@@ -1,7 +1,7 @@
 import { INestApplication } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AgentModule, AgentRunRecord, AgentSpec, AgentWorker, AgentWorkerModule, ScriptedModelProvider } from '@zmodu/agent';
-import { GuardModule, ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
+import { GuardModule, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
 import { SkillsModule } from '@zmodu/skills';
 import request from 'supertest';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
@@ -42,9 +42,7 @@ describe('GET /admin/agents', () => {
     ]);
     app = await startAdminApp(
       [
-        TypeOrmModule.forRoot(
-          await db.options({ entities: ZMODU_GUARD_ENTITIES, migrations: ZMODU_GUARD_MIGRATIONS, migrationsRun: true }),
-        ),
+        TypeOrmModule.forRoot(await db.options({ migrations: ZMODU_GUARD_MIGRATIONS, migrationsRun: true })),
         AgentModule.forRoot({ agents: [trader(model), analyst] }),
         AgentWorkerModule.forRoot({ runStore: 'memory', onResult: (r) => void finished.push(r) }),
       ],

@@ -1,7 +1,7 @@
 import { INestApplication, Injectable } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { GuardModule, ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
-import { PipelineModule, ProposalPipeline, ZMODU_PIPELINE_ENTITIES, ZMODU_PIPELINE_MIGRATIONS } from '@zmodu/pipeline';
+import { GuardModule, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
+import { PipelineModule, ProposalPipeline, ZMODU_PIPELINE_MIGRATIONS } from '@zmodu/pipeline';
 import { Skill, SkillsModule } from '@zmodu/skills';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
 import request from 'supertest';
@@ -32,7 +32,6 @@ describe('the approvals endpoints and an approval chain', () => {
       [
         TypeOrmModule.forRoot(
           await db.options({
-            entities: [...ZMODU_GUARD_ENTITIES, ...ZMODU_PIPELINE_ENTITIES],
             migrations: [...ZMODU_GUARD_MIGRATIONS, ...ZMODU_PIPELINE_MIGRATIONS],
             migrationsRun: true,
           }),

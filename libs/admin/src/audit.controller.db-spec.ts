@@ -2,7 +2,7 @@ import { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { AgentAuditLog, AuditEntry, AuditLogStore, GuardModule, ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
+import { AgentAuditLog, AuditEntry, AuditLogStore, GuardModule, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
 import { AUDIT_LOG_STORE } from '@zmodu/guard/internal';
 import { sampleAuditEntry } from '@zmodu/guard/testing';
 import request from 'supertest';
@@ -30,7 +30,7 @@ async function startApp(imports: NonNullable<Parameters<typeof Test.createTestin
 /** The app on `db` with the TypeORM audit store (hash-chained). */
 async function startAppOnDatabase(db: TestDatabase): Promise<INestApplication> {
   return startApp([
-    TypeOrmModule.forRoot(await db.options({ entities: ZMODU_GUARD_ENTITIES, migrations: ZMODU_GUARD_MIGRATIONS, migrationsRun: true })),
+    TypeOrmModule.forRoot(await db.options({ migrations: ZMODU_GUARD_MIGRATIONS, migrationsRun: true })),
     GuardModule.forRoot({ quotaStore: 'memory' }),
   ]);
 }

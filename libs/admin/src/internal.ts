@@ -7,7 +7,7 @@ export { InvalidAuditFilterException } from './exceptions/invalid-audit-filter.e
 export { AuditTenantForbiddenException } from './exceptions/audit-tenant-forbidden.exception';
 export { InvalidConfigWriteException } from './config/exceptions/invalid-config-write.exception';
 export { InvalidAdminSkillsOptionsException } from './skills/exceptions/invalid-admin-skills-options.exception';
-export { AdminDataSourceMissingException } from './skills/exceptions/admin-data-source-missing.exception';
 export { InvalidMetricsOptionsException } from './exceptions/invalid-metrics-options.exception';
 export { CONSOLE_CSP } from './console/console.controller';
 export { InvalidConsoleOptionsException } from './exceptions/invalid-console-options.exception';
+export { ADMIN_CONFIG_STORE } from './skills/admin-skills.constants';

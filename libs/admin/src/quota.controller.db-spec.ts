@@ -1,6 +1,6 @@
 import { INestApplication } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { GuardModule, TokenQuota, TokenQuotaStore, ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
+import { GuardModule, TokenQuota, TokenQuotaStore, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
 import { InMemoryTokenQuotaStore, TOKEN_QUOTA_STORE } from '@zmodu/guard/internal';
 import request from 'supertest';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
@@ -19,9 +19,7 @@ describe('GET /admin/quota', () => {
     db = await createTestDatabase();
     app = await startAdminApp(
       [
-        TypeOrmModule.forRoot(
-          await db.options({ entities: ZMODU_GUARD_ENTITIES, migrations: ZMODU_GUARD_MIGRATIONS, migrationsRun: true }),
-        ),
+        TypeOrmModule.forRoot(await db.options({ migrations: ZMODU_GUARD_MIGRATIONS, migrationsRun: true })),
         GuardModule.forRoot({ auditStore: 'memory', quota: { userShare: 0.5 } }),
       ],
       { quota: true },

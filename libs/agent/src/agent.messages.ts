@@ -99,8 +99,6 @@ export const TENANT_MAILBOX_FULL_MESSAGE = (share: number, retryAfterSeconds: nu
 export const INVALID_GOAL_MESSAGE = (problem: string) => `Invalid goal: ${problem}.`;
 export const INVALID_WORKER_OPTIONS_MESSAGE = (field: string, problem: string) =>
   `Invalid AgentWorkerModule option '${field}': ${problem}.`;
-export const WORKER_MISSING_DATA_SOURCE_MESSAGE =
-  "AgentModule worker.runStore 'typeorm' (the default) needs a TypeORM DataSource: import TypeOrmModule.forRoot(...) and add ZMODU_AGENT_MIGRATIONS to its migrations, or set worker.runStore: 'memory' (runs are lost at restart).";
 export const QUEUE_NEEDS_POSTGRES_MESSAGE =
   "queue.driver 'pg-boss' (cluster mode) needs a PostgreSQL server that every instance reaches: the app's TypeORM DataSource is not one (PGlite lives inside one process). Set queue.connectionString to postgres://..., or use the default in-process queue";
 export const RUN_CRASHED_MESSAGE = (cause: string) => `The run threw: ${cause}`;
@@ -109,8 +107,6 @@ export const WORKER_NEEDS_AGENTS_MESSAGE =
   'the AgentWorker runs the agents of AgentModule: import AgentModule.forRoot({ agents: [...] }) next to AgentWorkerModule';
 export const JOBS_NEED_WORKER_MESSAGE =
   "scheduled jobs post their goals to the AgentWorker: import AgentWorkerModule.forRoot({ runStore: 'typeorm' }) (or 'memory') next to AgentJobsModule, or remove AgentJobsModule";
-export const JOBS_MISSING_DATA_SOURCE_MESSAGE =
-  "jobs.store 'typeorm' (the default) needs a TypeORM DataSource: import TypeOrmModule.forRoot(...) and add ZMODU_AGENT_MIGRATIONS to its migrations, or set jobs.store: 'memory' (jobs are lost at restart)";
 export const DUPLICATE_STATIC_JOB_MESSAGE = (name: string, owners: readonly string[]) =>
   `@AgentJob "${name}" is declared twice (${owners.join(' and ')}): static job names must be unique (the job id is static:<name>)`;
 export const JOB_AGENT_MESSAGE = (agent: string, known: readonly string[]) =>

@@ -11,3 +11,8 @@ export { loadOptionalPeer, setOptionalPeerResolver, tryLoadOptionalPeer } from '
 export type { OptionalPeerOptions, OptionalPeerResolver } from './optional-peer';
 export { simulateMissingPeers } from './simulate-missing-peers';
 export { OptionalPeerUnavailableException } from './exceptions/optional-peer-unavailable.exception';
+export { checkStoreChoice, resolveStoreChoice } from './store-choice';
+export type { StoreChoice, StoreChoiceSpec } from './store-choice';
+export { DataSourceMissingException } from './exceptions/data-source-missing.exception';
+export { registerMigrations, zmoduMigrations } from './migrations';
+export type { ZmoduMigration, ZmoduMigrationInput } from './migrations';

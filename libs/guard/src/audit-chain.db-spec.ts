@@ -6,7 +6,7 @@ import { AuditEntry } from './audit/audit-entry';
 import { AuditLogStore } from './audit/audit-log.store';
 import { TypeOrmAuditLogStore } from './audit/typeorm-audit-log.store';
 import { verifyAuditChain } from './audit/verify-audit-chain';
-import { ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from './guard.entities';
+import { ZMODU_GUARD_MIGRATIONS } from './guard.migrations';
 import { sampleAuditEntry } from './testing';
 
 describe('the audit hash chain on PostgreSQL', () => {
@@ -17,7 +17,7 @@ describe('the audit hash chain on PostgreSQL', () => {
   beforeAll(async () => {
     db = await createTestDatabase();
     dataSource = new DataSource({
-      ...(await db.options({ entities: ZMODU_GUARD_ENTITIES, migrations: ZMODU_GUARD_MIGRATIONS })),
+      ...(await db.options({ migrations: ZMODU_GUARD_MIGRATIONS })),
       extra: { max: 12 },
     } as ConstructorParameters<typeof DataSource>[0]);
     await dataSource.initialize();

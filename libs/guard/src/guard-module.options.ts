@@ -4,15 +4,13 @@ import { RedactionOptions } from './redaction/redaction-options';
 import { TokenQuotaOptions } from './quota/token-quota';
 import { TokenQuotaStore } from './quota/token-quota.store';
 
-/**
- * Where the guard keeps its audit trail and token counters.
- * - 'typeorm' (default): tables `zmodu_audit_log` and `zmodu_token_usage` through the app's TypeORM DataSource
- *   (add `ZMODU_GUARD_ENTITIES` and `ZMODU_GUARD_MIGRATIONS` to it).
- * - 'memory': in process, lost on restart (tests, prototypes).
- * - an object implementing the port: your own store.
- */
-export type StoreChoice<T> = 'typeorm' | 'memory' | T;
+import type { StoreChoice } from '@zmodu/core';
 
+/**
+ * Options of GuardModule.forRoot (and of AgentModule's `guard`). Where the guard keeps its audit trail and token
+ * counters is a StoreChoice: 'typeorm' (the default: tables `zmodu_audit_log` and `zmodu_token_usage` through the app's
+ * TypeORM DataSource, created by `zmoduMigrations()`), 'memory' (in process, lost on restart), or a store of your own.
+ */
 export class GuardModuleOptions {
   auditStore?: StoreChoice<AuditLogStore> = 'typeorm';
   quotaStore?: StoreChoice<TokenQuotaStore> = 'typeorm';

@@ -1,15 +1,15 @@
 import { Test } from '@nestjs/testing';
 import { AgentAuditLog } from './audit/agent-audit-log';
-import { MissingDataSourceException } from './exceptions/missing-data-source.exception';
+import { DataSourceMissingException } from '@zmodu/core';
 import { GuardModule } from './guard.module';
 import { TokenQuota } from './quota/token-quota';
 
 describe('GuardModule', () => {
   it('fails boot without a TypeORM DataSource for its default stores, saying what to import or choose', async () => {
     const compiling = Test.createTestingModule({ imports: [GuardModule.forRoot()] }).compile();
-    await expect(compiling).rejects.toThrow(MissingDataSourceException);
+    await expect(compiling).rejects.toThrow(DataSourceMissingException);
     await expect(compiling).rejects.toThrow(
-      /Import TypeOrmModule\.forRoot.*ZMODU_GUARD_ENTITIES.*or pass auditStore\/quotaStore: 'memory'/,
+      /auditStore .* is 'typeorm' \(the default\).*no TypeORM DataSource: import TypeOrmModule\.forRoot\(\{ \.\.\., migrations: zmoduMigrations\(\).*or set it to 'memory'/,
     );
   });
 

@@ -5,27 +5,36 @@ import { AgentAuditLog } from './audit/agent-audit-log';
 import { AuditLogStore } from './audit/audit-log.store';
 import { InMemoryAuditLogStore } from './audit/in-memory-audit-log.store';
 import { TypeOrmAuditLogStore } from './audit/typeorm-audit-log.store';
-import { MissingDataSourceException } from './exceptions/missing-data-source.exception';
+import { InvalidGuardOptionsException } from './exceptions/invalid-guard-options.exception';
 import { RuntimeEvents } from './events/runtime-events';
 import { AUDIT_LOG_STORE, TOKEN_QUOTA_STORE } from './guard.constants';
 import { ConfigurableGuardModule, GUARD_MODULE_OPTIONS, GUARD_OPTIONS_TYPE, RESOLVED_GUARD_OPTIONS } from './guard.module-definition';
-import { GuardModuleOptions, StoreChoice } from './guard-module.options';
-import { ownOptions } from '@zmodu/core';
+import { GuardModuleOptions } from './guard-module.options';
+import { ownOptions, resolveStoreChoice } from '@zmodu/core';
 import { InMemoryTokenQuotaStore } from './quota/in-memory-token-quota.store';
 import { TokenQuota } from './quota/token-quota';
 import { TokenQuotaStore } from './quota/token-quota.store';
 import { TypeOrmTokenQuotaStore } from './quota/typeorm-token-quota.store';
 import { Redactor } from './redaction/redactor';
 
-function requireDataSource(dataSource: DataSource | null | undefined): DataSource {
-  if (dataSource) return dataSource;
-  throw new MissingDataSourceException();
-}
-
-function resolveStore<T>(choice: StoreChoice<T> | undefined, memory: () => T, typeorm: () => T): T {
-  if (choice === 'memory') return memory();
-  if (choice === undefined || choice === 'typeorm') return typeorm();
-  return choice;
+/** The provider of one of the guard's two stores, picked by its StoreChoice option (`auditStore` or `quotaStore`). */
+function storeProvider<T>(
+  token: symbol,
+  field: 'auditStore' | 'quotaStore',
+  port: { keeps: string; methods: readonly string[]; typeorm: (ds: DataSource) => T; memory: () => T },
+): Provider {
+  return {
+    provide: token,
+    inject: [RESOLVED_GUARD_OPTIONS, { token: getDataSourceToken(), optional: true }],
+    useFactory: (options: GuardModuleOptions, dataSource?: DataSource): T =>
+      resolveStoreChoice<T, DataSource>({
+        ...port,
+        choice: options[field],
+        option: `The guard option ${field} (GuardModule.forRoot, or AgentModule.forRoot({ guard }))`,
+        dataSource,
+        invalid: (problem) => new InvalidGuardOptionsException(`Invalid guard options: ${field}: ${problem}`),
+      }),
+  };
 }
 
 const storeProviders: Provider[] = [
@@ -35,28 +44,18 @@ const storeProviders: Provider[] = [
     useFactory: (raw: Partial<GuardModuleOptions> | undefined): GuardModuleOptions =>
       Object.assign(new GuardModuleOptions(), ownOptions(raw)),
   },
-  {
-    provide: AUDIT_LOG_STORE,
-    inject: [RESOLVED_GUARD_OPTIONS, { token: getDataSourceToken(), optional: true }],
-    useFactory: (options: GuardModuleOptions, dataSource?: DataSource): AuditLogStore => {
-      return resolveStore<AuditLogStore>(
-        options.auditStore,
-        () => new InMemoryAuditLogStore(),
-        () => new TypeOrmAuditLogStore(requireDataSource(dataSource)),
-      );
-    },
-  },
-  {
-    provide: TOKEN_QUOTA_STORE,
-    inject: [RESOLVED_GUARD_OPTIONS, { token: getDataSourceToken(), optional: true }],
-    useFactory: (options: GuardModuleOptions, dataSource?: DataSource): TokenQuotaStore => {
-      return resolveStore<TokenQuotaStore>(
-        options.quotaStore,
-        () => new InMemoryTokenQuotaStore(),
-        () => new TypeOrmTokenQuotaStore(requireDataSource(dataSource)),
-      );
-    },
-  },
+  storeProvider<AuditLogStore>(AUDIT_LOG_STORE, 'auditStore', {
+    keeps: 'the audit log',
+    methods: ['append', 'query'],
+    typeorm: (ds) => new TypeOrmAuditLogStore(ds),
+    memory: () => new InMemoryAuditLogStore(),
+  }),
+  storeProvider<TokenQuotaStore>(TOKEN_QUOTA_STORE, 'quotaStore', {
+    keeps: 'the token quota',
+    methods: ['used', 'charge'],
+    typeorm: (ds) => new TypeOrmTokenQuotaStore(ds),
+    memory: () => new InMemoryTokenQuotaStore(),
+  }),
   // One per application: the audit log, the quota, the agents and the pipeline emit here; metrics subscribe.
   { provide: RuntimeEvents, useFactory: () => new RuntimeEvents() },
   {

@@ -1,5 +1,5 @@
 // The public API of @zmodu/guard: the guard and its policies and decisions, auditPolicy, the audit
-// log and the token quota (ports, stores, entities, migrations) and GuardModule.
+// log and the token quota (ports, stores, migrations) and GuardModule.
 export { Guard } from './guard';
 export type { GuardOptions } from './guard';
 export type { GuardPolicy } from './guard-policy';
@@ -22,7 +22,16 @@ export type { TokenQuotaStore } from './quota/token-quota.store';
 export { InjectAuditLogStore, InjectTokenQuotaStore } from './guard.constants';
 export { GuardModuleOptions } from './guard-module.options';
 export { GuardModule } from './guard.module';
-export { ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from './guard.entities';
+export { ZMODU_GUARD_MIGRATIONS } from './guard.migrations';
 // From @zmodu/core, for applications: the one rule of every id of a tenant, a user or an agent; the loader of an optional
-// peer dependency, with the error that names what to install.
-export { loadOptionalPeer, OptionalPeerUnavailableException, scopeIdProblem, ZmoduError } from '@zmodu/core';
+// peer dependency, with the error that names what to install; the store option of every module, with its one error when
+// the application has no DataSource; the migrations of every @zmodu package loaded.
+export {
+  DataSourceMissingException,
+  loadOptionalPeer,
+  OptionalPeerUnavailableException,
+  scopeIdProblem,
+  zmoduMigrations,
+  ZmoduError,
+} from '@zmodu/core';
+export type { StoreChoice } from '@zmodu/core';

@@ -6,7 +6,7 @@ export { GuardStats } from './guard-stats';
 export type { GuardStatsSnapshot } from './guard-stats';
 export type { ToolCatalog } from './audit-policy';
 export { InvalidPolicyException } from './exceptions/invalid-policy.exception';
-export { MissingDataSourceException } from './exceptions/missing-data-source.exception';
+export { InvalidGuardOptionsException } from './exceptions/invalid-guard-options.exception';
 export { AUDIT_QUERY_MAX_LIMIT, isAuditRecordId } from './audit/audit-entry';
 export { auditDigest } from './audit/audit-chain';
 export { InMemoryAuditLogStore } from './audit/in-memory-audit-log.store';

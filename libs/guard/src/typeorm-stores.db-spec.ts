@@ -6,7 +6,7 @@ import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
 import { AgentAuditLog } from './audit/agent-audit-log';
 import { AuditEntry } from './audit/audit-entry';
 import { TypeOrmAuditLogStore } from './audit/typeorm-audit-log.store';
-import { ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from './guard.entities';
+import { ZMODU_GUARD_MIGRATIONS } from './guard.migrations';
 import { GuardModule } from './guard.module';
 import { TokenQuota } from './quota/token-quota';
 import { TypeOrmTokenQuotaStore } from './quota/typeorm-token-quota.store';
@@ -18,7 +18,7 @@ describe('TypeORM stores on PostgreSQL', () => {
 
   beforeAll(async () => {
     db = await createTestDatabase();
-    dataSource = new DataSource(await db.options({ entities: ZMODU_GUARD_ENTITIES, migrations: ZMODU_GUARD_MIGRATIONS }));
+    dataSource = new DataSource(await db.options({ migrations: ZMODU_GUARD_MIGRATIONS }));
     await dataSource.initialize();
     await dataSource.runMigrations();
   });
@@ -243,7 +243,7 @@ describe('GuardModule on a database', () => {
   });
 
   async function startApp() {
-    const options = await db.options({ entities: ZMODU_GUARD_ENTITIES, migrations: ZMODU_GUARD_MIGRATIONS, migrationsRun: true });
+    const options = await db.options({ migrations: ZMODU_GUARD_MIGRATIONS, migrationsRun: true });
     @Module({ imports: [TypeOrmModule.forRoot(options), GuardModule.forRoot({ quota: { defaultLimit: 100, period: 'total' } })] })
     class AppModule {}
     const app = await Test.createTestingModule({ imports: [AppModule] }).compile();

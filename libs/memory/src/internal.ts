@@ -5,5 +5,4 @@ export { InvalidMemoryEntryException } from './exceptions/invalid-memory-entry.e
 export { InvalidMemoryOptionsException } from './exceptions/invalid-memory-options.exception';
 export { InvalidMemoryQueryException } from './exceptions/invalid-memory-query.exception';
 export { InvalidMemoryScopeException } from './exceptions/invalid-memory-scope.exception';
-export { MemoryDataSourceMissingException } from './exceptions/memory-data-source-missing.exception';
 export { MEMORY_STORE } from './memory.constants';

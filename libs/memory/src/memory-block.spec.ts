@@ -71,7 +71,11 @@ describe('MemoryModuleOptions', () => {
     expect(resolveMemoryOptions({ store }).store).toBe(store);
     expect(() => resolveMemoryOptions({ maxEntries: 0 })).toThrow(/maxEntries must be an integer from 1 to 1000, got 0/);
     expect(() => resolveMemoryOptions({ maxChars: 1.5 })).toThrow(/maxChars/);
-    expect(() => resolveMemoryOptions({ store: 'redis' as never })).toThrow(/store must be 'typeorm' or a MemoryStore/);
+    expect(() => resolveMemoryOptions({ store: 'redis' as never })).toThrow(
+      /store: expected 'typeorm', 'memory' or a store of your own .*recall.*got "redis"/,
+    );
+    expect(resolveMemoryOptions({ store: 'memory' }).store).toBe('memory');
+    expect(() => resolveMemoryOptions({ store: { recall: () => [] } as never })).toThrow(/an object with beginWrite, remember, recall/);
     expect(resolveMemoryOptions(undefined).maxNotesPerUser).toBe(200);
     expect(() => resolveMemoryOptions({ maxNotesPerUser: 0 })).toThrow(/maxNotesPerUser must be an integer from 1 to 100000, got 0/);
     expect(() => resolveMemoryOptions({ store, maxNotesPerUser: 5 })).toThrow(/give your MemoryStore its own/);

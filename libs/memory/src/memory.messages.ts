@@ -7,7 +7,5 @@ export const MEMORY_FULL_MESSAGE = (max: number) =>
   `This user's memory already holds ${max} note${max === 1 ? '' : 's'}, the most it keeps: nothing was remembered. Forget notes first (MemoryStore.forget or erase; in the sample, DELETE /memory), or raise maxNotesPerUser.`;
 export const INVALID_QUERY_MESSAGE = (problem: string) => `Invalid memory query: ${problem}.`;
 export const INVALID_OPTIONS_MESSAGE = (problem: string) => `Invalid MemoryModule options: ${problem}.`;
-export const DATA_SOURCE_MISSING_MESSAGE =
-  "MemoryModule's default store needs the app's TypeORM DataSource: import TypeOrmModule.forRoot(...) (with ZMODU_MEMORY_MIGRATIONS), or give MemoryModule.forRoot({ store }) a MemoryStore.";
 export const SCOPE_REQUIRED_SKILL_MESSAGE = (skill: string) =>
   `${skill} needs a tenant and a user in the call's context; this call has none, so there is no memory to use.`;

@@ -1,3 +1,4 @@
+import { registerMigrations } from '@zmodu/core';
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
@@ -36,4 +37,5 @@ export class ZmoduMemory1764560000000 implements MigrationInterface {
   }
 }
 
-export const ZMODU_MEMORY_MIGRATIONS = [ZmoduMemory1764560000000];
+/** MemoryModule's tables, in order. `zmoduMigrations()` includes them once @zmodu/memory is loaded. */
+export const ZMODU_MEMORY_MIGRATIONS = registerMigrations('@zmodu/memory', [ZmoduMemory1764560000000]);

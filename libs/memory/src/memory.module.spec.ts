@@ -1,5 +1,5 @@
 import { Test } from '@nestjs/testing';
-import { Guard, GuardModule } from '@zmodu/guard';
+import { DataSourceMissingException, Guard, GuardModule } from '@zmodu/guard';
 import { createSkillContext, SkillDispatcher, SkillRegistry, SkillsModule } from '@zmodu/skills';
 import { InvalidMemoryOptionsException } from './exceptions/invalid-memory-options.exception';
 import { InMemoryMemoryStore } from './in-memory-memory.store';
@@ -39,7 +39,9 @@ describe('MemoryModule', () => {
   });
 
   it('the default store without a TypeORM DataSource fails boot, saying what to import', async () => {
-    await expect(boot(MemoryModule.forRoot({}))).rejects.toThrow(/needs the app's TypeORM DataSource: import TypeOrmModule.forRoot/);
+    const booting = boot(MemoryModule.forRoot({}));
+    await expect(booting).rejects.toThrow(DataSourceMissingException);
+    await expect(booting).rejects.toThrow(/MemoryModule\.forRoot\(\{ store \}\) is 'typeorm'.*import TypeOrmModule\.forRoot/);
   });
 
   it('memory.remember past the per-user cap is refused as memory_full, saying what to do; nothing is evicted', async () => {

@@ -1,10 +1,11 @@
 import { Module } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { MemoryDataSourceMissingException } from './exceptions/memory-data-source-missing.exception';
+import { resolveStoreChoice } from '@zmodu/core';
+import { InMemoryMemoryStore } from './in-memory-memory.store';
 import { MEMORY_OPTIONS, MEMORY_STORE } from './memory.constants';
 import { ConfigurableMemoryModule, MEMORY_MODULE_OPTIONS } from './memory.module-definition';
-import { MemoryModuleOptions, resolveMemoryOptions, ResolvedMemoryOptions } from './memory.options';
+import { MEMORY_STORE_CHOICE, MemoryModuleOptions, resolveMemoryOptions, ResolvedMemoryOptions } from './memory.options';
 import { MemoryRecall } from './memory-recall';
 import { MemorySkills } from './memory.skills';
 import { MemoryStore } from './memory.store';
@@ -12,7 +13,7 @@ import { TypeOrmMemoryStore } from './typeorm-memory.store';
 
 /**
  * Agent memory scoped to a tenant and a user: the MEMORY_STORE (TypeOrmMemoryStore on the app's
- * DataSource by default), MemoryRecall (an agent's `memory`), and the memory.remember / memory.recall
+ * DataSource by default, 'memory' or yours), MemoryRecall (an agent's `memory`), and the memory.remember / memory.recall
  * skills. `forRoot(options)` or `forRootAsync({ useFactory, inject })`; global unless `isGlobal: false`.
  */
 @Module({
@@ -21,11 +22,14 @@ import { TypeOrmMemoryStore } from './typeorm-memory.store';
     {
       provide: MEMORY_STORE,
       inject: [MEMORY_OPTIONS, { token: getDataSourceToken(), optional: true }],
-      useFactory: (o: ResolvedMemoryOptions, ds?: DataSource): MemoryStore => {
-        if (o.store !== 'typeorm') return o.store;
-        if (!ds) throw new MemoryDataSourceMissingException();
-        return new TypeOrmMemoryStore(ds, o.ranker, { maxNotesPerUser: o.maxNotesPerUser });
-      },
+      useFactory: (o: ResolvedMemoryOptions, ds?: DataSource): MemoryStore =>
+        resolveStoreChoice<MemoryStore, DataSource>({
+          ...MEMORY_STORE_CHOICE,
+          choice: o.store,
+          dataSource: ds,
+          typeorm: (dataSource) => new TypeOrmMemoryStore(dataSource, o.ranker, { maxNotesPerUser: o.maxNotesPerUser }),
+          memory: () => new InMemoryMemoryStore({ maxNotesPerUser: o.maxNotesPerUser }),
+        }),
     },
     MemoryRecall,
     MemorySkills,

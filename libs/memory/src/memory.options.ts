@@ -1,8 +1,10 @@
-import { ownOptions } from '@zmodu/core';
+import { checkStoreChoice, ownOptions } from '@zmodu/core';
+import type { StoreChoice } from '@zmodu/core';
 import { resolveSkillPermissions } from '@zmodu/skills/internal';
 import { SkillPermissions } from '@zmodu/skills';
 import { InvalidMemoryOptionsException } from './exceptions/invalid-memory-options.exception';
 import { checkStoreOptions, DEFAULT_MAX_NOTES_PER_USER } from './memory-scope';
+import { InMemoryMemoryStore } from './in-memory-memory.store';
 import { MemoryStore } from './memory.store';
 import { MemoryRanker } from './memory.types';
 
@@ -17,8 +19,11 @@ export type MemorySkillPermissions = SkillPermissions<(typeof MEMORY_SKILL_KEYS)
 
 /** Options of `MemoryModule.forRoot` / `forRootAsync`. Every field has a default. */
 export class MemoryModuleOptions {
-  /** 'typeorm' (default): a TypeOrmMemoryStore on the app's DataSource; or your MemoryStore (it must pass memoryStoreContract). */
-  store?: 'typeorm' | MemoryStore = 'typeorm';
+  /**
+   * 'typeorm' (default): a TypeOrmMemoryStore on the app's DataSource; 'memory': an InMemoryMemoryStore (lost at
+   * restart); or your MemoryStore (it must pass memoryStoreContract).
+   */
+  store?: StoreChoice<MemoryStore> = 'typeorm';
   /** How the default store ranks entries for a goal. Default full-text search (fullTextRanker). */
   ranker?: MemoryRanker;
   /** Entries one recall injects at most. Default 8. */
@@ -39,6 +44,15 @@ export class MemoryModuleOptions {
   permissions?: MemorySkillPermissions = {};
 }
 
+/** What MemoryModule tells the store resolver of @zmodu/core about its `store` (the resolver's checks and errors). */
+export const MEMORY_STORE_CHOICE = {
+  option: 'MemoryModule.forRoot({ store })',
+  keeps: 'the memory notes',
+  methods: ['beginWrite', 'remember', 'recall', 'forget', 'erase', 'list'],
+  memory: () => new InMemoryMemoryStore(),
+  invalid: (problem: string) => new InvalidMemoryOptionsException(`store: ${problem}`),
+} as const;
+
 /** The options after the defaults are merged. */
 export type ResolvedMemoryOptions = Required<Omit<MemoryModuleOptions, 'ranker'>> & Pick<MemoryModuleOptions, 'ranker'>;
 
@@ -53,10 +67,9 @@ export function resolveMemoryOptions(raw: Partial<MemoryModuleOptions> | undefin
   if (!isCap(o.maxChars, 1_000_000))
     throw new InvalidMemoryOptionsException(`maxChars must be an integer from 1 to 1000000, got ${String(o.maxChars)}`);
   const store = o.store as unknown;
-  if (store !== 'typeorm' && (!store || typeof store !== 'object' || typeof (store as MemoryStore).recall !== 'function'))
-    throw new InvalidMemoryOptionsException("store must be 'typeorm' or a MemoryStore");
+  checkStoreChoice({ ...MEMORY_STORE_CHOICE, choice: store });
   checkStoreOptions({ maxNotesPerUser: o.maxNotesPerUser });
-  if (store !== 'typeorm' && given && Object.hasOwn(given, 'maxNotesPerUser'))
+  if (store !== 'typeorm' && store !== 'memory' && given && Object.hasOwn(given, 'maxNotesPerUser'))
     throw new InvalidMemoryOptionsException(
       'maxNotesPerUser sets the cap of the default store: give your MemoryStore its own (e.g. new InMemoryMemoryStore({ maxNotesPerUser }))',
     );

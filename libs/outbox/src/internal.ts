@@ -12,6 +12,6 @@ export { InvalidCommandException } from './exceptions/invalid-command.exception'
 export { InvalidOutboxEventException } from './exceptions/invalid-outbox-event.exception';
 export { InvalidOutboxQueryException } from './exceptions/invalid-outbox-query.exception';
 export { InvalidRelayOptionsException } from './exceptions/invalid-relay-options.exception';
-export { OutboxDataSourceMissingException } from './exceptions/outbox-data-source-missing.exception';
+export { InvalidOutboxOptionsException } from './exceptions/invalid-outbox-options.exception';
 export { RelayCrash } from './exceptions/relay-crash.exception';
 export { WebhookDeliveryException } from './exceptions/webhook-delivery.exception';

@@ -25,9 +25,6 @@ export const EVENT_TOPIC_MISSING_MESSAGE = () => 'an outbox event needs a topic:
 
 export const INVALID_OUTBOX_STATUS_MESSAGE = (statuses: readonly string[]) => `status must be one of ${statuses.join(', ')}`;
 
-export const OUTBOX_DATA_SOURCE_MISSING_MESSAGE = () =>
-  'OutboxModule needs a TypeORM DataSource (with ZMODU_OUTBOX_MIGRATIONS), or a store of your own in its `store` option.';
-
 export const COMMAND_NAME_MESSAGE = (name: unknown) =>
   `OutboxModule: command name ${JSON.stringify(name)} must be lower-case dotted words (e.g. 'order.cancel').`;
 

@@ -1,3 +1,4 @@
+import { registerMigrations } from '@zmodu/core';
 import { MigrationInterface, QueryRunner } from 'typeorm';
 
 /** The transactional outbox and the command idempotency keys of @zmodu/skills. */
@@ -56,4 +57,8 @@ export class ZmoduOutboxCommandStamp1764470000000 implements MigrationInterface 
   }
 }
 
-export const ZMODU_OUTBOX_MIGRATIONS = [ZmoduOutbox1764461300000, ZmoduOutboxCommandStamp1764470000000];
+/** The outbox's table, in order. `zmoduMigrations()` includes them once @zmodu/outbox is loaded. */
+export const ZMODU_OUTBOX_MIGRATIONS = registerMigrations('@zmodu/outbox', [
+  ZmoduOutbox1764461300000,
+  ZmoduOutboxCommandStamp1764470000000,
+]);

@@ -2,20 +2,15 @@ import { Module } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { CommandSkill } from './command.skill';
-import { OutboxDataSourceMissingException } from './exceptions/outbox-data-source-missing.exception';
+import { resolveStoreChoice } from '@zmodu/core';
 import { OutboxRelay } from './outbox-relay';
 import { RelayLifecycle } from './outbox-relay.lifecycle';
 import { OUTBOX_OPTIONS, OUTBOX_STORE } from './outbox.constants';
 import { ConfigurableOutboxModule, OUTBOX_MODULE_OPTIONS } from './outbox.module-definition';
-import { OutboxModuleOptions, resolveOutboxOptions, ResolvedOutboxOptions } from './outbox.options';
+import { OUTBOX_STORE_CHOICE, OutboxModuleOptions, resolveOutboxOptions, ResolvedOutboxOptions } from './outbox.options';
 import { OutboxService } from './outbox.service';
 import { OutboxStore } from './outbox.store';
 import { TypeOrmOutboxStore } from './typeorm-outbox.store';
-
-function requireDataSource(ds?: DataSource): DataSource {
-  if (!ds) throw new OutboxDataSourceMissingException();
-  return ds;
-}
 
 /**
  * The transactional outbox: command.execute (when commands are given), OutboxService, and an
@@ -30,7 +25,13 @@ function requireDataSource(ds?: DataSource): DataSource {
     {
       provide: OUTBOX_STORE,
       inject: [OUTBOX_OPTIONS, { token: getDataSourceToken(), optional: true }],
-      useFactory: (o: ResolvedOutboxOptions, ds?: DataSource): OutboxStore => o.store ?? new TypeOrmOutboxStore(requireDataSource(ds)),
+      useFactory: (o: ResolvedOutboxOptions, ds?: DataSource): OutboxStore =>
+        resolveStoreChoice<OutboxStore, DataSource>({
+          ...OUTBOX_STORE_CHOICE,
+          choice: o.store,
+          dataSource: ds,
+          typeorm: (dataSource) => new TypeOrmOutboxStore(dataSource),
+        }),
     },
     {
       provide: OutboxService,

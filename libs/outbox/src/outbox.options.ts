@@ -1,4 +1,5 @@
-import { ownOptions } from '@zmodu/core';
+import { checkStoreChoice, ownOptions } from '@zmodu/core';
+import { InvalidOutboxOptionsException } from './exceptions/invalid-outbox-options.exception';
 import { RelayOptions } from './outbox-relay';
 import { OutboxStore } from './outbox.store';
 import { CommandDefinition, OutboxHandler } from './outbox.types';
@@ -24,8 +25,11 @@ export class OutboxModuleOptions {
   maxAttempts?: number = DEFAULT_MAX_ATTEMPTS;
   /** Permission command.execute requires. Default 'command:execute'. */
   commandPermission?: string = 'command:execute';
-  /** Where events live. Default a TypeOrmOutboxStore on the app's TypeORM DataSource; yours must pass outboxStoreContract. */
-  store?: OutboxStore;
+  /**
+   * Where events live: 'typeorm' (default: a TypeOrmOutboxStore on the app's DataSource) or an OutboxStore of yours (it
+   * must pass outboxStoreContract). No 'memory': an event commits in the transaction of the write that caused it.
+   */
+  store?: 'typeorm' | OutboxStore = 'typeorm';
   /**
    * How long a command.execute waits for another call holding the same key (each waiter holds a
    * database connection) before answering the retryable `command_in_progress`. Default 5000 ms.
@@ -34,10 +38,35 @@ export class OutboxModuleOptions {
 }
 
 /** The options after the defaults are merged: what the module's providers inject (through OUTBOX_OPTIONS). */
-export type ResolvedOutboxOptions = OutboxModuleOptions & Required<Omit<OutboxModuleOptions, 'store'>>;
+export type ResolvedOutboxOptions = Required<OutboxModuleOptions>;
+
+/** What OutboxModule tells the store resolver of @zmodu/core about its `store`. */
+export const OUTBOX_STORE_CHOICE = {
+  option: 'OutboxModule.forRoot({ store })',
+  keeps: 'the outbox events',
+  methods: [
+    'transaction',
+    'enqueue',
+    'lockKey',
+    'findByKey',
+    'get',
+    'list',
+    'retryDead',
+    'claim',
+    'renew',
+    'settleDelivered',
+    'settleFailed',
+    'reapExpired',
+  ],
+  noMemory:
+    "an event commits in the database transaction of the write that caused it; use 'typeorm' (the embedded database of @zmodu/db needs no server) or an OutboxStore of your own",
+  invalid: (problem: string) => new InvalidOutboxOptionsException(`OutboxModule.forRoot({ store }): ${problem}`),
+} as const;
 
 /** Merge the given options over the defaults, once; a field given as `undefined` keeps its default. */
 export function resolveOutboxOptions(raw: Partial<OutboxModuleOptions> | undefined): ResolvedOutboxOptions {
   const given = ownOptions(raw);
-  return Object.assign(new OutboxModuleOptions(), given) as ResolvedOutboxOptions;
+  const options = Object.assign(new OutboxModuleOptions(), given) as ResolvedOutboxOptions;
+  checkStoreChoice({ ...OUTBOX_STORE_CHOICE, choice: options.store });
+  return options;
 }

@@ -9,7 +9,7 @@ export type { Approver, EditPreview, ProposalPage } from './proposal-pipeline';
 export type { DecisionInput, DecisionRecord, PipelineOutcome, ProposalRecord, ProposalStatus } from './proposal.types';
 export type { RiskReviewer, RiskRules, RiskVerdict } from './risk-review';
 export type { ProposalStore } from './proposal.store';
-export { ZMODU_PIPELINE_ENTITIES, ZMODU_PIPELINE_MIGRATIONS } from './pipeline.entities';
+export { ZMODU_PIPELINE_MIGRATIONS } from './pipeline.migrations';
 export { ApprovalForbiddenException } from './exceptions/approval-forbidden.exception';
 export { InvalidProposalException } from './exceptions/invalid-proposal.exception';
 export { ProposalConflictException } from './exceptions/proposal-conflict.exception';

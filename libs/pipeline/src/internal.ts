@@ -3,5 +3,4 @@
 export { AmountSourceMissingException } from './exceptions/amount-source-missing.exception';
 export { InvalidPipelineOptionsException } from './exceptions/invalid-pipeline-options.exception';
 export { PipelineCannotStartException } from './exceptions/pipeline-cannot-start.exception';
-export { PipelineDataSourceMissingException } from './exceptions/pipeline-data-source-missing.exception';
 export { PROPOSAL_STORE } from './pipeline.constants';

@@ -11,9 +11,6 @@ export const AMOUNT_NOT_A_FUNCTION_MESSAGE = (action: string) =>
 
 export const PIPELINE_CANNOT_START_MESSAGE = (problems: readonly string[]) => `PipelineModule cannot start:\n- ${problems.join('\n- ')}`;
 
-export const PIPELINE_DATA_SOURCE_MISSING_MESSAGE = () =>
-  'PipelineModule needs a TypeORM DataSource (with ZMODU_PIPELINE_ENTITIES and ZMODU_PIPELINE_MIGRATIONS), or a store.';
-
 export const NO_DATABASE_TO_READ_MESSAGE = () =>
   'no database to read from: an amount function needs the TypeORM DataSource (PipelineModule was given a store and no DataSource)';
 

@@ -1,16 +1,10 @@
 import { Injectable, Module } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { GuardModule, ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
+import { GuardModule, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
 import { SkillRegistry, SkillsModule } from '@zmodu/skills';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
-import {
-  PipelineModule,
-  PipelineModuleOptions,
-  ProposalPipeline,
-  ZMODU_PIPELINE_ENTITIES,
-  ZMODU_PIPELINE_MIGRATIONS,
-} from '@zmodu/pipeline';
+import { PipelineModule, PipelineModuleOptions, ProposalPipeline, ZMODU_PIPELINE_MIGRATIONS } from '@zmodu/pipeline';
 import { PROPOSAL_STORE } from '@zmodu/pipeline/internal';
 import { FixtureStagedSkills, ORDER_RULES, PipelineEffects1764461200000 } from './__fixtures__/pipeline-app';
 
@@ -33,7 +27,6 @@ describe('PipelineModule.forRootAsync', () => {
       imports: [
         TypeOrmModule.forRoot(
           await db.options({
-            entities: [...ZMODU_GUARD_ENTITIES, ...ZMODU_PIPELINE_ENTITIES],
             migrations: [...ZMODU_GUARD_MIGRATIONS, ...ZMODU_PIPELINE_MIGRATIONS, PipelineEffects1764461200000],
             migrationsRun: true,
           }),

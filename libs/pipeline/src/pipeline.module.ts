@@ -8,7 +8,7 @@ import { ProposalPipeline } from './proposal-pipeline';
 /**
  * ProposalPipeline (global) and, unless `registerSkills: false`, the approval.submit and
  * approval.request skills. `forRoot(options)` or `forRootAsync({ useFactory, inject })`. Needs a
- * TypeORM DataSource with ZMODU_PIPELINE_ENTITIES and ZMODU_PIPELINE_MIGRATIONS (or a `store`),
+ * TypeORM DataSource migrated with zmoduMigrations() (or a `store` of your own),
  * and SkillsModule (AgentModule imports it) for the skills.
  */
 @Module({

@@ -1,4 +1,4 @@
-import { ownOptions } from '@zmodu/core';
+import { checkStoreChoice, ownOptions } from '@zmodu/core';
 import type { GuardPolicy } from '@zmodu/guard';
 import { InvalidPipelineOptionsException } from './exceptions/invalid-pipeline-options.exception';
 import {
@@ -76,8 +76,12 @@ export class PipelineModuleOptions {
   registerSkills?: boolean = true;
   /** The agent name staged executions are audited and metered under. Default 'pipeline'. */
   agent?: string = 'pipeline';
-  /** Where proposals live. Default: PostgreSQL through TypeORM (TypeOrmProposalStore). */
-  store?: ProposalStore;
+  /**
+   * Where proposals live: 'typeorm' (default: a TypeOrmProposalStore on the app's DataSource) or a ProposalStore of
+   * yours (it must pass proposalStoreContract). No 'memory': a staged action's effect and its 'executed' mark commit in
+   * one transaction of the database (for tests, the embedded database of @zmodu/db needs no server).
+   */
+  store?: 'typeorm' | ProposalStore = 'typeorm';
 }
 
 export const DEFAULT_STEPS: readonly ApprovalStep[] = [{ name: 'approver', permission: 'approval:decide' }];
@@ -85,12 +89,35 @@ export const DEFAULT_EXPIRY_MS = 24 * 60 * 60 * 1000;
 /** The staged skill behind approval.request: recording the approval is its whole effect. */
 export const APPROVAL_RECORD_ACTION = 'approval.record';
 
+/** What PipelineModule tells the store resolver of @zmodu/core about its `store`. */
+export const PIPELINE_STORE_CHOICE = {
+  option: 'PipelineModule.forRoot({ store })',
+  keeps: 'the proposals and their decisions',
+  methods: [
+    'transaction',
+    'insert',
+    'lockVelocity',
+    'countRecent',
+    'get',
+    'list',
+    'expire',
+    'decide',
+    'claimApproved',
+    'markExecuted',
+    'markFailed',
+    'approvedIds',
+  ],
+  noMemory:
+    "a staged action's effect and the proposal's 'executed' mark commit in one database transaction; use 'typeorm' (the embedded database of @zmodu/db needs no server) or a ProposalStore of your own",
+  invalid: (problem: string) => new InvalidPipelineOptionsException(`PipelineModule.forRoot({ store }): ${problem}`),
+} as const;
+
 /** The approval options after the defaults are merged. */
 export type ResolvedApprovalOptions = ApprovalOptions & Required<Pick<ApprovalOptions, 'defaultSteps' | 'expiresInMs'>>;
 
 /** The options after the defaults are merged: what the pipeline's parts get (through the internal PIPELINE_OPTIONS). */
-export type ResolvedPipelineOptions = Omit<Required<PipelineModuleOptions>, 'policy' | 'store' | 'approval'> &
-  Pick<PipelineModuleOptions, 'policy' | 'store'> & { readonly approval: ResolvedApprovalOptions };
+export type ResolvedPipelineOptions = Omit<Required<PipelineModuleOptions>, 'policy' | 'approval'> &
+  Pick<PipelineModuleOptions, 'policy'> & { readonly approval: ResolvedApprovalOptions };
 
 /** Merge the given options over the defaults, once (a field given as `undefined` keeps its default); refuse options that cannot work. */
 export function resolvePipelineOptions(raw: Partial<PipelineModuleOptions> | undefined): ResolvedPipelineOptions {
@@ -98,6 +125,7 @@ export function resolvePipelineOptions(raw: Partial<PipelineModuleOptions> | und
   const given = ownOptions(raw);
   const options = Object.assign(new PipelineModuleOptions(), given);
   if (!options.actions || typeof options.actions !== 'object') throw new InvalidPipelineOptionsException(ACTIONS_SHAPE_MESSAGE());
+  checkStoreChoice({ ...PIPELINE_STORE_CHOICE, choice: options.store });
   const approval = options.approval ?? {};
   checkApproval(approval);
   return {

@@ -1,7 +1,7 @@
 import { Injectable, LoggerService } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
 import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
-import { AgentAuditLog, Guard, GuardModule, ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
+import { AgentAuditLog, Guard, GuardModule, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
 import { createSkillContext, Skill, SkillDispatcher, SkillsModule } from '@zmodu/skills';
 import { DataSource } from 'typeorm';
 import { FixtureStagedSkills, ORDER_RULES, PipelineEffects1764461200000, startPipelineApp } from './__fixtures__/pipeline-app';
@@ -15,7 +15,7 @@ import {
 } from '@zmodu/pipeline';
 import { PipelineModule } from './pipeline.module';
 import { PipelineModuleOptions } from './pipeline.options';
-import { ZMODU_PIPELINE_ENTITIES, ZMODU_PIPELINE_MIGRATIONS } from './pipeline.entities';
+import { ZMODU_PIPELINE_MIGRATIONS } from './pipeline.migrations';
 import { ProposalPipeline } from './proposal-pipeline';
 import { DecisionInput, PipelineOutcome } from './proposal.types';
 
@@ -752,7 +752,6 @@ describe('PipelineModule at boot', () => {
         // No retry: a boot this block makes fail must not leave a connection attempt running after it.
         TypeOrmModule.forRoot({
           ...(await db.options({
-            entities: [...ZMODU_GUARD_ENTITIES, ...ZMODU_PIPELINE_ENTITIES],
             migrations: [...ZMODU_GUARD_MIGRATIONS, ...ZMODU_PIPELINE_MIGRATIONS, PipelineEffects1764461200000],
             migrationsRun: true,
           })),

@@ -7,9 +7,9 @@ import { transactionOf } from '@zmodu/skills/internal';
 import { DataSource } from 'typeorm';
 import { InvalidProposalException } from './exceptions/invalid-proposal.exception';
 import { ProposalNotFoundException } from './exceptions/proposal-not-found.exception';
-import { PipelineDataSourceMissingException } from './exceptions/pipeline-data-source-missing.exception';
 import { PIPELINE_OPTIONS } from './pipeline.constants';
-import { ResolvedPipelineOptions } from './pipeline.options';
+import { PIPELINE_STORE_CHOICE, ResolvedPipelineOptions } from './pipeline.options';
+import { resolveStoreChoice } from '@zmodu/core';
 import { Approver, EditPreview, EditPreviewInput, ProposalDecisions } from './proposal-decisions';
 import { ProposalExecution } from './proposal-execution';
 import { ProposalSubmission } from './proposal-submission';
@@ -60,8 +60,12 @@ export class ProposalPipeline implements OnApplicationBootstrap, BeforeApplicati
     /** Told of every verdict (a `proposal_verdict` event), e.g. for metrics. */
     @Optional() private readonly events?: RuntimeEvents,
   ) {
-    if (!this.options.store && !dataSource) throw new PipelineDataSourceMissingException();
-    this.store = this.options.store ?? new TypeOrmProposalStore(dataSource as DataSource);
+    this.store = resolveStoreChoice<ProposalStore, DataSource>({
+      ...PIPELINE_STORE_CHOICE,
+      choice: this.options.store,
+      dataSource,
+      typeorm: (ds) => new TypeOrmProposalStore(ds),
+    });
     this.actions = new StagedActions(this.options, registry, dataSource ? transactionOf(dataSource.manager) : null);
     this.guard = new Guard(this.options.policy ?? { allow: this.actions.names(), allowExecute: true }, { stats: this.guardStats });
     this.execution = new ProposalExecution(this.options, this.store, dispatcher, this.guardStats, (verdict) =>

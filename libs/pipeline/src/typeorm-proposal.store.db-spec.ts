@@ -1,7 +1,7 @@
-import { ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
+import { ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
 import { DataSource } from 'typeorm';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
-import { ZMODU_PIPELINE_ENTITIES, ZMODU_PIPELINE_MIGRATIONS } from './pipeline.entities';
+import { ZMODU_PIPELINE_MIGRATIONS } from './pipeline.migrations';
 import { proposalStoreContract } from './testing';
 import { TypeOrmProposalStore } from './typeorm-proposal.store';
 
@@ -13,7 +13,6 @@ describe('TypeOrmProposalStore (the ProposalStore contract)', () => {
     db = await createTestDatabase();
     ds = new DataSource(
       await db.options({
-        entities: [...ZMODU_GUARD_ENTITIES, ...ZMODU_PIPELINE_ENTITIES],
         migrations: [...ZMODU_GUARD_MIGRATIONS, ...ZMODU_PIPELINE_MIGRATIONS],
         migrationsRun: true,
       }),

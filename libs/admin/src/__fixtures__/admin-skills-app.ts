@@ -2,7 +2,7 @@ import { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { createCache } from 'cache-manager';
-import { GuardModule, ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
+import { GuardModule, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
 import { SkillsModule } from '@zmodu/skills';
 import { TestDatabase } from '@zmodu/db/testing';
 import { AdminModule } from '../admin.module';
@@ -64,7 +64,6 @@ export async function startAdminSkillsApp(db: TestDatabase, over: Partial<AdminS
     imports: [
       TypeOrmModule.forRoot(
         await db.options({
-          entities: ZMODU_GUARD_ENTITIES,
           migrations: [...ZMODU_GUARD_MIGRATIONS, ...ZMODU_ADMIN_MIGRATIONS],
           migrationsRun: true,
         }),

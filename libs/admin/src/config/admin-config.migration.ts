@@ -1,5 +1,5 @@
 import { MigrationInterface, QueryRunner } from 'typeorm';
-import { AdminConfigEntity } from './admin-config.entity';
+import { registerMigrations } from '@zmodu/core';
 
 /** The tenants' config values: one row per (tenant, key), a JSON value and its version. */
 export class ZmoduAdminConfig1764590000000 implements MigrationInterface {
@@ -22,7 +22,5 @@ export class ZmoduAdminConfig1764590000000 implements MigrationInterface {
   }
 }
 
-/** Add these to your TypeORM DataSource `entities` (for the admin config store). */
-export const ZMODU_ADMIN_ENTITIES = [AdminConfigEntity];
-/** Add these to your TypeORM DataSource `migrations` (AdminSkillsModule's config store). */
-export const ZMODU_ADMIN_MIGRATIONS = [ZmoduAdminConfig1764590000000];
+/** AdminSkillsModule's config table. `zmoduMigrations()` includes it once @zmodu/admin is loaded. */
+export const ZMODU_ADMIN_MIGRATIONS = registerMigrations('@zmodu/admin', [ZmoduAdminConfig1764590000000]);

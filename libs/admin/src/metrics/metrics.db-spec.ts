@@ -4,17 +4,11 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AgentModule, AgentRegistry, ScriptedModelProvider } from '@zmodu/agent';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
-import { AgentAuditLog, TokenQuota, TokenQuotaStore, ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
+import { AgentAuditLog, TokenQuota, TokenQuotaStore, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
 import { TOKEN_QUOTA_STORE } from '@zmodu/guard/internal';
 import { OutboxModule, OutboxService, ZMODU_OUTBOX_MIGRATIONS } from '@zmodu/outbox';
 import { OutboxRelay } from '@zmodu/outbox/internal';
-import {
-  PipelineModule,
-  PipelineModuleOptions,
-  ProposalPipeline,
-  ZMODU_PIPELINE_ENTITIES,
-  ZMODU_PIPELINE_MIGRATIONS,
-} from '@zmodu/pipeline';
+import { PipelineModule, PipelineModuleOptions, ProposalPipeline, ZMODU_PIPELINE_MIGRATIONS } from '@zmodu/pipeline';
 import { Skill, SkillInvocation } from '@zmodu/skills';
 import request from 'supertest';
 import { parsePrometheusText, PromSample, sampleValue } from '../__fixtures__/prometheus-text';
@@ -94,7 +88,6 @@ describe('MetricsModule: the metrics of a scripted run, proposals and the outbox
       imports: [
         TypeOrmModule.forRoot(
           await db.options({
-            entities: [...ZMODU_GUARD_ENTITIES, ...ZMODU_PIPELINE_ENTITIES],
             migrations: [...ZMODU_GUARD_MIGRATIONS, ...ZMODU_PIPELINE_MIGRATIONS, ...ZMODU_OUTBOX_MIGRATIONS],
             migrationsRun: true,
           }),

@@ -1,9 +1,6 @@
 export const INVALID_ADMIN_SKILLS_OPTIONS_MESSAGE = (field: string, problem: string) =>
   `Invalid AdminSkillsModule options: ${field}: ${problem}.`;
 
-export const ADMIN_DATA_SOURCE_MISSING_MESSAGE =
-  "AdminSkillsModule's config store needs the app's TypeORM DataSource: import TypeOrmModule.forRoot(...) with ZMODU_ADMIN_MIGRATIONS, or give AdminSkillsModule.forRoot({ store }) an AdminConfigStore.";
-
 export const CONFIG_VERSION_CONFLICT_MESSAGE = (key: string, expected: number, current: number) =>
   `Config key '${key}' is at version ${current}, not ${expected}: somebody changed it since it was read. Nothing was written; read it again and decide on the current value.`;
 

@@ -5,7 +5,7 @@ import { AdminConfig } from '../config/admin-config.service';
 import { InMemoryAdminConfigStore } from '../config/in-memory-admin-config.store';
 import { ADMIN_CONFIG_STORE } from './admin-skills.constants';
 import { AdminSkillsModule } from './admin-skills.module';
-import { AdminDataSourceMissingException } from './exceptions/admin-data-source-missing.exception';
+import { DataSourceMissingException } from '@zmodu/core';
 import { InvalidAdminSkillsOptionsException } from './exceptions/invalid-admin-skills-options.exception';
 
 const base = [GuardModule.forRoot({ auditStore: 'memory', quotaStore: 'memory' }), SkillsModule.forRoot()];
@@ -35,9 +35,9 @@ describe('AdminSkillsModule', () => {
     await expect(
       Test.createTestingModule({ imports: [...base, AdminSkillsModule.forRoot({ caches: { sessions: {} as never } })] }).compile(),
     ).rejects.toThrow(InvalidAdminSkillsOptionsException);
-    await expect(Test.createTestingModule({ imports: [...base, AdminSkillsModule.forRoot({ config: KEYS })] }).compile()).rejects.toThrow(
-      AdminDataSourceMissingException,
-    );
+    const noDataSource = Test.createTestingModule({ imports: [...base, AdminSkillsModule.forRoot({ config: KEYS })] }).compile();
+    await expect(noDataSource).rejects.toThrow(DataSourceMissingException);
+    await expect(noDataSource).rejects.toThrow(/AdminSkillsModule\.forRoot\(\{ store \}\) is 'typeorm'.*the tenants' config values/);
     // No key declared: nothing to store, so no DataSource is needed.
     const app = await Test.createTestingModule({ imports: [...base, AdminSkillsModule.forRoot()] }).compile();
     expect(app.get(AdminConfig).keys()).toEqual([]);

@@ -3,7 +3,6 @@ import { getDataSourceToken } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { AdminConfig } from '../config/admin-config.service';
 import type { AdminConfigStore } from '../config/admin-config.store';
-import { InMemoryAdminConfigStore } from '../config/in-memory-admin-config.store';
 import { TypeOrmAdminConfigStore } from '../config/typeorm-admin-config.store';
 import { AdminAuditSkills } from './admin-audit.skills';
 import { AdminCacheSkills } from './admin-cache.skills';
@@ -15,8 +14,13 @@ import {
   AdminSkillsModuleForRootOptions,
   ConfigurableAdminSkillsModule,
 } from './admin-skills.module-definition';
-import { AdminSkillsModuleOptions, resolveAdminSkillsOptions, ResolvedAdminSkillsOptions } from './admin-skills.options';
-import { AdminDataSourceMissingException } from './exceptions/admin-data-source-missing.exception';
+import {
+  ADMIN_CONFIG_STORE_CHOICE,
+  AdminSkillsModuleOptions,
+  resolveAdminSkillsOptions,
+  ResolvedAdminSkillsOptions,
+} from './admin-skills.options';
+import { resolveStoreChoice } from '@zmodu/core';
 
 /**
  * The admin skills, registered in the one SkillRegistry so that every call goes through SkillDispatcher.dispatch
@@ -35,15 +39,14 @@ import { AdminDataSourceMissingException } from './exceptions/admin-data-source-
     {
       provide: ADMIN_CONFIG_STORE,
       inject: [ADMIN_SKILLS_OPTIONS, { token: getDataSourceToken(), optional: true }],
-      useFactory: (o: ResolvedAdminSkillsOptions, ds?: DataSource): AdminConfigStore => {
-        if (o.store !== 'typeorm') return o.store;
-        // No key declared: nothing can be read or written, so no table is needed either.
-        if (!ds) {
-          if (o.configKeys.size === 0) return new InMemoryAdminConfigStore();
-          throw new AdminDataSourceMissingException();
-        }
-        return new TypeOrmAdminConfigStore(ds);
-      },
+      useFactory: (o: ResolvedAdminSkillsOptions, ds?: DataSource): AdminConfigStore =>
+        resolveStoreChoice<AdminConfigStore, DataSource>({
+          ...ADMIN_CONFIG_STORE_CHOICE,
+          // No key declared: nothing can be read or written, so no table is needed either.
+          choice: o.store === 'typeorm' && !ds && o.configKeys.size === 0 ? 'memory' : o.store,
+          dataSource: ds,
+          typeorm: (dataSource) => new TypeOrmAdminConfigStore(dataSource),
+        }),
     },
     AdminConfig,
     AdminCacheSkills,

@@ -110,8 +110,13 @@ describe('resolveAdminSkillsOptions', () => {
     expect(resolveAdminSkillsOptions({ audit: { allTenantsPermission: 'platform:audit' } }).audit).toEqual({
       allTenantsPermission: 'platform:audit',
     });
-    fails({ store: 'postgres' }, 'store', /AdminConfigStore/);
-    fails({ store: { get: () => 1 } }, 'store', /AdminConfigStore/);
+    fails(
+      { store: 'postgres' },
+      'store',
+      /expected 'typeorm', 'memory' or a store of your own \(an object with get, list, set\), got "postgres"/,
+    );
+    fails({ store: { get: () => 1 } }, 'store', /an object with get, list, set/);
+    expect(resolveAdminSkillsOptions({ store: 'memory' }).store).toBe('memory');
     fails({ onUserManage: 'http://x' }, 'onUserManage', /function/);
     fails({ onTenantProvision: {} }, 'onTenantProvision', /function/);
     fails({ audit: { allTenantsPermission: ' ' } }, 'audit.allTenantsPermission', /permission code/);

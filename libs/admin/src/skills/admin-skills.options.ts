@@ -1,4 +1,6 @@
-import { ownOptions } from '@zmodu/core';
+import { checkStoreChoice, ownOptions } from '@zmodu/core';
+import type { StoreChoice } from '@zmodu/core';
+import { InMemoryAdminConfigStore } from '../config/in-memory-admin-config.store';
 import { permissionCodeProblem, resolveSkillPermissions } from '@zmodu/skills/internal';
 import { SkillPermissions } from '@zmodu/skills';
 import type { AdminConfigStore } from '../config/admin-config.store';
@@ -60,8 +62,11 @@ export class AdminSkillsModuleOptions {
   caches?: Readonly<Record<string, AdminCache | AdminCacheSpec>> = {};
   /** The config keys admin.config.get / admin.config.set know, with their type and whether they may change. Default none. */
   config?: AdminConfigOptions = { keys: {} };
-  /** 'typeorm' (default): a TypeOrmAdminConfigStore on the app's DataSource (ZMODU_ADMIN_MIGRATIONS); or your AdminConfigStore. */
-  store?: 'typeorm' | AdminConfigStore = 'typeorm';
+  /**
+   * 'typeorm' (default): a TypeOrmAdminConfigStore on the app's DataSource (created by `zmoduMigrations()`); 'memory': an
+   * InMemoryAdminConfigStore (lost at restart); or your AdminConfigStore (it must pass adminConfigStoreContract).
+   */
+  store?: StoreChoice<AdminConfigStore> = 'typeorm';
   /** Register admin.audit.export (needs GuardModule's audit store). Default true. */
   audit?: boolean | AdminAuditExportOptions = true;
   /** The application's user management behind admin.user.manage. Without it, the skill refuses every call. */
@@ -72,11 +77,20 @@ export class AdminSkillsModuleOptions {
   permissions?: AdminSkillPermissions = {};
 }
 
+/** What AdminSkillsModule tells the store resolver of @zmodu/core about its config `store`. */
+export const ADMIN_CONFIG_STORE_CHOICE = {
+  option: 'AdminSkillsModule.forRoot({ store })',
+  keeps: "the tenants' config values",
+  methods: ['get', 'list', 'set'],
+  memory: () => new InMemoryAdminConfigStore(),
+  invalid: (problem: string) => new InvalidAdminSkillsOptionsException('store', problem),
+} as const;
+
 /** The options after the defaults are merged and checked. */
 export interface ResolvedAdminSkillsOptions {
   readonly caches: ReadonlyMap<string, ResolvedAdminCache>;
   readonly configKeys: ReadonlyMap<string, DeclaredConfigKey>;
-  readonly store: 'typeorm' | AdminConfigStore;
+  readonly store: StoreChoice<AdminConfigStore>;
   readonly audit: false | { readonly allTenantsPermission?: string };
   readonly onUserManage?: AdminDelegatedCallback;
   readonly onTenantProvision?: AdminDelegatedCallback;
@@ -94,15 +108,14 @@ export function resolveAdminSkillsOptions(raw: Partial<AdminSkillsModuleOptions>
   if (raw !== undefined && raw !== null && !isPlainObject(raw)) fail('options', 'must be an object');
   const o = Object.assign(new AdminSkillsModuleOptions(), ownOptions(raw ?? {}));
   const store = o.store as unknown;
-  if (store !== 'typeorm' && !(isPlainObject(store) && ['get', 'list', 'set'].every((m) => typeof store[m] === 'function')))
-    fail('store', "must be 'typeorm' or an AdminConfigStore (get, list, set)");
+  checkStoreChoice({ ...ADMIN_CONFIG_STORE_CHOICE, choice: store });
   for (const key of ['onUserManage', 'onTenantProvision'] as const)
     if (o[key] !== undefined && typeof o[key] !== 'function') fail(key, 'must be a function (request) => result');
   const permissions = resolveSkillPermissions(o.permissions, ADMIN_SKILL_PERMISSION_KEYS, 'permissions', fail);
   return Object.freeze({
     caches: resolveCaches(o.caches),
     configKeys: resolveConfigKeys(o.config, fail),
-    store: store as 'typeorm' | AdminConfigStore,
+    store: store as StoreChoice<AdminConfigStore>,
     audit: resolveAudit(o.audit),
     onUserManage: o.onUserManage,
     onTenantProvision: o.onTenantProvision,

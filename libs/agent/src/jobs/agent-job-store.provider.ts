@@ -1,13 +1,11 @@
 import { Provider } from '@nestjs/common';
 import { getDataSourceToken } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
-import { JOBS_MISSING_DATA_SOURCE_MESSAGE } from '../agent.messages';
-import { InvalidJobsOptionsException } from '../exceptions/invalid-jobs-options.exception';
+import { resolveStoreChoice } from '@zmodu/core';
 import { AgentJobStore } from './agent-job.ports';
 import { AGENT_JOBS_MODULE_OPTIONS } from './agent-jobs.module-definition';
 import { AgentJobsOptions } from './agent-jobs.options';
-import { InMemoryAgentJobStore } from './in-memory-agent-job.store';
-import { resolveJobsOptions } from './resolve-jobs-options';
+import { JOB_STORE_CHOICE, resolveJobsOptions } from './resolve-jobs-options';
 import { TypeOrmAgentJobStore } from './typeorm-agent-job.store';
 
 /** The AgentJobStore of the scheduled jobs (AgentJobsModule). */
@@ -19,9 +17,11 @@ export const agentJobStoreProvider: Provider = {
   inject: [AGENT_JOBS_MODULE_OPTIONS, { token: getDataSourceToken(), optional: true }],
   useFactory: (raw: AgentJobsOptions, dataSource?: DataSource): AgentJobStore => {
     const options = resolveJobsOptions(raw);
-    if (options.store === 'memory') return new InMemoryAgentJobStore();
-    if (options.store !== 'typeorm') return options.store;
-    if (!dataSource) throw new InvalidJobsOptionsException('jobs.store', JOBS_MISSING_DATA_SOURCE_MESSAGE);
-    return new TypeOrmAgentJobStore(dataSource);
+    return resolveStoreChoice<AgentJobStore, DataSource>({
+      ...JOB_STORE_CHOICE,
+      choice: options.store,
+      dataSource,
+      typeorm: (ds) => new TypeOrmAgentJobStore(ds),
+    });
   },
 };

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
-import { Guard } from '@zmodu/guard';
+import { DataSourceMissingException, Guard } from '@zmodu/guard';
 import { createSkillContext, SkillDispatcher, SkillRegistry } from '@zmodu/skills';
 import { AgentModule } from '../agent.module';
 import { AgentJobsModule } from './agent-jobs.module';
@@ -221,7 +221,6 @@ describe('AgentJobsModule.forRoot(jobs)', () => {
         /'jobs\.schedulableTasks'.*twice/,
       ],
       [{ worker: { runStore: 'memory' }, jobs: { store: 'memory', schedulableTasks: 'digest' as never } }, /'jobs\.schedulableTasks'/],
-      [{ worker: { runStore: 'memory' }, jobs: {} }, /'jobs\.store'.*TypeOrmModule/],
       [
         { worker: { runStore: 'memory' }, jobs: { store: 'memory', permissions: { schedule_job: '' } } },
         /'jobs\.permissions\.schedule_job': expected a permission code/,
@@ -256,6 +255,10 @@ describe('AgentJobsModule.forRoot(jobs)', () => {
       expect(err).toBeInstanceOf(InvalidJobsOptionsException);
       expect((err as Error).message).toMatch(message);
     }
+    // The default store and no DataSource: the one error of every module with a store, naming the option.
+    const err = await compile({ worker: { runStore: 'memory' }, jobs: {} }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DataSourceMissingException);
+    expect((err as Error).message).toMatch(/AgentJobsModule\.forRoot\(\{ store \}\) is 'typeorm'.*TypeOrmModule\.forRoot.*'memory'/);
   });
 
   it('fails boot when two providers declare @AgentJob with one name', async () => {

@@ -1,3 +1,4 @@
+import type { StoreChoice } from '@zmodu/core';
 import type { AgentJobStore } from './agent-job.ports';
 import { DEFAULT_JOB_SYNC_MS } from './agent-job-scheduler';
 import { DEFAULT_MAX_JOB_LIFETIME_MS } from './agent-job-skills';
@@ -6,7 +7,7 @@ import type { AgentJobSkillPermissions, SchedulableTask } from './agent-job-skil
 /** `AgentJobsModule.forRoot(options)`: scheduled agent jobs (needs AgentWorkerModule). Every field has a default. */
 export class AgentJobsOptions {
   /** Where jobs and their tick claims are stored: the app's TypeORM DataSource (default), this process's memory, or yours. */
-  store?: 'typeorm' | 'memory' | AgentJobStore = 'typeorm';
+  store?: StoreChoice<AgentJobStore> = 'typeorm';
   /** How often the store is read again, to pick up jobs created or cancelled on another instance (ms). */
   syncMs?: number = DEFAULT_JOB_SYNC_MS;
   /** The goals the `schedule_job` skill may schedule, by name; the model never writes a goal. */
@@ -28,7 +29,7 @@ export class AgentJobsOptions {
 
 /** The options with every default applied and every field checked. */
 export interface ResolvedAgentJobsOptions {
-  readonly store: 'typeorm' | 'memory' | AgentJobStore;
+  readonly store: StoreChoice<AgentJobStore>;
   readonly syncMs: number;
   readonly schedulableTasks: readonly SchedulableTask[];
   readonly maxJobsPerTenant: number;

@@ -1,7 +1,8 @@
-import { ownOptions } from '@zmodu/core';
+import { checkStoreChoice, ownOptions } from '@zmodu/core';
 import { resolveSkillPermissions } from '@zmodu/skills/internal';
 import { InvalidJobsOptionsException } from '../exceptions/invalid-jobs-options.exception';
 import { AgentJobStore } from './agent-job.ports';
+import { InMemoryAgentJobStore } from './in-memory-agent-job.store';
 import { AGENT_JOB_SKILL_NAMES, AgentJobSkills } from './agent-job-skills';
 import { AgentJobsOptions, ResolvedAgentJobsOptions } from './agent-jobs.options';
 
@@ -19,6 +20,15 @@ const STORE_METHODS: readonly (keyof AgentJobStore)[] = [
   'setTickRun',
   'reclaimUnposted',
 ];
+/** What AgentJobsModule tells the store resolver of @zmodu/core about its `store` (the provider adds the stores). */
+export const JOB_STORE_CHOICE = {
+  option: 'AgentJobsModule.forRoot({ store })',
+  keeps: 'the scheduled jobs and their claimed ticks',
+  invalid: (problem: string) => new InvalidJobsOptionsException('jobs.store', problem),
+  memory: () => new InMemoryAgentJobStore(),
+  methods: STORE_METHODS,
+};
+
 /** The sync reads every active job: not more often than once a second, at least once a day. */
 const MIN_SYNC_MS = 1000;
 const MAX_SYNC_MS = 86_400_000;
@@ -30,10 +40,7 @@ export function resolveJobsOptions(raw: AgentJobsOptions | undefined | null): Re
     throw new InvalidJobsOptionsException('jobs', "expected an object such as { store: 'typeorm', schedulableTasks: [...] }");
   const merged = Object.assign(new AgentJobsOptions(), ownOptions(jobs as AgentJobsOptions)) as Record<string, unknown>;
   const store = merged.store;
-  const isStore =
-    store !== null && typeof store === 'object' && STORE_METHODS.every((m) => typeof (store as Record<string, unknown>)[m] === 'function');
-  if (store !== 'typeorm' && store !== 'memory' && !isStore)
-    throw new InvalidJobsOptionsException('jobs.store', `expected 'typeorm', 'memory' or an AgentJobStore (${STORE_METHODS.join(', ')})`);
+  checkStoreChoice({ ...JOB_STORE_CHOICE, choice: store });
   const syncMs = merged.syncMs;
   if (typeof syncMs !== 'number' || !Number.isInteger(syncMs) || syncMs < MIN_SYNC_MS || syncMs > MAX_SYNC_MS)
     throw new InvalidJobsOptionsException(

@@ -1,3 +1,4 @@
+import { registerMigrations } from '@zmodu/core';
 import { MigrationInterface, QueryRunner } from 'typeorm';
 import { ZMODU_AGENT_JOB_MIGRATIONS } from '../jobs/agent-job.migration';
 
@@ -72,5 +73,9 @@ export class ZmoduAgentRunsFence1764612700000 implements MigrationInterface {
   }
 }
 
-/** Every migration of @zmodu/agent: the AgentWorker's runs and the scheduled jobs. */
-export const ZMODU_AGENT_MIGRATIONS = [ZmoduAgentRuns1764560000000, ZmoduAgentRunsFence1764612700000, ...ZMODU_AGENT_JOB_MIGRATIONS];
+/** Every migration of @zmodu/agent (the AgentWorker's runs and the scheduled jobs), in order. `zmoduMigrations()` includes them once @zmodu/agent is loaded. */
+export const ZMODU_AGENT_MIGRATIONS = registerMigrations('@zmodu/agent', [
+  ZmoduAgentRuns1764560000000,
+  ZmoduAgentRunsFence1764612700000,
+  ...ZMODU_AGENT_JOB_MIGRATIONS,
+]);

@@ -1,3 +1,4 @@
+import type { StoreChoice } from '@zmodu/core';
 import type { AgentQueueOptions } from './agent-queue.options';
 import type { AgentRunRecord, AgentRunStore } from './worker.ports';
 
@@ -29,7 +30,7 @@ export class AgentWorkerOptions {
   /** Longest goal accepted, in characters. */
   maxGoalLength?: number = 8000;
   /** Where runs are stored: the app's TypeORM DataSource (default), this process's memory, or your store. */
-  runStore?: 'typeorm' | 'memory' | AgentRunStore = 'typeorm';
+  runStore?: StoreChoice<AgentRunStore> = 'typeorm';
   /** Called with each finished run; errors are caught, logged and counted in `stats().handlerErrors`. */
   onResult?: AgentResultListener;
   /**

@@ -1,4 +1,5 @@
 import { Test, TestingModule } from '@nestjs/testing';
+import { DataSourceMissingException } from '@zmodu/guard';
 import { AgentModule } from '../agent.module';
 import { InvalidAgentSpecException } from '../exceptions/invalid-agent-spec.exception';
 import { InvalidGoalException } from '../exceptions/invalid-goal.exception';
@@ -470,6 +471,8 @@ describe('AgentWorker (in-process, memory run store)', () => {
   });
 
   it("fails the boot with 'typeorm' and no DataSource, saying what to do", async () => {
-    await expect(compileWorkerApp([spec(new GatedModel())], {})).rejects.toThrow(/TypeOrmModule.forRoot.*ZMODU_AGENT_MIGRATIONS/);
+    const booting = compileWorkerApp([spec(new GatedModel())], {});
+    await expect(booting).rejects.toThrow(DataSourceMissingException);
+    await expect(booting).rejects.toThrow(/AgentWorkerModule\.forRoot\(\{ runStore \}\).*TypeOrmModule\.forRoot.*zmoduMigrations\(\)/);
   });
 });

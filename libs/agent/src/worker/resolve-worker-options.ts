@@ -1,6 +1,7 @@
-import { ownOptions } from '@zmodu/core';
+import { checkStoreChoice, ownOptions } from '@zmodu/core';
 import { InvalidWorkerOptionsException } from '../exceptions/invalid-worker-options.exception';
 import { AgentWorkerOptions, ResolvedAgentWorkerOptions } from './agent-worker.options';
+import { InMemoryAgentRunStore } from './in-memory-agent-run.store';
 import { AgentRunStore, MAX_RUN_ATTEMPTS } from './worker.ports';
 
 const STORE_METHODS: readonly (keyof AgentRunStore)[] = [
@@ -13,6 +14,15 @@ const STORE_METHODS: readonly (keyof AgentRunStore)[] = [
   'recoverable',
   'mailbox',
 ];
+
+/** What AgentWorkerModule tells the store resolver of @zmodu/core about its `runStore` (the provider adds the stores). */
+export const RUN_STORE_CHOICE = {
+  option: 'AgentWorkerModule.forRoot({ runStore })',
+  keeps: 'the runs and their leases',
+  methods: STORE_METHODS,
+  memory: () => new InMemoryAgentRunStore(),
+  invalid: (problem: string) => new InvalidWorkerOptionsException('worker.runStore', problem),
+};
 
 function int(options: Record<string, unknown>, field: string, min: number, max: number): number {
   const value = options[field];
@@ -32,15 +42,7 @@ export function resolveWorkerOptions(raw: AgentWorkerOptions | undefined | null)
   const mailboxSize = int(merged, 'mailboxSize', 1, 1_000_000);
   if (merged.mailboxPerTenant === undefined) merged.mailboxPerTenant = Math.ceil(mailboxSize / 4);
   const runStore = merged.runStore;
-  const isStore =
-    runStore !== null &&
-    typeof runStore === 'object' &&
-    STORE_METHODS.every((m) => typeof (runStore as Record<string, unknown>)[m] === 'function');
-  if (runStore !== 'typeorm' && runStore !== 'memory' && !isStore)
-    throw new InvalidWorkerOptionsException(
-      'worker.runStore',
-      `expected 'typeorm', 'memory' or an AgentRunStore (${STORE_METHODS.join(', ')})`,
-    );
+  checkStoreChoice({ ...RUN_STORE_CHOICE, choice: runStore });
   if (merged.onResult !== undefined && typeof merged.onResult !== 'function')
     throw new InvalidWorkerOptionsException('worker.onResult', 'expected a function (result) => void');
   return {

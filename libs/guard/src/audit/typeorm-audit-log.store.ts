@@ -21,7 +21,6 @@ import {
   clampAuditLimit,
   cleanText,
 } from './audit-entry';
-import { AuditLogEntity } from './audit-log.entity';
 import { AuditLogStore, AuditTransaction } from './audit-log.store';
 import { isRowRefused } from '@zmodu/core';
 
@@ -31,11 +30,45 @@ const INSERT_ROWS = 1000;
 /** Rows read per query while verifying a chain. */
 const CHAIN_PAGE = 1000;
 
+/** A row of `zmodu_audit_log` as this store reads it (the table is the guard migrations'; no TypeORM entity maps it). */
+interface AuditLogRow {
+  id: string;
+  runId: string;
+  agent: string | null;
+  tenantId: string | null;
+  userId: string | null;
+  skill: string;
+  action: string;
+  decision: string;
+  cause: string | null;
+  outcome: string;
+  durationMs: number;
+  tokens: number;
+  at: Date;
+  proposalId: string | null;
+  /** jsonb: an array, or its text on a driver that does not parse jsonb. */
+  approvers: string[] | string | null;
+  /** The call's arguments as audit text (canonical JSON, redacted; see auditPayloadText); null when none were kept. */
+  args: string | null;
+  /** The call's value or error body as audit text, like `args`. */
+  result: string | null;
+  /** Position in the tenant's hash chain (1, 2, ...); null for rows written before the chain (migration 1764520000000). */
+  seq: string | null;
+  /** The hash of the previous entry of the tenant's chain (64 zeros for the first). */
+  prevHash: string | null;
+  /** SHA-256 (hex) of the canonical JSON of this entry's fields, seq and prev_hash (see audit-chain.ts). */
+  hash: string | null;
+}
+
+/** The columns read back as AuditLogRow fields (`a` is zmodu_audit_log). */
+const ROW_COLUMNS = `a.id::text AS id, run_id AS "runId", agent, tenant_id AS "tenantId", user_id AS "userId", skill, action, decision,
+  cause, outcome, duration_ms AS "durationMs", tokens, at, proposal_id AS "proposalId", approvers, args, result`;
+
 /** The columns of one entry, without its place in the chain. Internal (also the bench's unchained baseline). */
 export function auditLogRow(
   e: AuditEntry,
   payload: AuditPayloadTexts = auditPayloadTexts(e),
-): Omit<AuditLogEntity, 'id' | 'seq' | 'prevHash' | 'hash'> {
+): Omit<AuditLogRow, 'id' | 'seq' | 'prevHash' | 'hash'> & { approvers: string[] | null } {
   return {
     runId: e.runId,
     agent: e.agent,
@@ -166,7 +199,7 @@ function isChainConflict(err: unknown): boolean {
   return /zmodu_audit_log_chain(_untenanted)?_idx/.test(name);
 }
 
-function toRecord(r: AuditLogEntity): AuditRecord {
+function toRecord(r: AuditLogRow): AuditRecord {
   return {
     id: String(r.id),
     runId: r.runId,
@@ -409,10 +442,8 @@ export class TypeOrmAuditLogStore implements AuditLogStore {
     const n = params.length;
     let after = ['0', '0'];
     for (;;) {
-      const rows: Array<AuditLogEntity & { atText: string }> = await this.dataSource.query(
-        `SELECT a.id::text AS id, a.seq::text AS seq, prev_hash AS "prevHash", hash, run_id AS "runId", agent, tenant_id AS "tenantId",
-           user_id AS "userId", skill, action, decision, cause, outcome, duration_ms AS "durationMs", tokens, at,
-           proposal_id AS "proposalId", approvers, args, result,
+      const rows: Array<AuditLogRow & { atText: string }> = await this.dataSource.query(
+        `SELECT ${ROW_COLUMNS}, a.seq::text AS seq, prev_hash AS "prevHash", hash,
            to_char(at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS "atText"
          FROM zmodu_audit_log a WHERE ${where} AND a.seq IS NOT NULL AND (a.seq, a.id) > ($${n + 1}::bigint, $${n + 2}::bigint)
          ORDER BY a.seq, a.id LIMIT ${CHAIN_PAGE}`,
@@ -457,20 +488,29 @@ export class TypeOrmAuditLogStore implements AuditLogStore {
 
   async query(filter: AuditQuery): Promise<AuditRecord[]> {
     checkAuditQuery(filter);
-    const qb = this.dataSource.getRepository(AuditLogEntity).createQueryBuilder('a');
-    if (filter.runId !== undefined) qb.andWhere('a.run_id = :runId', { runId: filter.runId });
-    if (filter.agent !== undefined) qb.andWhere('a.agent = :agent', { agent: filter.agent });
-    if (filter.tenantId !== undefined) qb.andWhere('a.tenant_id = :tenantId', { tenantId: filter.tenantId });
-    if (filter.userId !== undefined) qb.andWhere('a.user_id = :userId', { userId: filter.userId });
-    if (filter.skill !== undefined) qb.andWhere('a.skill = :skill', { skill: filter.skill });
-    if (filter.proposalId !== undefined) qb.andWhere('a.proposal_id = :proposalId', { proposalId: filter.proposalId });
-    if (filter.decision !== undefined) qb.andWhere('a.decision = :decision', { decision: filter.decision });
-    if (filter.outcome !== undefined) qb.andWhere('a.outcome = :outcome', { outcome: filter.outcome });
-    if (filter.afterId !== undefined) qb.andWhere('a.id > :afterId', { afterId: filter.afterId });
-    if (filter.since !== undefined) qb.andWhere('a.at >= :since', { since: filter.since });
-    if (filter.until !== undefined) qb.andWhere('a.at <= :until', { until: filter.until });
-    qb.orderBy('a.id', 'ASC').limit(clampAuditLimit(filter.limit));
-    const rows = await qb.getMany();
+    const where: string[] = [];
+    const params: unknown[] = [];
+    const add = (column: string, value: unknown, op = '='): void => {
+      params.push(value);
+      where.push(`a.${column} ${op} $${params.length}`);
+    };
+    if (filter.runId !== undefined) add('run_id', filter.runId);
+    if (filter.agent !== undefined) add('agent', filter.agent);
+    if (filter.tenantId !== undefined) add('tenant_id', filter.tenantId);
+    if (filter.userId !== undefined) add('user_id', filter.userId);
+    if (filter.skill !== undefined) add('skill', filter.skill);
+    if (filter.proposalId !== undefined) add('proposal_id', filter.proposalId);
+    if (filter.decision !== undefined) add('decision', filter.decision);
+    if (filter.outcome !== undefined) add('outcome', filter.outcome);
+    if (filter.afterId !== undefined) add('id', filter.afterId, '>');
+    if (filter.since !== undefined) add('at', filter.since, '>=');
+    if (filter.until !== undefined) add('at', filter.until, '<=');
+    params.push(clampAuditLimit(filter.limit));
+    const rows: AuditLogRow[] = await this.dataSource.query(
+      `SELECT ${ROW_COLUMNS}, a.seq::text AS seq, prev_hash AS "prevHash", hash FROM zmodu_audit_log a
+         ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY a.id ASC LIMIT $${params.length}`,
+      params,
+    );
     return rows.map(toRecord);
   }
 

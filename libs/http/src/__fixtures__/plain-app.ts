@@ -3,7 +3,7 @@ import { APP_GUARD } from '@nestjs/core';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { AgentModule, AgentRegistry, AgentWorkerModule, ScriptedModelProvider, ZMODU_AGENT_MIGRATIONS } from '@zmodu/agent';
 import type { AgentSpec } from '@zmodu/agent';
-import { ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
+import { ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
 import { Skill, type SkillInvocation } from '@zmodu/skills';
 import type { DataSourceOptions } from 'typeorm';
 import { Module } from '@nestjs/common';
@@ -86,7 +86,6 @@ export function plainAppModule(dataSource: () => Promise<DataSourceOptions>, { w
       TypeOrmModule.forRootAsync({
         useFactory: async () => ({
           ...(await dataSource()),
-          entities: [...ZMODU_GUARD_ENTITIES],
           migrations: [...ZMODU_GUARD_MIGRATIONS, ...ZMODU_AGENT_MIGRATIONS],
           migrationsRun: true,
         }),

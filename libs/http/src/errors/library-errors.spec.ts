@@ -106,9 +106,10 @@ const CASES: Record<string, Case> = {
   SlotsTakenError: c(new db.SlotsTakenError(4), 429, { retryAfter: '1' }),
   // @zmodu/guard
   InvalidPolicyException: c(new guard.InvalidPolicyException('allow must be an array'), 500),
-  MissingDataSourceException: c(new guard.MissingDataSourceException(), 500),
+  InvalidGuardOptionsException: c(new guard.InvalidGuardOptionsException('Invalid guard options: auditStore: expected ...'), 500),
   InvalidRedactionOptionsException: c(new guard.InvalidRedactionOptionsException('patterns'), 500),
   OptionalPeerUnavailableException: c(new core.OptionalPeerUnavailableException('openai', 'the OpenAI provider', 'openai@^7', true), 500),
+  DataSourceMissingException: c(new core.DataSourceMissingException('MemoryModule.forRoot({ store })', 'the memory notes', true), 500),
   // @zmodu/skills
   DuplicateSkillException: c(new skills.DuplicateSkillException('a.b', 'One', 'Two'), 500),
   UnknownSkillException: c(new skills.UnknownSkillException('a.b'), 404, { fields: { skill: 'a.b' } }),
@@ -129,7 +130,7 @@ const CASES: Record<string, Case> = {
   InvalidChannelException: c(new outbox.InvalidChannelException('url'), 500),
   InvalidOutboxEventException: c(new outbox.InvalidOutboxEventException(), 400),
   InvalidCommandException: c(new outbox.InvalidCommandException('handler'), 500),
-  OutboxDataSourceMissingException: c(new outbox.OutboxDataSourceMissingException(), 500),
+  InvalidOutboxOptionsException: c(new outbox.InvalidOutboxOptionsException('OutboxModule.forRoot({ store }): expected ...'), 500),
   InvalidRelayOptionsException: c(new outbox.InvalidRelayOptionsException('leaseMs'), 500),
   OutboxConflictException: c(new outbox.OutboxConflictException('e1', 'pending'), 409, { fields: { eventId: 'e1', status: 'pending' } }),
   InvalidOutboxQueryException: c(new outbox.InvalidOutboxQueryException('limit', 'limit must be 1 to 100'), 400, {
@@ -146,7 +147,6 @@ const CASES: Record<string, Case> = {
   InvalidMemoryScopeException: c(new memory.InvalidMemoryScopeException('tenantId is missing'), 403),
   InvalidMemoryQueryException: c(new memory.InvalidMemoryQueryException('limit'), 400),
   MemoryErasedException: c(new memory.MemoryErasedException('acme', 'alice'), 409),
-  MemoryDataSourceMissingException: c(new memory.MemoryDataSourceMissingException(), 500),
   // @zmodu/pipeline
   StagedCallFailed: c(internal('StagedCallFailed', 'denied_staged'), 500),
   ProposalNotFoundException: c(new pipeline.ProposalNotFoundException('p1'), 404, { fields: { proposalId: 'p1' } }),
@@ -154,7 +154,6 @@ const CASES: Record<string, Case> = {
   InvalidProposalException: c(new pipeline.InvalidProposalException('reason', 'reason is missing'), 400, { fields: { field: 'reason' } }),
   AmountSourceMissingException: c(new pipeline.AmountSourceMissingException(), 500),
   InvalidPipelineOptionsException: c(new pipeline.InvalidPipelineOptionsException('executors'), 500),
-  PipelineDataSourceMissingException: c(new pipeline.PipelineDataSourceMissingException(), 500),
   ApprovalForbiddenException: c(new pipeline.ApprovalForbiddenException('not yours to decide'), 403),
   ProposalConflictException: c(new pipeline.ProposalConflictException('approved', 'moved on', current), 409, {
     fields: { status: 'approved', current },
@@ -187,7 +186,6 @@ const CASES: Record<string, Case> = {
   CallerContextMissingException: c(new http.CallerContextMissingException(), 500),
   // @zmodu/admin
   InvalidAdminSkillsOptionsException: c(new admin.InvalidAdminSkillsOptionsException('config', 'keys'), 500),
-  AdminDataSourceMissingException: c(new admin.AdminDataSourceMissingException(), 500),
   InvalidConfigWriteException: c(new admin.InvalidConfigWriteException('no tenant'), 400),
   ConfigKeyImmutableException: c(new admin.ConfigKeyImmutableException('orders.max'), 403, { fields: { key: 'orders.max' } }),
   ConfigVersionConflictException: c(new admin.ConfigVersionConflictException('orders.max', 1, 2), 409, {

@@ -65,9 +65,10 @@ export const LIBRARY_HTTP_ERRORS: ReadonlyMap<string, HttpErrorMapping> = new Ma
   ['SlotsTakenError', { ...db(429), retryAfter: () => 1 }],
   // @zmodu/guard: boot errors.
   ['InvalidPolicyException', fault('guard')],
-  ['MissingDataSourceException', fault('guard')],
+  ['InvalidGuardOptionsException', fault('guard')],
   ['InvalidRedactionOptionsException', fault('guard')],
   ['OptionalPeerUnavailableException', fault('core')],
+  ['DataSourceMissingException', fault('core')],
   // @zmodu/skills
   ['DuplicateSkillException', fault('skills')],
   ['UnknownSkillException', skills(404, ['skill'])],
@@ -89,7 +90,7 @@ export const LIBRARY_HTTP_ERRORS: ReadonlyMap<string, HttpErrorMapping> = new Ma
   ['InvalidChannelException', fault('outbox')],
   ['InvalidOutboxEventException', outbox(400)],
   ['InvalidCommandException', fault('outbox')],
-  ['OutboxDataSourceMissingException', fault('outbox')],
+  ['InvalidOutboxOptionsException', fault('outbox')],
   ['InvalidRelayOptionsException', fault('outbox')],
   ['OutboxConflictException', outbox(409, ['eventId', 'status'])],
   ['InvalidOutboxQueryException', outbox(400, ['field'])],
@@ -104,7 +105,6 @@ export const LIBRARY_HTTP_ERRORS: ReadonlyMap<string, HttpErrorMapping> = new Ma
   ['InvalidMemoryScopeException', memory(403)],
   ['InvalidMemoryQueryException', memory(400)],
   ['MemoryErasedException', memory(409)],
-  ['MemoryDataSourceMissingException', fault('memory')],
   // @zmodu/pipeline
   ['StagedCallFailed', fault('pipeline')],
   ['ProposalNotFoundException', pipeline(404, ['proposalId'])],
@@ -112,7 +112,6 @@ export const LIBRARY_HTTP_ERRORS: ReadonlyMap<string, HttpErrorMapping> = new Ma
   ['InvalidProposalException', pipeline(400, ['field'])],
   ['AmountSourceMissingException', fault('pipeline')],
   ['InvalidPipelineOptionsException', fault('pipeline')],
-  ['PipelineDataSourceMissingException', fault('pipeline')],
   ['ApprovalForbiddenException', pipeline(403)],
   ['ProposalConflictException', pipeline(409, ['status', 'current'])],
   ['ProposalEditRefusedException', pipeline(422, ['field'])],
@@ -143,7 +142,6 @@ export const LIBRARY_HTTP_ERRORS: ReadonlyMap<string, HttpErrorMapping> = new Ma
   ['CallerContextMissingException', fault('http')],
   // @zmodu/admin
   ['InvalidAdminSkillsOptionsException', fault('admin')],
-  ['AdminDataSourceMissingException', fault('admin')],
   ['InvalidConfigWriteException', admin(400)],
   ['ConfigKeyImmutableException', admin(403, ['key'])],
   ['ConfigVersionConflictException', admin(409, ['key', 'expectedVersion', 'currentVersion'])],

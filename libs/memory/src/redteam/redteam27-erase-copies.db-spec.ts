@@ -5,7 +5,7 @@ import { context, trace } from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { AgentRegistry, ScriptedModelProvider } from '@zmodu/agent';
-import { AgentAuditLog, Guard, ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
+import { AgentAuditLog, Guard, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
 import { createSkillContext, SkillDispatcher } from '@zmodu/skills';
 import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
 import { DataSource } from 'typeorm';
@@ -51,7 +51,6 @@ describe('red team: erase leaves no copy of a note (issue 27)', () => {
       imports: [
         TypeOrmModule.forRoot(
           await db.options({
-            entities: ZMODU_GUARD_ENTITIES,
             migrations: [...ZMODU_GUARD_MIGRATIONS, ...ZMODU_MEMORY_MIGRATIONS],
             migrationsRun: true,
           }),

@@ -1,14 +1,8 @@
 import { Injectable } from '@nestjs/common';
 import { TestingModule, Test } from '@nestjs/testing';
 import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
-import { GuardModule, ZMODU_GUARD_ENTITIES, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
-import {
-  PipelineModule,
-  PipelineModuleOptions,
-  ProposalPipeline,
-  ZMODU_PIPELINE_ENTITIES,
-  ZMODU_PIPELINE_MIGRATIONS,
-} from '@zmodu/pipeline';
+import { GuardModule, ZMODU_GUARD_MIGRATIONS } from '@zmodu/guard';
+import { PipelineModule, PipelineModuleOptions, ProposalPipeline, ZMODU_PIPELINE_MIGRATIONS } from '@zmodu/pipeline';
 import { Skill, SkillInvocation, SkillsModule } from '@zmodu/skills';
 import { DataSource, MigrationInterface, QueryRunner } from 'typeorm';
 import { TestDatabase } from '@zmodu/db/testing';
@@ -104,7 +98,6 @@ export async function startPipelineApp(
   options: Partial<PipelineModuleOptions> = {},
 ): Promise<{ app: TestingModule; pipeline: ProposalPipeline; ds: DataSource }> {
   const dsOptions = await db.options({
-    entities: [...ZMODU_GUARD_ENTITIES, ...ZMODU_PIPELINE_ENTITIES],
     migrations: [...ZMODU_GUARD_MIGRATIONS, ...ZMODU_PIPELINE_MIGRATIONS, PipelineEffects1764461200000],
     migrationsRun: true,
   });
