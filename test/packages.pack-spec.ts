@@ -260,6 +260,7 @@ describe('the packages, installed into Nest applications outside the repository'
         recursive: true,
         filter: (src) => !/[/\\](node_modules|dist|data[^/\\]*)$/.test(src),
       });
+    shareExampleSources(SOURCES['nest12-esm'], appDir('nest11-cjs'));
     // One install per app, side by side (mostly waiting on the registry and the disk), from npm's cache when it can.
     // npm's own log level (warn): its peer warnings are read below.
     const installs = APPS.map((app) =>
@@ -532,3 +533,26 @@ describe('the packages, installed into Nest applications outside the repository'
     expect(apps.minimal.bytes).toBeLessThan(apps['nest12-esm'].bytes);
   });
 });
+
+/**
+ * The Nest 11 CommonJS app is the approvals example in another dress: the fixture keeps only what differs (its module,
+ * main.ts, the jobs, its package.json and configs), and gets every other source and test of examples/approvals, with the
+ * ESM `.js` suffix of relative imports taken off (CommonJS node10 resolution, as `nest new` of CLI 11 sets it up). A
+ * file the fixture has of its own is never overwritten.
+ */
+function shareExampleSources(example: string, app: string): void {
+  const walk = (rel: string): string[] =>
+    readdirSync(join(example, rel), { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? walk(join(rel, e.name)) : e.name.endsWith('.ts') ? [join(rel, e.name)] : [],
+    );
+  let shared = 0;
+  for (const rel of [...walk('src'), ...walk('test')]) {
+    const target = join(app, rel);
+    if (existsSync(target)) continue;
+    const text = readFileSync(join(example, rel), 'utf8').replace(/(from '\.{1,2}\/[^']+)\.js'/g, "$1'");
+    mkdirSync(dirname(target), { recursive: true });
+    writeFileSync(target, text);
+    shared++;
+  }
+  if (shared === 0) throw new Error(`no source of ${example} was shared with ${app}: has the example moved?`);
+}
