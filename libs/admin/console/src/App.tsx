@@ -32,13 +32,17 @@ export function App() {
   const signIn = useCallback(async (cfg: ConsoleConfig, token: string, keep: boolean | null) => {
     setChecking(true);
     try {
+      // A token refused at sign-in is told as such (below), not as a session that ended: there was none yet.
+      let established = false;
       const candidate = new Api(cfg.apiBase, token, () => {
+        if (!established) return;
         forgetToken();
         setSession(null);
         setApi(null);
         setSignInError('Your session ended (the token expired or is no longer accepted): sign in again.');
       });
       const s = await candidate.session();
+      established = true;
       if (keep !== null) keepToken(token, keep);
       setApi(candidate);
       setSession(s);
