@@ -1,3 +1,4 @@
+import type { RunJournal } from './journal/run-journal';
 import { AgentMetricsSnapshot } from './agent-metrics';
 
 /**
@@ -78,6 +79,12 @@ export interface AgentRunContext {
    * A listener that throws does not stop the run (logged once per run).
    */
   readonly onEvent?: (event: AgentRunEvent) => void;
+  /**
+   * The run's journal (the AgentWorker gives one to each run it claims): the turns and tool calls of earlier attempts
+   * are replayed from it (not asked of the model, not run again), and every new one is written to it before the run
+   * goes on. Without one, nothing is journaled.
+   */
+  readonly journal?: RunJournal;
 }
 
 /**

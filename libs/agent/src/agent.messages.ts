@@ -134,3 +134,11 @@ export const AGENT_CRON_NEEDS_SCHEDULE_MODULE_MESSAGE = (owners: readonly string
   `@AgentCron on ${owners.join(', ')} is a @Cron of @nestjs/schedule, which fires only when the application imports ScheduleModule.forRoot(): import it in your root module`;
 export const DUPLICATE_AGENT_CRON_MESSAGE = (name: string, owners: readonly string[]) =>
   `@AgentCron "${name}" is declared twice (${owners.join(' and ')}): names must be unique (its ticks are claimed as cron:<name>)`;
+
+export const JOURNAL_MISMATCH_MESSAGE = (expected: string, found: string) =>
+  `the run's journal does not match the run (the agent changed since an earlier attempt?): expected ${expected}, found ${found}`;
+export const OUTCOME_UNKNOWN_MESSAGE = (skill: string) =>
+  `${skill} was running when this run's previous attempt stopped (its process died): it may or may not have taken effect, ` +
+  'so it was not run again. Check its effect before you call it again.';
+export const JOURNAL_CONFLICT_MESSAGE = (runId: string, seq: number) =>
+  `run ${runId}: its journal holds another entry at place ${seq}: an entry is written once, and this one differs`;

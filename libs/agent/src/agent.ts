@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Logger } from '@nestjs/common';
 import { auditPolicy, Guard, GuardPolicy, PolicyHealth, QuotaBudget, Redactor, RuntimeEvents, TokenQuota } from '@zmodu/guard';
-import { GuardStats, QuotaKey } from '@zmodu/guard/internal';
+import { auditDigest, GuardStats, QuotaKey } from '@zmodu/guard/internal';
 import { scopeIdProblem } from '@zmodu/core';
 import { InvalidGoalException } from './exceptions/invalid-goal.exception';
 import { boundedName, withLogContext } from '@zmodu/skills/internal';
@@ -31,6 +31,8 @@ import { estimateUsage } from './providers/usage-estimate';
 import { ChatMessage, ModelProvider, ModelTurn, TokenUsage, ToolCall, ToolSpec } from './providers/model-provider';
 import { oneLine, safeText } from './error-text';
 import { TurnTextRedactor } from './turn-text-redactor';
+import { JournalCursor, journaledTurn, RunJournalStoppedException } from './journal/journal-cursor';
+import { OUTCOME_UNKNOWN_MESSAGE } from './agent.messages';
 
 /** The longest error text a run result (and a log line of the agent) carries, after redaction. */
 export const RUN_ERROR_MAX_CHARS = 500;
@@ -157,126 +159,174 @@ export class Agent {
     let stoppedReason: StopReason = 'max_steps';
     let error: string | undefined;
     let budget: ExhaustedBudget | undefined;
+    // The run's journal (a worker's run): the turns and calls of earlier attempts are replayed, not asked or run again.
+    const journal = new JournalCursor(context.journal);
 
-    for (let index = 0; index < maxSteps; index++) {
-      if (signal.aborted) {
-        [stoppedReason, error] = deadline.stop();
-        break;
-      }
-      if (guard.remainingBudget <= 0) {
-        stoppedReason = 'budget_exhausted';
-        budget = 'run';
-        break;
-      }
-      const quota = await this.quotaState(quotaKey);
-      if (quota === 'unavailable') {
-        stoppedReason = 'quota_unavailable';
-        error = 'the token quota could not be checked (its store failed); the run stopped';
-        break;
-      }
-      if (quota !== 'ok') {
-        stoppedReason = 'budget_exhausted';
-        budget = quota;
-        break;
-      }
-      let turn;
-      // The turn's text as a stream shows it: redacted as one text (a secret split across deltas is masked too).
-      const streamed = emit ? new TurnTextRedactor(this.redactor) : undefined;
-      const shown = (text: string) => {
-        if (text) emit?.({ type: 'delta', step: index, text });
-      };
-      try {
-        turn = await traceChat(modelIdentity(this.spec.provider), () =>
-          this.spec.provider.complete({
-            system,
-            messages,
-            tools,
-            signal,
-            ...(streamed ? { onTextDelta: (text: string) => shown(streamed.push(String(text))) } : {}),
-          }),
-        );
-      } catch (err) {
-        stoppedReason = 'model_error';
-        // Whoever reads the run (its result, its events, the worker's record, the log) reads this: redacted, bounded.
-        error = this.shownError(err);
-        if (signal.aborted) [stoppedReason, error] = deadline.stop();
-        this.logger.warn(`run ${runId}: model error: ${error}`);
-        break;
-      }
-      // What the stream held back, at the turn's end (a turn that failed shows only what it had released).
-      if (streamed) shown(streamed.end());
-      // A provider (ours given a broken server, or an application's own) that returns something that is not a
-      // ModelTurn ends the run as a model error, never as an exception or a turn of garbage.
-      const problem = turnProblem(turn);
-      if (problem) {
-        stoppedReason = 'model_error';
-        error = `the model provider ${this.spec.provider.name} returned a malformed turn: ${problem}`;
-        this.logger.warn(`run ${runId}: model error: ${error}`);
-        break;
-      }
-      const usage = this.chargeableUsage(turn, system, messages, tools);
-      const tokens = usage.inputTokens + usage.outputTokens;
-      metrics.tokensIn += usage.inputTokens;
-      metrics.tokensOut += usage.outputTokens;
-      metrics.steps++;
-      guard.spend(tokens);
-      await this.quota.chargeQuietly(quotaKey, tokens);
-      // The model's text as callers read it (the conversation keeps it as the model wrote it).
-      const text = this.redactor.redactText(turn.text);
-      const step: AgentStep = { index, text, toolCalls: [], usage };
-      steps.push(step);
-      // The calls the turn answers: the first `perTurn`, run (or refused) one by one; every later one, and those the
-      // provider did not keep, in ONE summary denial answered to the first of them (the anchor). The rest never reach
-      // the dispatcher, the audit, the result or the conversation.
-      const calls = turn.toolCalls.map((c, i) => conversationCall(c, index, i));
-      const answered = calls.slice(0, perTurn);
-      const refused = calls.length - answered.length + (turn.omittedToolCalls ?? 0);
-      const anchor = calls[perTurn] as ToolCall | undefined;
-      messages.push({ role: 'assistant', content: turn.text, toolCalls: anchor ? [...answered, anchor] : answered });
-      if (turn.refusal) {
-        answer = this.redactor.redactText(turn.refusal);
-        stoppedReason = 'refused';
-        break;
-      }
-      if (calls.length === 0 && refused === 0) {
+    try {
+      for (let index = 0; index < maxSteps; index++) {
+        if (signal.aborted) {
+          [stoppedReason, error] = deadline.stop();
+          break;
+        }
+        // A turn an earlier attempt of this run had answered: it was checked and charged then, and is not asked again.
+        const replayed = journal.replaying ? journal.turn(index) : undefined;
+        let turn: ModelTurn;
+        let usage: TokenUsage;
+        if (replayed) {
+          turn = replayed;
+          usage = replayed.usage;
+        } else {
+          if (guard.remainingBudget <= 0) {
+            stoppedReason = 'budget_exhausted';
+            budget = 'run';
+            break;
+          }
+          const quota = await this.quotaState(quotaKey);
+          if (quota === 'unavailable') {
+            stoppedReason = 'quota_unavailable';
+            error = 'the token quota could not be checked (its store failed); the run stopped';
+            break;
+          }
+          if (quota !== 'ok') {
+            stoppedReason = 'budget_exhausted';
+            budget = quota;
+            break;
+          }
+          let asked: ModelTurn;
+          // The turn's text as a stream shows it: redacted as one text (a secret split across deltas is masked too).
+          const streamed = emit ? new TurnTextRedactor(this.redactor) : undefined;
+          const shown = (text: string) => {
+            if (text) emit?.({ type: 'delta', step: index, text });
+          };
+          try {
+            asked = await traceChat(modelIdentity(this.spec.provider), () =>
+              this.spec.provider.complete({
+                system,
+                messages,
+                tools,
+                signal,
+                ...(streamed ? { onTextDelta: (text: string) => shown(streamed.push(String(text))) } : {}),
+              }),
+            );
+          } catch (err) {
+            stoppedReason = 'model_error';
+            // Whoever reads the run (its result, its events, the worker's record, the log) reads this: redacted, bounded.
+            error = this.shownError(err);
+            if (signal.aborted) [stoppedReason, error] = deadline.stop();
+            this.logger.warn(`run ${runId}: model error: ${error}`);
+            break;
+          }
+          // What the stream held back, at the turn's end (a turn that failed shows only what it had released).
+          if (streamed) shown(streamed.end());
+          // A provider (ours given a broken server, or an application's own) that returns something that is not a
+          // ModelTurn ends the run as a model error, never as an exception or a turn of garbage.
+          const problem = turnProblem(asked);
+          if (problem) {
+            stoppedReason = 'model_error';
+            error = `the model provider ${this.spec.provider.name} returned a malformed turn: ${problem}`;
+            this.logger.warn(`run ${runId}: model error: ${error}`);
+            break;
+          }
+          turn = asked;
+          usage = this.chargeableUsage(turn, system, messages, tools);
+        }
+        const tokens = usage.inputTokens + usage.outputTokens;
+        metrics.tokensIn += usage.inputTokens;
+        metrics.tokensOut += usage.outputTokens;
+        metrics.steps++;
+        guard.spend(tokens);
+        if (!replayed) {
+          await this.quota.chargeQuietly(quotaKey, tokens);
+          // Written before anything the turn asks for runs: a retried run replays it instead of asking the model again.
+          await journal.turnAnswered(
+            index,
+            { system, messages, tools },
+            journaledTurn(turn, usage, (name, args) => this.journaledArgs(name, args)),
+          );
+        }
+        // The model's text as callers read it (the conversation keeps it as the model wrote it).
+        const text = this.redactor.redactText(turn.text);
+        const step: AgentStep = { index, text, toolCalls: [], usage };
+        steps.push(step);
+        // The calls the turn answers: the first `perTurn`, run (or refused) one by one; every later one, and those the
+        // provider did not keep, in ONE summary denial answered to the first of them (the anchor). The rest never reach
+        // the dispatcher, the audit, the result or the conversation.
+        const calls = turn.toolCalls.map((c, i) => conversationCall(c, index, i));
+        const answered = calls.slice(0, perTurn);
+        const refused = calls.length - answered.length + (turn.omittedToolCalls ?? 0);
+        const anchor = calls[perTurn] as ToolCall | undefined;
+        messages.push({ role: 'assistant', content: turn.text, toolCalls: anchor ? [...answered, anchor] : answered });
+        if (turn.refusal) {
+          answer = this.redactor.redactText(turn.refusal);
+          stoppedReason = 'refused';
+          break;
+        }
+        if (calls.length === 0 && refused === 0) {
+          answer = text;
+          stoppedReason = turn.text.trim() ? 'final' : 'empty_answer';
+          if (stoppedReason === 'empty_answer') error = 'the model answered nothing (no text and no tool call)';
+          break;
+        }
+        // Arguments that are not JSON reach the model again as a tool error it can correct (the dispatcher refuses
+        // them as invalid_arguments and audits the attempt), a few times per run; past that the run stops.
+        malformed += answered.filter((c) => typeof c.arguments === 'string').length;
+        if (malformed > malformedAllowed) {
+          stoppedReason = 'malformed_tool_calls';
+          error = `the model sent tool-call arguments that are not JSON ${malformed} times (at most ${malformedAllowed} are answered)`;
+          break;
+        }
         answer = text;
-        stoppedReason = turn.text.trim() ? 'final' : 'empty_answer';
-        if (stoppedReason === 'empty_answer') error = 'the model answered nothing (no text and no tool call)';
-        break;
-      }
-      // Arguments that are not JSON reach the model again as a tool error it can correct (the dispatcher refuses
-      // them as invalid_arguments and audits the attempt), a few times per run; past that the run stops.
-      malformed += answered.filter((c) => typeof c.arguments === 'string').length;
-      if (malformed > malformedAllowed) {
-        stoppedReason = 'malformed_tool_calls';
-        error = `the model sent tool-call arguments that are not JSON ${malformed} times (at most ${malformedAllowed} are answered)`;
-        break;
-      }
-      answer = text;
-      const told = (call: ToolCall | undefined, id: string, result: SkillCallResult) => {
-        metrics.toolCalls++;
-        if (result.cause !== null) metrics.denial(result.cause);
-        else if (!result.ok) metrics.toolErrors++;
-        const record: ToolCallRecord = {
-          id,
-          // As the dispatcher shows it: a name that is no skill bounded and redacted.
-          name: result.skill,
-          // As the dispatcher recorded them (x-sensitive fields masked, secrets redacted): run results and events are shown.
-          arguments: result.arguments ?? {},
-          decision: result.decision,
-          cause: result.cause,
-          outcome: result.outcome,
-          ok: result.ok,
-          observation: result.observation,
-          durationMs: result.durationMs,
+        const told = (call: ToolCall | undefined, record: ToolCallRecord) => {
+          metrics.toolCalls++;
+          if (record.cause !== null) metrics.denial(record.cause as never);
+          else if (!record.ok) metrics.toolErrors++;
+          step.toolCalls.push(record);
+          emit?.({ type: 'step', step: index, toolCall: record });
+          if (call) messages.push({ role: 'tool', toolCallId: call.id, name: call.name, content: record.observation });
         };
-        step.toolCalls.push(record);
-        emit?.({ type: 'step', step: index, toolCall: record });
-        if (call) messages.push({ role: 'tool', toolCallId: call.id, name: call.name, content: result.observation });
-      };
-      for (const [i, call] of answered.entries())
-        told(call, call.id, await this.dispatcher.dispatch(ctx, turn.toolCalls[i].name, call.arguments, { toolCallId: call.id }));
-      if (refused > 0) told(anchor, anchor?.id ?? `zmodu_${index + 1}_cap`, await this.turnCapSummary(ctx, turn, perTurn, refused, anchor));
+        // Each call as the journal holds it: done by an earlier attempt (its record, replayed), in flight when that
+        // attempt's process died (repeated only if the skill says a repeat has no further effect), or not begun.
+        const through = async (call: ToolCall | undefined, i: number, sent: string, dispatch: () => Promise<SkillCallResult>) => {
+          const held = journal.replaying ? journal.call(index, i) : ({ kind: 'none' } as const);
+          if (held.kind === 'done') {
+            guard.spend(held.spent);
+            return told(call, held.record);
+          }
+          const skill = this.registry.get(sent);
+          if (held.kind === 'in_flight' && skill && !skill.idempotent) {
+            const record = this.outcomeUnknown(call?.id ?? `zmodu_${index + 1}_${i + 1}`, skill.name, call?.arguments);
+            this.logger.warn(
+              `run ${runId}: ${skill.name} was in flight when an earlier attempt stopped: not repeated, its outcome is unknown`,
+            );
+            await journal.callDone(index, i, this.journaledRecord(record), 0, true);
+            return told(call, record);
+          }
+          if (held.kind === 'none' && skill && skill.action !== 'read') await journal.callStarting(index, i, skill.name);
+          const before = guard.spent;
+          const record = toRecord(call?.id ?? `zmodu_${index + 1}_cap`, await dispatch());
+          // A read's outcome goes with the next write (a retry that lost it reads again); any other is written now.
+          await journal.callDone(
+            index,
+            i,
+            this.journaledRecord(record),
+            guard.spent - before,
+            skill !== undefined && skill.action !== 'read',
+          );
+          told(call, record);
+        };
+        for (const [i, call] of answered.entries()) {
+          const sent = turn.toolCalls[i].name;
+          await through(call, i, sent, () => this.dispatcher.dispatch(ctx, sent, call.arguments, { toolCallId: call.id }));
+        }
+        if (refused > 0) await through(anchor, answered.length, '', () => this.turnCapSummary(ctx, turn, perTurn, refused, anchor));
+      }
+      // The loop ended (a stop, not a next step): what it holds is written, so a retry has the whole run.
+      await journal.flush();
+    } catch (err) {
+      if (!(err instanceof RunJournalStoppedException)) throw err;
+      stoppedReason = 'aborted';
+      error = err.message;
+      this.logger.warn(`run ${runId}: stopped: ${error}`);
     }
     metrics.durationMs = performance.now() - started;
     const snapshot = metrics.snapshot();
@@ -354,6 +404,40 @@ export class Agent {
       anchor ? { toolCallId: anchor.id } : undefined,
       details,
     );
+  }
+
+  /** The arguments of a model's tool call as the journal keeps them: a digest for a skill whose audit keeps one. */
+  private journaledArgs(name: string, args: unknown): unknown {
+    return this.registry.get(name)?.audit.args === 'digest' ? (auditDigest(args) ?? {}) : args;
+  }
+
+  /** A call's record as the journal keeps it: the arguments and the observation a skill's audit digests, as digests. */
+  private journaledRecord(record: ToolCallRecord): ToolCallRecord {
+    const kept = this.registry.get(record.name)?.audit;
+    if (!kept || (kept.args !== 'digest' && kept.result !== 'digest')) return record;
+    return {
+      ...record,
+      arguments: kept.args === 'digest' ? (auditDigest(record.arguments) ?? {}) : record.arguments,
+      observation: kept.result === 'digest' ? JSON.stringify(auditDigest(record.observation) ?? null) : record.observation,
+    };
+  }
+
+  /**
+   * The record of a call that was in flight when an earlier attempt of the run stopped, to a skill that may not be
+   * repeated: it may have had its effect or not, so it is not run again and the model is told so.
+   */
+  private outcomeUnknown(id: string, skill: string, args: unknown): ToolCallRecord {
+    return {
+      id,
+      name: skill,
+      arguments: this.redactor.redact(this.journaledArgs(skill, args ?? {})),
+      decision: 'allowed',
+      cause: null,
+      outcome: 'error',
+      ok: false,
+      observation: JSON.stringify({ error: { code: 'outcome_unknown', message: OUTCOME_UNKNOWN_MESSAGE(skill) } }),
+      durationMs: 0,
+    };
   }
 
   getMetrics(): AgentMetricsSnapshot {
@@ -461,4 +545,19 @@ function pendingOf(steps: AgentStep[]): PendingApproval[] {
         out.push({ proposalId: v.proposalId, verdict: v.verdict, skill: call.name, reason: v.reason ?? null });
     }
   return out;
+}
+
+/** A dispatcher's result as the run records it: the name and arguments as the dispatcher shows them (bounded, redacted). */
+function toRecord(id: string, result: SkillCallResult): ToolCallRecord {
+  return {
+    id,
+    name: result.skill,
+    arguments: result.arguments ?? {},
+    decision: result.decision,
+    cause: result.cause,
+    outcome: result.outcome,
+    ok: result.ok,
+    observation: result.observation,
+    durationMs: result.durationMs,
+  };
 }

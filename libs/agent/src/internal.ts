@@ -14,6 +14,8 @@ export { InProcessGoalQueue } from './worker/in-process-goal-queue';
 export { PgBossGoalQueue } from './worker/pg-boss-goal-queue';
 export { TypeOrmAgentRunStore } from './worker/typeorm-agent-run.store';
 export { InvalidWorkerOptionsException } from './exceptions/invalid-worker-options.exception';
+export { RunJournalConflictException } from './exceptions/run-journal-conflict.exception';
+export { RunJournalStoppedException } from './journal/journal-cursor';
 export type { NewAgentJob } from './jobs/agent-job.ports';
 export { SchedulePackageUnavailableException } from './exceptions/schedule-package-unavailable.exception';
 export { AgentJobsRunner } from './jobs/agent-jobs.runner';

@@ -50,6 +50,8 @@ export class CommandSkill implements OnModuleInit {
       defineSkill({
         name: 'command.execute',
         action: 'execute',
+        // Keyed by the caller and the run: a call made again answers the first one's event (see the command key).
+        idempotent: true,
         source: 'OutboxModule',
         requiredPermission: this.options.commandPermission,
         description:

@@ -28,10 +28,13 @@ export class PipelineSkills implements OnModuleInit {
   onModuleInit(): void {
     if (!this.options.registerSkills) return;
     const proposable = this.options.proposable;
+    const replays = typeof this.pipeline.store.findByRun === 'function';
     this.registry.register(
       defineSkill({
         name: 'approval.submit',
         action: 'propose',
+        // A run retried after its process died may submit again: the store answers the run's first proposal (findByRun).
+        idempotent: replays,
         source: 'PipelineModule',
         description:
           `Propose an action for staged execution: ${proposable.length ? proposable.join(', ') : '(none is proposable)'}. ` +
@@ -65,6 +68,8 @@ export class PipelineSkills implements OnModuleInit {
       defineSkill({
         name: 'approval.request',
         action: 'propose',
+        // A run retried after its process died may submit again: the store answers the run's first proposal (findByRun).
+        idempotent: replays,
         source: 'PipelineModule',
         requiredPermission: 'approval:decide',
         description: 'Ask for an approval through the application approval chain (subject and amount); escalations enter the human queue.',

@@ -20,6 +20,8 @@ export interface NormalizedSkillOptions {
   readonly tenantScoped: boolean;
   readonly cost?: number;
   readonly staged: boolean;
+  /** Whether a call made again in the same run with the same arguments has no further effect (see SkillOptions.idempotent). */
+  readonly idempotent: boolean;
   /** What the audit keeps of the arguments and of the result (see SkillOptions.audit). */
   readonly audit: { readonly args: SkillAuditMode; readonly result: SkillAuditMode };
 }

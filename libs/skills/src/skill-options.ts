@@ -41,6 +41,13 @@ export interface SkillOptions<P extends SkillParameters = SkillParameters> {
    */
   readonly staged?: boolean;
   /**
+   * A call made again in the same run (`ctx.runId`) with the same arguments has no further effect and answers as the
+   * first did (the skill keys its effect by the run, as approval.submit and command.execute do). A run that the worker
+   * retries after its process died dispatches such a call again when the first one's outcome was not written; any other
+   * skill's call is not repeated, and the model is told its outcome is unknown. Default: true for a `read`, else false.
+   */
+  readonly idempotent?: boolean;
+  /**
    * What the audit entry keeps of the call's arguments and of its result (the handler's value; an error body is always
    * kept): `'full'` (the default), the shown copy (`x-sensitive` fields masked, secrets redacted), or `'digest'`,
    * `{"chars":…,"digest":true,"sha256":…}` of that copy, for a skill whose arguments or results carry content that must

@@ -42,6 +42,7 @@ export function validateSkillOptions(options: SkillOptions): NormalizedSkillOpti
   if (options.cost !== undefined && !(typeof options.cost === 'number' && options.cost >= 0 && Number.isFinite(options.cost)))
     fail('cost must be a finite number >= 0');
   if (options.staged !== undefined && typeof options.staged !== 'boolean') fail('staged must be a boolean');
+  if (options.idempotent !== undefined && typeof options.idempotent !== 'boolean') fail('idempotent must be a boolean');
   if (options.staged === true && normalizeActionClass(options.action) !== 'execute')
     fail("a staged skill changes state when the pipeline runs it: declare it action: 'execute'");
   const audit = auditOptions(options.audit, fail);
@@ -56,6 +57,7 @@ export function validateSkillOptions(options: SkillOptions): NormalizedSkillOpti
     tenantScoped: options.tenantScoped ?? true,
     cost: options.cost,
     staged: options.staged === true,
+    idempotent: options.idempotent ?? normalizeActionClass(options.action) === 'read',
     audit,
   });
 }

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { AgentRunClock, AgentRunLease, AgentRunOutcome, AgentRunStore, NewAgentRun } from '../worker/worker.ports';
+import type { RunJournalEntry } from '../journal/run-journal';
 
 /** What a store factory gives the contract (the same shape as `@zmodu/outbox/testing`'s). */
 export interface AgentRunStoreHarness {
@@ -22,7 +23,9 @@ const ids = async (store: AgentRunStore, limit = 100) => {
  * The shared cases every AgentRunStore must pass, in a describe() named `name`. The factory returns a fresh, empty
  * store (its clock of contacts too). The cases include many concurrent claimers of one run, concurrent inserts of one
  * tenant over its share, lease fencing on the owner and the attempt, and an outage longer than a lease, with short
- * leases and real waits: run them on the database your store will use in production.
+ * leases and real waits: run them on the database your store will use in production. A store with the run journal
+ * (`appendJournal` and `readJournal`) passes its cases too: written once, in order, fenced on the claim, read for the
+ * run's tenant only.
  */
 export function agentRunStoreContract(name: string, factory: () => Promise<AgentRunStoreHarness>): void {
   describe(name, () => {
@@ -54,6 +57,129 @@ export function agentRunStoreContract(name: string, factory: () => Promise<Agent
       pendingApprovals: [],
       error: null,
       ...over,
+    });
+
+    const turn = (seq: number, step: number, text = `turn ${step}`): RunJournalEntry => ({
+      kind: 'turn',
+      seq,
+      step,
+      requestDigest: 'a'.repeat(64),
+      turn: {
+        text,
+        toolCalls: [{ id: 'c1', name: 'market.quote', arguments: { symbol: 'ACME' } }],
+        usage: { inputTokens: 3, outputTokens: 4 },
+      },
+    });
+    const done = (seq: number, step: number, observation = '{"price":101.3}'): RunJournalEntry => ({
+      kind: 'call',
+      seq,
+      step,
+      call: 0,
+      spent: 7,
+      record: {
+        id: 'c1',
+        name: 'market.quote',
+        arguments: { symbol: 'ACME' },
+        decision: 'allowed',
+        cause: null,
+        outcome: 'ok',
+        ok: true,
+        observation,
+        durationMs: 2,
+      },
+    });
+    type Journal = Required<Pick<AgentRunStore, 'appendJournal' | 'readJournal'>>;
+    /** A journal case; a store without the journal must have neither of its two methods (one alone is a broken store). */
+    const journalIt = (title: string, body: (j: Journal) => Promise<void>) =>
+      it(`journal: ${title}`, async () => {
+        if (typeof store.appendJournal !== 'function' && typeof store.readJournal !== 'function') {
+          expect([store.appendJournal, store.readJournal]).toEqual([undefined, undefined]);
+          return;
+        }
+        expect([typeof store.appendJournal, typeof store.readJournal]).toEqual(['function', 'function']);
+        await body(store as Journal);
+      });
+
+    journalIt("keeps the entries of a claim in order, as written, for the run's tenant only", async (j) => {
+      const r = run();
+      await store.insert([r]);
+      await store.claim(r.id, 'w1', 60_000);
+      const lease = leaseOf(r.id, 'w1');
+      // Text a model or a skill may return: NUL escapes, lone surrogates, quotes, a long text.
+      const odd = `nul \u0000 lone \ud800 "quoted" ${'x'.repeat(20_000)}`;
+      const entries = [
+        turn(0, 0, odd),
+        { kind: 'intent', seq: 1, step: 0, call: 0, skill: 'order.place' } as RunJournalEntry,
+        done(2, 0),
+        turn(3, 1, 'final'),
+      ];
+      for (const e of entries) expect(await j.appendJournal(lease, [e])).toBe(true);
+      expect(await j.readJournal('t1', r.id)).toEqual(entries);
+      expect(await j.readJournal('t2', r.id)).toEqual([]);
+      expect(await j.readJournal('', r.id)).toEqual([]);
+      expect(await j.readJournal('t1', randomUUID())).toEqual([]);
+    });
+
+    journalIt('writes an entry once: the same entry again changes nothing, another at its place is refused', async (j) => {
+      const r = run();
+      await store.insert([r]);
+      await store.claim(r.id, 'w1', 60_000);
+      const lease = leaseOf(r.id, 'w1');
+      expect(await j.appendJournal(lease, [turn(0, 0)])).toBe(true);
+      // A write whose answer was lost, made again.
+      expect(await j.appendJournal(lease, [turn(0, 0)])).toBe(true);
+      await expect(j.appendJournal(lease, [turn(0, 0, 'another answer')])).rejects.toThrow(/another entry at place 0/);
+      expect(await j.readJournal('t1', r.id)).toEqual([turn(0, 0)]);
+    });
+
+    journalIt('writes a batch whole or not at all, and a batch made again (its answer lost) changes nothing', async (j) => {
+      const r = run();
+      await store.insert([r]);
+      await store.claim(r.id, 'w1', 60_000);
+      const lease = leaseOf(r.id, 'w1');
+      expect(await j.appendJournal(lease, [turn(0, 0), done(1, 0)])).toBe(true);
+      expect(await j.appendJournal(lease, [turn(0, 0), done(1, 0)])).toBe(true);
+      // A batch whose second entry conflicts: its first (a new place) is not written either.
+      await expect(j.appendJournal(lease, [turn(2, 1), done(1, 0, '"another outcome"')])).rejects.toThrow(/another entry at place 1/);
+      expect(await j.readJournal('t1', r.id)).toEqual([turn(0, 0), done(1, 0)]);
+      expect(await j.appendJournal(lease, [])).toBe(true);
+      expect(await j.appendJournal(leaseOf(r.id, 'w2'), [])).toBe(false);
+    });
+
+    journalIt('writes nothing for a lease that does not hold the run (another owner, an older claim, a finished run)', async (j) => {
+      const r = run();
+      await store.insert([r]);
+      // Not claimed yet.
+      expect(await j.appendJournal(leaseOf(r.id, 'w1'), [turn(0, 0)])).toBe(false);
+      await store.claim(r.id, 'w1', 20);
+      expect(await j.appendJournal(leaseOf(r.id, 'w2'), [turn(0, 0)])).toBe(false);
+      expect(await j.appendJournal(leaseOf(r.id, 'w1', 2), [turn(0, 0)])).toBe(false);
+      expect(await j.appendJournal(leaseOf(r.id, 'w1'), [turn(0, 0)])).toBe(true);
+      // w1's lease lapses; w2 takes the run over (attempt 2), reads what w1 wrote and goes on after it.
+      await sleep(40);
+      await store.recoverable(10, CLOCK);
+      expect(await store.claim(r.id, 'w2', 60_000)).toMatchObject({ attempts: 2 });
+      expect(await j.appendJournal(leaseOf(r.id, 'w1'), [done(1, 0, '"w1 after it lost the run"')])).toBe(false);
+      expect(await j.readJournal('t1', r.id)).toEqual([turn(0, 0)]);
+      expect(await j.appendJournal(leaseOf(r.id, 'w2', 2), [done(1, 0)])).toBe(true);
+      expect(await store.finish(leaseOf(r.id, 'w2', 2), outcome())).toBe(true);
+      expect(await j.appendJournal(leaseOf(r.id, 'w2', 2), [turn(2, 1)])).toBe(false);
+      expect(await j.readJournal('t1', r.id)).toEqual([turn(0, 0), done(1, 0)]);
+    });
+
+    journalIt('keeps the journals of 20 runs written at once apart', async (j) => {
+      const runs = Array.from({ length: 20 }, (_, i) => run({ tenantId: `t${i % 3}` }));
+      await store.insert(runs);
+      for (const r of runs) await store.claim(r.id, 'w1', 60_000);
+      await Promise.all(
+        runs.map(async (r, i) => {
+          const lease = leaseOf(r.id, 'w1');
+          await j.appendJournal(lease, [turn(0, 0, `run ${i}`)]);
+          await j.appendJournal(lease, [done(1, 0, `{"run":${i}}`)]);
+        }),
+      );
+      for (const [i, r] of runs.entries())
+        expect(await j.readJournal(`t${i % 3}`, r.id)).toEqual([turn(0, 0, `run ${i}`), done(1, 0, `{"run":${i}}`)]);
     });
 
     it('stores runs as queued, with their scope, in one batch', async () => {

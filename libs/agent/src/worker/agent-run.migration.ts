@@ -73,9 +73,36 @@ export class ZmoduAgentRunsFence1764612700000 implements MigrationInterface {
   }
 }
 
+/**
+ * The run journal (AgentRunStore.appendJournal): a run's model turns and tool calls, one row per entry at its place
+ * (`seq`), written once (the primary key), each as JSON text (text, not jsonb: any string a model or a skill returned
+ * is writable, NUL escapes included). The tenant is kept with each entry, so a read names it.
+ */
+export class ZmoduAgentRunJournal1765100000000 implements MigrationInterface {
+  name = 'ZmoduAgentRunJournal1765100000000';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`CREATE TABLE IF NOT EXISTS zmodu_agent_run_journal (
+      run_id text NOT NULL REFERENCES zmodu_agent_runs (id) ON DELETE CASCADE,
+      tenant_id text NOT NULL,
+      seq integer NOT NULL CHECK (seq >= 0),
+      kind text NOT NULL CHECK (kind IN ('turn', 'intent', 'call')),
+      step integer NOT NULL CHECK (step >= 0),
+      entry text NOT NULL,
+      written_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+      PRIMARY KEY (run_id, seq)
+    )`);
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`DROP TABLE IF EXISTS zmodu_agent_run_journal`);
+  }
+}
+
 /** Every migration of @zmodu/agent (the AgentWorker's runs and the scheduled jobs), in order. `zmoduMigrations()` includes them once @zmodu/agent is loaded. */
 export const ZMODU_AGENT_MIGRATIONS = registerMigrations('@zmodu/agent', [
   ZmoduAgentRuns1764560000000,
   ZmoduAgentRunsFence1764612700000,
   ...ZMODU_AGENT_JOB_MIGRATIONS,
+  ZmoduAgentRunJournal1765100000000,
 ]);

@@ -34,7 +34,7 @@ describe('AgentWorker on TypeOrmAgentRunStore: restarts and shutdown', () => {
   const store = () => new TypeOrmAgentRunStore(dataSource);
 
   it('keeps a goal posted before the worker started (and the app closed) and runs it at the next start', async () => {
-    await dataSource.query('TRUNCATE zmodu_agent_runs');
+    await dataSource.query('TRUNCATE zmodu_agent_runs CASCADE');
     const first = await compileWorkerApp([spec(new GatedModel())], { runStore: store() });
     const { runId } = await first.get(AgentWorker).post('quote ACME', SCOPE);
     await first.close(); // never initialised: the worker did not start, the goal stays queued
@@ -61,7 +61,7 @@ describe('AgentWorker on TypeOrmAgentRunStore: restarts and shutdown', () => {
   });
 
   it('stores many posts at once and runs each once', async () => {
-    await dataSource.query('TRUNCATE zmodu_agent_runs');
+    await dataSource.query('TRUNCATE zmodu_agent_runs CASCADE');
     const results: AgentRunRecord[] = [];
     const app = await compileWorkerApp([spec(new ScriptedModelProvider([{ text: 'ok' }]))], {
       runStore: store(),
@@ -80,7 +80,7 @@ describe('AgentWorker on TypeOrmAgentRunStore: restarts and shutdown', () => {
   });
 
   it('gives running goals shutdownGraceMs, then stores them as interrupted; the next start retries them', async () => {
-    await dataSource.query('TRUNCATE zmodu_agent_runs');
+    await dataSource.query('TRUNCATE zmodu_agent_runs CASCADE');
     const model = new GatedModel();
     const first = await compileWorkerApp([spec(model)], { runStore: store(), concurrency: 1, shutdownGraceMs: 100 });
     await first.init();
@@ -115,7 +115,7 @@ describe('AgentWorker on TypeOrmAgentRunStore: restarts and shutdown', () => {
   });
 
   it('lets a goal that finishes within the grace period finish at shutdown', async () => {
-    await dataSource.query('TRUNCATE zmodu_agent_runs');
+    await dataSource.query('TRUNCATE zmodu_agent_runs CASCADE');
     const model = new GatedModel('finished in time');
     const app = await compileWorkerApp([spec(model)], { runStore: store(), shutdownGraceMs: 5000 });
     await app.init();
@@ -127,7 +127,7 @@ describe('AgentWorker on TypeOrmAgentRunStore: restarts and shutdown', () => {
   });
 
   it('holds a tenant to its share across two instances: of 50 concurrent posts 10 are stored, another tenant still gets in (attack: one tenant floods the mailbox)', async () => {
-    await dataSource.query('TRUNCATE zmodu_agent_runs');
+    await dataSource.query('TRUNCATE zmodu_agent_runs CASCADE');
     // Two instances on one run store, not started (nothing drains): the share is decided by the store, atomically.
     const options = { runStore: store(), mailboxSize: 1000, mailboxPerTenant: 10 };
     const [a, b] = await Promise.all([

@@ -10,6 +10,7 @@ import { AgentRegistry } from '../agent.registry';
 import { AgentWorker } from './agent-worker';
 import { InMemoryAgentRunStore } from './in-memory-agent-run.store';
 import { AgentRunRecord } from './worker.ports';
+import type { ModelRequest } from '../providers/model-provider';
 
 describe('AgentWorker (in-process, memory run store)', () => {
   let app: TestingModule | undefined;
@@ -333,6 +334,61 @@ describe('AgentWorker (in-process, memory run store)', () => {
     expect(byId.get('spent')?.error).toMatch(/maxAttempts/);
     expect((await store.get('t1', 'spent'))?.status).toBe('failed');
     expect(worker.stats()).toMatchObject({ succeeded: 1, failed: 1, handlerErrors: 0 });
+  });
+
+  it('replays the journal of a run whose instance died: finished turns are not asked again, finished calls not run again', async () => {
+    const store = new InMemoryAgentRunStore();
+    await store.insert([
+      { id: 'orphan', tenantId: 't1', userId: 'alice', permissions: [], agent: 'trader', goal: 'quote ACME', maxAttempts: 3 },
+    ]);
+    await store.claim('orphan', 'dead-instance', 1);
+    const dead = { runId: 'orphan', owner: 'dead-instance', attempt: 1 };
+    // What the dead instance had journaled: its first turn (a quote) and the quote's outcome (99, not what the skill says now).
+    const call = { id: 'call_1_1', name: 'market.quote', arguments: { symbol: 'ACME' } };
+    expect(
+      await store.appendJournal(dead, [
+        {
+          kind: 'turn',
+          seq: 0,
+          step: 0,
+          requestDigest: 'f'.repeat(64),
+          turn: { text: '', toolCalls: [call], usage: { inputTokens: 5, outputTokens: 5 } },
+        },
+      ]),
+    ).toBe(true);
+    const record = {
+      ...call,
+      decision: 'allowed' as const,
+      cause: null,
+      outcome: 'ok',
+      ok: true,
+      observation: '{"symbol":"ACME","price":99}',
+      durationMs: 1,
+    };
+    expect(await store.appendJournal(dead, [{ kind: 'call', seq: 1, step: 0, call: 0, record, spent: 3 }])).toBe(true);
+    await new Promise((r) => setTimeout(r, 10));
+    const asked: ModelRequest[] = [];
+    const model = new ScriptedModelProvider([
+      { toolCalls: [{ name: 'market.quote', arguments: { symbol: 'ACME' } }] },
+      (request) => {
+        asked.push(request);
+        return { text: `quoted ${String(request.messages.at(-1)?.content)}` };
+      },
+    ]);
+    const results: AgentRunRecord[] = [];
+    await boot([spec(model)], { runStore: store, onResult: (r) => void results.push(r) });
+    await until(() => results.length === 1, 'the orphaned run');
+    // One model turn asked (the second): the first came from the journal, and so did the quote it saw.
+    expect(asked).toHaveLength(1);
+    expect(results[0]).toMatchObject({ status: 'succeeded', attempts: 2, answer: 'quoted {"symbol":"ACME","price":99}' });
+    expect(results[0].steps.map((s) => s.toolCalls.map((c) => c.observation))).toEqual([['{"symbol":"ACME","price":99}'], []]);
+    // The journal goes on after the dead instance's entries: the second turn, written by this attempt.
+    const journal = await store.readJournal('t1', 'orphan');
+    expect(journal.map((e) => [e.seq, e.kind, e.step])).toEqual([
+      [0, 'turn', 0],
+      [1, 'call', 0],
+      [2, 'turn', 1],
+    ]);
   });
 
   /** A model whose turns wait for `open()` (each then answers at once), recording the goals in the order they started. */

@@ -28,6 +28,7 @@ import { auditDigest } from '@zmodu/guard/internal';
 import { scopeIdProblem } from '@zmodu/core';
 import { isDatabaseUnavailable } from '@zmodu/core';
 import { UnhandledRejectionCounts, unhandledRejectionCounts } from './unhandled-rejection-net';
+import type { RunJournal } from '../journal/run-journal';
 
 /** Who posts a goal, and to which agent (optional when the application defines exactly one). */
 export interface PostGoalOptions extends AgentRunOrigin {
@@ -573,12 +574,15 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
     let result: AgentRunResult | undefined;
     let crash: string | undefined;
     try {
+      // What earlier attempts of the run did (their process died): replayed, not asked of the model or run again.
+      const journal = await this.journalOf(store, claimed, goal);
       result = await this.registry.get(claimed.agent).run(claimed.goal, {
         tenantId: claimed.tenantId,
         userId: claimed.userId,
         permissions: claimed.permissions,
         runId,
         signal: goal.controller.signal,
+        ...(journal ? { journal } : {}),
       });
     } catch (err) {
       crash = RUN_CRASHED_MESSAGE(safeText(err));
@@ -603,6 +607,37 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
       this.bookkeepingError(`storing the outcome of run ${runId}`, err);
     } finally {
       if (this.running.get(runId) === goal) this.running.delete(runId);
+    }
+  }
+
+  /**
+   * The run's journal, when the store keeps one: its entries so far, and an append fenced on this claim. While the
+   * database cannot be reached, a read or a write is tried again (waits doubling to 5 s) until it answers, the worker
+   * stops or the run is aborted (its lease lost): the run holds its slot meanwhile, and its heartbeat renews the lease
+   * once the database is back. Another failure ends the run (a journal it cannot write, it may not go on without).
+   */
+  private async journalOf(store: AgentRunStore, claimed: AgentRunRecord, goal: RunningGoal): Promise<RunJournal | undefined> {
+    const { appendJournal, readJournal } = store;
+    if (typeof appendJournal !== 'function' || typeof readJournal !== 'function') return undefined;
+    const entries = await this.whileUnavailable(goal, `reading the journal of run ${claimed.id}`, () =>
+      readJournal.call(store, claimed.tenantId, claimed.id),
+    );
+    return {
+      entries,
+      append: (batch) =>
+        this.whileUnavailable(goal, `writing the journal of run ${claimed.id}`, () => appendJournal.call(store, goal.lease, batch)),
+    };
+  }
+
+  private async whileUnavailable<T>(goal: RunningGoal, what: string, work: () => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await work();
+      } catch (err) {
+        if (this.stopped || goal.controller.signal.aborted || !isDatabaseUnavailable(err)) throw err;
+        if (attempt === 1) this.logger.warn(`Run ${goal.lease.runId}: ${what} waits for the database (${safeText(err)})`);
+        await new Promise((r) => setTimeout(r, Math.min(OUTCOME_RETRY_FIRST_MS * 2 ** (attempt - 1), OUTCOME_RETRY_MAX_MS)));
+      }
     }
   }
 

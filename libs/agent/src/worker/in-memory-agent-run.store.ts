@@ -14,6 +14,9 @@ import {
   RefusedRun,
 } from './worker.ports';
 import { admitRuns } from './admit-runs';
+import { RunJournalConflictException } from '../exceptions/run-journal-conflict.exception';
+import { MAX_JOURNAL_ENTRIES, RunJournalEntry } from '../journal/run-journal';
+import { canonicalJson } from '@zmodu/core';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
 
@@ -30,6 +33,8 @@ export class InMemoryAgentRunStore implements AgentRunStore {
   /** The store's clock of contacts (see AgentRunClock): the last one, and the last outage seen. */
   private lastContact: number | null = null;
   private outage: { from: number; to: number } | null = null;
+  /** Each run's journal, in place order (see AgentRunStore.appendJournal), as JSON text: never shared with a caller. */
+  private readonly journals = new Map<string, string[]>();
 
   async insert(runs: readonly NewAgentRun[], limits: AgentRunLimits = {}): Promise<{ refused: RefusedRun[] }> {
     const ids = new Set<string>();
@@ -171,6 +176,33 @@ export class InMemoryAgentRunStore implements AgentRunStore {
     if (this.lastContact !== null && now - this.lastContact >= clock.outageMs) this.outage = { from: this.lastContact, to: now };
     this.lastContact = Math.max(this.lastContact ?? now, now);
     return now;
+  }
+
+  async appendJournal(lease: AgentRunLease, entries: readonly RunJournalEntry[]): Promise<boolean> {
+    if (!this.held(lease)) return false;
+    const journal = this.journals.get(lease.runId) ?? [];
+    const added: string[] = [];
+    // All checked before any is kept: the batch is written whole or not at all.
+    for (const entry of entries) {
+      const text = canonicalJson(entry);
+      if (entry.seq < journal.length) {
+        if (journal[entry.seq] !== text) throw new RunJournalConflictException(lease.runId, entry.seq);
+        continue;
+      }
+      // The places are consecutive: a gap would be a place no reader reaches.
+      if (!Number.isSafeInteger(entry.seq) || entry.seq !== journal.length + added.length)
+        throw new RunJournalConflictException(lease.runId, entry.seq);
+      added.push(text);
+    }
+    journal.push(...added);
+    this.journals.set(lease.runId, journal);
+    return true;
+  }
+
+  async readJournal(tenantId: string, runId: string): Promise<RunJournalEntry[]> {
+    const run = this.runs.get(runId);
+    if (!tenantId || !run || run.tenantId !== tenantId) return [];
+    return (this.journals.get(runId) ?? []).slice(0, MAX_JOURNAL_ENTRIES).map((t) => JSON.parse(t) as RunJournalEntry);
   }
 
   private held(lease: AgentRunLease): Mutable<AgentRunRecord> | undefined {

@@ -22,7 +22,7 @@ describe('TypeOrmAgentRunStore and TypeOrmAgentJobStore', () => {
   });
 
   agentRunStoreContract(`TypeOrmAgentRunStore on ${process.env.ZMODU_TEST_DATABASE_URL ? 'PostgreSQL' : 'PGlite'} (contract)`, async () => {
-    await dataSource.query('TRUNCATE zmodu_agent_runs, zmodu_agent_run_clock');
+    await dataSource.query('TRUNCATE zmodu_agent_runs, zmodu_agent_run_clock, zmodu_agent_run_journal');
     return { store: new TypeOrmAgentRunStore(dataSource) };
   });
 
@@ -32,7 +32,7 @@ describe('TypeOrmAgentRunStore and TypeOrmAgentJobStore', () => {
   });
 
   it('does not claim again an unposted tick whose run is stored (the post landed, only setTickRun was lost)', async () => {
-    await dataSource.query('TRUNCATE zmodu_agent_jobs, zmodu_agent_job_ticks, zmodu_agent_runs');
+    await dataSource.query('TRUNCATE zmodu_agent_jobs, zmodu_agent_job_ticks, zmodu_agent_runs, zmodu_agent_run_journal');
     const jobs = new TypeOrmAgentJobStore(dataSource);
     const job = {
       tenantId: 't1',

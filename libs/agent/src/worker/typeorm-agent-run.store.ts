@@ -17,6 +17,9 @@ import {
   RefusedRun,
 } from './worker.ports';
 import { admitRuns } from './admit-runs';
+import { RunJournalConflictException } from '../exceptions/run-journal-conflict.exception';
+import { MAX_JOURNAL_ENTRIES, RunJournalEntry } from '../journal/run-journal';
+import { canonicalJson } from '@zmodu/core';
 
 /** Rows of a query; TypeORM's postgres driver answers UPDATE ... RETURNING as [rows, affected]. */
 export async function queryRows(dataSource: DataSource, sql: string, params: unknown[]): Promise<Record<string, unknown>[]> {
@@ -29,6 +32,8 @@ const COLUMNS =
   'id, tenant_id, user_id, permissions, agent, goal, job_id, job_tick, status, attempts, max_attempts, answer, stopped_reason, steps, pending_approvals, error, lease_owner, lease_until, created_at, started_at, finished_at';
 /** Seconds from a millisecond parameter, for `now() + ...`. */
 const MS = (p: string) => `make_interval(secs => ${p}::double precision / 1000)`;
+/** The run a lease holds: `$1` run id, `$2` owner, `$3` attempt. */
+const HELD = `SELECT tenant_id FROM zmodu_agent_runs WHERE id = $1 AND lease_owner = $2 AND attempts = $3 AND status = 'running'`;
 /** Rows per INSERT statement (13 parameters a row, well under PostgreSQL's 65535). */
 const INSERT_CHUNK = 500;
 /**
@@ -170,6 +175,45 @@ export class TypeOrmAgentRunStore implements AgentRunStore {
       ],
     );
     return rows.length === 1;
+  }
+
+  /**
+   * One statement: the entries are inserted only while the lease holds the run, and only when no place they name holds
+   * another entry (then none is, and the first such place is reported); a place that holds the same entry (a write made
+   * again after its answer was lost) is left as it is.
+   */
+  async appendJournal(lease: AgentRunLease, entries: readonly RunJournalEntry[]): Promise<boolean> {
+    if (entries.length === 0) return (await this.rows(HELD, [lease.runId, lease.owner, lease.attempt])).length === 1;
+    const params: unknown[] = [lease.runId, lease.owner, lease.attempt];
+    const values = entries.map((e) => {
+      params.push(e.seq, e.kind, e.step, canonicalJson(e));
+      const at = params.length - 3;
+      return `($${at}::int, $${at + 1}::text, $${at + 2}::int, $${at + 3}::text)`;
+    });
+    const [row] = await this.rows(
+      `WITH held AS (${HELD}),
+       v (seq, kind, step, entry) AS (VALUES ${values.join(', ')}),
+       clash AS (SELECT j.seq FROM zmodu_agent_run_journal j JOIN v ON j.run_id = $1 AND j.seq = v.seq WHERE j.entry <> v.entry),
+       added AS (
+         INSERT INTO zmodu_agent_run_journal (run_id, tenant_id, seq, kind, step, entry)
+         SELECT $1, held.tenant_id, v.seq, v.kind, v.step, v.entry FROM held, v WHERE NOT EXISTS (SELECT 1 FROM clash)
+         ON CONFLICT (run_id, seq) DO NOTHING RETURNING seq
+       )
+       SELECT (SELECT count(*) FROM held)::int AS held, (SELECT min(seq) FROM clash) AS clash, (SELECT count(*) FROM added)::int AS added`,
+      params,
+    );
+    if (Number(row.held) !== 1) return false;
+    if (row.clash !== null && row.clash !== undefined) throw new RunJournalConflictException(lease.runId, Number(row.clash));
+    return true;
+  }
+
+  async readJournal(tenantId: string, runId: string): Promise<RunJournalEntry[]> {
+    if (!tenantId) return [];
+    const rows = await this.rows(
+      `SELECT entry FROM zmodu_agent_run_journal WHERE run_id = $1 AND tenant_id = $2 ORDER BY seq LIMIT ${MAX_JOURNAL_ENTRIES}`,
+      [runId, tenantId],
+    );
+    return rows.map((r) => JSON.parse(String(r.entry)) as RunJournalEntry);
   }
 
   async release(lease: AgentRunLease, reason: string): Promise<boolean> {

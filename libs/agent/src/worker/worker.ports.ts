@@ -1,3 +1,4 @@
+import type { RunJournalEntry } from '../journal/run-journal';
 import { AgentStep, PendingApproval, StopReason } from '../agent-run';
 
 /**
@@ -162,6 +163,16 @@ export interface AgentRunStore {
   recoverable(limit: number, clock: AgentRunClock): Promise<RecoverableRuns>;
   /** Runs waiting to start (`queued` or `interrupted`: the mailbox bound in cluster mode), and runs claimed in the last `windowMs`. */
   mailbox(windowMs: number): Promise<AgentRunMailbox>;
+  /**
+   * The run journal (docs/worker.md, the run journal): add `entries` (consecutive places `seq`, in order) to the run,
+   * all or none, only while `lease` holds the run (running, same owner, same attempt); false when it does not (nothing
+   * is written). An entry is written once: the same entry again at its place (a write whose answer was lost) changes
+   * nothing and answers true; another entry at a place already taken throws RunJournalConflictException. Optional, with `readJournal`: a store without them
+   * journals nothing, and a run retried after its process died starts again from its first model turn.
+   */
+  appendJournal?(lease: AgentRunLease, entries: readonly RunJournalEntry[]): Promise<boolean>;
+  /** A run's journal, in order, for its tenant only (another tenant's run, or an empty tenant, has none); at most MAX_JOURNAL_ENTRIES. */
+  readJournal?(tenantId: string, runId: string): Promise<RunJournalEntry[]>;
 }
 
 /** How a run id is handed over: `first` for a run taken back (its instance died or stopped), ahead of newer goals. */

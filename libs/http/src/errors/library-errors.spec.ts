@@ -166,6 +166,8 @@ const CASES: Record<string, Case> = {
   McpSkillNameTakenException: c(new agent.McpSkillNameTakenException('s', 't', 's.t', 'Other'), 500),
   InvalidAgentSpecException: c(new agent.InvalidAgentSpecException('trader', 'no guard'), 500),
   InvalidWorkerOptionsException: c(new agent.InvalidWorkerOptionsException('concurrency', 'must be 1 to 64'), 500),
+  RunJournalConflictException: c(new agent.RunJournalConflictException('run-1', 3), 500),
+  RunJournalStoppedException: c(new agent.RunJournalStoppedException('the run was taken over', true), 500),
   PolicyHealthException: c(new agent.PolicyHealthException('inert'), 500),
   InvalidJobsOptionsException: c(new agent.InvalidJobsOptionsException('store', 'unknown'), 500),
   InvalidMcpServerOptionsException: c(new agent.InvalidMcpServerOptionsException(0, 'x', 'url'), 500),

@@ -122,6 +122,8 @@ export const LIBRARY_HTTP_ERRORS: ReadonlyMap<string, HttpErrorMapping> = new Ma
   ['McpSkillNameTakenException', fault('agent')],
   ['InvalidAgentSpecException', fault('agent')],
   ['InvalidWorkerOptionsException', fault('agent')],
+  ['RunJournalConflictException', fault('agent')],
+  ['RunJournalStoppedException', fault('agent')],
   ['PolicyHealthException', fault('agent')],
   ['InvalidJobsOptionsException', fault('agent')],
   ['InvalidMcpServerOptionsException', fault('agent')],

@@ -1,0 +1,157 @@
+import { createHash } from 'node:crypto';
+import { canonicalJson, ZmoduError } from '@zmodu/core';
+import type { ToolCallRecord } from '../agent-run';
+import type { ModelRequest, ModelTurn } from '../providers/model-provider';
+import { JOURNAL_MISMATCH_MESSAGE } from '../agent.messages';
+import { JournaledTurn, RunJournal, RunJournalEntry } from './run-journal';
+
+/**
+ * The run may not go on: its journal could not take the next entry (its claim was lost, or its store failed). Agent.run
+ * catches it and ends the run `aborted` with its message: it never reaches a caller.
+ */
+export class RunJournalStoppedException extends ZmoduError {
+  constructor(
+    message: string,
+    /** true: the claim was lost (another instance holds the run); false: the store failed. */
+    readonly fenced: boolean,
+  ) {
+    super(message);
+    this.name = 'RunJournalStoppedException';
+  }
+}
+
+/** What the journal holds for a tool call: done (its record), in flight when the process died (an intent), or nothing. */
+export type JournaledCall =
+  | { readonly kind: 'done'; readonly record: ToolCallRecord; readonly spent: number }
+  | { readonly kind: 'in_flight' }
+  | { readonly kind: 'none' };
+
+/** SHA-256 of a model request as the journal records it (system prompt, messages and tool names; no signal, no callback). */
+export function requestDigest(request: Pick<ModelRequest, 'system' | 'messages' | 'tools'>): string {
+  const shown = { system: request.system, messages: request.messages, tools: request.tools.map((t) => t.name) };
+  return createHash('sha256').update(canonicalJson(shown)).digest('hex');
+}
+
+/**
+ * A run's way through its journal: first the entries of earlier attempts, in order (a replay: what they hold is not
+ * done again), then the new ones, each written before the run goes on. Without a journal (a run outside the worker),
+ * nothing is replayed and nothing is written.
+ */
+export class JournalCursor {
+  private next = 0;
+  private seq: number;
+  /** Outcomes of reads not written yet: they go with the next write (a retry that lost them repeats the read). */
+  private pending: RunJournalEntry[] = [];
+
+  constructor(private readonly journal: RunJournal | undefined) {
+    this.seq = journal?.entries.length ?? 0;
+  }
+
+  /** Entries of earlier attempts not replayed yet. */
+  get replaying(): boolean {
+    return this.journal !== undefined && this.next < this.journal.entries.length;
+  }
+
+  /** The journaled answer of model turn `step`, if an earlier attempt had it. */
+  turn(step: number): JournaledTurn | undefined {
+    const entry = this.peek();
+    if (!entry) return undefined;
+    if (entry.kind !== 'turn' || entry.step !== step) throw this.mismatch(`model turn ${step}`, entry);
+    this.next++;
+    return entry.turn;
+  }
+
+  /** What the journal holds of tool call `call` of turn `step`. */
+  call(step: number, call: number): JournaledCall {
+    const entry = this.peek();
+    if (!entry) return { kind: 'none' };
+    if ((entry.kind !== 'call' && entry.kind !== 'intent') || entry.step !== step || entry.call !== call)
+      throw this.mismatch(`tool call ${call} of turn ${step}`, entry);
+    this.next++;
+    if (entry.kind === 'call') return { kind: 'done', record: entry.record, spent: entry.spent };
+    // An intent: the process died while the call ran, or before its outcome was written. The outcome, if any, comes next.
+    const after = this.peek();
+    if (after?.kind === 'call' && after.step === step && after.call === call) {
+      this.next++;
+      return { kind: 'done', record: after.record, spent: after.spent };
+    }
+    return { kind: 'in_flight' };
+  }
+
+  async turnAnswered(step: number, request: Pick<ModelRequest, 'system' | 'messages' | 'tools'>, turn: JournaledTurn): Promise<void> {
+    await this.write({ kind: 'turn', seq: this.place(), step, requestDigest: requestDigest(request), turn });
+  }
+
+  async callStarting(step: number, call: number, skill: string): Promise<void> {
+    await this.write({ kind: 'intent', seq: this.place(), step, call, skill });
+  }
+
+  /** A call's outcome: written now when it had an effect (or may have), with the next write when it was a read's. */
+  async callDone(step: number, call: number, record: ToolCallRecord, spent: number, effect: boolean): Promise<void> {
+    const entry: RunJournalEntry = { kind: 'call', seq: this.place(), step, call, record, spent };
+    if (effect) await this.write(entry);
+    else this.hold(entry);
+  }
+
+  /** Write what is held (the run ends: nothing comes after). */
+  async flush(): Promise<void> {
+    if (this.pending.length > 0) await this.write();
+  }
+
+  /** The place of the next entry: after those written and those held. */
+  private place(): number {
+    return this.seq + this.pending.length;
+  }
+
+  private hold(entry: RunJournalEntry): void {
+    if (!this.journal) return;
+    this.refuseDuringReplay(entry);
+    this.pending.push(entry);
+  }
+
+  private peek(): RunJournalEntry | undefined {
+    return this.journal && this.next < this.journal.entries.length ? this.journal.entries[this.next] : undefined;
+  }
+
+  private mismatch(expected: string, found: RunJournalEntry): RunJournalStoppedException {
+    return new RunJournalStoppedException(JOURNAL_MISMATCH_MESSAGE(expected, `${found.kind} at step ${found.step}`), false);
+  }
+
+  /** A replay is over before anything new is written: what an earlier attempt wrote and this one did not read would collide with it. */
+  private refuseDuringReplay(entry: RunJournalEntry): void {
+    if (this.replaying) throw this.mismatch(`${entry.kind} at step ${entry.step}`, this.peek() as RunJournalEntry);
+  }
+
+  private async write(entry?: RunJournalEntry): Promise<void> {
+    if (!this.journal) return;
+    if (entry) this.refuseDuringReplay(entry);
+    const batch = entry ? [...this.pending, entry] : this.pending;
+    let stored: boolean;
+    try {
+      stored = await this.journal.append(batch);
+    } catch (err) {
+      throw new RunJournalStoppedException(
+        `the run's journal could not be written: ${err instanceof Error ? err.message : String(err)}`,
+        false,
+      );
+    }
+    if (!stored) throw new RunJournalStoppedException('the run was taken over by another instance (its claim was lost)', true);
+    this.seq += batch.length;
+    this.pending = [];
+  }
+}
+
+/** A model turn as the journal keeps it (see JournaledTurn); `digestArgs` gives the arguments a skill's audit keeps. */
+export function journaledTurn(
+  turn: ModelTurn,
+  usage: JournaledTurn['usage'],
+  digestArgs: (name: string, args: unknown) => unknown,
+): JournaledTurn {
+  return {
+    text: turn.text,
+    ...(turn.refusal !== undefined ? { refusal: turn.refusal } : {}),
+    toolCalls: turn.toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: digestArgs(c.name, c.arguments) })),
+    ...(turn.omittedToolCalls !== undefined ? { omittedToolCalls: turn.omittedToolCalls } : {}),
+    usage,
+  };
+}

@@ -1,0 +1,50 @@
+import type { ToolCallRecord } from '../agent-run';
+import type { TokenUsage, ToolCall } from '../providers/model-provider';
+
+/**
+ * A model turn as a run's journal keeps it: what the model answered, as the conversation carries it back to the model
+ * (the text as the model wrote it; the arguments of a skill whose audit keeps a digest of its arguments, as that
+ * digest), and the tokens it was charged (reported, or estimated when the server reported none).
+ */
+export interface JournaledTurn {
+  readonly text: string;
+  readonly refusal?: string;
+  readonly toolCalls: readonly ToolCall[];
+  readonly omittedToolCalls?: number;
+  readonly usage: TokenUsage;
+}
+
+/**
+ * One entry of a run's journal, at its place `seq` (0, 1, ...): written once, before the run goes on. `turn`: model
+ * turn `step` was answered (`requestDigest`: SHA-256 of the request it answered, for an audit of the replay). `intent`:
+ * tool call `call` of turn `step`, to a skill that is not a read, is about to be dispatched. `call`: that tool call
+ * was dispatched (or refused): its record as the run shows it, with the observation the model saw, and what the guard's
+ * budget was charged (`spent`). A skill whose audit keeps a digest of its arguments or its result (the memory skills:
+ * what an erase deletes must leave no copy) has that digest here instead, and a replay gives the model the digest.
+ */
+export type RunJournalEntry =
+  | { readonly kind: 'turn'; readonly seq: number; readonly step: number; readonly requestDigest: string; readonly turn: JournaledTurn }
+  | { readonly kind: 'intent'; readonly seq: number; readonly step: number; readonly call: number; readonly skill: string }
+  | {
+      readonly kind: 'call';
+      readonly seq: number;
+      readonly step: number;
+      readonly call: number;
+      readonly record: ToolCallRecord;
+      readonly spent: number;
+    };
+
+/**
+ * A run's journal, as the agent loop uses it (AgentRunContext.journal): the entries of its earlier attempts, and where
+ * it writes the next ones. `append` resolves when the entries (consecutive places, in order) are stored, false when the
+ * run may not go on (the claim it runs under was lost: another instance holds the run now); it rejects when the store
+ * failed. The loop writes a model turn before anything it asks for runs, and the intent of a call that is not a read
+ * before the call; the outcome of a read (which a retry may repeat: it has no effect) goes with the next write.
+ */
+export interface RunJournal {
+  readonly entries: readonly RunJournalEntry[];
+  append(entries: readonly RunJournalEntry[]): Promise<boolean>;
+}
+
+/** The most entries a store reads back of one run: 100 turns (maxSteps at most) of 256 calls each write at most 51,500. */
+export const MAX_JOURNAL_ENTRIES = 60_000;
