@@ -48,6 +48,12 @@ export interface AgentSpec {
    * ends `timed_out`. `AgentRunContext.timeoutMs` overrides it for one run. Default 300000 (5 minutes), at most 86400000.
    */
   readonly runTimeoutMs?: number;
+  /**
+   * How long a run of the AgentWorker waits for the human decisions on its proposals (a run that waits holds no slot):
+   * past it, what is still pending is decided `expired` for the run, which goes on. Default 86400000 (a day), at most
+   * 2592000000 (30 days).
+   */
+  readonly maxWaitMs?: number;
 }
 
 export const DEFAULT_MAX_STEPS = 8;
@@ -58,4 +64,6 @@ export const MAX_MAX_MALFORMED_TOOL_CALLS = 100;
 export const MAX_MAX_TOOL_CALLS_PER_TURN = 256;
 export const DEFAULT_RUN_TIMEOUT_MS = 300_000;
 export const MAX_RUN_TIMEOUT_MS = 86_400_000;
+export const DEFAULT_MAX_WAIT_MS = 86_400_000;
+export const MAX_MAX_WAIT_MS = 2_592_000_000;
 export const AGENT_NAME_PATTERN = /^[a-z][a-z0-9_-]{0,62}$/;

@@ -8,7 +8,8 @@ import { AgentMetricsSnapshot } from './agent-metrics';
  * and no tool call; `malformed_tool_calls`: the model sent tool-call arguments that are not JSON more often than
  * `maxMalformedToolCalls` allows (each one before that was answered with a tool error it could correct);
  * `aborted`: the caller's signal aborted the run; `timed_out`: the run passed its deadline (`runTimeoutMs`), and the
- * model request or tool call in flight was aborted with it.
+ * model request or tool call in flight was aborted with it; `waiting`: a proposal of the run waits for a human
+ * (AgentRunContext.waitForApprovals), and the run goes on once it is decided.
  */
 export type StopReason =
   | 'final'
@@ -20,7 +21,8 @@ export type StopReason =
   | 'model_error'
   | 'refused'
   | 'empty_answer'
-  | 'malformed_tool_calls';
+  | 'malformed_tool_calls'
+  | 'waiting';
 
 /** The budget that ran out: the run's (`tokensPerRun`), the tenant's period budget, or the user's share of it. */
 export type ExhaustedBudget = 'run' | 'tenant' | 'user';
@@ -85,6 +87,13 @@ export interface AgentRunContext {
    * goes on. Without one, nothing is journaled.
    */
   readonly journal?: RunJournal;
+  /**
+   * With a journal: a tool call that puts a proposal in front of a human (needs_human, execute_not_permitted) makes the
+   * run wait, after the other calls of its turn: it ends `waiting`, with the proposals in `pendingApprovals`, and is
+   * resumed (by the AgentWorker) once they are decided, the decision being that call's result. Without it, the model
+   * is told the proposal waits, and goes on.
+   */
+  readonly waitForApprovals?: boolean;
 }
 
 /**

@@ -161,6 +161,8 @@ export class Agent {
     let budget: ExhaustedBudget | undefined;
     // The run's journal (a worker's run): the turns and calls of earlier attempts are replayed, not asked or run again.
     const journal = new JournalCursor(context.journal);
+    // A worker's run that puts a proposal in front of a human waits for the decision instead of going on without it.
+    const mayWait = context.journal !== undefined && context.waitForApprovals === true;
 
     try {
       for (let index = 0; index < maxSteps; index++) {
@@ -286,10 +288,17 @@ export class Agent {
         };
         // Each call as the journal holds it: done by an earlier attempt (its record, replayed), in flight when that
         // attempt's process died (repeated only if the skill says a repeat has no further effect), or not begun.
+        const waiting: PendingApproval[] = [];
         const through = async (call: ToolCall | undefined, i: number, sent: string, dispatch: () => Promise<SkillCallResult>) => {
           const held = journal.replaying ? journal.call(index, i) : ({ kind: 'none' } as const);
           if (held.kind === 'done') {
             guard.spend(held.spent);
+            return told(call, held.record);
+          }
+          if (held.kind === 'waiting') {
+            guard.spend(held.spent);
+            const pending = pendingOfCall(held.record);
+            if (pending) waiting.push(pending);
             return told(call, held.record);
           }
           const skill = this.registry.get(sent);
@@ -304,6 +313,12 @@ export class Agent {
           if (held.kind === 'none' && skill && skill.action !== 'read') await journal.callStarting(index, i, skill.name);
           const before = guard.spent;
           const record = toRecord(call?.id ?? `zmodu_${index + 1}_cap`, await dispatch());
+          const pending = mayWait ? pendingOfCall(record) : null;
+          if (pending) {
+            await journal.callWaiting(index, i, pending.proposalId, this.journaledRecord(record), guard.spent - before);
+            waiting.push(pending);
+            return told(call, record);
+          }
           // A read's outcome goes with the next write (a retry that lost it reads again); any other is written now.
           await journal.callDone(
             index,
@@ -319,6 +334,11 @@ export class Agent {
           await through(call, i, sent, () => this.dispatcher.dispatch(ctx, sent, call.arguments, { toolCallId: call.id }));
         }
         if (refused > 0) await through(anchor, answered.length, '', () => this.turnCapSummary(ctx, turn, perTurn, refused, anchor));
+        // The turn's calls are done; what waits for a human is decided before the model is asked again.
+        if (waiting.length > 0) {
+          stoppedReason = 'waiting';
+          break;
+        }
       }
       // The loop ended (a stop, not a next step): what it holds is written, so a retry has the whole run.
       await journal.flush();
@@ -539,12 +559,19 @@ function pendingOf(steps: AgentStep[]): PendingApproval[] {
   const out: PendingApproval[] = [];
   for (const step of steps)
     for (const call of step.toolCalls) {
-      if (!call.ok || !call.observation.includes('"proposalId"')) continue;
-      const v = JSON.parse(call.observation) as { verdict?: string; proposalId?: string; reason?: string | null };
-      if ((v.verdict === 'needs_human' || v.verdict === 'execute_not_permitted') && typeof v.proposalId === 'string')
-        out.push({ proposalId: v.proposalId, verdict: v.verdict, skill: call.name, reason: v.reason ?? null });
+      const pending = pendingOfCall(call);
+      if (pending) out.push(pending);
     }
   return out;
+}
+
+/** The proposal a tool call put in front of a human (its value's verdict is needs_human or execute_not_permitted), or null. */
+function pendingOfCall(call: ToolCallRecord): PendingApproval | null {
+  if (!call.ok || !call.observation.includes('"proposalId"')) return null;
+  const v = JSON.parse(call.observation) as { verdict?: string; proposalId?: string; reason?: string | null };
+  if ((v.verdict === 'needs_human' || v.verdict === 'execute_not_permitted') && typeof v.proposalId === 'string')
+    return { proposalId: v.proposalId, verdict: v.verdict, skill: call.name, reason: v.reason ?? null };
+  return null;
 }
 
 /** A dispatcher's result as the run records it: the name and arguments as the dispatcher shows them (bounded, redacted). */

@@ -5,6 +5,7 @@ import {
   MAX_MAX_STEPS,
   MAX_MAX_TOOL_CALLS_PER_TURN,
   MAX_MAX_MALFORMED_TOOL_CALLS,
+  MAX_MAX_WAIT_MS,
   MAX_RUN_TIMEOUT_MS,
 } from './agent-definition';
 import { MISSING_GUARD_MESSAGE } from './agent.messages';
@@ -39,6 +40,9 @@ export function validateAgentSpec(spec: AgentSpec): void {
   const timeout = spec.runTimeoutMs;
   if (timeout !== undefined && (!Number.isInteger(timeout) || timeout < 1 || timeout > MAX_RUN_TIMEOUT_MS))
     fail(`runTimeoutMs must be a whole number of milliseconds from 1 to ${MAX_RUN_TIMEOUT_MS} (e.g. 120000 for two minutes)`);
+  const wait = spec.maxWaitMs;
+  if (wait !== undefined && (!Number.isInteger(wait) || wait < 1 || wait > MAX_MAX_WAIT_MS))
+    fail(`maxWaitMs must be a whole number of milliseconds from 1 to ${MAX_MAX_WAIT_MS} (e.g. 3600000 for an hour)`);
   for (const key of ['tokensPerRun', 'tokensPerPeriod', 'tokensPerUserPerPeriod'] as const) {
     const v = spec.budget?.[key];
     if (v !== undefined && !(typeof v === 'number' && v >= 0 && Number.isFinite(v))) fail(`budget.${key} must be a number >= 0`);

@@ -18,3 +18,5 @@ export { QUOTA_USAGE_MAX_LIMIT } from './quota/token-quota.store';
 export { InMemoryTokenQuotaStore } from './quota/in-memory-token-quota.store';
 export { AUDIT_LOG_STORE, TOKEN_QUOTA_STORE } from './guard.constants';
 export { policyNeedsAttention } from './audit-policy';
+export { PROPOSAL_OUTCOMES } from './events/proposal-outcomes';
+export type { ProposalOutcome, ProposalOutcomes } from './events/proposal-outcomes';

@@ -27,6 +27,13 @@ export interface StagedCall {
  * claiming transaction, under the pipeline's policy; permission, schema, audit and metering apply
  * as to any call. The skill's writes and the 'executed' mark commit together, or neither does.
  */
+/** A proposal that left the queue for good: which, whose, and the run that proposed it. */
+export interface SettledProposal {
+  readonly proposalId: string;
+  readonly tenantId: string;
+  readonly runId: string | null;
+}
+
 export class ProposalExecution {
   private readonly logger = new Logger('ProposalPipeline');
 
@@ -35,8 +42,11 @@ export class ProposalExecution {
     private readonly store: ProposalStore,
     private readonly dispatcher: SkillDispatcher,
     private readonly stats: GuardStats,
-    /** Told of each execution's verdict (executed, executor_failed), whoever started it: a last approval, execute(), recovery. */
-    private readonly onVerdict: (verdict: 'executed' | 'executor_failed') => void = () => undefined,
+    /**
+     * Told of each execution's verdict (executed, executor_failed), whoever started it: a last approval, execute(),
+     * recovery; with the proposal it settled (its tenant and the run that proposed it).
+     */
+    private readonly onVerdict: (verdict: 'executed' | 'executor_failed', settled: SettledProposal) => void = () => undefined,
   ) {}
 
   /** Dispatch the staged skill in `tx`; its value, or StagedCallFailed. */
@@ -61,10 +71,12 @@ export class ProposalExecution {
   /** Execute an approved proposal if nobody else has it; null when it is not (or no longer) approved. */
   async execute(id: string): Promise<PipelineOutcome | null> {
     let failure: StagedCallFailed | undefined;
+    let claimed: ProposalRecord | undefined;
     const done = await this.store
       .transaction(async (tx) => {
         const p = await this.store.claimApproved(tx, id);
         if (!p) return null;
+        claimed = p;
         const result = await this.run(tx, { ...p, approvers: approversOf(p) });
         await this.store.markExecuted(tx, id, result);
         return { ...p, result };
@@ -77,13 +89,13 @@ export class ProposalExecution {
         return null;
       });
     if (done) {
-      this.onVerdict('executed');
+      this.onVerdict('executed', { proposalId: id, tenantId: done.tenantId, runId: done.runId });
       return { verdict: 'executed', proposalId: id, status: 'executed', reason: null, result: done.result, amount: done.amount };
     }
     if (!failure) return null;
     this.logger.warn(`proposal ${id} failed to execute: ${failure.reason}`);
     await this.store.markFailed(id, failure.reason);
-    this.onVerdict('executor_failed');
+    if (claimed) this.onVerdict('executor_failed', { proposalId: id, tenantId: claimed.tenantId, runId: claimed.runId });
     return { verdict: 'executor_failed', proposalId: id, status: 'failed', reason: failure.reason };
   }
 

@@ -68,9 +68,10 @@ export class ProposalPipeline implements OnApplicationBootstrap, BeforeApplicati
     });
     this.actions = new StagedActions(this.options, registry, dataSource ? transactionOf(dataSource.manager) : null);
     this.guard = new Guard(this.options.policy ?? { allow: this.actions.names(), allowExecute: true }, { stats: this.guardStats });
-    this.execution = new ProposalExecution(this.options, this.store, dispatcher, this.guardStats, (verdict) =>
-      this.events?.emit({ type: 'proposal_verdict', verdict }),
-    );
+    this.execution = new ProposalExecution(this.options, this.store, dispatcher, this.guardStats, (verdict, settled) => {
+      this.events?.emit({ type: 'proposal_verdict', verdict });
+      this.events?.emit({ type: 'proposal_settled', ...settled });
+    });
     this.submission = new ProposalSubmission(this.options, this.guard, this.actions, this.store, this.execution);
     this.decisions = new ProposalDecisions(this.store, this.actions, this.execution);
   }
@@ -108,6 +109,10 @@ export class ProposalPipeline implements OnApplicationBootstrap, BeforeApplicati
     // The execution that a last approval starts reports its own verdict (executed, executor_failed).
     if (outcome.verdict === 'rejected_by_human' || outcome.verdict === 'approved_pending_next_step')
       this.events?.emit({ type: 'proposal_verdict', verdict: outcome.verdict });
+    if (outcome.verdict === 'rejected_by_human' && this.events) {
+      const rejected = await this.store.get(caller.tenantId, id).catch(() => null);
+      this.events.emit({ type: 'proposal_settled', tenantId: caller.tenantId, proposalId: id, runId: rejected?.runId ?? null });
+    }
     return outcome;
   }
 

@@ -24,6 +24,8 @@ export class RunJournalStoppedException extends ZmoduError {
 export type JournaledCall =
   | { readonly kind: 'done'; readonly record: ToolCallRecord; readonly spent: number }
   | { readonly kind: 'in_flight' }
+  /** The call put a proposal in front of a human, and no decision is journaled yet: the run still waits on it. */
+  | { readonly kind: 'waiting'; readonly record: ToolCallRecord; readonly spent: number; readonly proposalId: string }
   | { readonly kind: 'none' };
 
 /** SHA-256 of a model request as the journal records it (system prompt, messages and tool names; no signal, no callback). */
@@ -43,13 +45,17 @@ export class JournalCursor {
   /** Outcomes of reads not written yet: they go with the next write (a retry that lost them repeats the read). */
   private pending: RunJournalEntry[] = [];
 
+  /** The decisions journaled at resumes, by proposal: each answers the wait entry of its proposal, wherever it stands. */
+  private readonly decisions = new Map<string, Extract<RunJournalEntry, { kind: 'decision' }>>();
+
   constructor(private readonly journal: RunJournal | undefined) {
     this.seq = journal?.entries.length ?? 0;
+    for (const e of journal?.entries ?? []) if (e.kind === 'decision') this.decisions.set(e.proposalId, e);
   }
 
   /** Entries of earlier attempts not replayed yet. */
   get replaying(): boolean {
-    return this.journal !== undefined && this.next < this.journal.entries.length;
+    return this.peek() !== undefined;
   }
 
   /** The journaled answer of model turn `step`, if an earlier attempt had it. */
@@ -65,21 +71,35 @@ export class JournalCursor {
   call(step: number, call: number): JournaledCall {
     const entry = this.peek();
     if (!entry) return { kind: 'none' };
-    if ((entry.kind !== 'call' && entry.kind !== 'intent') || entry.step !== step || entry.call !== call)
+    if ((entry.kind !== 'call' && entry.kind !== 'intent' && entry.kind !== 'wait') || entry.step !== step || entry.call !== call)
       throw this.mismatch(`tool call ${call} of turn ${step}`, entry);
     this.next++;
-    if (entry.kind === 'call') return { kind: 'done', record: entry.record, spent: entry.spent };
+    if (entry.kind !== 'intent') return this.held(entry);
     // An intent: the process died while the call ran, or before its outcome was written. The outcome, if any, comes next.
     const after = this.peek();
-    if (after?.kind === 'call' && after.step === step && after.call === call) {
+    if ((after?.kind === 'call' || after?.kind === 'wait') && after.step === step && after.call === call) {
       this.next++;
-      return { kind: 'done', record: after.record, spent: after.spent };
+      return this.held(after);
     }
     return { kind: 'in_flight' };
   }
 
+  /** What a `call` or `wait` entry says of its call: done, or waiting on a proposal no decision answers yet. */
+  private held(entry: Extract<RunJournalEntry, { kind: 'call' | 'wait' }>): JournaledCall {
+    if (entry.kind === 'call') return { kind: 'done', record: entry.record, spent: entry.spent };
+    const decided = this.decisions.get(entry.proposalId);
+    if (!decided) return { kind: 'waiting', record: entry.record, spent: entry.spent, proposalId: entry.proposalId };
+    // The model is told the decision as this call's result (what it waited for): the call answered, whatever was decided.
+    return { kind: 'done', record: { ...entry.record, ok: true, outcome: 'ok', observation: decided.observation }, spent: entry.spent };
+  }
+
   async turnAnswered(step: number, request: Pick<ModelRequest, 'system' | 'messages' | 'tools'>, turn: JournaledTurn): Promise<void> {
     await this.write({ kind: 'turn', seq: this.place(), step, requestDigest: requestDigest(request), turn });
+  }
+
+  /** A call whose proposal waits for a human: written now (the run suspends after its turn's other calls). */
+  async callWaiting(step: number, call: number, proposalId: string, record: ToolCallRecord, spent: number): Promise<void> {
+    await this.write({ kind: 'wait', seq: this.place(), step, call, proposalId, record, spent });
   }
 
   async callStarting(step: number, call: number, skill: string): Promise<void> {
@@ -109,8 +129,12 @@ export class JournalCursor {
     this.pending.push(entry);
   }
 
+  /** The next entry to replay; the decisions are read by their proposal, not in line. */
   private peek(): RunJournalEntry | undefined {
-    return this.journal && this.next < this.journal.entries.length ? this.journal.entries[this.next] : undefined;
+    if (!this.journal) return undefined;
+    const entries = this.journal.entries;
+    while (this.next < entries.length && entries[this.next].kind === 'decision') this.next++;
+    return this.next < entries.length ? entries[this.next] : undefined;
   }
 
   private mismatch(expected: string, found: RunJournalEntry): RunJournalStoppedException {

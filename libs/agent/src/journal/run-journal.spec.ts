@@ -139,7 +139,7 @@ describe('the run journal (Agent.run with AgentRunContext.journal)', () => {
   it('writes each model turn and tool call, in order, before the run goes on: an intent before each call that is not a read', async () => {
     const { entries, result, writes } = await fullJournal();
     expect(result.stoppedReason).toBe('final');
-    expect(entries.map((e) => [e.seq, e.kind, e.step, e.kind === 'turn' ? null : e.call])).toEqual([
+    expect(entries.map((e) => [e.seq, e.kind, e.step, 'call' in e ? e.call : null])).toEqual([
       [0, 'turn', 0, null],
       [1, 'call', 0, 0],
       [2, 'intent', 0, 1],
@@ -192,7 +192,7 @@ describe('the run journal (Agent.run with AgentRunContext.journal)', () => {
       const journal = journalOf(prefix);
       const result = await run(journal);
       const has = (kind: string, step: number, call?: number) =>
-        prefix.some((e) => e.kind === kind && e.step === step && (call === undefined || (e.kind !== 'turn' && e.call === call)));
+        prefix.some((e) => e.kind === kind && e.step === step && (call === undefined || ('call' in e && e.call === call)));
       const at = `cut after ${cut} entries`;
       expect([at, result.stoppedReason]).toEqual([at, 'final']);
       expect([at, model.asked]).toEqual([at, 3 - prefix.filter((e) => e.kind === 'turn').length]);

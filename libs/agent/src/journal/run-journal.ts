@@ -32,6 +32,31 @@ export type RunJournalEntry =
       readonly call: number;
       readonly record: ToolCallRecord;
       readonly spent: number;
+    }
+  /**
+   * Tool call `call` of turn `step` put a proposal in front of a human (needs_human, execute_not_permitted) and the run
+   * waits for the decision (a worker's run): `record` is the call as it stood; the model is told the decision instead.
+   */
+  | {
+      readonly kind: 'wait';
+      readonly seq: number;
+      readonly step: number;
+      readonly call: number;
+      readonly proposalId: string;
+      readonly record: ToolCallRecord;
+      readonly spent: number;
+    }
+  /**
+   * The decision on a proposal the run waited on, as the pipeline's store held it when the run resumed (written by the
+   * worker at the resume, after the entries of the wait): what the model is told as that tool call's result.
+   */
+  | {
+      readonly kind: 'decision';
+      readonly seq: number;
+      readonly step: number;
+      readonly proposalId: string;
+      readonly status: 'executed' | 'rejected' | 'failed' | 'expired';
+      readonly observation: string;
     };
 
 /**

@@ -182,6 +182,74 @@ export function agentRunStoreContract(name: string, factory: () => Promise<Agent
         expect(await j.readJournal(`t${i % 3}`, r.id)).toEqual([turn(0, 0, `run ${i}`), done(1, 0, `{"run":${i}}`)]);
     });
 
+    type Waits = Required<Pick<AgentRunStore, 'suspend' | 'settle' | 'waiting'>>;
+    /** A waits case; a store without waits must have none of their three methods. */
+    const waitsIt = (title: string, body: (w: Waits) => Promise<void>) =>
+      it(`waits: ${title}`, async () => {
+        const methods = [store.suspend, store.settle, store.waiting].map((m) => typeof m);
+        if (methods.every((t) => t === 'undefined')) {
+          expect(methods).toEqual(['undefined', 'undefined', 'undefined']);
+          return;
+        }
+        expect(methods).toEqual(['function', 'function', 'function']);
+        await body(store as Waits);
+      });
+    const P1 = '11111111-1111-4111-8111-111111111111';
+    const P2 = '22222222-2222-4222-8222-222222222222';
+    const wait = (proposalIds: string[], waitMs = 60_000) => ({ proposalIds, waitMs, answer: 'waiting', steps: [], pendingApprovals: [] });
+    const decided = (proposalId: string, status: 'executed' | 'rejected' = 'executed') => ({
+      proposalId,
+      status,
+      observation: `{"decision":"${status}"}`,
+    });
+
+    waitsIt('a run waits under its lease, holding none, and resumes when every proposal it waits for is decided', async (w) => {
+      const r = run();
+      await store.insert([r]);
+      await store.claim(r.id, 'w1', 60_000);
+      expect(await w.suspend(leaseOf(r.id, 'w2'), wait([P1, P2]))).toBe(false);
+      expect(await w.suspend(leaseOf(r.id, 'w1'), wait([P1, P2]))).toBe(true);
+      const waiting = await store.get('t1', r.id);
+      expect(waiting).toMatchObject({
+        status: 'waiting',
+        leaseOwner: null,
+        leaseUntil: null,
+        waitingFor: [P1, P2],
+        decisions: [],
+        stoppedReason: 'waiting',
+      });
+      expect(waiting?.waitUntil?.getTime()).toBeGreaterThan(Date.now());
+      // A waiting run is not claimed, not recovered, not finished by its old lease.
+      expect(await store.claim(r.id, 'w3', 60_000)).toBeNull();
+      expect(await ids(store)).not.toContain(r.id);
+      expect(await store.finish(leaseOf(r.id, 'w1'), outcome())).toBe(false);
+      expect((await w.waiting(10)).map((x) => x.id)).toEqual([r.id]);
+      // Another tenant, another proposal: nothing. One of two decided: still waiting.
+      expect(await w.settle('t2', r.id, [decided(P1)])).toEqual({ resumed: false });
+      expect(await w.settle('t1', r.id, [decided('33333333-3333-4333-8333-333333333333')])).toEqual({ resumed: false });
+      expect(await w.settle('t1', r.id, [decided(P1)])).toEqual({ resumed: false });
+      expect((await store.get('t1', r.id))?.status).toBe('waiting');
+      // A decision made again does not replace the first.
+      expect(await w.settle('t1', r.id, [decided(P1, 'rejected')])).toEqual({ resumed: false });
+      expect(await w.settle('t1', r.id, [decided(P2, 'rejected')])).toEqual({ resumed: true });
+      const resumed = await store.get('t1', r.id);
+      expect(resumed).toMatchObject({ status: 'queued', decisions: [decided(P1), decided(P2, 'rejected')], maxAttempts: 4 });
+      expect(await w.settle('t1', r.id, [decided(P2)])).toEqual({ resumed: false });
+      expect(await w.waiting(10)).toEqual([]);
+      // Claimed again, it is a run like any other.
+      expect(await store.claim(r.id, 'w2', 60_000)).toMatchObject({ status: 'running', attempts: 2 });
+    });
+
+    waitsIt('of 20 settles at once that each complete the decisions, exactly one resumes the run', async (w) => {
+      const r = run();
+      await store.insert([r]);
+      await store.claim(r.id, 'w1', 60_000);
+      await w.suspend(leaseOf(r.id, 'w1'), wait([P1]));
+      const results = await Promise.all(Array.from({ length: 20 }, () => w.settle('t1', r.id, [decided(P1)])));
+      expect(results.filter((x) => x.resumed)).toHaveLength(1);
+      expect((await store.get('t1', r.id))?.status).toBe('queued');
+    });
+
     it('stores runs as queued, with their scope, in one batch', async () => {
       const a = run();
       const b = run({ tenantId: 't2', userId: 'u2', permissions: [] });

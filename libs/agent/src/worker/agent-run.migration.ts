@@ -99,10 +99,50 @@ export class ZmoduAgentRunJournal1765100000000 implements MigrationInterface {
   }
 }
 
+/**
+ * Runs that wait for a human (AgentRunStore.suspend / settle): status `waiting`, the proposals a run waits for, until
+ * when, and the decisions recorded so far; the journal's entries of a wait and of a decision.
+ */
+export class ZmoduAgentRunWaits1765200000000 implements MigrationInterface {
+  name = 'ZmoduAgentRunWaits1765200000000';
+
+  async up(q: QueryRunner): Promise<void> {
+    await q.query(`ALTER TABLE zmodu_agent_runs DROP CONSTRAINT IF EXISTS zmodu_agent_runs_status_check`);
+    await q.query(
+      `ALTER TABLE zmodu_agent_runs ADD CONSTRAINT zmodu_agent_runs_status_check
+         CHECK (status IN ('queued', 'running', 'interrupted', 'waiting', 'succeeded', 'failed'))`,
+    );
+    await q.query(`ALTER TABLE zmodu_agent_runs ADD COLUMN IF NOT EXISTS waiting_for jsonb NOT NULL DEFAULT '[]'::jsonb`);
+    await q.query(`ALTER TABLE zmodu_agent_runs ADD COLUMN IF NOT EXISTS wait_until timestamptz`);
+    await q.query(`ALTER TABLE zmodu_agent_runs ADD COLUMN IF NOT EXISTS decisions jsonb NOT NULL DEFAULT '[]'::jsonb`);
+    await q.query(`CREATE INDEX IF NOT EXISTS zmodu_agent_runs_waiting_idx ON zmodu_agent_runs (wait_until) WHERE status = 'waiting'`);
+    await q.query(`ALTER TABLE zmodu_agent_run_journal DROP CONSTRAINT IF EXISTS zmodu_agent_run_journal_kind_check`);
+    await q.query(
+      `ALTER TABLE zmodu_agent_run_journal ADD CONSTRAINT zmodu_agent_run_journal_kind_check
+         CHECK (kind IN ('turn', 'intent', 'call', 'wait', 'decision'))`,
+    );
+  }
+
+  async down(q: QueryRunner): Promise<void> {
+    await q.query(`ALTER TABLE zmodu_agent_run_journal DROP CONSTRAINT IF EXISTS zmodu_agent_run_journal_kind_check`);
+    await q.query(`ALTER TABLE zmodu_agent_run_journal ADD CONSTRAINT zmodu_agent_run_journal_kind_check CHECK (kind IN ('turn', 'intent', 'call'))`);
+    await q.query(`DROP INDEX IF EXISTS zmodu_agent_runs_waiting_idx`);
+    await q.query(`ALTER TABLE zmodu_agent_runs DROP COLUMN IF EXISTS decisions`);
+    await q.query(`ALTER TABLE zmodu_agent_runs DROP COLUMN IF EXISTS wait_until`);
+    await q.query(`ALTER TABLE zmodu_agent_runs DROP COLUMN IF EXISTS waiting_for`);
+    await q.query(`ALTER TABLE zmodu_agent_runs DROP CONSTRAINT IF EXISTS zmodu_agent_runs_status_check`);
+    await q.query(
+      `ALTER TABLE zmodu_agent_runs ADD CONSTRAINT zmodu_agent_runs_status_check
+         CHECK (status IN ('queued', 'running', 'interrupted', 'succeeded', 'failed'))`,
+    );
+  }
+}
+
 /** Every migration of @zmodu/agent (the AgentWorker's runs and the scheduled jobs), in order. `zmoduMigrations()` includes them once @zmodu/agent is loaded. */
 export const ZMODU_AGENT_MIGRATIONS = registerMigrations('@zmodu/agent', [
   ZmoduAgentRuns1764560000000,
   ZmoduAgentRunsFence1764612700000,
   ...ZMODU_AGENT_JOB_MIGRATIONS,
   ZmoduAgentRunJournal1765100000000,
+  ZmoduAgentRunWaits1765200000000,
 ]);

@@ -2,7 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, Optional } from '@nestjs/common';
 import { SkillRegistry } from '@zmodu/skills';
 import { AgentRunResult, AgentStep, StopReason } from '../agent-run';
-import { LEASE_LOST_MESSAGE, RUN_CRASHED_MESSAGE, SHUTDOWN_INTERRUPTED_MESSAGE, WORKER_NEEDS_AGENTS_MESSAGE } from '../agent.messages';
+import {
+  LEASE_LOST_MESSAGE,
+  RUN_CRASHED_MESSAGE,
+  SHUTDOWN_INTERRUPTED_MESSAGE,
+  WAIT_EXPIRED_MESSAGE,
+  WORKER_NEEDS_AGENTS_MESSAGE,
+} from '../agent.messages';
 import { InvalidWorkerOptionsException } from '../exceptions/invalid-worker-options.exception';
 import { AgentRegistry } from '../agent.registry';
 import { InvalidGoalException } from '../exceptions/invalid-goal.exception';
@@ -13,7 +19,9 @@ import { AgentResultListener, AgentWorkerOptions, ResolvedAgentWorkerOptions } f
 import { resolveWorkerOptions } from './resolve-worker-options';
 import {
   AgentRunClock,
+  AgentRunDecision,
   AgentRunLease,
+  AgentRunWait,
   AgentRunLimits,
   AgentRunOrigin,
   AgentRunOutcome,
@@ -28,7 +36,10 @@ import { auditDigest } from '@zmodu/guard/internal';
 import { scopeIdProblem } from '@zmodu/core';
 import { isDatabaseUnavailable } from '@zmodu/core';
 import { UnhandledRejectionCounts, unhandledRejectionCounts } from './unhandled-rejection-net';
-import type { RunJournal } from '../journal/run-journal';
+import type { RunJournal, RunJournalEntry } from '../journal/run-journal';
+import { RuntimeEvents } from '@zmodu/guard';
+import { PROPOSAL_OUTCOMES, ProposalOutcomes } from '@zmodu/guard/internal';
+import { DEFAULT_MAX_WAIT_MS } from '../agent-definition';
 
 /** Who posts a goal, and to which agent (optional when the application defines exactly one). */
 export interface PostGoalOptions extends AgentRunOrigin {
@@ -51,6 +62,9 @@ export interface AgentWorkerStats {
   readonly rejected: number;
   /** Failures of onResult listeners or of the worker's own bookkeeping (store writes); never a model or tool error. */
   readonly handlerErrors: number;
+  /** Runs that stopped here to wait for a human decision (their lease released), and runs this instance resumed. */
+  readonly waiting: number;
+  readonly resumed: number;
   /**
    * Unhandled rejections seen by the process net of cluster mode (see holdUnhandledRejectionNet), in this process:
    * `contained` ones said the database could not be reached, `raised` ones did not (bugs, logged with their stack).
@@ -153,7 +167,8 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
   private startedAt = Date.now();
   /** The store could not be reached by the last idle heartbeat (logged once until it answers). */
   private pulseFailing = false;
-  private readonly counts = { succeeded: 0, failed: 0, interrupted: 0, rejected: 0, handlerErrors: 0 };
+  private readonly counts = { succeeded: 0, failed: 0, interrupted: 0, rejected: 0, handlerErrors: 0, waiting: 0, resumed: 0 };
+  private readonly unsubscribe?: () => void;
 
   constructor(
     @Inject(AGENT_WORKER_MODULE_OPTIONS) raw: AgentWorkerOptions,
@@ -163,10 +178,69 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
     @Inject(AGENT_GOAL_QUEUE) private readonly goalQueue: GoalQueue,
     /** The skills' declarations: a skill whose audit keeps a digest has its calls stored as digests in the run too. */
     @Optional() private readonly skills?: SkillRegistry,
+    /** The proposals' outcomes (PipelineModule provides them): without them, no run waits for a human. */
+    @Optional() @Inject(PROPOSAL_OUTCOMES) private readonly proposals?: ProposalOutcomes,
+    /** Where the pipeline tells that a proposal settled: a hint to read the run's proposals at once (the sweep reads them anyway). */
+    @Optional() private readonly events?: RuntimeEvents,
   ) {
     if (!registry) throw new InvalidWorkerOptionsException('AgentWorkerModule', WORKER_NEEDS_AGENTS_MESSAGE);
     this.options = resolveWorkerOptions(raw);
     if (this.options.onResult) this.listeners.add(this.options.onResult);
+    this.unsubscribe = events?.subscribe((event) => {
+      if (event.type === 'proposal_settled' && event.runId) void this.settleRun(event.tenantId, event.runId);
+    });
+  }
+
+  /** Whether this worker's runs may wait for a human: the store keeps waits and a journal, and proposals can be read. */
+  private get waits(): boolean {
+    const s = this.store;
+    return (
+      this.proposals !== undefined &&
+      [s.suspend, s.settle, s.waiting, s.appendJournal, s.readJournal].every((m) => typeof m === 'function')
+    );
+  }
+
+  /**
+   * Read the proposals a waiting run waits for, from the pipeline's store (never from an event or a caller), and record
+   * those decided, and those still pending past the run's wait as `expired`; the settle that completes the set resumes
+   * the run (a conditional write: once, whichever instance gets there first), and this instance hands it to a slot.
+   */
+  private async settleRun(tenantId: string, runId: string, known?: AgentRunRecord): Promise<void> {
+    const { store, proposals } = this;
+    if (!this.waits || !proposals || this.stopped) return;
+    try {
+      const run = known ?? (await store.get(tenantId, runId));
+      if (!run || run.status !== 'waiting') return;
+      const ids = run.waitingFor ?? [];
+      const found = new Map((await proposals.outcomes(run.tenantId, ids)).map((o) => [o.proposalId, o]));
+      const past = run.waitUntil !== null && run.waitUntil !== undefined && run.waitUntil.getTime() <= Date.now();
+      const decisions: AgentRunDecision[] = [];
+      for (const id of ids) {
+        const o = found.get(id);
+        if (o && (o.status === 'executed' || o.status === 'rejected' || o.status === 'failed' || o.status === 'expired'))
+          decisions.push({ proposalId: id, status: o.status, observation: o.observation });
+        else if (past) decisions.push({ proposalId: id, status: 'expired', observation: JSON.stringify({ proposalId: id, decision: 'expired', reason: WAIT_EXPIRED_MESSAGE }) });
+      }
+      if (decisions.length === 0) return;
+      const { resumed } = await (store.settle as NonNullable<AgentRunStore['settle']>).call(store, run.tenantId, run.id, decisions);
+      if (resumed) {
+        this.counts.resumed++;
+        await this.goalQueue.push([run.id], { first: true });
+      }
+    } catch (err) {
+      this.bookkeepingError(`resuming waiting run ${runId}`, err);
+    }
+  }
+
+  /** The sweep's part for waiting runs: each is read again (a decision no event told of, a wait past its end). */
+  private async sweepWaits(): Promise<void> {
+    if (!this.waits || this.stopped) return;
+    try {
+      const runs = await (this.store.waiting as NonNullable<AgentRunStore['waiting']>).call(this.store, RECOVER_LIMIT);
+      for (const run of runs) await this.settleRun(run.tenantId, run.id, run);
+    } catch (err) {
+      this.bookkeepingError('reading waiting runs', err);
+    }
   }
 
   /** Store a goal as a queued run and hand it to a slot. Never waits for the run; throws MailboxFullException when full. */
@@ -275,10 +349,11 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
     }
     this.heartbeatTimer = setInterval(() => void this.heartbeat(options, store), options.heartbeatMs);
     // Pick up runs of instances that died (expired leases) and runs beyond what one recovery pushed.
-    this.sweepTimer = setInterval(() => void this.recover(options, store), options.leaseMs);
+    this.sweepTimer = setInterval(() => void this.recover(options, store).then(() => this.sweepWaits()), options.leaseMs);
     this.heartbeatTimer.unref?.();
     this.sweepTimer.unref?.();
     await this.recover(options, store);
+    await this.sweepWaits();
   }
 
   /** Stop taking goals; running ones get shutdownGraceMs, then are aborted and stored as interrupted. */
@@ -286,6 +361,7 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
     if (this.stopped) return;
     const { options, store, queue } = this.require();
     this.stopped = true;
+    this.unsubscribe?.();
     clearInterval(this.sweepTimer); // the heartbeat keeps the running leases until the end
     clearTimeout(this.soonTimer);
     clearInterval(this.countTimer);
@@ -574,7 +650,8 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
     let result: AgentRunResult | undefined;
     let crash: string | undefined;
     try {
-      // What earlier attempts of the run did (their process died): replayed, not asked of the model or run again.
+      // What earlier attempts of the run did (their process died, or it waited for a human): replayed, not asked of the
+      // model or run again; the decisions it waited for come in as the results of the calls that proposed.
       const journal = await this.journalOf(store, claimed, goal);
       result = await this.registry.get(claimed.agent).run(claimed.goal, {
         tenantId: claimed.tenantId,
@@ -582,7 +659,7 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
         permissions: claimed.permissions,
         runId,
         signal: goal.controller.signal,
-        ...(journal ? { journal } : {}),
+        ...(journal ? { journal, waitForApprovals: this.waits } : {}),
       });
     } catch (err) {
       crash = RUN_CRASHED_MESSAGE(safeText(err));
@@ -591,6 +668,11 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
       if (this.running.get(runId) !== goal) return; // released at shutdown already
       if (goal.stop === 'shutdown') {
         await this.interrupt(store, goal, options);
+        return;
+      }
+      if (result?.stoppedReason === 'waiting' && this.waits) {
+        goal.ended = true;
+        await this.suspend(store, goal, claimed, result);
         return;
       }
       const outcome = toOutcome(result, crash, this.skills);
@@ -619,9 +701,28 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
   private async journalOf(store: AgentRunStore, claimed: AgentRunRecord, goal: RunningGoal): Promise<RunJournal | undefined> {
     const { appendJournal, readJournal } = store;
     if (typeof appendJournal !== 'function' || typeof readJournal !== 'function') return undefined;
-    const entries = await this.whileUnavailable(goal, `reading the journal of run ${claimed.id}`, () =>
+    let entries = await this.whileUnavailable(goal, `reading the journal of run ${claimed.id}`, () =>
       readJournal.call(store, claimed.tenantId, claimed.id),
     );
+    // A resumed run: the decisions it waited for, journaled (once each) before it goes on.
+    const journaled = new Set(entries.flatMap((e) => (e.kind === 'decision' ? [e.proposalId] : [])));
+    const fresh = (claimed.decisions ?? []).filter((d) => !journaled.has(d.proposalId));
+    if (fresh.length > 0) {
+      const step = entries.reduce((n, e) => Math.max(n, e.step), 0);
+      const added: RunJournalEntry[] = fresh.map((d, i) => ({
+        kind: 'decision',
+        seq: entries.length + i,
+        step,
+        proposalId: d.proposalId,
+        status: d.status,
+        observation: d.observation,
+      }));
+      const stored = await this.whileUnavailable(goal, `writing the journal of run ${claimed.id}`, () =>
+        appendJournal.call(store, goal.lease, added),
+      );
+      if (!stored) throw new Error(LEASE_LOST_MESSAGE);
+      entries = [...entries, ...added];
+    }
     return {
       entries,
       append: (batch) =>
@@ -639,6 +740,29 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
         await new Promise((r) => setTimeout(r, Math.min(OUTCOME_RETRY_FIRST_MS * 2 ** (attempt - 1), OUTCOME_RETRY_MAX_MS)));
       }
     }
+  }
+
+  /** A run that waits for a human: stored as waiting (its lease released), then its proposals read at once. */
+  private async suspend(store: AgentRunStore, goal: RunningGoal, claimed: AgentRunRecord, result: AgentRunResult): Promise<void> {
+    const agent = this.registry.get(claimed.agent);
+    const wait: AgentRunWait = {
+      proposalIds: result.pendingApprovals.map((p) => p.proposalId),
+      waitMs: agent.spec.maxWaitMs ?? DEFAULT_MAX_WAIT_MS,
+      answer: result.answer,
+      steps: storedSteps(result.steps, this.skills),
+      pendingApprovals: result.pendingApprovals,
+    };
+    const suspended = await this.whileUnavailable(goal, `storing the wait of run ${claimed.id}`, () =>
+      (store.suspend as NonNullable<AgentRunStore['suspend']>).call(store, goal.lease, wait),
+    );
+    if (!suspended) {
+      this.counts.interrupted++;
+      this.logger.warn(`Run ${claimed.id}: ${LEASE_LOST_MESSAGE}`);
+      return;
+    }
+    this.counts.waiting++;
+    // A decision made between the proposal and this write: told by no event after it, read now.
+    await this.settleRun(claimed.tenantId, claimed.id);
   }
 
   /**

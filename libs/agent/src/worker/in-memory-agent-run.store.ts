@@ -2,7 +2,9 @@ import { isScopeId } from '@zmodu/core';
 import { LEASE_EXPIRED_MESSAGE, OUT_OF_ATTEMPTS_MESSAGE } from '../agent.messages';
 import {
   AgentRunClock,
+  AgentRunDecision,
   AgentRunLease,
+  AgentRunWait,
   AgentRunLimits,
   AgentRunMailbox,
   AgentRunOutcome,
@@ -72,6 +74,9 @@ export class InMemoryAgentRunStore implements AgentRunStore {
         createdAt: new Date(),
         startedAt: null,
         finishedAt: null,
+        waitingFor: [],
+        waitUntil: null,
+        decisions: [],
       });
     }
     return { refused };
@@ -127,6 +132,44 @@ export class InMemoryAgentRunStore implements AgentRunStore {
       finishedAt: new Date(),
     });
     return true;
+  }
+
+  async suspend(lease: AgentRunLease, wait: AgentRunWait): Promise<boolean> {
+    const run = this.held(lease);
+    if (!run) return false;
+    Object.assign(run, {
+      status: 'waiting',
+      leaseOwner: null,
+      leaseUntil: null,
+      answer: wait.answer,
+      stoppedReason: 'waiting',
+      steps: clone(wait.steps),
+      pendingApprovals: clone(wait.pendingApprovals),
+      waitingFor: [...new Set(wait.proposalIds)],
+      waitUntil: new Date(Date.now() + wait.waitMs),
+      decisions: [],
+    });
+    return true;
+  }
+
+  async settle(tenantId: string, runId: string, decisions: readonly AgentRunDecision[]): Promise<{ resumed: boolean }> {
+    const run = this.runs.get(runId);
+    if (!run || !isScopeId(tenantId) || run.tenantId !== tenantId || run.status !== 'waiting') return { resumed: false };
+    const waitingFor = run.waitingFor ?? [];
+    const known = new Map((run.decisions ?? []).map((d) => [d.proposalId, d]));
+    for (const d of decisions) if (waitingFor.includes(d.proposalId) && !known.has(d.proposalId)) known.set(d.proposalId, { ...d });
+    run.decisions = [...known.values()];
+    if (!waitingFor.every((id) => known.has(id))) return { resumed: false };
+    Object.assign(run, { status: 'queued', waitUntil: null, maxAttempts: Math.min(run.maxAttempts + 1, MAX_RUN_ATTEMPTS) });
+    return { resumed: true };
+  }
+
+  async waiting(limit: number): Promise<AgentRunRecord[]> {
+    return [...this.runs.values()]
+      .filter((r) => r.status === 'waiting')
+      .sort((a, b) => (a.waitUntil?.getTime() ?? 0) - (b.waitUntil?.getTime() ?? 0))
+      .slice(0, Math.max(0, limit))
+      .map(copy);
   }
 
   async release(lease: AgentRunLease, reason: string): Promise<boolean> {
@@ -215,5 +258,13 @@ export class InMemoryAgentRunStore implements AgentRunStore {
 const clone = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
 
 function copy(run: AgentRunRecord): AgentRunRecord {
-  return { ...run, permissions: [...run.permissions], steps: clone(run.steps), pendingApprovals: clone(run.pendingApprovals) };
+  return {
+    ...run,
+    permissions: [...run.permissions],
+    steps: clone(run.steps),
+    pendingApprovals: clone(run.pendingApprovals),
+    waitingFor: [...(run.waitingFor ?? [])],
+    decisions: clone(run.decisions ?? []),
+    waitUntil: run.waitUntil ? new Date(run.waitUntil) : null,
+  };
 }

@@ -4,7 +4,9 @@ import { StopReason } from '../agent-run';
 import { LEASE_EXPIRED_MESSAGE, OUT_OF_ATTEMPTS_MESSAGE } from '../agent.messages';
 import {
   AgentRunClock,
+  AgentRunDecision,
   AgentRunLease,
+  AgentRunWait,
   AgentRunLimits,
   AgentRunMailbox,
   AgentRunOutcome,
@@ -29,7 +31,9 @@ export async function queryRows(dataSource: DataSource, sql: string, params: unk
 }
 
 const COLUMNS =
-  'id, tenant_id, user_id, permissions, agent, goal, job_id, job_tick, status, attempts, max_attempts, answer, stopped_reason, steps, pending_approvals, error, lease_owner, lease_until, created_at, started_at, finished_at';
+  'id, tenant_id, user_id, permissions, agent, goal, job_id, job_tick, status, attempts, max_attempts, answer, stopped_reason, steps, pending_approvals, error, lease_owner, lease_until, created_at, started_at, finished_at, waiting_for, wait_until, decisions';
+/** Tries of a settle whose conditional write lost to another one (each reads the run again). */
+const SETTLE_TRIES = 8;
 /** Seconds from a millisecond parameter, for `now() + ...`. */
 const MS = (p: string) => `make_interval(secs => ${p}::double precision / 1000)`;
 /** The run a lease holds: `$1` run id, `$2` owner, `$3` attempt. */
@@ -216,6 +220,63 @@ export class TypeOrmAgentRunStore implements AgentRunStore {
     return rows.map((r) => JSON.parse(String(r.entry)) as RunJournalEntry);
   }
 
+  async suspend(lease: AgentRunLease, wait: AgentRunWait): Promise<boolean> {
+    const rows = await this.rows(
+      `UPDATE zmodu_agent_runs SET status = 'waiting', lease_owner = NULL, lease_until = NULL, answer = $4, stopped_reason = 'waiting',
+         steps = $5::jsonb, pending_approvals = $6::jsonb, waiting_for = $7::jsonb, wait_until = now() + ${MS('$8')}, decisions = '[]'::jsonb
+       WHERE id = $1 AND lease_owner = $2 AND attempts = $3 AND status = 'running' RETURNING id`,
+      [
+        lease.runId,
+        lease.owner,
+        lease.attempt,
+        wait.answer,
+        JSON.stringify(wait.steps),
+        JSON.stringify(wait.pendingApprovals),
+        JSON.stringify([...new Set(wait.proposalIds)]),
+        wait.waitMs,
+      ],
+    );
+    return rows.length === 1;
+  }
+
+  /**
+   * Read the waiting run, add the new decisions, and write them back only if the decisions are still those read (a
+   * conditional write): two instances settling one run at once both land their decisions, and the one whose write
+   * completes the set moves the run to queued, once.
+   */
+  async settle(tenantId: string, runId: string, decisions: readonly AgentRunDecision[]): Promise<{ resumed: boolean }> {
+    for (let i = 0; i < SETTLE_TRIES; i++) {
+      const run = await this.get(tenantId, runId);
+      if (!run || run.status !== 'waiting') return { resumed: false };
+      const waitingFor = run.waitingFor ?? [];
+      const had = run.decisions ?? [];
+      const known = new Map(had.map((d) => [d.proposalId, d]));
+      for (const d of decisions)
+        if (waitingFor.includes(d.proposalId) && !known.has(d.proposalId))
+          known.set(d.proposalId, { proposalId: d.proposalId, status: d.status, observation: d.observation });
+      const complete = waitingFor.every((id) => known.has(id));
+      if (known.size === had.length && !complete) return { resumed: false };
+      const rows = await this.rows(
+        `UPDATE zmodu_agent_runs SET decisions = $3::jsonb,
+           status = CASE WHEN $4::boolean THEN 'queued' ELSE status END,
+           wait_until = CASE WHEN $4::boolean THEN NULL ELSE wait_until END,
+           max_attempts = CASE WHEN $4::boolean THEN least(max_attempts + 1, ${MAX_RUN_ATTEMPTS}) ELSE max_attempts END
+         WHERE id = $1 AND tenant_id = $2 AND status = 'waiting' AND decisions = $5::jsonb RETURNING id`,
+        [runId, tenantId, JSON.stringify([...known.values()]), complete, JSON.stringify(had)],
+      );
+      if (rows.length === 1) return { resumed: complete };
+    }
+    return { resumed: false };
+  }
+
+  async waiting(limit: number): Promise<AgentRunRecord[]> {
+    const rows = await this.rows(
+      `SELECT ${COLUMNS} FROM zmodu_agent_runs WHERE status = 'waiting' ORDER BY wait_until NULLS LAST, id LIMIT $1`,
+      [Math.max(0, Math.floor(limit))],
+    );
+    return rows.map(toRecord);
+  }
+
   async release(lease: AgentRunLease, reason: string): Promise<boolean> {
     const rows = await this.rows(
       `UPDATE zmodu_agent_runs SET status = 'interrupted', lease_owner = NULL, lease_until = NULL, error = $4,
@@ -283,5 +344,8 @@ function toRecord(r: Record<string, unknown>): AgentRunRecord {
     createdAt: date(r.created_at) as Date,
     startedAt: date(r.started_at),
     finishedAt: date(r.finished_at),
+    waitingFor: (json(r.waiting_for) as string[] | null) ?? [],
+    waitUntil: date(r.wait_until),
+    decisions: (json(r.decisions) as AgentRunDecision[] | null) ?? [],
   };
 }

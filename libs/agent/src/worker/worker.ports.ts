@@ -13,7 +13,24 @@ import { AgentStep, PendingApproval, StopReason } from '../agent-run';
  * (`leaseUntil`) is renewed while it runs. `interrupted`: stopped by a shutdown past its grace period, or its lease
  * expired (its instance died); retried until `maxAttempts`. `succeeded`/`failed`: final.
  */
-export type AgentRunStatus = 'queued' | 'running' | 'interrupted' | 'succeeded' | 'failed';
+export type AgentRunStatus = 'queued' | 'running' | 'interrupted' | 'waiting' | 'succeeded' | 'failed';
+
+/** The decision on a proposal a waiting run waits on, as the pipeline's store held it: the model is told `observation`. */
+export interface AgentRunDecision {
+  readonly proposalId: string;
+  readonly status: 'executed' | 'rejected' | 'failed' | 'expired';
+  readonly observation: string;
+}
+
+/** What a run waits for (AgentRunStore.suspend): its proposals, until when, and the run as it stands. */
+export interface AgentRunWait {
+  readonly proposalIds: readonly string[];
+  /** Past it, a proposal still pending is decided `expired` for the run (the agent's maxWaitMs). */
+  readonly waitMs: number;
+  readonly answer: string | null;
+  readonly steps: readonly AgentStep[];
+  readonly pendingApprovals: readonly PendingApproval[];
+}
 
 /** Who a goal runs for. Tenant and user are required (no wildcard); permissions are the caller's, never more. */
 export interface AgentGoalScope {
@@ -53,6 +70,10 @@ export interface AgentRunRecord extends AgentGoalScope, AgentRunOrigin {
   readonly createdAt: Date;
   readonly startedAt: Date | null;
   readonly finishedAt: Date | null;
+  /** A `waiting` run's proposals (AgentRunStore.suspend), until when it waits, and the decisions recorded so far. */
+  readonly waitingFor?: readonly string[];
+  readonly waitUntil?: Date | null;
+  readonly decisions?: readonly AgentRunDecision[];
 }
 
 /** How a claimed run ended, written only while the caller still holds its lease. */
@@ -173,6 +194,20 @@ export interface AgentRunStore {
   appendJournal?(lease: AgentRunLease, entries: readonly RunJournalEntry[]): Promise<boolean>;
   /** A run's journal, in order, for its tenant only (another tenant's run, or an empty tenant, has none); at most MAX_JOURNAL_ENTRIES. */
   readJournal?(tenantId: string, runId: string): Promise<RunJournalEntry[]>;
+  /**
+   * running (this lease) → waiting: the lease released (a waiting run holds no slot), what it waits for kept, with
+   * `waitUntil = now + waitMs`, and the run as it stands (answer, steps). False when the lease does not hold the run.
+   * Optional, with `settle` and `waiting` (and the journal): a store without them never lets a run wait.
+   */
+  suspend?(lease: AgentRunLease, wait: AgentRunWait): Promise<boolean>;
+  /**
+   * Record decisions on proposals a waiting run of the tenant waits for (others, and proposals decided already, are
+   * ignored); when every one has its decision, waiting → queued (its start given back, as by `release`), as one
+   * conditional write: `resumed` is true for exactly one caller, whichever instance saw the last decision first.
+   */
+  settle?(tenantId: string, runId: string, decisions: readonly AgentRunDecision[]): Promise<{ readonly resumed: boolean }>;
+  /** Waiting runs, those whose wait ends first first, at most `limit` (for the sweep that reads their proposals). */
+  waiting?(limit: number): Promise<AgentRunRecord[]>;
 }
 
 /** How a run id is handed over: `first` for a run taken back (its instance died or stopped), ahead of newer goals. */

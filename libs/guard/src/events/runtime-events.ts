@@ -6,7 +6,9 @@ import type { AuditEntry } from '../audit/audit-entry';
  * - `tool_call`: one dispatch, allowed or not, as the audit log records it (skill, action class, outcome, cause, tenant, agent);
  * - `tokens`: tokens charged to the quota of a tenant and an agent (a model turn, or a tool call's estimate);
  * - `run`: an agent run ended, with its stop reason as `status`;
- * - `proposal_verdict`: the proposal pipeline decided (a submission's verdict, a human's decision, an execution).
+ * - `proposal_verdict`: the proposal pipeline decided (a submission's verdict, a human's decision, an execution);
+ * - `proposal_settled`: a proposal left the queue for good (executed, rejected, failed): a run waiting on it
+ *   (`runId`) may go on. A hint: whoever acts on it reads the proposal from the pipeline's store (ProposalOutcomes).
  */
 export type RuntimeEvent =
   | { readonly type: 'tool_call'; readonly entry: AuditEntry }
@@ -18,7 +20,8 @@ export type RuntimeEvent =
       readonly durationMs: number;
       readonly tenantId: string | null;
     }
-  | { readonly type: 'proposal_verdict'; readonly verdict: string };
+  | { readonly type: 'proposal_verdict'; readonly verdict: string }
+  | { readonly type: 'proposal_settled'; readonly tenantId: string; readonly proposalId: string; readonly runId: string | null };
 
 /** Told of every runtime event, synchronously, on the path of the call: keep it cheap. What it throws is swallowed. */
 export type RuntimeObserver = (event: RuntimeEvent) => void;

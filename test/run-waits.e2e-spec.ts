@@ -1,0 +1,265 @@
+// Runs that wait for a human and go on: a worker's run whose proposal needs a human waits (status waiting, no slot
+// held), and is resumed once the proposal is decided, the decision being the result of the call that proposed; the
+// model is asked exactly as many turns as the run has. On the embedded database, with the real pipeline and worker.
+import { Injectable } from '@nestjs/common';
+import { Test, TestingModule } from '@nestjs/testing';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import {
+  AgentModule,
+  AgentRunRecord,
+  AgentWorker,
+  AgentWorkerModule,
+  ModelProvider,
+  ModelRequest,
+  ModelTurn,
+  ScriptedModelProvider,
+} from '@zmodu/agent';
+import { AGENT_RUN_STORE } from '@zmodu/agent/internal';
+import type { AgentRunStore } from '@zmodu/agent';
+import { createTestDatabase, TestDatabase } from '@zmodu/db/testing';
+import { RuntimeEvents, zmoduMigrations } from '@zmodu/guard';
+import { PipelineModule, ProposalPipeline } from '@zmodu/pipeline';
+import { Skill } from '@zmodu/skills';
+
+const placed: Array<{ symbol: string; qty: number }> = [];
+
+@Injectable()
+class DeskSkills {
+  @Skill({
+    name: 'order.place',
+    action: 'execute',
+    staged: true,
+    description: 'Place an order (staged: a human approves it)',
+    parameters: {
+      type: 'object',
+      properties: { symbol: { type: 'string', pattern: '^[A-Z]{1,6}$' }, qty: { type: 'integer', minimum: 1, maximum: 1000 } },
+      required: ['symbol', 'qty'],
+      additionalProperties: false,
+    },
+  })
+  place(args: { symbol: string; qty: number }) {
+    placed.push(args);
+    return { filled: 101.3, symbol: args.symbol, qty: args.qty };
+  }
+}
+
+/** The model: propose an order, then answer with what it was told of it. Counts the turns it is asked. */
+class DeskModel implements ModelProvider {
+  readonly name = 'desk';
+  asked = 0;
+  told: string[] = [];
+  private readonly script = new ScriptedModelProvider([
+    { toolCalls: [{ name: 'approval.submit', arguments: { action: 'order.place', payload: { symbol: 'ACME', qty: 50 } } }] },
+    (request) => {
+      const last = request.messages.at(-1);
+      const seen = last?.role === 'tool' ? last.content : '';
+      this.told.push(seen);
+      return { text: `The desk said: ${seen}` };
+    },
+  ]);
+  complete(request: ModelRequest): Promise<ModelTurn> {
+    this.asked++;
+    return this.script.complete(request);
+  }
+}
+
+const ALICE = { tenantId: 'acme', userId: 'alice', permissions: [] as string[] };
+const LEE = { tenantId: 'acme', userId: 'lee', permissions: ['approval:decide'] };
+const KIM = { tenantId: 'acme', userId: 'kim', permissions: ['approval:decide'] };
+
+async function until<T>(what: string, probe: () => Promise<T | null | undefined | false>, ms = 15_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const got = await probe();
+    if (got) return got;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('runs that wait for a human and go on (AgentWorker, the pipeline, the run journal)', () => {
+  let db: TestDatabase;
+  let app: TestingModule;
+  let model: DeskModel;
+  let worker: AgentWorker;
+  let pipeline: ProposalPipeline;
+  let store: AgentRunStore;
+
+  beforeAll(async () => {
+    db = await createTestDatabase();
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  async function boot(maxWaitMs?: number): Promise<void> {
+    model = new DeskModel();
+    app = await Test.createTestingModule({
+      imports: [
+        TypeOrmModule.forRoot(await db.options({ migrations: zmoduMigrations(), migrationsRun: true })),
+        AgentModule.forRoot({
+          agents: [
+            {
+              name: 'trader',
+              provider: model,
+              skills: ['approval.submit'],
+              guard: { allow: ['approval.submit'] },
+              ...(maxWaitMs ? { maxWaitMs } : {}),
+            },
+          ],
+          guard: { auditStore: 'memory', quotaStore: 'memory' },
+        }),
+        AgentWorkerModule.forRoot({ runStore: 'typeorm', leaseMs: 600 }),
+        PipelineModule.forRoot({
+          actions: { 'order.place': { amount: (payload) => Number((payload as { qty: number }).qty) * 100 } },
+          proposable: ['order.place'],
+          recoveryIntervalMs: 0,
+        }),
+      ],
+      providers: [DeskSkills],
+    }).compile();
+    await app.init();
+    worker = app.get(AgentWorker);
+    pipeline = app.get(ProposalPipeline);
+    store = app.get(AGENT_RUN_STORE);
+    placed.length = 0;
+  }
+
+  afterEach(async () => {
+    await app?.close();
+  });
+
+  async function waitingRun(): Promise<{ runId: string; proposalId: string; run: AgentRunRecord }> {
+    const { runId } = await worker.post('Buy 50 ACME', { agent: 'trader', ...ALICE });
+    const run = await until('the run to wait, its slot given back', async () => {
+      const r = await worker.get('acme', runId);
+      return r?.status === 'waiting' && worker.stats().running === 0 ? r : null;
+    });
+    expect(run.waitingFor).toHaveLength(1);
+    expect(run.pendingApprovals).toHaveLength(1);
+    // A waiting run holds no slot and no lease.
+    expect(run.leaseOwner).toBeNull();
+    expect(worker.stats().running).toBe(0);
+    return { runId, proposalId: (run.waitingFor as string[])[0], run };
+  }
+
+  async function finished(runId: string): Promise<AgentRunRecord> {
+    return until('the run to finish', async () => {
+      const r = await worker.get('acme', runId);
+      return r && (r.status === 'succeeded' || r.status === 'failed') ? r : null;
+    });
+  }
+
+  async function decide(proposalId: string, decision: 'approve' | 'reject', payload?: unknown, who = LEE) {
+    const p = await pipeline.get('acme', proposalId);
+    return pipeline.decide(who, proposalId, {
+      decision,
+      reason: decision === 'approve' ? 'fine' : 'too much',
+      version: p.version,
+      step: p.waitingStep?.index ?? 0,
+      ...(payload ? { payload } : {}),
+    });
+  }
+
+  it("waits for the approval, then goes on to an answer that uses the execution's result, the model asked once per turn", async () => {
+    await boot();
+    const { runId, proposalId } = await waitingRun();
+    expect(model.asked).toBe(1);
+    expect(placed).toEqual([]);
+    expect((await decide(proposalId, 'approve')).verdict).toBe('executed');
+    const run = await finished(runId);
+    expect([run.status, run.error]).toEqual(['succeeded', null]);
+    expect(placed).toEqual([{ symbol: 'ACME', qty: 50 }]);
+    // The model was asked two turns in all: the proposal, then the answer; it was told the decision, not "needs_human".
+    expect(model.asked).toBe(2);
+    const told = JSON.parse(model.told[0]) as Record<string, unknown>;
+    expect(told).toMatchObject({ proposalId, decision: 'executed', result: { filled: 101.3, qty: 50 }, decidedBy: 'lee' });
+    expect(run.answer).toContain('"filled":101.3');
+    expect(run.pendingApprovals).toEqual([]);
+    expect(worker.stats()).toMatchObject({ waiting: 1, resumed: 1, succeeded: 1 });
+  });
+
+  it('a rejection is the result too: nothing runs, the model is told who rejected it and why', async () => {
+    await boot();
+    const { runId, proposalId } = await waitingRun();
+    expect((await decide(proposalId, 'reject')).verdict).toBe('rejected_by_human');
+    const run = await finished(runId);
+    expect(placed).toEqual([]);
+    expect(model.asked).toBe(2);
+    expect(JSON.parse(model.told[0])).toMatchObject({ proposalId, decision: 'rejected', decidedBy: 'lee', reason: 'too much' });
+    expect(run.status).toBe('succeeded');
+  });
+
+  it('an approval with an edit: the model is told the payload that ran', async () => {
+    await boot();
+    const { runId, proposalId } = await waitingRun();
+    // The editor's approval starts the chain again on the new payload: another approver signs it (the version they read).
+    expect((await decide(proposalId, 'approve', { symbol: 'ACME', qty: 20 })).verdict).toBe('approved_pending_next_step');
+    expect((await worker.get('acme', runId))?.status).toBe('waiting');
+    expect((await decide(proposalId, 'approve', undefined, KIM)).verdict).toBe('executed');
+    await finished(runId);
+    expect(placed).toEqual([{ symbol: 'ACME', qty: 20 }]);
+    expect(JSON.parse(model.told[0])).toMatchObject({
+      decision: 'executed',
+      edited: true,
+      payload: { qty: 20 },
+      result: { qty: 20 },
+      decidedBy: 'kim',
+    });
+    expect(model.asked).toBe(2);
+  });
+
+  it("past the agent's maxWaitMs, the run goes on with the proposal expired for it (the sweep finds it)", async () => {
+    await boot(300);
+    const { runId, proposalId } = await waitingRun();
+    const run = await finished(runId);
+    expect(placed).toEqual([]);
+    expect(model.asked).toBe(2);
+    expect(JSON.parse(model.told[0])).toMatchObject({ proposalId, decision: 'expired' });
+    expect(run.status).toBe('succeeded');
+  });
+
+  it("resumes on the recorded decision only: not on another tenant's word, not on an event, and once when settled twice at once", async () => {
+    await boot();
+    const { runId, proposalId } = await waitingRun();
+    const settle = store.settle as NonNullable<AgentRunStore['settle']>;
+    const decision = { proposalId, status: 'executed' as const, observation: '{"decision":"executed","forged":true}' };
+    // Another tenant names the run: nothing.
+    expect(await settle.call(store, 'other', runId, [decision])).toEqual({ resumed: false });
+    // An event that says the proposal settled, while it has not: the worker reads the proposal, which is pending.
+    app.get(RuntimeEvents).emit({ type: 'proposal_settled', tenantId: 'acme', proposalId, runId });
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await worker.get('acme', runId))?.status).toBe('waiting');
+    // A decision for a proposal the run does not wait on: ignored.
+    expect(await settle.call(store, 'acme', runId, [{ ...decision, proposalId: '00000000-0000-4000-8000-000000000000' }])).toEqual({
+      resumed: false,
+    });
+    expect((await worker.get('acme', runId))?.status).toBe('waiting');
+    // The real decision resumes it, once.
+    expect((await decide(proposalId, 'approve')).verdict).toBe('executed');
+    await finished(runId);
+    expect(model.asked).toBe(2);
+    expect(placed).toHaveLength(1);
+  });
+
+  it("settles a waiting run once under twenty concurrent settles (the store's conditional write)", async () => {
+    await boot();
+    const { runId, proposalId } = await waitingRun();
+    await app.close();
+    // The store alone, with no worker to resume the run: twenty instances settle it at once.
+    app = await Test.createTestingModule({
+      imports: [
+        TypeOrmModule.forRoot(await db.options({ migrations: zmoduMigrations(), migrationsRun: true })),
+        AgentModule.forRoot({ agents: [], guard: { auditStore: 'memory', quotaStore: 'memory' } }),
+        AgentWorkerModule.forRoot({ runStore: 'typeorm' }),
+      ],
+    }).compile();
+    store = app.get(AGENT_RUN_STORE);
+    const settle = store.settle as NonNullable<AgentRunStore['settle']>;
+    const decision = { proposalId, status: 'rejected' as const, observation: '{"decision":"rejected"}' };
+    const results = await Promise.all(Array.from({ length: 20 }, () => settle.call(store, 'acme', runId, [decision])));
+    expect(results.filter((r) => r.resumed)).toHaveLength(1);
+    const run = await store.get('acme', runId);
+    expect(run).toMatchObject({ status: 'queued', decisions: [decision] });
+  });
+});
