@@ -3,6 +3,7 @@ import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { runAgentLoopBench } from './agent-loop.bench';
 import { runRunJournalBench } from './run-journal.bench';
+import { runRunResumeBench } from './run-resume.bench';
 import { runAuditChainBench } from './audit-chain.bench';
 import { runClusterBench } from './cluster.bench';
 import { postgresServer } from './bench-database';
@@ -55,6 +56,7 @@ async function main(): Promise<void> {
     if (wanted('db-query')) rows.push(...(await runDbQueryBench(log, server)).rows);
     if (wanted('pipeline')) rows.push(...(await runPipelineBench(log, server)).rows);
     if (wanted('run-journal')) rows.push(...(await runRunJournalBench(log, server)).rows);
+    if (wanted('run-resume')) rows.push(...(await runRunResumeBench(log, server)).rows);
     if (wanted('audit-chain')) rows.push(...(await runAuditChainBench(log, server)).rows);
     if (wanted('relay')) rows.push(...(await runRelayBench(log, server)).rows);
     if (wanted('memory')) rows.push(...(await runMemoryBench(log, server)).rows);
@@ -77,7 +79,7 @@ async function main(): Promise<void> {
   );
 }
 
-const DATABASE_BENCHES = ['db-query', 'pipeline', 'run-journal', 'audit-chain', 'relay', 'memory', 'cluster'] as const;
+const DATABASE_BENCHES = ['db-query', 'pipeline', 'run-journal', 'run-resume', 'audit-chain', 'relay', 'memory', 'cluster'] as const;
 const BENCHES = ['guard', 'hostile-input', 'agent-loop', 'provider-loop', 'mcp', 'worker', ...DATABASE_BENCHES] as const;
 type BenchName = (typeof BENCHES)[number];
 

@@ -36,6 +36,21 @@ describe('sample app: the AgentWorker over HTTP (POST /agents/:name/goals, GET /
     const { runId } = posted.body as { runId: string };
 
     let run: Record<string, unknown> = {};
+    // The trader quotes, then proposes the order: the run waits for a human, holding no slot.
+    await until(async () => {
+      run = (await http().get(`/agents/runs/${runId}`).set('Authorization', token())).body;
+      return run.status === 'waiting' || run.status === 'succeeded' || run.status === 'failed';
+    }, 'the run to wait');
+    expect(run).toMatchObject({ id: runId, status: 'waiting', waitingFor: [expect.any(String)] });
+    const proposalId = (run.waitingFor as string[])[0];
+    // A desk lead approves it over HTTP, on the version read; the run goes on with the execution's result.
+    const lead = `Bearer ${mintToken(SECRET, { tenant: 'acme', user: 'lee', permissions: ['approval:decide', 'desk:lead'] })}`;
+    const proposal = (await http().get(`/admin/approvals/${proposalId}`).set('Authorization', lead).expect(200)).body;
+    await http()
+      .post(`/admin/approvals/${proposalId}/approve`)
+      .set('Authorization', lead)
+      .send({ version: proposal.version, step: proposal.waitingStep.index, reason: 'fine' })
+      .expect(200);
     await until(async () => {
       run = (await http().get(`/agents/runs/${runId}`).set('Authorization', token())).body;
       return run.status === 'succeeded' || run.status === 'failed';
@@ -48,6 +63,12 @@ describe('sample app: the AgentWorker over HTTP (POST /agents/:name/goals, GET /
       status: 'succeeded',
       error: null,
     });
+    expect(run.answer).toMatch(new RegExp(`^Approved by lee and submitted \\(proposal ${proposalId}\\)`));
+    // The run with its journal: the quote, the proposal's wait, the decision, and the turn after it; the model's own
+    // arguments are not shown (each call's record shows them as the dispatcher did).
+    const journal = run.journal as Array<{ kind: string; turn?: { toolCalls: object[] } }>;
+    expect(journal.map((e) => e.kind)).toEqual(['turn', 'call', 'turn', 'intent', 'wait', 'decision', 'turn']);
+    expect(journal.flatMap((e) => e.turn?.toolCalls ?? []).every((c) => !('arguments' in c))).toBe(true);
     expect(typeof run.answer).toBe('string');
     expect(Array.isArray(run.steps)).toBe(true);
     expect(run).not.toHaveProperty('leaseOwner');

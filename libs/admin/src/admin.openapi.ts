@@ -236,6 +236,8 @@ const workerCounters: SchemaObject = (() => {
     'interrupted',
     'rejected',
     'handlerErrors',
+    'waiting',
+    'resumed',
   ]);
   const unhandledRejections = counters(
     'Unhandled rejections seen in this process: contained (a lost database) and raised (anything else)',

@@ -95,6 +95,8 @@ describe('GET /admin/agents', () => {
       interrupted: 0,
       rejected: 0,
       handlerErrors: 0,
+      waiting: 0,
+      resumed: 0,
       unhandledRejections: { contained: 0, raised: 0 },
     });
   });

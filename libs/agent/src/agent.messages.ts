@@ -142,4 +142,4 @@ export const OUTCOME_UNKNOWN_MESSAGE = (skill: string) =>
   'so it was not run again. Check its effect before you call it again.';
 export const JOURNAL_CONFLICT_MESSAGE = (runId: string, seq: number) =>
   `run ${runId}: its journal holds another entry at place ${seq}: an entry is written once, and this one differs`;
-export const WAIT_EXPIRED_MESSAGE = 'no decision came within the agent\'s maxWaitMs: the run went on without it';
+export const WAIT_EXPIRED_MESSAGE = "no decision came within the agent's maxWaitMs: the run went on without it";

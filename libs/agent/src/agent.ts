@@ -426,9 +426,16 @@ export class Agent {
     );
   }
 
-  /** The arguments of a model's tool call as the journal keeps them: a digest for a skill whose audit keeps one. */
+  /**
+   * The arguments of a model's tool call as the journal keeps them: a digest for a skill whose audit keeps one, and the
+   * fields a skill marks `x-sensitive` masked (no copy of a password outlives the call; a replay shows the model its
+   * own earlier call with them masked).
+   */
   private journaledArgs(name: string, args: unknown): unknown {
-    return this.registry.get(name)?.audit.args === 'digest' ? (auditDigest(args) ?? {}) : args;
+    const skill = this.registry.get(name);
+    if (!skill) return args;
+    if (skill.audit.args === 'digest') return auditDigest(args) ?? {};
+    return this.redactor.maskSensitive(args, skill.parameters);
   }
 
   /** A call's record as the journal keeps it: the arguments and the observation a skill's audit digests, as digests. */

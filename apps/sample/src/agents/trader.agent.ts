@@ -92,13 +92,28 @@ export function scriptedTrader(): ScriptedModelProvider {
       };
     },
     (req) => {
-      const obs = lastObservation(req) as { error?: string; reason?: string; verdict?: string; proposalId?: string };
+      const obs = lastObservation(req) as {
+        error?: string;
+        reason?: string;
+        verdict?: string;
+        proposalId?: string;
+        decision?: string;
+        result?: unknown;
+        decidedBy?: string;
+      };
       if (obs?.error)
         return {
           text: `Proposing was refused (${obs.reason}); drafting the order for a human to submit instead.`,
           toolCalls: [{ name: 'order.draft', arguments: { ...order(req), limitPrice: quoted(req) } }],
         };
       if (obs?.verdict === 'executed') return { text: `Order submitted (proposal ${obs.proposalId}).` };
+      // A worker's run waited for the human decision: this is it.
+      if (obs?.decision === 'executed')
+        return { text: `Approved by ${obs.decidedBy} and submitted (proposal ${obs.proposalId}): ${JSON.stringify(obs.result)}.` };
+      if (obs?.decision)
+        return {
+          text: `The order was not placed: ${obs.decision}${obs.decidedBy ? ` by ${obs.decidedBy}` : ''}${obs.reason ? ` (${obs.reason})` : ''}.`,
+        };
       return { text: `The order is proposed (${obs?.verdict}${obs?.reason ? `: ${obs.reason}` : ''}).` };
     },
     (req) => {

@@ -125,7 +125,9 @@ export class ZmoduAgentRunWaits1765200000000 implements MigrationInterface {
 
   async down(q: QueryRunner): Promise<void> {
     await q.query(`ALTER TABLE zmodu_agent_run_journal DROP CONSTRAINT IF EXISTS zmodu_agent_run_journal_kind_check`);
-    await q.query(`ALTER TABLE zmodu_agent_run_journal ADD CONSTRAINT zmodu_agent_run_journal_kind_check CHECK (kind IN ('turn', 'intent', 'call'))`);
+    await q.query(
+      `ALTER TABLE zmodu_agent_run_journal ADD CONSTRAINT zmodu_agent_run_journal_kind_check CHECK (kind IN ('turn', 'intent', 'call'))`,
+    );
     await q.query(`DROP INDEX IF EXISTS zmodu_agent_runs_waiting_idx`);
     await q.query(`ALTER TABLE zmodu_agent_runs DROP COLUMN IF EXISTS decisions`);
     await q.query(`ALTER TABLE zmodu_agent_runs DROP COLUMN IF EXISTS wait_until`);

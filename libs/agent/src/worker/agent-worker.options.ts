@@ -31,7 +31,7 @@ export class AgentWorkerOptions {
   maxGoalLength?: number = 8000;
   /** Where runs are stored: the app's TypeORM DataSource (default), this process's memory, or your store. */
   runStore?: StoreChoice<AgentRunStore> = 'typeorm';
-  /** Called with each finished run; errors are caught, logged and counted in `stats().handlerErrors`. */
+  /** Called with each finished run, and with a run that starts to wait for a human (status `waiting`); errors are caught, logged and counted in `stats().handlerErrors`. */
   onResult?: AgentResultListener;
   /**
    * Where the goals wait: `{ driver: 'in-process' }` (the default) or, for several instances on one PostgreSQL,

@@ -59,6 +59,8 @@ describe('AgentWorker (in-process, memory run store)', () => {
       interrupted: 0,
       rejected: 1,
       handlerErrors: 0,
+      waiting: 0,
+      resumed: 0,
       unhandledRejections: { contained: 0, raised: 0 },
     });
     expect(await worker.get('t1', first.runId)).toMatchObject({ status: 'succeeded', answer: 'quoted', tenantId: 't1', userId: 'alice' });

@@ -195,8 +195,7 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
   private get waits(): boolean {
     const s = this.store;
     return (
-      this.proposals !== undefined &&
-      [s.suspend, s.settle, s.waiting, s.appendJournal, s.readJournal].every((m) => typeof m === 'function')
+      this.proposals !== undefined && [s.suspend, s.settle, s.waiting, s.appendJournal, s.readJournal].every((m) => typeof m === 'function')
     );
   }
 
@@ -219,7 +218,12 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
         const o = found.get(id);
         if (o && (o.status === 'executed' || o.status === 'rejected' || o.status === 'failed' || o.status === 'expired'))
           decisions.push({ proposalId: id, status: o.status, observation: o.observation });
-        else if (past) decisions.push({ proposalId: id, status: 'expired', observation: JSON.stringify({ proposalId: id, decision: 'expired', reason: WAIT_EXPIRED_MESSAGE }) });
+        else if (past)
+          decisions.push({
+            proposalId: id,
+            status: 'expired',
+            observation: JSON.stringify({ proposalId: id, decision: 'expired', reason: WAIT_EXPIRED_MESSAGE }),
+          });
       }
       if (decisions.length === 0) return;
       const { resumed } = await (store.settle as NonNullable<AgentRunStore['settle']>).call(store, run.tenantId, run.id, decisions);
@@ -320,7 +324,26 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
     return store.get(tenantId, runId);
   }
 
-  /** Listen to finished runs; returns the unsubscribe. A listener that throws is logged and counted, nothing more. */
+  /**
+   * A run's journal as a caller may read it (the tenant's run only; none when the store keeps no journal): its model
+   * turns (their text, and the names and ids of the calls they asked for: the arguments are shown by each call's
+   * record, as the dispatcher showed them) and its tool calls, waits and decisions, in order.
+   */
+  async journal(tenantId: string, runId: string): Promise<RunJournalEntry[]> {
+    const read = this.store.readJournal;
+    if (typeof read !== 'function' || scopeIdProblem('tenantId', tenantId)) return [];
+    const entries = await read.call(this.store, tenantId, runId);
+    return entries.map((e) =>
+      e.kind === 'turn'
+        ? {
+            ...e,
+            turn: { ...e.turn, toolCalls: e.turn.toolCalls.map((c) => ({ id: c.id, name: c.name }) as (typeof e.turn.toolCalls)[number]) },
+          }
+        : e,
+    );
+  }
+
+  /** Listen to finished runs, and to runs that start to wait for a human (status `waiting`); returns the unsubscribe. A listener that throws is logged and counted, nothing more. */
   onResult(listener: AgentResultListener): () => void {
     if (typeof listener !== 'function') throw new TypeError('onResult needs a function (result) => void');
     this.listeners.add(listener);
@@ -761,6 +784,21 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
       return;
     }
     this.counts.waiting++;
+    // Listeners hear of the wait (e.g. to tell the user a decision is asked for); they hear of the outcome later.
+    await this.deliver({
+      ...claimed,
+      status: 'waiting',
+      answer: wait.answer,
+      stoppedReason: 'waiting',
+      steps: wait.steps,
+      pendingApprovals: wait.pendingApprovals,
+      error: null,
+      leaseOwner: null,
+      leaseUntil: null,
+      waitingFor: [...new Set(wait.proposalIds)],
+      waitUntil: new Date(Date.now() + wait.waitMs),
+      decisions: [],
+    });
     // A decision made between the proposal and this write: told by no event after it, read now.
     await this.settleRun(claimed.tenantId, claimed.id);
   }

@@ -126,12 +126,15 @@ export class AgentRunsController {
   /** A background run of the caller's tenant, of any agent (another tenant's id is 404, like an unknown one). */
   @Get('runs/:id')
   @OpenApi(
-    (api) => api.ApiOperation({ summary: "A background run of the caller's tenant: status, answer, steps, error" }),
+    (api) =>
+      api.ApiOperation({
+        summary: "A background run of the caller's tenant: status, answer, steps, error, what it waits for, its journal",
+      }),
     (api) => api.ApiOkResponse({ description: 'The run (its tenant, permissions and lease left out)' }),
     (api) => api.ApiNotFoundResponse({ description: "No such run in the caller's tenant" }),
   )
   async runRecord(@Param('id') id: string, @CallerContext() caller: HttpCallerContext) {
-    return this.shown(await this.worker.get(caller.tenantId, id), id);
+    return this.shown(await this.worker.get(caller.tenantId, id), id, caller.tenantId);
   }
 
   /** The same, of one agent: a run of another agent is 404 too. */
@@ -144,7 +147,7 @@ export class AgentRunsController {
   async agentRunRecord(@Param('name') name: string, @Param('id') id: string, @CallerContext() caller: HttpCallerContext) {
     const agent = this.agent(name);
     const run = await this.worker.get(caller.tenantId, id);
-    return this.shown(run?.agent === agent.name ? run : null, id);
+    return this.shown(run?.agent === agent.name ? run : null, id, caller.tenantId);
   }
 
   /** The AgentWorker, or a 501 that says what to import. */
@@ -158,10 +161,12 @@ export class AgentRunsController {
     return this.agents.get(name);
   }
 
-  private shown(run: AgentRunRecord | null, id: string) {
+  /** The run as its tenant reads it, with its journal (docs/worker.md): redacted, its tenant, permissions and lease left out. */
+  private async shown(run: AgentRunRecord | null, id: string, tenantId: string) {
     if (!run) throw new NotFoundException({ statusCode: 404, message: RUN_NOT_FOUND_MESSAGE(printable(id)) });
     const { tenantId: _tenant, permissions: _permissions, leaseOwner: _owner, leaseUntil: _until, ...shown } = run;
-    return this.redactor.redact(shown);
+    const journal = await this.worker.journal(tenantId, run.id);
+    return this.redactor.redact({ ...shown, journal });
   }
 
   /** The body of an `error` event: what ZmoduExceptionFilter would answer (redacted, logged the same way). */
