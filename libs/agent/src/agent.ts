@@ -240,11 +240,12 @@ export class Agent {
         if (!replayed) {
           await this.quota.chargeQuietly(quotaKey, tokens);
           // Written before anything the turn asks for runs: a retried run replays it instead of asking the model again.
-          await journal.turnAnswered(
-            index,
-            { system, messages, tools },
-            journaledTurn(turn, usage, (name, args) => this.journaledArgs(name, args)),
-          );
+          if (journal.active)
+            await journal.turnAnswered(
+              index,
+              { system, messages, tools },
+              journaledTurn(turn, usage, (name, args) => this.journaledArgs(name, args)),
+            );
         }
         // The model's text as callers read it (the conversation keeps it as the model wrote it).
         const text = this.redactor.redactText(turn.text);
@@ -289,6 +290,7 @@ export class Agent {
         // Each call as the journal holds it: done by an earlier attempt (its record, replayed), in flight when that
         // attempt's process died (repeated only if the skill says a repeat has no further effect), or not begun.
         const waiting: PendingApproval[] = [];
+        const kept = (record: ToolCallRecord) => (journal.active ? this.journaledRecord(record) : record);
         const through = async (call: ToolCall | undefined, i: number, sent: string, dispatch: () => Promise<SkillCallResult>) => {
           const held = journal.replaying ? journal.call(index, i) : ({ kind: 'none' } as const);
           if (held.kind === 'done') {
@@ -307,7 +309,7 @@ export class Agent {
             this.logger.warn(
               `run ${runId}: ${skill.name} was in flight when an earlier attempt stopped: not repeated, its outcome is unknown`,
             );
-            await journal.callDone(index, i, this.journaledRecord(record), 0, true);
+            await journal.callDone(index, i, kept(record), 0, true);
             return told(call, record);
           }
           if (held.kind === 'none' && skill && skill.action !== 'read') await journal.callStarting(index, i, skill.name);
@@ -315,18 +317,12 @@ export class Agent {
           const record = toRecord(call?.id ?? `zmodu_${index + 1}_cap`, await dispatch());
           const pending = mayWait ? pendingOfCall(record) : null;
           if (pending) {
-            await journal.callWaiting(index, i, pending.proposalId, this.journaledRecord(record), guard.spent - before);
+            await journal.callWaiting(index, i, pending.proposalId, kept(record), guard.spent - before);
             waiting.push(pending);
             return told(call, record);
           }
           // A read's outcome goes with the next write (a retry that lost it reads again); any other is written now.
-          await journal.callDone(
-            index,
-            i,
-            this.journaledRecord(record),
-            guard.spent - before,
-            skill !== undefined && skill.action !== 'read',
-          );
+          await journal.callDone(index, i, kept(record), guard.spent - before, skill !== undefined && skill.action !== 'read');
           told(call, record);
         };
         for (const [i, call] of answered.entries()) {
@@ -435,7 +431,8 @@ export class Agent {
     const skill = this.registry.get(name);
     if (!skill) return args;
     if (skill.audit.args === 'digest') return auditDigest(args) ?? {};
-    return this.redactor.maskSensitive(args, skill.parameters);
+    // Not counted in the redaction metrics: the dispatcher counts the fields it masks for the callers who read them.
+    return this.redactor.maskSensitive(args, skill.parameters, { count: false });
   }
 
   /** A call's record as the journal keeps it: the arguments and the observation a skill's audit digests, as digests. */

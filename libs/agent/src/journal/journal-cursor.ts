@@ -53,6 +53,11 @@ export class JournalCursor {
     for (const e of journal?.entries ?? []) if (e.kind === 'decision') this.decisions.set(e.proposalId, e);
   }
 
+  /** Whether the run has a journal (what is not written need not be made). */
+  get active(): boolean {
+    return this.journal !== undefined;
+  }
+
   /** Entries of earlier attempts not replayed yet. */
   get replaying(): boolean {
     return this.peek() !== undefined;

@@ -24,7 +24,12 @@ class DeskSkills {
     return { symbol: args.symbol, price: 101.3 };
   }
 
-  @Skill({ name: 'order.place', action: 'execute', description: 'Place an order (not idempotent)', parameters: { type: 'object' } })
+  @Skill({
+    name: 'order.place',
+    action: 'execute',
+    description: 'Place an order (not idempotent)',
+    parameters: { type: 'object', properties: { qty: { type: 'integer' }, pin: { type: 'string', 'x-sensitive': true } } },
+  })
   place() {
     calls.place++;
     return { orderId: `o${calls.place}` };
@@ -64,7 +69,7 @@ const SCRIPT = [
   {
     toolCalls: [
       { name: 'market.quote', arguments: { symbol: 'ACME' } },
-      { name: 'order.place', arguments: { qty: 10 } },
+      { name: 'order.place', arguments: { qty: 10, pin: '8642-sensitive' } },
     ],
   },
   {
@@ -161,6 +166,8 @@ describe('the run journal (Agent.run with AgentRunContext.journal)', () => {
     // What a skill's audit digests, the journal digests too: no copy of the note outlives its store.
     const text = JSON.stringify(entries);
     expect(text).not.toContain('the secret plan');
+    // An x-sensitive argument is masked in the journal too, in the model's call as in the call's record.
+    expect(text).not.toContain('8642-sensitive');
     expect(text).toContain('"digest":true');
   });
 

@@ -203,8 +203,8 @@ export class Redactor {
    * `additionalProperties`, `items` (one schema or a tuple), `prefixItems`, and each branch of `allOf`/`anyOf`/`oneOf`
    * (a field marked in any branch is masked). `$ref` is not followed.
    */
-  maskSensitive(value: unknown, schema: unknown): unknown {
-    return this.mask(value, schema, 0);
+  maskSensitive(value: unknown, schema: unknown, options?: { readonly count?: boolean }): unknown {
+    return this.mask(value, schema, 0, options?.count !== false);
   }
 
   metrics(): RedactionMetrics {
@@ -245,11 +245,11 @@ export class Redactor {
     return out;
   }
 
-  private mask(value: unknown, schema: unknown, depth: number): unknown {
+  private mask(value: unknown, schema: unknown, depth: number, count: boolean): unknown {
     if (schema === null || typeof schema !== 'object' || value === undefined) return value;
     const s = schema as Record<string, unknown>;
     if (s['x-sensitive'] === true) {
-      this.counts.sensitiveFields++;
+      if (count) this.counts.sensitiveFields++;
       return this.replacement;
     }
     if (depth >= MAX_REDACTION_DEPTH || value === null || typeof value !== 'object') return value;
@@ -257,16 +257,16 @@ export class Redactor {
     if (Array.isArray(value)) {
       const tuple = Array.isArray(s.prefixItems) ? s.prefixItems : Array.isArray(s.items) ? s.items : null;
       const rest = Array.isArray(s.items) ? s.additionalItems : s.items;
-      out = value.map((v, i) => this.mask(v, tuple && i < tuple.length ? tuple[i] : rest, depth + 1));
+      out = value.map((v, i) => this.mask(v, tuple && i < tuple.length ? tuple[i] : rest, depth + 1, count));
     } else {
       const properties = isObject(s.properties) ? s.properties : {};
       const copy: Record<string, unknown> = {};
       for (const [key, v] of Object.entries(value))
-        define(copy, key, this.mask(v, Object.hasOwn(properties, key) ? properties[key] : s.additionalProperties, depth + 1));
+        define(copy, key, this.mask(v, Object.hasOwn(properties, key) ? properties[key] : s.additionalProperties, depth + 1, count));
       out = copy;
     }
     for (const branch of ['allOf', 'anyOf', 'oneOf'] as const)
-      if (Array.isArray(s[branch])) for (const sub of s[branch]) out = this.mask(out, sub, depth + 1);
+      if (Array.isArray(s[branch])) for (const sub of s[branch]) out = this.mask(out, sub, depth + 1, count);
     return out;
   }
 }
