@@ -39,9 +39,22 @@ describe('chaos: the sample process killed with SIGKILL mid-work, then restarted
   /** Before the kill, the turns a goal names are held (never answered); after it, every turn is answered. */
   let holding = true;
   const held: string[] = [];
+  /** The turns answered before the kill, and the requests made after it for one of them (the journal must make none). */
+  const answered = new Set<string>();
+  const askedAgain: string[] = [];
+
+  /** The model, counting: a turn answered before the kill is never asked again after it (the run journal replays it). */
+  function play(request: ChatRequest): FakeTurn | Promise<FakeTurn> {
+    const { goal, turn } = conversation(request);
+    const key = `${goal} #${turn}`;
+    if (!holding && answered.has(key)) askedAgain.push(key);
+    const answer = scripted(request);
+    if (holding && !(answer instanceof Promise)) answered.add(key);
+    return answer;
+  }
 
   /** The model: goals `desk <i>`, `ops <j> <orderId>`, `draft <k>`, `propose <k>`. */
-  function play(request: ChatRequest): FakeTurn | Promise<FakeTurn> {
+  function scripted(request: ChatRequest): FakeTurn | Promise<FakeTurn> {
     const { goal, turn } = conversation(request);
     const [kind, n, orderId] = goal.split(' ');
     const i = Number(n);
@@ -171,6 +184,14 @@ describe('chaos: the sample process killed with SIGKILL mid-work, then restarted
       },
       6 * LEASE_MS + 10_000,
       'every run to end',
+    );
+    // (a) No model turn answered before the kill was asked again: the runs replayed them from their journal (the turn
+    // in flight, which had no answer, was asked again).
+    expect(askedAgain).toEqual([]);
+    expect([...answered].filter((k) => /^(desk|ops) /.test(k)).sort()).toEqual(
+      Array.from({ length: RUNS }, (_, i) => (i % 2 === 0 ? [`desk ${i} #0`, `ops ${i} ${drafts[i].id} #0`] : []))
+        .flat()
+        .sort(),
     );
     // (a) Every run ended succeeded, on its second start.
     expect(runs.map((r) => [r.agent, r.status, r.attempts]).sort()).toEqual(

@@ -143,3 +143,4 @@ export const OUTCOME_UNKNOWN_MESSAGE = (skill: string) =>
 export const JOURNAL_CONFLICT_MESSAGE = (runId: string, seq: number) =>
   `run ${runId}: its journal holds another entry at place ${seq}: an entry is written once, and this one differs`;
 export const WAIT_EXPIRED_MESSAGE = "no decision came within the agent's maxWaitMs: the run went on without it";
+export const NOT_THIS_RUNS_PROPOSAL_MESSAGE = 'no proposal of this run has that id: nothing waits for a decision on it';

@@ -33,7 +33,15 @@ export class PipelineProposalOutcomes implements ProposalOutcomes {
     const out: ProposalOutcome[] = [];
     for (const id of ids) {
       const p = await this.pipeline.store.get(tenantId, id);
-      if (p) out.push({ proposalId: p.id, status: statusOf(p), observation: JSON.stringify(this.redactor.redact(this.told(p))) });
+      if (p)
+        out.push({
+          proposalId: p.id,
+          status: statusOf(p),
+          observation: JSON.stringify(this.redactor.redact(this.told(p))),
+          runId: p.runId,
+          proposer: p.proposer,
+          agent: p.agent,
+        });
     }
     return out;
   }

@@ -6,6 +6,7 @@ import {
   LEASE_LOST_MESSAGE,
   RUN_CRASHED_MESSAGE,
   SHUTDOWN_INTERRUPTED_MESSAGE,
+  NOT_THIS_RUNS_PROPOSAL_MESSAGE,
   WAIT_EXPIRED_MESSAGE,
   WORKER_NEEDS_AGENTS_MESSAGE,
 } from '../agent.messages';
@@ -216,7 +217,15 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
       const decisions: AgentRunDecision[] = [];
       for (const id of ids) {
         const o = found.get(id);
-        if (o && (o.status === 'executed' || o.status === 'rejected' || o.status === 'failed' || o.status === 'expired'))
+        // A run waits only on a proposal it made (its run id, its user, its agent): a tool result that merely names
+        // another proposal (a skill echoing the model's words) never makes the run wait on it, nor hear its decision.
+        if (!o || o.runId !== run.id || o.proposer !== run.userId || o.agent !== run.agent)
+          decisions.push({
+            proposalId: id,
+            status: 'failed',
+            observation: JSON.stringify({ proposalId: id, decision: 'failed', reason: NOT_THIS_RUNS_PROPOSAL_MESSAGE }),
+          });
+        else if (o.status === 'executed' || o.status === 'rejected' || o.status === 'failed' || o.status === 'expired')
           decisions.push({ proposalId: id, status: o.status, observation: o.observation });
         else if (past)
           decisions.push({

@@ -6,6 +6,10 @@ export interface ProposalOutcome {
   readonly proposalId: string;
   readonly status: 'pending' | 'approved' | 'executed' | 'rejected' | 'failed' | 'expired';
   readonly observation: string;
+  /** Who made it: the run, the proposing user and the agent (a run waits only on proposals it made itself). */
+  readonly runId: string | null;
+  readonly proposer: string;
+  readonly agent: string | null;
 }
 
 /**
