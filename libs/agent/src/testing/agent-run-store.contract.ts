@@ -167,6 +167,20 @@ export function agentRunStoreContract(name: string, factory: () => Promise<Agent
       expect(await j.readJournal('t1', r.id)).toEqual([turn(0, 0), done(1, 0)]);
     });
 
+    journalIt('a write with leaseMs renews the lease, as a heartbeat does (a run that writes holds its run)', async (j) => {
+      const kept = run();
+      const lapsed = run();
+      await store.insert([kept, lapsed]);
+      await store.claim(kept.id, 'w1', 30);
+      await store.claim(lapsed.id, 'w1', 30);
+      expect(await j.appendJournal(leaseOf(kept.id, 'w1'), [turn(0, 0)], 60_000)).toBe(true);
+      expect(await j.appendJournal(leaseOf(lapsed.id, 'w1'), [turn(0, 0)])).toBe(true);
+      await sleep(80);
+      // Only the run whose write renewed its lease is still held; the other's lapsed and is taken back.
+      expect(await ids(store)).toEqual([lapsed.id]);
+      expect((await store.get('t1', kept.id))?.status).toBe('running');
+    });
+
     journalIt('keeps the journals of 20 runs written at once apart', async (j) => {
       const runs = Array.from({ length: 20 }, (_, i) => run({ tenantId: `t${i % 3}` }));
       await store.insert(runs);

@@ -109,6 +109,11 @@ interface RunningGoal {
   renewedAt: number;
   /** The run returned: its outcome is being stored (tried again while the database is away). */
   ended?: boolean;
+  /**
+   * The run is writing its journal (tried again while the database is away): not stopped by the clock meanwhile, since
+   * the write is fenced on its claim in the store and renews its lease when it lands (or answers that the run is lost).
+   */
+  writing?: boolean;
 }
 
 interface PendingPost {
@@ -649,7 +654,9 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
 
   private leaseLost(runId: string): void {
     const goal = this.running.get(runId);
-    if (!goal || goal.stop || goal.ended) return; // an ended run keeps trying to store its outcome, fenced on its lease
+    // An ended run keeps trying to store its outcome, and a run writing its journal keeps trying the write: both fenced
+    // on the lease in the store.
+    if (!goal || goal.stop || goal.ended || goal.writing) return;
     goal.stop = 'lease_lost';
     goal.controller.abort(new Error(LEASE_LOST_MESSAGE));
   }
@@ -757,8 +764,21 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
     }
     return {
       entries,
-      append: (batch) =>
-        this.whileUnavailable(goal, `writing the journal of run ${claimed.id}`, () => appendJournal.call(store, goal.lease, batch)),
+      append: async (batch) => {
+        goal.writing = true;
+        try {
+          let sent = Date.now();
+          const stored = await this.whileUnavailable(goal, `writing the journal of run ${claimed.id}`, () => {
+            sent = Date.now();
+            return appendJournal.call(store, goal.lease, batch, this.options.leaseMs);
+          });
+          // The write renewed the lease (a proof of life, as a heartbeat's): from when it was sent.
+          if (stored) goal.renewedAt = Math.max(goal.renewedAt, sent);
+          return stored;
+        } finally {
+          goal.writing = false;
+        }
+      },
     };
   }
 

@@ -221,8 +221,10 @@ export class InMemoryAgentRunStore implements AgentRunStore {
     return now;
   }
 
-  async appendJournal(lease: AgentRunLease, entries: readonly RunJournalEntry[]): Promise<boolean> {
-    if (!this.held(lease)) return false;
+  async appendJournal(lease: AgentRunLease, entries: readonly RunJournalEntry[], leaseMs?: number): Promise<boolean> {
+    const run = this.held(lease);
+    if (!run) return false;
+    if (leaseMs !== undefined) run.leaseUntil = new Date(Math.max(run.leaseUntil?.getTime() ?? 0, Date.now() + leaseMs));
     const journal = this.journals.get(lease.runId) ?? [];
     const added: string[] = [];
     // All checked before any is kept: the batch is written whole or not at all.

@@ -38,6 +38,10 @@ const SETTLE_TRIES = 8;
 const MS = (p: string) => `make_interval(secs => ${p}::double precision / 1000)`;
 /** The run a lease holds: `$1` run id, `$2` owner, `$3` attempt. */
 const HELD = `SELECT tenant_id FROM zmodu_agent_runs WHERE id = $1 AND lease_owner = $2 AND attempts = $3 AND status = 'running'`;
+/** The same, renewing the lease to now + `leaseMs` (never shortening it). */
+const RENEWED = (leaseMs: number) =>
+  `UPDATE zmodu_agent_runs SET lease_until = greatest(lease_until, now() + ${MS(String(Math.max(0, Math.floor(leaseMs))))})
+     WHERE id = $1 AND lease_owner = $2 AND attempts = $3 AND status = 'running' RETURNING tenant_id`;
 /** Rows per INSERT statement (13 parameters a row, well under PostgreSQL's 65535). */
 const INSERT_CHUNK = 500;
 /**
@@ -186,8 +190,9 @@ export class TypeOrmAgentRunStore implements AgentRunStore {
    * another entry (then none is, and the first such place is reported); a place that holds the same entry (a write made
    * again after its answer was lost) is left as it is.
    */
-  async appendJournal(lease: AgentRunLease, entries: readonly RunJournalEntry[]): Promise<boolean> {
-    if (entries.length === 0) return (await this.rows(HELD, [lease.runId, lease.owner, lease.attempt])).length === 1;
+  async appendJournal(lease: AgentRunLease, entries: readonly RunJournalEntry[], leaseMs?: number): Promise<boolean> {
+    const renew = leaseMs === undefined ? HELD : RENEWED(leaseMs);
+    if (entries.length === 0) return (await this.rows(renew, [lease.runId, lease.owner, lease.attempt])).length === 1;
     const params: unknown[] = [lease.runId, lease.owner, lease.attempt];
     const values = entries.map((e) => {
       params.push(e.seq, e.kind, e.step, canonicalJson(e));
@@ -195,7 +200,7 @@ export class TypeOrmAgentRunStore implements AgentRunStore {
       return `($${at}::int, $${at + 1}::text, $${at + 2}::int, $${at + 3}::text)`;
     });
     const [row] = await this.rows(
-      `WITH held AS (${HELD}),
+      `WITH held AS (${renew}),
        v (seq, kind, step, entry) AS (VALUES ${values.join(', ')}),
        clash AS (SELECT j.seq FROM zmodu_agent_run_journal j JOIN v ON j.run_id = $1 AND j.seq = v.seq WHERE j.entry <> v.entry),
        added AS (

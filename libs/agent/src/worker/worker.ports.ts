@@ -188,10 +188,12 @@ export interface AgentRunStore {
    * The run journal (docs/worker.md, the run journal): add `entries` (consecutive places `seq`, in order) to the run,
    * all or none, only while `lease` holds the run (running, same owner, same attempt); false when it does not (nothing
    * is written). An entry is written once: the same entry again at its place (a write whose answer was lost) changes
-   * nothing and answers true; another entry at a place already taken throws RunJournalConflictException. Optional, with `readJournal`: a store without them
+   * nothing and answers true; another entry at a place already taken throws RunJournalConflictException. With
+   * `leaseMs`, a write that finds the lease holding also renews it to now + leaseMs, as a heartbeat would (the run writes
+   * only while it holds the run, so the write is proof that it does). Optional, with `readJournal`: a store without them
    * journals nothing, and a run retried after its process died starts again from its first model turn.
    */
-  appendJournal?(lease: AgentRunLease, entries: readonly RunJournalEntry[]): Promise<boolean>;
+  appendJournal?(lease: AgentRunLease, entries: readonly RunJournalEntry[], leaseMs?: number): Promise<boolean>;
   /** A run's journal, in order, for its tenant only (another tenant's run, or an empty tenant, has none); at most MAX_JOURNAL_ENTRIES. */
   readJournal?(tenantId: string, runId: string): Promise<RunJournalEntry[]>;
   /**
