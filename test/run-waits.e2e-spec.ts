@@ -42,8 +42,8 @@ class DeskSkills {
     return { filled: 101.3, symbol: args.symbol, qty: args.qty };
   }
 
-  /** A skill that gives back what it is given: its result says whatever the model wrote. */
-  @Skill({ name: 'note.echo', action: 'read', description: 'Echo', parameters: { type: 'object', additionalProperties: true } })
+  /** A proposing skill of the app that gives back what it is given: its result says whatever the model wrote. */
+  @Skill({ name: 'note.echo', action: 'propose', description: 'Echo', parameters: { type: 'object', additionalProperties: true } })
   echo(args: Record<string, unknown>) {
     return args;
   }

@@ -32,7 +32,7 @@ import { ChatMessage, ModelProvider, ModelTurn, TokenUsage, ToolCall, ToolSpec }
 import { oneLine, safeText } from './error-text';
 import { TurnTextRedactor } from './turn-text-redactor';
 import { JournalCursor, journaledTurn, RunJournalStoppedException } from './journal/journal-cursor';
-import { OUTCOME_UNKNOWN_MESSAGE } from './agent.messages';
+import { ARGUMENTS_NOT_KEPT_MESSAGE, OUTCOME_UNKNOWN_MESSAGE } from './agent.messages';
 
 /** The longest error text a run result (and a log line of the agent) carries, after redaction. */
 export const RUN_ERROR_MAX_CHARS = 500;
@@ -312,10 +312,22 @@ export class Agent {
             await journal.callDone(index, i, kept(record), 0, true);
             return told(call, record);
           }
+          // A replayed turn holds the arguments as the journal kept them: with x-sensitive fields masked (or a digest),
+          // they are not what the model sent, and a call not done yet is never run with them: the model asks again.
+          if (replayed && (replayed.toolCalls[i] as { masked?: true } | undefined)?.masked) {
+            const record = this.argumentsNotKept(
+              call?.id ?? `zmodu_${index + 1}_${i + 1}`,
+              skill?.name ?? boundedName(sent),
+              call?.arguments,
+            );
+            await journal.callDone(index, i, kept(record), 0, true);
+            return told(call, record);
+          }
           if (held.kind === 'none' && skill && skill.action !== 'read') await journal.callStarting(index, i, skill.name);
           const before = guard.spent;
           const record = toRecord(call?.id ?? `zmodu_${index + 1}_cap`, await dispatch());
-          const pending = mayWait ? pendingOfCall(record) : null;
+          // Only a proposing skill's result puts a proposal in front of a human (a read or a tool echoing the model never does).
+          const pending = mayWait && skill?.action === 'propose' ? pendingOfCall(record) : null;
           if (pending) {
             await journal.callWaiting(index, i, pending.proposalId, kept(record), guard.spent - before);
             waiting.push(pending);
@@ -443,6 +455,21 @@ export class Agent {
       ...record,
       arguments: kept.args === 'digest' ? (auditDigest(record.arguments) ?? {}) : record.arguments,
       observation: kept.result === 'digest' ? JSON.stringify(auditDigest(record.observation) ?? null) : record.observation,
+    };
+  }
+
+  /** The record of a call of a replayed turn whose arguments the journal did not keep whole (see JournaledTurn). */
+  private argumentsNotKept(id: string, skill: string, args: unknown): ToolCallRecord {
+    return {
+      id,
+      name: skill,
+      arguments: this.redactor.redact(args ?? {}),
+      decision: 'allowed',
+      cause: null,
+      outcome: 'error',
+      ok: false,
+      observation: JSON.stringify({ error: { code: 'arguments_not_kept', message: ARGUMENTS_NOT_KEPT_MESSAGE(skill) } }),
+      durationMs: 0,
     };
   }
 

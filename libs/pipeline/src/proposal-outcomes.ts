@@ -1,6 +1,8 @@
 import { Injectable, Optional } from '@nestjs/common';
 import { Redactor } from '@zmodu/guard';
+import { auditDigest } from '@zmodu/guard/internal';
 import type { ProposalOutcome, ProposalOutcomes } from '@zmodu/guard/internal';
+import { SkillRegistry } from '@zmodu/skills';
 import { ProposalPipeline } from './proposal-pipeline';
 import type { ProposalRecord } from './proposal.types';
 
@@ -20,6 +22,7 @@ export class PipelineProposalOutcomes implements ProposalOutcomes {
 
   constructor(
     private readonly pipeline: ProposalPipeline,
+    private readonly skills: SkillRegistry,
     @Optional() redactor?: Redactor,
   ) {
     this.redactor = redactor ?? new Redactor();
@@ -46,13 +49,20 @@ export class PipelineProposalOutcomes implements ProposalOutcomes {
     return out;
   }
 
+  /**
+   * What the model is told: the staged skill's x-sensitive fields of the payload masked, and its value as its audit
+   * keeps it (a digest for a skill declared `audit: { result: 'digest' }`), as every other path shows them.
+   */
   private told(p: ProposalRecord): Record<string, unknown> {
     const last = p.decisions.at(-1);
+    const skill = this.skills.get(p.action);
+    const payload = skill ? this.redactor.maskSensitive(p.payload, skill.parameters, { count: false }) : p.payload;
+    const result = skill?.audit.result === 'digest' ? (auditDigest(p.result ?? null) ?? null) : (p.result ?? null);
     return {
       proposalId: p.id,
       action: p.action,
       decision: statusOf(p),
-      ...(p.status === 'executed' ? { payload: p.payload, result: p.result ?? null } : {}),
+      ...(p.status === 'executed' ? { payload, result } : {}),
       ...(p.status === 'executed' && p.decisions.some((d) => d.edit) ? { edited: true } : {}),
       ...(last && (p.status === 'rejected' || p.status === 'executed') ? { decidedBy: last.decidedBy, reason: last.reason } : {}),
       ...(p.status === 'failed' ? { reason: p.reason } : {}),

@@ -179,7 +179,11 @@ export function journaledTurn(
   return {
     text: turn.text,
     ...(turn.refusal !== undefined ? { refusal: turn.refusal } : {}),
-    toolCalls: turn.toolCalls.map((c) => ({ id: c.id, name: c.name, arguments: digestArgs(c.name, c.arguments) })),
+    toolCalls: turn.toolCalls.map((c) => {
+      const kept = digestArgs(c.name, c.arguments);
+      const masked = canonicalJson(kept) !== canonicalJson(c.arguments);
+      return { id: c.id, name: c.name, arguments: kept, ...(masked ? { masked: true as const } : {}) };
+    }),
     ...(turn.omittedToolCalls !== undefined ? { omittedToolCalls: turn.omittedToolCalls } : {}),
     usage,
   };

@@ -10,6 +10,8 @@ import { RunJournal, RunJournalEntry } from './run-journal';
 
 /** The skills' calls, counted per run of the test (a call that ran again is counted twice). */
 const calls = { quote: 0, place: 0, keyed: 0, note: 0 };
+/** The pins order.place was called with: only ever the model's own (never the journal's masked copy). */
+const pins: string[] = [];
 
 @Injectable()
 class DeskSkills {
@@ -30,8 +32,9 @@ class DeskSkills {
     description: 'Place an order (not idempotent)',
     parameters: { type: 'object', properties: { qty: { type: 'integer' }, pin: { type: 'string', 'x-sensitive': true } } },
   })
-  place() {
+  place(args: { pin?: string }) {
     calls.place++;
+    pins.push(String(args.pin));
     return { orderId: `o${calls.place}` };
   }
 
@@ -128,6 +131,7 @@ describe('the run journal (Agent.run with AgentRunContext.journal)', () => {
 
   beforeEach(async () => {
     Object.assign(calls, { quote: 0, place: 0, keyed: 0, note: 0 });
+    pins.length = 0;
     await boot();
   });
   afterEach(async () => {
@@ -194,6 +198,7 @@ describe('the run journal (Agent.run with AgentRunContext.journal)', () => {
     for (let cut = 0; cut <= entries.length; cut++) {
       await app.close();
       Object.assign(calls, { quote: 0, place: 0, keyed: 0, note: 0 });
+      pins.length = 0;
       await boot();
       const prefix = entries.slice(0, cut);
       const journal = journalOf(prefix);
@@ -206,12 +211,14 @@ describe('the run journal (Agent.run with AgentRunContext.journal)', () => {
       // A read with no outcome written is asked again (it had no effect).
       expect([at, calls.quote]).toEqual([at, has('call', 0, 0) ? 0 : 1]);
       // order.place is not idempotent: run only when no attempt had begun it; begun without an outcome, never again.
-      expect([at, calls.place]).toEqual([at, has('intent', 0, 1) ? 0 : 1]);
+      // Its pin is x-sensitive, so a replayed turn holds it masked: a call of that turn not begun is not run with it.
+      expect([at, calls.place]).toEqual([at, has('turn', 0) ? 0 : 1]);
+      expect([at, pins.filter((p) => p !== '8642-sensitive')]).toEqual([at, []]);
       const place = result.steps[0].toolCalls[1];
-      if (has('intent', 0, 1) && !has('call', 0, 1)) {
-        expect(place).toMatchObject({ name: 'order.place', ok: false, outcome: 'error' });
-        expect(JSON.parse(place.observation)).toMatchObject({ error: { code: 'outcome_unknown' } });
-      } else expect([at, place.ok]).toEqual([at, true]);
+      const code = (o: string) => (JSON.parse(o) as { error?: { code?: string } }).error?.code;
+      if (has('call', 0, 1) || !has('turn', 0)) expect([at, place.ok]).toEqual([at, true]);
+      else if (has('intent', 0, 1)) expect([at, code(place.observation)]).toEqual([at, 'outcome_unknown']);
+      else expect([at, code(place.observation)]).toEqual([at, 'arguments_not_kept']);
       // order.keyed says a repeat has no further effect: run again when its outcome was not written.
       expect([at, calls.keyed]).toEqual([at, has('call', 1, 0) ? 0 : 1]);
       // The journal goes on where the crash left it: one entry at each place, no gap, nothing written twice.

@@ -9,7 +9,8 @@ import type { TokenUsage, ToolCall } from '../providers/model-provider';
 export interface JournaledTurn {
   readonly text: string;
   readonly refusal?: string;
-  readonly toolCalls: readonly ToolCall[];
+  /** `masked`: the arguments kept are not those the model sent (x-sensitive fields masked, or a digest). */
+  readonly toolCalls: ReadonlyArray<ToolCall & { readonly masked?: true }>;
   readonly omittedToolCalls?: number;
   readonly usage: TokenUsage;
 }

@@ -828,8 +828,10 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
       waitUntil: new Date(Date.now() + wait.waitMs),
       decisions: [],
     });
-    // A decision made between the proposal and this write: told by no event after it, read now.
-    await this.settleRun(claimed.tenantId, claimed.id);
+    // A decision made between the proposal and this write: told by no event after it, read once this run has left its
+    // slot and the queue (a push while the queue still holds the id would be dropped as a duplicate).
+    const timer = setTimeout(() => void this.settleRun(claimed.tenantId, claimed.id), 0);
+    timer.unref?.();
   }
 
   /**
