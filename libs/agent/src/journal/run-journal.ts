@@ -72,5 +72,8 @@ export interface RunJournal {
   append(entries: readonly RunJournalEntry[]): Promise<boolean>;
 }
 
-/** The most entries a store reads back of one run: 100 turns (maxSteps at most) of 256 calls each write at most 51,500. */
-export const MAX_JOURNAL_ENTRIES = 60_000;
+/**
+ * The most entries a store reads back of one run: 100 turns (maxSteps at most) of 256 calls each write at most 77,000
+ * (a turn, and for each call an intent and its outcome, or a wait and its decision).
+ */
+export const MAX_JOURNAL_ENTRIES = 80_000;

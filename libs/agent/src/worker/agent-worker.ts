@@ -243,7 +243,8 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
       const { resumed } = await (store.settle as NonNullable<AgentRunStore['settle']>).call(store, run.tenantId, run.id, decisions);
       if (resumed) {
         this.counts.resumed++;
-        await this.goalQueue.push([run.id], { first: true });
+        // Behind the goals already waiting: a tenant's many waits ending at once do not jump the queue.
+        await this.goalQueue.push([run.id]);
       }
     } catch (err) {
       this.bookkeepingError(`resuming waiting run ${runId}`, err);
