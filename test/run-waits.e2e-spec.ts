@@ -245,6 +245,10 @@ describe('runs that wait for a human and go on (AgentWorker, the pipeline, the r
     expect(model.asked).toBe(2);
     expect(JSON.parse(model.told[0])).toMatchObject({ proposalId, decision: 'expired' });
     expect(run.status).toBe('succeeded');
+    // The proposal expired in the pipeline too: no human approves it after the run was told it expired.
+    expect((await pipeline.get('acme', proposalId)).status).toBe('expired');
+    await expect(decide(proposalId, 'approve')).rejects.toThrow();
+    expect(placed).toEqual([]);
   });
 
   it("resumes on the recorded decision only: not on another tenant's word, not on an event that says so, not on another proposal", async () => {

@@ -142,7 +142,6 @@ export const OUTCOME_UNKNOWN_MESSAGE = (skill: string) =>
   'so it was not run again. Check its effect before you call it again.';
 export const JOURNAL_CONFLICT_MESSAGE = (runId: string, seq: number) =>
   `run ${runId}: its journal holds another entry at place ${seq}: an entry is written once, and this one differs`;
-export const WAIT_EXPIRED_MESSAGE = "no decision came within the agent's maxWaitMs: the run went on without it";
 export const NOT_THIS_RUNS_PROPOSAL_MESSAGE = 'no proposal of this run has that id: nothing waits for a decision on it';
 export const ARGUMENTS_NOT_KEPT_MESSAGE = (skill: string) =>
   `${skill} was not run: this run was taken up again after its process died, and the arguments of this call were not ` +

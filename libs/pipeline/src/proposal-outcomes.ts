@@ -53,6 +53,11 @@ export class PipelineProposalOutcomes implements ProposalOutcomes {
    * What the model is told: the staged skill's x-sensitive fields of the payload masked, and its value as its audit
    * keeps it (a digest for a skill declared `audit: { result: 'digest' }`), as every other path shows them.
    */
+  async expire(tenantId: string, proposalIds: readonly string[]): Promise<void> {
+    const ids = proposalIds.filter((id) => typeof id === 'string' && UUID.test(id)).slice(0, MAX_OUTCOMES);
+    if (tenantId && ids.length > 0) await this.pipeline.store.expire(tenantId, ids);
+  }
+
   private told(p: ProposalRecord): Record<string, unknown> {
     const last = p.decisions.at(-1);
     const skill = this.skills.get(p.action);

@@ -81,7 +81,12 @@ export interface ProposalStore {
   get(tenantId: string, id: string): Promise<ProposalRecord | null>;
   list(tenantId: string, query: ProposalPageQuery): Promise<{ items: ProposalRecord[]; total: number }>;
   /** Mark the tenant's pending proposals past their expiry as expired; returns how many. */
-  expire(tenantId: string): Promise<number>;
+  /**
+   * With `now`: those of the tenant's proposals named there that are still pending are expired too, whatever their
+   * time (a run that waited on them stopped waiting: no human may decide them after). One conditional write: a decision
+   * that lands first wins, and one that comes after finds the proposal expired.
+   */
+  expire(tenantId: string, now?: readonly string[]): Promise<number>;
   decide(d: StoredDecision): Promise<DecisionWrite>;
   /** Lock an approved proposal for execution in `tx` (skipping one another transaction holds); null if none. */
   claimApproved(tx: SkillTransaction, id: string): Promise<ProposalRecord | null>;

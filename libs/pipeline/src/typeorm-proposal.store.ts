@@ -17,6 +17,8 @@ type Row = Record<string, unknown>;
  * ZMODU_PIPELINE_MIGRATIONS). The statements of the hot path run as named prepared statements on
  * their connection: planning costs them more than running them.
  */
+const UUID_TEXT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 export class TypeOrmProposalStore implements ProposalStore {
   constructor(private readonly dataSource: DataSource) {}
 
@@ -101,10 +103,12 @@ export class TypeOrmProposalStore implements ProposalStore {
     return { items: rows.map(toRecord), total: Number(n) };
   }
 
-  async expire(tenantId: string): Promise<number> {
+  async expire(tenantId: string, now: readonly string[] = []): Promise<number> {
+    const ids = now.filter((id) => UUID_TEXT.test(id));
     const rows = await transactionOf(this.dataSource.manager).query(
-      `UPDATE zmodu_proposals SET status = 'expired', version = version + 1 WHERE tenant_id = $1 AND status = 'pending' AND expires_at <= now() RETURNING id`,
-      [tenantId],
+      `UPDATE zmodu_proposals SET status = 'expired', version = version + 1
+         WHERE tenant_id = $1 AND status = 'pending' AND (expires_at <= now() OR id = ANY ($2::uuid[])) RETURNING id`,
+      [tenantId, ids],
     );
     return rows.length;
   }

@@ -7,7 +7,6 @@ import {
   RUN_CRASHED_MESSAGE,
   SHUTDOWN_INTERRUPTED_MESSAGE,
   NOT_THIS_RUNS_PROPOSAL_MESSAGE,
-  WAIT_EXPIRED_MESSAGE,
   WORKER_NEEDS_AGENTS_MESSAGE,
 } from '../agent.messages';
 import { InvalidWorkerOptionsException } from '../exceptions/invalid-worker-options.exception';
@@ -39,7 +38,7 @@ import { isDatabaseUnavailable } from '@zmodu/core';
 import { UnhandledRejectionCounts, unhandledRejectionCounts } from './unhandled-rejection-net';
 import type { RunJournal, RunJournalEntry } from '../journal/run-journal';
 import { RuntimeEvents } from '@zmodu/guard';
-import { PROPOSAL_OUTCOMES, ProposalOutcomes } from '@zmodu/guard/internal';
+import { PROPOSAL_OUTCOMES, ProposalOutcome, ProposalOutcomes } from '@zmodu/guard/internal';
 import { DEFAULT_MAX_WAIT_MS } from '../agent-definition';
 
 /** Who posts a goal, and to which agent (optional when the application defines exactly one). */
@@ -217,27 +216,31 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
       const run = known ?? (await store.get(tenantId, runId));
       if (!run || run.status !== 'waiting') return;
       const ids = run.waitingFor ?? [];
-      const found = new Map((await proposals.outcomes(run.tenantId, ids)).map((o) => [o.proposalId, o]));
+      const mine = (o: ProposalOutcome | undefined): o is ProposalOutcome =>
+        o !== undefined && o.runId === run.id && o.proposer === run.userId && o.agent === run.agent;
+      let found = new Map((await proposals.outcomes(run.tenantId, ids)).map((o) => [o.proposalId, o]));
       const past = run.waitUntil !== null && run.waitUntil !== undefined && run.waitUntil.getTime() <= Date.now();
+      const open = (o: ProposalOutcome | undefined) => mine(o) && (o.status === 'pending' || o.status === 'approved');
+      // Past the wait, what is still pending is expired in the pipeline first (one conditional write there: a human's
+      // decision that lands first wins), so that nobody decides it after the run was told it expired; then read again.
+      const stale = ids.filter((id) => past && found.get(id)?.status === 'pending' && mine(found.get(id)));
+      if (stale.length > 0 && proposals.expire) {
+        await proposals.expire(run.tenantId, stale);
+        found = new Map((await proposals.outcomes(run.tenantId, ids)).map((o) => [o.proposalId, o]));
+      }
       const decisions: AgentRunDecision[] = [];
       for (const id of ids) {
         const o = found.get(id);
         // A run waits only on a proposal it made (its run id, its user, its agent): a tool result that merely names
         // another proposal (a skill echoing the model's words) never makes the run wait on it, nor hear its decision.
-        if (!o || o.runId !== run.id || o.proposer !== run.userId || o.agent !== run.agent)
+        if (!mine(o))
           decisions.push({
             proposalId: id,
             status: 'failed',
             observation: JSON.stringify({ proposalId: id, decision: 'failed', reason: NOT_THIS_RUNS_PROPOSAL_MESSAGE }),
           });
-        else if (o.status === 'executed' || o.status === 'rejected' || o.status === 'failed' || o.status === 'expired')
-          decisions.push({ proposalId: id, status: o.status, observation: o.observation });
-        else if (past)
-          decisions.push({
-            proposalId: id,
-            status: 'expired',
-            observation: JSON.stringify({ proposalId: id, decision: 'expired', reason: WAIT_EXPIRED_MESSAGE }),
-          });
+        else if (!open(o)) decisions.push({ proposalId: id, status: o.status as AgentRunDecision['status'], observation: o.observation });
+        // Still open past the wait (a store that cannot expire it, or approved and executing): the run waits on.
       }
       if (decisions.length === 0) return;
       const { resumed } = await (store.settle as NonNullable<AgentRunStore['settle']>).call(store, run.tenantId, run.id, decisions);

@@ -19,6 +19,8 @@ export interface ProposalOutcome {
  */
 export interface ProposalOutcomes {
   outcomes(tenantId: string, proposalIds: readonly string[]): Promise<ProposalOutcome[]>;
+  /** Expire those still pending now (a run stopped waiting on them): after it, no human decides them. */
+  expire?(tenantId: string, proposalIds: readonly string[]): Promise<void>;
 }
 
 /** The injection token of ProposalOutcomes (global: PipelineModule exports it). */

@@ -111,6 +111,21 @@ export function proposalStoreContract(factory: () => Promise<ProposalStoreHarnes
     expect((await h.store.decide(decision(old.id, { tenantId: tenant, version: 2 }))).applied).toBe(false);
   });
 
+  it('expires named pending proposals now, of one tenant only; a decided one stays decided', async () => {
+    const tenant = `t-${randomUUID()}`;
+    const named = proposal({ tenantId: tenant });
+    const other = proposal({ tenantId: tenant });
+    const elsewhere = proposal({ tenantId: `t-${randomUUID()}` });
+    for (const p of [named, other, elsewhere]) await h.store.insert(p);
+    expect(await h.store.expire(tenant, [named.id, elsewhere.id, 'not-an-id'])).toBe(1);
+    expect((await h.store.get(tenant, named.id))?.status).toBe('expired');
+    expect((await h.store.get(tenant, other.id))?.status).toBe('pending');
+    expect((await h.store.get(elsewhere.tenantId, elsewhere.id))?.status).toBe('pending');
+    // A decision after it finds the proposal expired.
+    expect((await h.store.decide(decision(named.id, { tenantId: tenant, version: 2 }))).applied).toBe(false);
+    expect(await h.store.expire(tenant, [named.id])).toBe(0);
+  });
+
   it('applies a decision only at the version and the step read, by someone who may decide it', async () => {
     const p = proposal();
     await h.store.insert(p);
