@@ -244,7 +244,12 @@ export class Agent {
             await journal.turnAnswered(
               index,
               { system, messages, tools },
-              journaledTurn(turn, usage, (name, args) => this.journaledArgs(name, args)),
+              journaledTurn(
+                turn,
+                usage,
+                (name, args) => this.journaledArgs(name, args),
+                (text) => this.redactor.redactText(text, { count: false }),
+              ),
             );
         }
         // The model's text as callers read it (the conversation keeps it as the model wrote it).

@@ -170,15 +170,19 @@ export class JournalCursor {
   }
 }
 
-/** A model turn as the journal keeps it (see JournaledTurn); `digestArgs` gives the arguments a skill's audit keeps. */
+/**
+ * A model turn as the journal keeps it (see JournaledTurn): `digestArgs` gives the arguments a skill's audit keeps,
+ * `redact` the text as callers read it (a secret the model wrote is not kept; a replay shows the model its text so).
+ */
 export function journaledTurn(
   turn: ModelTurn,
   usage: JournaledTurn['usage'],
   digestArgs: (name: string, args: unknown) => unknown,
+  redact: (text: string) => string = (text) => text,
 ): JournaledTurn {
   return {
-    text: turn.text,
-    ...(turn.refusal !== undefined ? { refusal: turn.refusal } : {}),
+    text: redact(turn.text),
+    ...(turn.refusal !== undefined ? { refusal: redact(turn.refusal) } : {}),
     toolCalls: turn.toolCalls.map((c) => {
       const kept = digestArgs(c.name, c.arguments);
       const masked = canonicalJson(kept) !== canonicalJson(c.arguments);

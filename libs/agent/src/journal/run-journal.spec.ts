@@ -70,6 +70,7 @@ class CountingModel implements ModelProvider {
 
 const SCRIPT = [
   {
+    text: 'Using key sk-proj-abcdefghijklmnopqrstuvwxyz1234567890 to place it.',
     toolCalls: [
       { name: 'market.quote', arguments: { symbol: 'ACME' } },
       { name: 'order.place', arguments: { qty: 10, pin: '8642-sensitive' } },
@@ -172,6 +173,9 @@ describe('the run journal (Agent.run with AgentRunContext.journal)', () => {
     expect(text).not.toContain('the secret plan');
     // An x-sensitive argument is masked in the journal too, in the model's call as in the call's record.
     expect(text).not.toContain('8642-sensitive');
+    // A secret the model wrote in its text is not kept either (the journal keeps the text as callers read it).
+    expect(text).not.toContain('sk-proj-abcdefghijklmnopqrstuvwxyz1234567890');
+    expect(first.turn.text).toBe('Using key [redacted] to place it.');
     expect(text).toContain('"digest":true');
   });
 

@@ -761,7 +761,7 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
         observation: d.observation,
       }));
       const stored = await this.whileUnavailable(goal, `writing the journal of run ${claimed.id}`, () =>
-        appendJournal.call(store, goal.lease, added),
+        appendJournal.call(store, goal.lease, added, this.options.leaseMs),
       );
       if (!stored) throw new Error(LEASE_LOST_MESSAGE);
       entries = [...entries, ...added];
