@@ -54,7 +54,8 @@ export class CatalogSkills {
   }
 }
 
-const AGENT_SPEC: AgentSpec = {
+/** The bench agent: the script above, its three tools allowed (the run journal bench runs it too). */
+export const AGENT_SPEC: AgentSpec = {
   name: 'bench',
   provider: new ScriptedModelProvider([
     ...TOOL_NAMES.map((name) => ({ toolCalls: [{ name, arguments: { sku: SKU } }] })),

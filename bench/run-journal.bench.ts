@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { INestApplicationContext, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { getDataSourceToken, TypeOrmModule } from '@nestjs/typeorm';
-import { AgentModule, AgentRegistry, ScriptedModelProvider } from '@zmodu/agent';
+import { AgentModule, AgentRegistry } from '@zmodu/agent';
 import { zmoduMigrations } from '@zmodu/guard';
 import { TypeOrmAgentRunStore } from '@zmodu/agent/internal';
 import { DataSource } from 'typeorm';
-import { CatalogSkills, FINAL_TEXT, GOAL, SKU, TOOL_NAMES, TOOLS_PER_RUN } from './agent-loop.bench';
+import { AGENT_SPEC, CatalogSkills, GOAL, TOOLS_PER_RUN } from './agent-loop.bench';
 import { BenchServer, withBenchDatabase } from './bench-database';
 import { msPerRun } from './measure';
 import { Row } from './report';
@@ -23,17 +23,7 @@ export async function runRunJournalBench(log: (line: string) => void, server: Be
       imports: [
         TypeOrmModule.forRoot({ type: 'postgres', url, migrations: zmoduMigrations(), migrationsRun: true, extra: { max: 4 } }),
         AgentModule.forRoot({
-          agents: [
-            {
-              name: 'bench',
-              provider: new ScriptedModelProvider([
-                ...TOOL_NAMES.map((name) => ({ toolCalls: [{ name, arguments: { sku: SKU } }] })),
-                { text: FINAL_TEXT },
-              ]),
-              skills: [...TOOL_NAMES],
-              guard: { allow: [...TOOL_NAMES], allowExecute: false },
-            },
-          ],
+          agents: [AGENT_SPEC],
           guard: { auditStore: 'memory', quotaStore: 'memory' },
         }),
       ],
