@@ -174,6 +174,7 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
   private pulseFailing = false;
   private readonly counts = { succeeded: 0, failed: 0, interrupted: 0, rejected: 0, handlerErrors: 0, waiting: 0, resumed: 0 };
   private readonly unsubscribe?: () => void;
+  private sweepingWaits = false;
 
   constructor(
     @Inject(AGENT_WORKER_MODULE_OPTIONS) raw: AgentWorkerOptions,
@@ -254,14 +255,20 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
     }
   }
 
-  /** The sweep's part for waiting runs: each is read again (a decision no event told of, a wait past its end). */
+  /**
+   * The sweep's part for waiting runs: each is read again (a decision no event told of, a wait past its end). One at a
+   * time on this instance: a sweep slower than leaseMs is not started again beside itself.
+   */
   private async sweepWaits(): Promise<void> {
-    if (!this.waits || this.stopped) return;
+    if (!this.waits || this.stopped || this.sweepingWaits) return;
+    this.sweepingWaits = true;
     try {
       const runs = await (this.store.waiting as NonNullable<AgentRunStore['waiting']>).call(this.store, RECOVER_LIMIT);
       for (const run of runs) await this.settleRun(run.tenantId, run.id, run);
     } catch (err) {
       this.bookkeepingError('reading waiting runs', err);
+    } finally {
+      this.sweepingWaits = false;
     }
   }
 
@@ -394,7 +401,8 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
     this.heartbeatTimer.unref?.();
     this.sweepTimer.unref?.();
     await this.recover(options, store);
-    await this.sweepWaits();
+    // Not awaited: the start does not wait on reading every waiting run's proposals (the sweep timer goes on with it).
+    void this.sweepWaits();
   }
 
   /** Stop taking goals; running ones get shutdownGraceMs, then are aborted and stored as interrupted. */
