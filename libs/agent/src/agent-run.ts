@@ -1,5 +1,8 @@
 import type { RunJournal } from './journal/run-journal';
 import { AgentMetricsSnapshot } from './agent-metrics';
+import type { ToolCallRecord } from './tool-call-record';
+
+export type { ToolCallRecord } from './tool-call-record';
 
 /**
  * Why a run ended. `budget_exhausted`: a budget ran out (`AgentRunResult.budget` says which);
@@ -26,19 +29,6 @@ export type StopReason =
 
 /** The budget that ran out: the run's (`tokensPerRun`), the tenant's period budget, or the user's share of it. */
 export type ExhaustedBudget = 'run' | 'tenant' | 'user';
-
-export interface ToolCallRecord {
-  readonly id: string;
-  readonly name: string;
-  readonly arguments: unknown;
-  readonly decision: 'allowed' | 'denied';
-  readonly cause: string | null;
-  readonly outcome: string;
-  readonly ok: boolean;
-  /** The JSON the model saw. */
-  readonly observation: string;
-  readonly durationMs: number;
-}
 
 export interface AgentStep {
   readonly index: number;

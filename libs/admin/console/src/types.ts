@@ -1,6 +1,6 @@
 /** The shapes the console reads over HTTP (see the console contract): the server's types, with dates as ISO strings. */
 import type { AuditRecord as ServerAuditRecord } from '../../../guard/src/audit/audit-entry';
-import type { ToolCallRecord } from '../../../agent/src/agent-run';
+import type { ToolCallRecord } from '../../../agent/src/tool-call-record';
 import type { ConsoleConfig as ServerConsoleConfig, ConsoleSession } from '../../src/console/console.types';
 import type {
   ApprovalStep as ServerStep,
