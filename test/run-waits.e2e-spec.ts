@@ -290,6 +290,45 @@ describe('runs that wait for a human and go on (AgentWorker, the pipeline, the r
     expect((await worker.get('acme', forged))?.answer).not.toContain('101.3');
   });
 
+  it('worker.run: a run the caller waits for returns at waiting with its result, and goes on in the background once decided', async () => {
+    await boot();
+    const heard: Array<[string, string]> = [];
+    worker.onResult((r) => void heard.push([r.id, r.status]));
+    const events: string[] = [];
+    const run = await worker.run('Buy 50 ACME', { agent: 'trader', ...ALICE, onEvent: (e) => events.push(e.type) });
+    expect(run).toMatchObject({ status: 'waiting', stoppedReason: 'waiting', leaseOwner: null, userId: 'alice' });
+    expect(run.result).toMatchObject({ runId: run.id, stoppedReason: 'waiting', pendingApprovals: [expect.any(Object)] });
+    expect(events).toContain('step');
+    const [proposalId] = run.waitingFor as string[];
+    expect(run.result?.pendingApprovals[0].proposalId).toBe(proposalId);
+    expect(worker.stats().running).toBe(0);
+    // A resume asked before the decision finds the proposal pending: the run waits on.
+    expect((await worker.resume('acme', run.id))?.status).toBe('waiting');
+    expect(await worker.resume('globex', run.id)).toBeNull();
+    expect((await decide(proposalId, 'approve')).verdict).toBe('executed');
+    expect((await worker.resume('acme', run.id))?.status).not.toBe('waiting');
+    const done = await finished(run.id);
+    expect(done.status).toBe('succeeded');
+    expect(placed).toEqual([{ symbol: 'ACME', qty: 50 }]);
+    expect(model.asked).toBe(2);
+    expect(heard).toEqual([
+      [run.id, 'waiting'],
+      [run.id, 'succeeded'],
+    ]);
+  });
+
+  it('worker.run: a caller that goes away aborts the run, which is stored as failed (aborted), not retried', async () => {
+    await boot();
+    const gone = new AbortController();
+    gone.abort(new Error('the client went away'));
+    const run = await worker.run('Buy 50 ACME', { agent: 'trader', ...ALICE, signal: gone.signal });
+    expect(run).toMatchObject({ status: 'failed', stoppedReason: 'aborted' });
+    expect(await worker.get('acme', run.id)).toMatchObject({ status: 'failed', stoppedReason: 'aborted' });
+    expect(placed).toEqual([]);
+    await expect(worker.run('', { agent: 'trader', ...ALICE })).rejects.toThrow(/the goal is empty/);
+    await expect(worker.run('x', { agent: 'trader', tenantId: '', userId: 'u', permissions: [] })).rejects.toThrow(/tenantId/);
+  });
+
   it("settles a waiting run once under twenty concurrent settles (the store's conditional write)", async () => {
     await boot();
     const { runId, proposalId } = await waitingRun();

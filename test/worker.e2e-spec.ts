@@ -1,6 +1,8 @@
+import { AgentWorker } from '@zmodu/agent';
 import type { ModelProvider, ModelRequest, ModelTurn } from '@zmodu/agent';
 import request from 'supertest';
 import { mintToken } from '../apps/sample/src/auth/dev-token';
+import { parseEventStream, sseBody, streamedRun } from './support/event-stream';
 import { sampleAppsOnTestDatabase } from './support/sample-apps';
 
 const SECRET = 'test-secret-that-is-long-enough-for-hs256-0123456789';
@@ -80,6 +82,99 @@ describe('sample app: the AgentWorker over HTTP (POST /agents/:name/goals, GET /
     expect((await http().post('/agents/ghost/goals').set('Authorization', token()).send({ goal: 'x' })).status).toBe(404);
     expect((await http().post('/agents/trader/goals').set('Authorization', token()).send({ goal: '' })).status).toBe(400);
     expect((await http().post('/agents/trader/goals').send({ goal: 'x' })).status).toBe(401);
+  });
+
+  it('a synchronous run (POST /agents/:name/runs) that proposes answers 202 at waiting, and goes on in the background after the approval', async () => {
+    const app = await boot();
+    const http = () => request(app.getHttpServer());
+    const waiting = await http()
+      .post('/agents/trader/runs')
+      .set('Authorization', token())
+      .set('Prefer', 'wait=5, respond-async')
+      .send({ goal: 'What is the price of ACME?' });
+    expect(waiting.status).toBe(202);
+    expect(waiting.headers['preference-applied']).toBe('respond-async');
+    expect(waiting.body).toMatchObject({
+      status: 'waiting',
+      stoppedReason: 'waiting',
+      runId: expect.any(String),
+      waitingFor: [expect.any(String)],
+      waitUntil: expect.any(String),
+      pendingApprovals: [expect.objectContaining({ verdict: 'execute_not_permitted', skill: 'approval.submit' })],
+    });
+    const { runId, waitingFor } = waiting.body as { runId: string; waitingFor: string[] };
+    const [proposalId] = waitingFor;
+    expect(waiting.body.pendingApprovals[0].proposalId).toBe(proposalId);
+    // The run is stored like a posted one: its tenant reads it, waiting, another tenant does not.
+    const stored = (await http().get(`/agents/runs/${runId}`).set('Authorization', token()).expect(200)).body;
+    expect(stored).toMatchObject({ id: runId, status: 'waiting', waitingFor: [proposalId] });
+    expect((await http().get(`/agents/runs/${runId}`).set('Authorization', token('globex', 'bob'))).status).toBe(404);
+    // Nothing but the recorded decision resumes it: a resume asked now finds the proposal pending.
+    const worker = app.get(AgentWorker);
+    expect((await worker.resume('acme', runId))?.status).toBe('waiting');
+    expect(await worker.resume('globex', runId)).toBeNull();
+
+    const lead = `Bearer ${mintToken(SECRET, { tenant: 'acme', user: 'lee', permissions: ['approval:decide', 'desk:lead'] })}`;
+    const proposal = (await http().get(`/admin/approvals/${proposalId}`).set('Authorization', lead).expect(200)).body;
+    await http()
+      .post(`/admin/approvals/${proposalId}/approve`)
+      .set('Authorization', lead)
+      .send({ version: proposal.version, step: proposal.waitingStep.index, reason: 'fine' })
+      .expect(200);
+    let run: Record<string, unknown> = {};
+    await until(async () => {
+      run = (await http().get(`/agents/runs/${runId}`).set('Authorization', token())).body;
+      return run.status === 'succeeded' || run.status === 'failed';
+    }, 'the run to finish');
+    expect(run).toMatchObject({ id: runId, status: 'succeeded', error: null, userId: 'alice' });
+    expect(run.answer).toMatch(new RegExp(`^Approved by lee and submitted \\(proposal ${proposalId}\\)`));
+    const journal = run.journal as Array<{ kind: string }>;
+    expect(journal.map((e) => e.kind)).toEqual(['turn', 'call', 'turn', 'intent', 'wait', 'decision', 'turn']);
+  });
+
+  it('a synchronous run that ends answers 200 with its result, its status and the id of its stored record', async () => {
+    const app = await boot();
+    const http = () => request(app.getHttpServer());
+    const done = await http()
+      .post('/agents/analyst/runs')
+      .set('Authorization', token())
+      .set('Prefer', 'respond-async')
+      .send({ goal: 'How are the orders?' });
+    expect(done.status).toBe(200);
+    expect(done.headers['preference-applied']).toBeUndefined();
+    expect(done.body).toMatchObject({ status: expect.stringMatching(/^(succeeded|failed)$/), runId: expect.any(String) });
+    const stored = (await http().get(`/agents/runs/${done.body.runId}`).set('Authorization', token()).expect(200)).body;
+    expect(stored).toMatchObject({ id: done.body.runId, status: done.body.status, answer: done.body.answer });
+  });
+
+  it('streamed with Prefer: respond-async, the run ends its stream with a waiting event; without it, the run goes on unstored as before', async () => {
+    const app = await boot();
+    const res = await request(app.getHttpServer())
+      .post('/agents/trader/runs')
+      .set('Authorization', token())
+      .set('Accept', 'text/event-stream')
+      .set('Prefer', 'respond-async')
+      .send({ goal: 'Buy 3 ACME' })
+      .buffer(true)
+      .parse(sseBody);
+    expect(res.status).toBe(200);
+    const events = parseEventStream(res.body as string);
+    expect(events.filter((e) => e.event === 'final')).toEqual([]);
+    const last = events.at(-1)!;
+    expect(last.event).toBe('waiting');
+    const body = last.data as { runId: string; status: string; waitingFor: string[] };
+    expect(body).toMatchObject({ status: 'waiting', waitingFor: [expect.any(String)] });
+    const { steps } = streamedRun(events);
+    expect(steps.map((e) => e.toolCall.name)).toEqual(['market.quote', 'approval.submit']);
+    const stored = (await request(app.getHttpServer()).get(`/agents/runs/${body.runId}`).set('Authorization', token()).expect(200)).body;
+    expect(stored).toMatchObject({ status: 'waiting', waitingFor: body.waitingFor });
+
+    // Without the preference, the same run answers 200 as it always did: the model is told the proposal waits.
+    const plain = await request(app.getHttpServer()).post('/agents/trader/runs').set('Authorization', token()).send({ goal: 'Buy 3 ACME' });
+    expect(plain.status).toBe(200);
+    expect(plain.body).toMatchObject({ stoppedReason: 'final', pendingApprovals: [expect.any(Object)] });
+    expect(plain.body).not.toHaveProperty('status');
+    expect((await request(app.getHttpServer()).get(`/agents/runs/${plain.body.runId}`).set('Authorization', token())).status).toBe(404);
   });
 
   it('answers 429 with Retry-After when the mailbox is full, and a shut-down run is retried at the next start', async () => {

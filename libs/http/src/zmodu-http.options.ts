@@ -39,6 +39,15 @@ export class ZmoduHttpModuleOptions implements ExceptionFilterOptions {
   retryAfterSeconds?: number = DEFAULT_RETRY_AFTER_SECONDS;
   /** See ExceptionFilterOptions.mcpPath. */
   mcpPath?: string | readonly string[] = [];
+  /**
+   * Whether a synchronous run (POST /agents/:name/runs) may wait for a human, with AgentWorkerModule imported: then it
+   * is stored like a posted goal (its record and journal, under a new run id), and a proposal that needs a human ends
+   * the request with 202 `{ runId, status: 'waiting', waitingFor }`; the run goes on in the background once it is
+   * decided (docs/worker.md). `'prefer'` (default): when the request says `Prefer: respond-async` (RFC 7240; the answer
+   * then says `Preference-Applied: respond-async`); `'always'`: every synchronous run; `'never'`: none (the model is
+   * told that the proposal waits, and goes on; the run is not stored, and its run id is the request id).
+   */
+  runsWait?: 'prefer' | 'always' | 'never' = 'prefer';
 }
 
 /** Which parts ZmoduHttpModule serves. They decide providers and routes, so they are given beside the options. */
@@ -72,6 +81,8 @@ export function resolveHttpOptions(raw: Partial<ZmoduHttpModuleOptions> | undefi
   const max = merged.maxGoalLength;
   if (typeof max !== 'number' || !Number.isInteger(max) || max < 1 || max > 1_000_000)
     throw new InvalidHttpOptionsException('maxGoalLength', 'must be a whole number of characters from 1 to 1000000');
+  if (!['prefer', 'always', 'never'].includes(merged.runsWait as string))
+    throw new InvalidHttpOptionsException('runsWait', "must be 'prefer', 'always' or 'never'");
   const { mcpPath, ...rest } = merged;
   return { ...(rest as Required<Omit<ZmoduHttpModuleOptions, 'mcpPath'>>), ...resolveFilterOptions(merged), mcpPaths: mcpPathsOf(mcpPath) };
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, Optional } from '@nestjs/common';
 import { SkillRegistry } from '@zmodu/skills';
-import { AgentRunResult, AgentStep, StopReason } from '../agent-run';
+import { AgentRunContext, AgentRunResult, AgentStep, StopReason } from '../agent-run';
 import {
   LEASE_LOST_MESSAGE,
   RUN_CRASHED_MESSAGE,
@@ -39,7 +39,7 @@ import { UnhandledRejectionCounts, unhandledRejectionCounts } from './unhandled-
 import type { RunJournal, RunJournalEntry } from '../journal/run-journal';
 import { RuntimeEvents } from '@zmodu/guard';
 import { PROPOSAL_OUTCOMES, ProposalOutcome, ProposalOutcomes } from '@zmodu/guard/internal';
-import { DEFAULT_MAX_WAIT_MS } from '../agent-definition';
+import { DEFAULT_MAX_WAIT_MS, DEFAULT_RUN_TIMEOUT_MS } from '../agent-definition';
 
 /** Who posts a goal, and to which agent (optional when the application defines exactly one). */
 export interface PostGoalOptions extends AgentRunOrigin {
@@ -93,6 +93,8 @@ const RECOVER_SOON_FIRST_MS = 500;
 const SHARED_COUNT_MS = 1000;
 /** Runs of each kind (interrupted, queued) a recovery sweep hands back at most. */
 const RECOVER_LIMIT = 500;
+/** How often `run` reads a run that a slot took before it could claim it. */
+const ENDED_POLL_MS = 100;
 /** The drain of the mailbox (runs claimed) is measured over this window: Retry-After is computed from it. */
 const DRAIN_WINDOW_MS = 30_000;
 /** Retry-After bounds, in seconds: a mailbox that drained nothing in the window gets the upper one. */
@@ -296,6 +298,73 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
       this.scheduleFlush(store);
     });
     return { runId: run.id };
+  }
+
+  /**
+   * Run a goal now, on this instance, as a stored run: the caller waits for it (a synchronous HTTP run does), and the
+   * run is kept like a posted one (its record, its journal; GET /agents/runs/:id reads it). It ends as a posted run
+   * does: `succeeded` or `failed`; `waiting` for a human (its proposals in `waitingFor`; once they are decided the run
+   * goes on in the background, on whichever instance sees the decision first, and `onResult` listeners hear its end);
+   * or `interrupted` (a shutdown, a lost lease: it is retried in the background from its journal). `signal` aborts it
+   * (the client went away), `onEvent` tells its steps and text as they come. `result` is what the agent returned (none
+   * when the run was taken by a slot before this call could claim it: then this call waits for its record to end or
+   * wait, at most the agent's run timeout). Throws InvalidGoalException as post does, and the store's errors (a
+   * database away) before the run starts.
+   */
+  async run(
+    goal: string,
+    scope: PostGoalOptions & { readonly signal?: AbortSignal; readonly onEvent?: AgentRunContext['onEvent'] },
+  ): Promise<AgentRunRecord & { readonly result?: AgentRunResult }> {
+    const { options, store } = this.require();
+    const agent = this.validGoal(goal, scope, options);
+    const run: NewAgentRun = {
+      id: randomUUID(),
+      agent,
+      goal,
+      tenantId: scope.tenantId,
+      userId: scope.userId,
+      permissions: [...scope.permissions],
+      maxAttempts: options.maxAttempts,
+      ...(scope.jobId !== undefined ? { jobId: scope.jobId, jobTick: scope.jobTick } : {}),
+    };
+    // Not bounded by the mailbox: it does not wait for a slot, the caller's request carries it.
+    await store.insert([run]);
+    // Shutting down: stored as queued, it runs in the background (another instance, or this app once it is back).
+    if (this.stopped) return this.ended(scope.tenantId, run.id, 0);
+    const claimSent = Date.now();
+    const claimed = await store.claim(run.id, this.instanceId, options.leaseMs);
+    if (claimed && claimed.status !== 'failed') {
+      this.claims.push(Date.now());
+      const { record, result } = await this.execute(claimed, claimSent, options, store, scope);
+      return { ...record, ...(result ? { result } : {}) };
+    }
+    // A recovery sweep handed the queued run to a slot between the insert and the claim: it runs there; wait for it.
+    return this.ended(scope.tenantId, run.id, this.registry.get(agent).spec.runTimeoutMs ?? DEFAULT_RUN_TIMEOUT_MS, scope.signal);
+  }
+
+  /** The run once it ended or waits (polled), or as it stands after `ms` or when `signal` aborts. */
+  private async ended(tenantId: string, runId: string, ms: number, signal?: AbortSignal): Promise<AgentRunRecord> {
+    const until = Date.now() + ms;
+    for (;;) {
+      const record = await this.store.get(tenantId, runId);
+      if (!record) throw new Error(`run ${runId} was stored and is gone`);
+      if (!['queued', 'running'].includes(record.status) || Date.now() >= until || signal?.aborted) return record;
+      await new Promise((r) => setTimeout(r, ENDED_POLL_MS));
+    }
+  }
+
+  /**
+   * Read again now what a waiting run of the tenant waits for (the pipeline's store, never the caller's word) and, if
+   * every proposal is decided, resume it: it goes on in the background, on this instance or another (once, whichever
+   * sees the last decision first). The sweep and the pipeline's event do the same; this is for a caller who knows a
+   * decision was made (a UI after its approve). Returns the run as it stands after (null for another tenant's or an
+   * unknown id); `status: 'queued'` or later when it was resumed.
+   */
+  async resume(tenantId: string, runId: string): Promise<AgentRunRecord | null> {
+    const run = await this.get(tenantId, runId);
+    if (!run) return null;
+    if (run.status === 'waiting') await this.settleRun(run.tenantId, run.id, run);
+    return this.store.get(tenantId, runId);
   }
 
   /**
@@ -695,8 +764,28 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
       await this.deliver(claimed);
       return;
     }
+    await this.execute(claimed, claimSent, options, store);
+  }
+
+  /**
+   * Run a claimed run on this instance (a slot's, or a caller's in `run`): its journal replayed, every step journaled,
+   * and its end stored: final, waiting for a human, or given back (a shutdown, a lost lease). Returns the run as stored,
+   * and the result when the agent returned one.
+   */
+  private async execute(
+    claimed: AgentRunRecord,
+    claimSent: number,
+    options: ResolvedAgentWorkerOptions,
+    store: AgentRunStore,
+    caller: { readonly signal?: AbortSignal; readonly onEvent?: AgentRunContext['onEvent'] } = {},
+  ): Promise<{ readonly record: AgentRunRecord; readonly result?: AgentRunResult }> {
+    const runId = claimed.id;
     const lease: AgentRunLease = { runId, owner: this.instanceId, attempt: claimed.attempts };
     const goal: RunningGoal = { controller: new AbortController(), lease, renewedAt: claimSent };
+    const given = (): { record: AgentRunRecord; result?: AgentRunResult } => ({
+      record: { ...claimed, status: 'interrupted', leaseOwner: null, leaseUntil: null },
+      ...(result ? { result } : {}),
+    });
     this.running.set(runId, goal);
     let result: AgentRunResult | undefined;
     let crash: string | undefined;
@@ -704,27 +793,29 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
       // What earlier attempts of the run did (their process died, or it waited for a human): replayed, not asked of the
       // model or run again; the decisions it waited for come in as the results of the calls that proposed.
       const journal = await this.journalOf(store, claimed, goal);
+      const signal = caller.signal ? AbortSignal.any([goal.controller.signal, caller.signal]) : goal.controller.signal;
       result = await this.registry.get(claimed.agent).run(claimed.goal, {
         tenantId: claimed.tenantId,
         userId: claimed.userId,
         permissions: claimed.permissions,
         runId,
-        signal: goal.controller.signal,
+        signal,
+        ...(caller.onEvent ? { onEvent: caller.onEvent } : {}),
         ...(journal ? { journal, waitForApprovals: this.waits } : {}),
       });
     } catch (err) {
       crash = RUN_CRASHED_MESSAGE(safeText(err));
     }
     try {
-      if (this.running.get(runId) !== goal) return; // released at shutdown already
+      if (this.running.get(runId) !== goal) return given(); // released at shutdown already
       if (goal.stop === 'shutdown') {
         await this.interrupt(store, goal, options);
-        return;
+        return given();
       }
       if (result?.stoppedReason === 'waiting' && this.waits) {
         goal.ended = true;
-        await this.suspend(store, goal, claimed, result);
-        return;
+        const waiting = await this.suspend(store, goal, claimed, result);
+        return waiting ? { record: waiting, result } : given();
       }
       const outcome = toOutcome(result, crash, this.skills);
       goal.ended = true;
@@ -732,12 +823,15 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
         this.counts.interrupted++;
         this.logger.warn(`Run ${runId}: ${LEASE_LOST_MESSAGE}`);
         this.recoverSoon(options, store); // its lapsed lease is taken back and the run handed over again
-        return;
+        return given();
       }
       this.counts[outcome.status]++;
-      await this.deliver({ ...claimed, ...outcome, leaseOwner: null, leaseUntil: null, finishedAt: new Date() });
+      const record: AgentRunRecord = { ...claimed, ...outcome, leaseOwner: null, leaseUntil: null, finishedAt: new Date() };
+      await this.deliver(record);
+      return { record, ...(result ? { result } : {}) };
     } catch (err) {
       this.bookkeepingError(`storing the outcome of run ${runId}`, err);
+      return given();
     } finally {
       if (this.running.get(runId) === goal) this.running.delete(runId);
     }
@@ -807,7 +901,12 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
   }
 
   /** A run that waits for a human: stored as waiting (its lease released), then its proposals read at once. */
-  private async suspend(store: AgentRunStore, goal: RunningGoal, claimed: AgentRunRecord, result: AgentRunResult): Promise<void> {
+  private async suspend(
+    store: AgentRunStore,
+    goal: RunningGoal,
+    claimed: AgentRunRecord,
+    result: AgentRunResult,
+  ): Promise<AgentRunRecord | null> {
     const agent = this.registry.get(claimed.agent);
     const wait: AgentRunWait = {
       proposalIds: result.pendingApprovals.map((p) => p.proposalId),
@@ -822,11 +921,10 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
     if (!suspended) {
       this.counts.interrupted++;
       this.logger.warn(`Run ${claimed.id}: ${LEASE_LOST_MESSAGE}`);
-      return;
+      return null;
     }
     this.counts.waiting++;
-    // Listeners hear of the wait (e.g. to tell the user a decision is asked for); they hear of the outcome later.
-    await this.deliver({
+    const record: AgentRunRecord = {
       ...claimed,
       status: 'waiting',
       answer: wait.answer,
@@ -839,11 +937,14 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
       waitingFor: [...new Set(wait.proposalIds)],
       waitUntil: new Date(Date.now() + wait.waitMs),
       decisions: [],
-    });
+    };
+    // Listeners hear of the wait (e.g. to tell the user a decision is asked for); they hear of the outcome later.
+    await this.deliver(record);
     // A decision made between the proposal and this write: told by no event after it, read once this run has left its
     // slot and the queue (a push while the queue still holds the id would be dropped as a duplicate).
     const timer = setTimeout(() => void this.settleRun(claimed.tenantId, claimed.id), 0);
     timer.unref?.();
+    return record;
   }
 
   /**

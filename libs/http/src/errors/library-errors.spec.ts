@@ -25,6 +25,7 @@ import * as pipelineInternal from '@zmodu/pipeline/internal';
 import * as skillsPublic from '@zmodu/skills';
 import * as skillsInternal from '@zmodu/skills/internal';
 import * as core from '@zmodu/core';
+import { prefersRespondAsync } from '../runs/agent-runs.controller';
 import { resolveHttpOptions } from '../zmodu-http.options';
 import { LIBRARY_HTTP_ERRORS } from './library-errors';
 import { ZmoduExceptionFilter } from './zmodu-exception.filter';
@@ -385,6 +386,18 @@ describe('ZmoduExceptionFilter on what is not a library exception', () => {
     expect(() => resolveHttpOptions({ resolveCaller: 'user' as never })).toThrow(/resolveCaller must be a function/);
     expect(() => resolveHttpOptions({ runPermission: ' ' })).toThrow(/runPermission must be a non-empty permission code/);
     expect(() => resolveHttpOptions({ maxGoalLength: 0 })).toThrow(/maxGoalLength must be a whole number/);
+    expect(() => resolveHttpOptions({ runsWait: 'sometimes' as never })).toThrow(/runsWait must be 'prefer', 'always' or 'never'/);
     expect(resolveHttpOptions({ runPermission: null }).runPermission).toBeNull();
+    expect(resolveHttpOptions({}).runsWait).toBe('prefer');
+  });
+
+  it("reads RFC 7240's Prefer: respond-async among other preferences and their parameters, in any case", () => {
+    expect(prefersRespondAsync('respond-async')).toBe(true);
+    expect(prefersRespondAsync('wait=10, Respond-Async; x=1')).toBe(true);
+    expect(prefersRespondAsync(['return=minimal', 'respond-async'])).toBe(true);
+    expect(prefersRespondAsync('return=minimal')).toBe(false);
+    expect(prefersRespondAsync('respond-asynchronously')).toBe(false);
+    expect(prefersRespondAsync('x=respond-async')).toBe(false);
+    expect(prefersRespondAsync(undefined)).toBe(false);
   });
 });

@@ -14,7 +14,7 @@ import {
 } from '@nestjs/common';
 import { Agent, AgentRegistry, AgentWorker } from '@zmodu/agent';
 import { clientAbortSignal } from '@zmodu/agent';
-import type { AgentRunRecord } from '@zmodu/agent';
+import type { AgentRunRecord, AgentRunResult } from '@zmodu/agent';
 import { Redactor } from '@zmodu/guard';
 import { CallerContext, RequireCallerWithOption } from '../caller/http-caller.guard';
 import type { HttpCallerContext } from '../caller/http-caller';
@@ -26,7 +26,7 @@ import type { ResolvedHttpOptions } from '../zmodu-http.options';
 import { JsonGoalBody, type RunGoalBody, RunGoalPipe } from './goal-body.pipe';
 import { OpenApi } from './openapi';
 import { refuseUnreadableQuota } from './quota-outage';
-import { acceptsEventStream, streamRun } from './run-event-stream';
+import { acceptsEventStream, agentRun, type RunAnswer, type RunGoal, streamRun } from './run-event-stream';
 
 const GOAL_BODY_SCHEMA = {
   type: 'object',
@@ -89,13 +89,29 @@ export class AgentRunsController {
   ): Promise<void> {
     const agent = this.agents.get(name);
     const res = nodeResponse(response);
-    const context = { tenantId: caller.tenantId, userId: caller.userId, permissions: caller.permissions, runId: caller.runId };
+    const scope = { tenantId: caller.tenantId, userId: caller.userId, permissions: caller.permissions };
     const retry = this.options.retryAfterSeconds;
-    if (acceptsEventStream(req)) return streamRun(agent, body.goal, context, res, (err, runId) => this.errorBody(err, runId), retry);
-    const result = await agent.run(body.goal, { ...context, signal: clientAbortSignal(res) });
+    // With the AgentWorker, and the caller's preference (runsWait), the run is stored (its record, its journal) and may
+    // wait for a human: then 202.
+    const worker = this.backgroundWorker && this.storesRun(req) ? this.backgroundWorker : undefined;
+    const run: RunGoal = worker
+      ? async (signal, onEvent) => {
+          const { result, ...record } = await worker.run(body.goal, {
+            ...scope,
+            agent: agent.name,
+            signal,
+            ...(onEvent ? { onEvent } : {}),
+          });
+          return storedAnswer(record, result, this.redactor);
+        }
+      : agentRun(agent, body.goal, { ...scope, runId: caller.runId });
+    const errorBody = (err: unknown, runId: string | undefined) => this.errorBody(err, runId);
+    if (acceptsEventStream(req)) return streamRun(run, worker ? undefined : caller.runId, res, errorBody, retry);
+    const answer = await run(clientAbortSignal(res));
     if (res.destroyed) return; // the client went away: nobody to answer
-    refuseUnreadableQuota(result, retry);
-    sendJson(response, 200, result);
+    if (answer.result) refuseUnreadableQuota(answer.result, retry);
+    if (answer.status === 202) res.setHeader('Preference-Applied', 'respond-async');
+    sendJson(response, answer.status, answer.body);
   }
 
   /** Post a goal to the AgentWorker as the caller: 202 { runId } once it is stored; it runs in the background. */
@@ -150,6 +166,12 @@ export class AgentRunsController {
     return this.shown(run?.agent === agent.name ? run : null, id, caller.tenantId);
   }
 
+  /** Whether this synchronous run is stored and may wait for a human (runsWait, the request's Prefer). */
+  private storesRun(req: IncomingMessage): boolean {
+    const mode = this.options.runsWait;
+    return mode === 'always' || (mode === 'prefer' && prefersRespondAsync(req.headers.prefer));
+  }
+
   /** The AgentWorker, or a 501 that says what to import. */
   private get worker(): AgentWorker {
     if (!this.backgroundWorker) throw new NotImplementedException(NO_WORKER_HTTP_MESSAGE);
@@ -173,6 +195,38 @@ export class AgentRunsController {
   private errorBody(err: unknown, runId: string | undefined): object {
     return new ZmoduExceptionFilter(this.redactor, this.options).answer(err, runId).body;
   }
+}
+
+/** Whether a Prefer header (RFC 7240: comma-separated preferences, each maybe with parameters) asks for respond-async. */
+export function prefersRespondAsync(header: string | string[] | undefined): boolean {
+  const values = typeof header === 'string' ? [header] : Array.isArray(header) ? header : [];
+  return values.some((value) => value.split(',').some((pref) => pref.split(';')[0].trim().toLowerCase() === 'respond-async'));
+}
+
+/**
+ * A stored run's answer: 200 with the agent's result and the run's status once it ended; 202 when it waits for a human
+ * (the result so far, `waitingFor` and `waitUntil`) or goes on in the background (`queued`, `interrupted`: read it with
+ * GET /agents/runs/:id).
+ */
+function storedAnswer(record: AgentRunRecord, result: AgentRunResult | undefined, redactor: Redactor): RunAnswer {
+  const ended = record.status === 'succeeded' || record.status === 'failed';
+  if (ended && result) return { status: 200, body: { ...result, status: record.status }, result };
+  const waiting =
+    record.status === 'waiting' ? { waitingFor: record.waitingFor ?? [], waitUntil: record.waitUntil?.toISOString() ?? null } : {};
+  const body = result
+    ? { ...result, status: record.status, ...waiting }
+    : (redactor.redact({
+        runId: record.id,
+        agent: record.agent,
+        status: record.status,
+        answer: record.answer,
+        stoppedReason: record.stoppedReason,
+        steps: record.steps,
+        pendingApprovals: record.pendingApprovals,
+        error: record.error,
+        ...waiting,
+      }) as object);
+  return { status: ended ? 200 : 202, body, ...(result ? { result } : {}) };
 }
 
 /** A JSON answer on the response handed to the handler: express's `json`, fastify's `send`, or Node's own. */

@@ -34,36 +34,59 @@ export function acceptsEventStream(request: { readonly headers: Readonly<Record<
 export type StreamErrorBody = (err: unknown, runId: string | undefined) => object;
 
 /**
+ * How a run ends for its caller: the body the JSON answer has, and its status code (200: the run ended; 202: it waits
+ * for a human, or goes on in the background). `result` is the agent's, when it returned one (its quota refusal is told
+ * as the 503 it is).
+ */
+export interface RunAnswer {
+  readonly status: 200 | 202;
+  readonly body: object;
+  readonly result?: AgentRunResult;
+}
+
+/** Runs a goal with the signal and the listener given: the stream's own, or a JSON answer's. */
+export type RunGoal = (signal: AbortSignal, onEvent?: AgentRunContext['onEvent']) => Promise<RunAnswer>;
+
+/**
  * Runs an agent and answers as Server-Sent Events on a Node response (express's, or fastify's `raw`): `step` per
  * tool call (its guard decision), `delta` per piece of the model's text, then `final` with the body the JSON answer
- * has, or `error` with the body an HTTP error has (`errorBody`).
+ * has (a run that waits for a human: `waiting`, with the body of the 202), or `error` with the body an HTTP error has
+ * (`errorBody`).
  *
  * The stream opens with its first event: whatever fails before (the token quota unreadable at the first turn, the
  * database away) is still a plain HTTP error, thrown for the exception filter. A client that goes away, or stops
  * reading (past MAX_QUEUED_STREAM_BYTES queued), aborts the run.
  */
 export async function streamRun(
-  agent: Agent,
-  goal: string,
-  context: AgentRunContext,
+  run: RunGoal,
+  runId: string | undefined,
   res: ServerResponse,
   errorBody: StreamErrorBody,
   retryAfterSeconds: number,
+  callerSignal?: AbortSignal,
 ): Promise<void> {
   const stream = new RunEventStream(res);
-  let result: AgentRunResult;
+  let answer: RunAnswer;
   // The client went away (clientAbortSignal), stopped reading (the stream's own), or the caller's signal aborted.
-  const signal = AbortSignal.any([clientAbortSignal(res), stream.signal, ...(context.signal ? [context.signal] : [])]);
+  const signal = AbortSignal.any([clientAbortSignal(res), stream.signal, ...(callerSignal ? [callerSignal] : [])]);
   try {
-    result = await agent.run(goal, { ...context, signal, onEvent: (e) => stream.event(e) });
-    if (!stream.started) refuseUnreadableQuota(result, retryAfterSeconds);
+    answer = await run(signal, (e) => stream.event(e));
+    if (!stream.started && answer.result) refuseUnreadableQuota(answer.result, retryAfterSeconds);
   } catch (err) {
     if (!stream.started) throw err; // a plain HTTP error: nothing was sent yet
-    return stream.fail(errorBody(err, context.runId));
+    return stream.fail(errorBody(err, runId));
   }
   // The same refusal, now that the stream is open: the quota could not be read at a later turn.
-  if (result.stoppedReason === 'quota_unavailable') return stream.fail(quotaOutageBody(result.runId, retryAfterSeconds));
-  stream.final(result);
+  if (answer.result?.stoppedReason === 'quota_unavailable') return stream.fail(quotaOutageBody(answer.result.runId, retryAfterSeconds));
+  stream.final(answer.status === 202 ? 'waiting' : 'final', answer.body);
+}
+
+/** A run of the agent itself, not stored (no AgentWorker): it answers 200 with its result. */
+export function agentRun(agent: Agent, goal: string, context: AgentRunContext): RunGoal {
+  return async (signal, onEvent) => {
+    const result = await agent.run(goal, { ...context, signal, ...(onEvent ? { onEvent } : {}) });
+    return { status: 200, body: result, result };
+  };
 }
 
 class RunEventStream {
@@ -89,8 +112,9 @@ class RunEventStream {
     else if (e.type === 'step') this.send('step', { step: e.step, toolCall: e.toolCall });
   }
 
-  final(result: AgentRunResult): void {
-    this.send('final', result);
+  /** `final` with the run's body, or `waiting` when it waits for a human or goes on in the background (a 202's body). */
+  final(event: 'final' | 'waiting', body: object): void {
+    this.send(event, body);
     this.end();
   }
 
