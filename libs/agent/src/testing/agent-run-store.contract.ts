@@ -264,6 +264,23 @@ export function agentRunStoreContract(name: string, factory: () => Promise<Agent
       expect((await store.get('t1', r.id))?.status).toBe('queued');
     });
 
+    waitsIt('pages through every waiting run in id order after a cursor, and lists those whose wait ends first first', async (w) => {
+      const runs = [run(), run(), run({ tenantId: 't2', userId: 'u2' })];
+      await store.insert(runs);
+      for (const [i, r] of runs.entries()) {
+        await store.claim(r.id, 'w1', 60_000);
+        await w.suspend(leaseOf(r.id, 'w1'), wait([P1], [300_000, 100_000, 200_000][i]));
+      }
+      const byId = runs.map((r) => r.id).sort((a, b) => (a < b ? -1 : 1));
+      const first = await w.waiting(2, '');
+      expect(first.map((r) => r.id)).toEqual(byId.slice(0, 2));
+      const second = await w.waiting(2, first[1].id);
+      expect(second.map((r) => r.id)).toEqual(byId.slice(2));
+      expect(await w.waiting(2, second[0].id)).toEqual([]);
+      // Without a cursor: the soonest end of wait first, whatever the tenant.
+      expect((await w.waiting(3)).map((r) => r.id)).toEqual([runs[1].id, runs[2].id, runs[0].id]);
+    });
+
     it('stores runs as queued, with their scope, in one batch', async () => {
       const a = run();
       const b = run({ tenantId: 't2', userId: 'u2', permissions: [] });

@@ -1,4 +1,7 @@
+import { Global, Module } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
+import { PROPOSAL_OUTCOMES, ProposalOutcomes } from '@zmodu/guard/internal';
+import { AgentWorkerModule } from './agent-worker.module';
 import { DataSourceMissingException } from '@zmodu/guard';
 import { AgentModule } from '../agent.module';
 import { InvalidAgentSpecException } from '../exceptions/invalid-agent-spec.exception';
@@ -532,5 +535,62 @@ describe('AgentWorker (in-process, memory run store)', () => {
     const booting = compileWorkerApp([spec(new GatedModel())], {});
     await expect(booting).rejects.toThrow(DataSourceMissingException);
     await expect(booting).rejects.toThrow(/AgentWorkerModule\.forRoot\(\{ runStore \}\).*TypeOrmModule\.forRoot.*zmoduMigrations\(\)/);
+  });
+});
+
+describe('AgentWorker: the sweep of waiting runs goes round all of them', () => {
+  let app: TestingModule | undefined;
+  afterEach(async () => {
+    await app?.close();
+    app = undefined;
+  });
+
+  it('resumes a decided run that is neither among the 500 whose wait ends first nor on the first page by id (no event told of it)', async () => {
+    const store = new InMemoryAgentRunStore();
+    const target = 'zz-target';
+    const ids = [...Array.from({ length: 500 }, (_, i) => `r-${String(i).padStart(3, '0')}`), target];
+    await store.insert(ids.map((id) => ({ id, agent: 'trader', goal: 'quote', ...SCOPE, maxAttempts: 3 })));
+    for (const id of ids) {
+      await store.claim(id, 'gone', 60_000);
+      const waitMs = id === target ? 10 * 86_400_000 : 86_400_000;
+      await store.suspend(
+        { runId: id, owner: 'gone', attempt: 1 },
+        { proposalIds: [`p-${id}`], waitMs, answer: null, steps: [], pendingApprovals: [] },
+      );
+    }
+    const read = new Set<string>();
+    const outcomes: ProposalOutcomes = {
+      outcomes: async (_tenant, proposalIds) =>
+        proposalIds.map((proposalId) => {
+          const runId = proposalId.slice(2);
+          read.add(runId);
+          return {
+            proposalId,
+            status: runId === target ? 'rejected' : 'pending',
+            observation: JSON.stringify({ proposalId, decision: runId === target ? 'rejected' : 'pending' }),
+            runId,
+            proposer: SCOPE.userId,
+            agent: 'trader',
+          };
+        }),
+    };
+    @Global()
+    @Module({ providers: [{ provide: PROPOSAL_OUTCOMES, useValue: outcomes }], exports: [PROPOSAL_OUTCOMES] })
+    class Outcomes {}
+    app = await Test.createTestingModule({
+      imports: [
+        Outcomes,
+        AgentModule.forRoot({
+          agents: [spec(new ScriptedModelProvider([{ text: 'heard it' }]))],
+          guard: { auditStore: 'memory', quotaStore: 'memory' },
+        }),
+        AgentWorkerModule.forRoot({ runStore: store, leaseMs: 100 }),
+      ],
+      providers: [WorkerSkills],
+    }).compile();
+    await app.init();
+    await until(async () => (await store.get(SCOPE.tenantId, target))?.status === 'succeeded', 'the target run to resume and end', 20_000);
+    expect(read.size).toBe(ids.length); // every waiting run was read
+    expect((await store.get(SCOPE.tenantId, 'r-000'))?.status).toBe('waiting');
   });
 });

@@ -177,6 +177,8 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
   private readonly counts = { succeeded: 0, failed: 0, interrupted: 0, rejected: 0, handlerErrors: 0, waiting: 0, resumed: 0 };
   private readonly unsubscribe?: () => void;
   private sweepingWaits = false;
+  /** Where the sweep of waiting runs goes on from (the last id of its last full page; '' to start over). */
+  private waitCursor = '';
 
   constructor(
     @Inject(AGENT_WORKER_MODULE_OPTIONS) raw: AgentWorkerOptions,
@@ -265,8 +267,18 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
     if (!this.waits || this.stopped || this.sweepingWaits) return;
     this.sweepingWaits = true;
     try {
-      const runs = await (this.store.waiting as NonNullable<AgentRunStore['waiting']>).call(this.store, RECOVER_LIMIT);
-      for (const run of runs) await this.settleRun(run.tenantId, run.id, run);
+      const waiting = this.store.waiting as NonNullable<AgentRunStore['waiting']>;
+      // Those whose wait ends first (a wait past its end is expired at once), and the next page of all of them in id
+      // order (the sweep goes round: a decision no event told of is read within a few sweeps, however many wait).
+      const soonest = await waiting.call(this.store, RECOVER_LIMIT);
+      const page = await waiting.call(this.store, RECOVER_LIMIT, this.waitCursor);
+      this.waitCursor = page.length < RECOVER_LIMIT ? '' : page[page.length - 1].id;
+      const seen = new Set<string>();
+      for (const run of [...soonest, ...page]) {
+        if (seen.has(run.id) || this.stopped) continue;
+        seen.add(run.id);
+        await this.settleRun(run.tenantId, run.id, run);
+      }
     } catch (err) {
       this.bookkeepingError('reading waiting runs', err);
     } finally {

@@ -164,12 +164,13 @@ export class InMemoryAgentRunStore implements AgentRunStore {
     return { resumed: true };
   }
 
-  async waiting(limit: number): Promise<AgentRunRecord[]> {
-    return [...this.runs.values()]
-      .filter((r) => r.status === 'waiting')
-      .sort((a, b) => (a.waitUntil?.getTime() ?? 0) - (b.waitUntil?.getTime() ?? 0))
-      .slice(0, Math.max(0, limit))
-      .map(copy);
+  async waiting(limit: number, afterId?: string): Promise<AgentRunRecord[]> {
+    const runs = [...this.runs.values()].filter((r) => r.status === 'waiting');
+    const page =
+      typeof afterId === 'string'
+        ? runs.filter((r) => r.id > afterId).sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+        : runs.sort((a, b) => (a.waitUntil?.getTime() ?? 0) - (b.waitUntil?.getTime() ?? 0) || (a.id < b.id ? -1 : 1));
+    return page.slice(0, Math.max(0, Math.floor(limit))).map(copy);
   }
 
   async release(lease: AgentRunLease, reason: string): Promise<boolean> {

@@ -274,11 +274,12 @@ export class TypeOrmAgentRunStore implements AgentRunStore {
     return { resumed: false };
   }
 
-  async waiting(limit: number): Promise<AgentRunRecord[]> {
-    const rows = await this.rows(
-      `SELECT ${COLUMNS} FROM zmodu_agent_runs WHERE status = 'waiting' ORDER BY wait_until NULLS LAST, id LIMIT $1`,
-      [Math.max(0, Math.floor(limit))],
-    );
+  async waiting(limit: number, afterId?: string): Promise<AgentRunRecord[]> {
+    const n = Math.max(0, Math.floor(limit));
+    const rows =
+      typeof afterId === 'string'
+        ? await this.rows(`SELECT ${COLUMNS} FROM zmodu_agent_runs WHERE status = 'waiting' AND id > $2 ORDER BY id LIMIT $1`, [n, afterId])
+        : await this.rows(`SELECT ${COLUMNS} FROM zmodu_agent_runs WHERE status = 'waiting' ORDER BY wait_until NULLS LAST, id LIMIT $1`, [n]);
     return rows.map(toRecord);
   }
 

@@ -208,8 +208,12 @@ export interface AgentRunStore {
    * conditional write: `resumed` is true for exactly one caller, whichever instance saw the last decision first.
    */
   settle?(tenantId: string, runId: string, decisions: readonly AgentRunDecision[]): Promise<{ readonly resumed: boolean }>;
-  /** Waiting runs, those whose wait ends first first, at most `limit` (for the sweep that reads their proposals). */
-  waiting?(limit: number): Promise<AgentRunRecord[]>;
+  /**
+   * Waiting runs, at most `limit`, for the sweep that reads their proposals: those whose wait ends first first; or,
+   * with `afterId`, the next page in id order after that id (`''` for the first), so that a sweep going round them
+   * page by page reads every waiting run however many there are.
+   */
+  waiting?(limit: number, afterId?: string): Promise<AgentRunRecord[]>;
 }
 
 /** How a run id is handed over: `first` for a run taken back (its instance died or stopped), ahead of newer goals. */
