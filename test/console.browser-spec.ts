@@ -397,7 +397,8 @@ describe('the approvals console in a browser', () => {
       const run = page.locator('section[aria-labelledby="run-title"]');
       await run.locator('ol.steps table.calls').first().waitFor({ timeout: 10_000 });
       await expect(run.locator('ol.steps').textContent()).resolves.toMatch(/Step 1.*Proposing three orders.*approval\.submit.*allowed/s);
-      await expect(run.textContent()).resolves.toMatch(/Goalplace the orders.*Statussucceeded/s);
+      // The run waits for this decision: the console says so (its slot given back, it goes on once decided).
+      await expect(run.textContent()).resolves.toMatch(/Goalplace the orders.*Statuswaiting.*Waits forthe decision on this proposal/s);
       await page.getByRole('button', { name: 'Approve with edits…' }).click();
       await page.getByLabel(/^Qty/).fill('2500');
       await page.getByRole('button', { name: 'Preview the edit' }).click();
@@ -415,6 +416,53 @@ describe('the approvals console in a browser', () => {
       await page.getByRole('link', { name: 'Agents and policy health' }).click();
       await page.getByRole('heading', { level: 2, name: /^desk/ }).waitFor();
       await expect(page.locator('ul.cards > li').count()).resolves.toBeGreaterThanOrEqual(5);
+      expect(serious(await axe(page))).toEqual([]);
+    });
+
+    it('shows the run a proposal belongs to waiting for the decision, then what the agent did after it', async () => {
+      const worker = app.get(AgentWorker);
+      const waiting = new Promise<string>((resolve) =>
+        worker.onResult((r) => {
+          if (r.status === 'waiting') resolve(r.id);
+        }),
+      );
+      const { runId } = await worker.post('place the orders', {
+        agent: 'desk',
+        tenantId: 'acme',
+        userId: 'alice',
+        permissions: ['agent:run', 'order:submit'],
+      });
+      expect(await waiting).toBe(runId);
+      const list = (await http('GET', '/admin/approvals?status=pending&limit=100', token('lee', APPROVER))).body as {
+        items: { id: string; runId: string | null }[];
+      };
+      const made = list.items.find((p) => p.runId === runId);
+      if (!made) throw new Error(`no pending proposal of run ${runId}`);
+      const page = await newPage();
+      await signIn(page, 'lee', APPROVER);
+      await row(page, made.id).waitFor();
+      await openProposal(page, made.id);
+      const run = page.locator('section[aria-labelledby="run-title"]');
+      await run.locator('ol.steps table.calls').first().waitFor({ timeout: 10_000 });
+      await expect(run.textContent()).resolves.toMatch(/Statuswaiting.*Waits forthe decision on this proposal/s);
+      await expect(run.getByRole('heading', { name: 'After the decision' }).count()).resolves.toBe(0);
+
+      await page.getByLabel('Reason for your decision (required)').fill('fine for the desk');
+      await page.getByRole('button', { name: 'Approve', exact: true }).click();
+      await expect(page.locator('.outcome').textContent({ timeout: 10_000 })).resolves.toMatch(/Approved and executed/);
+      // The panel reads the run again: it went on with the decision as its proposal's result, and ended.
+      await run.getByRole('heading', { name: 'After the decision' }).waitFor({ timeout: 15_000 });
+      await expect(run.locator('dl.facts').textContent({ timeout: 15_000 })).resolves.toMatch(/Statussucceeded/);
+      await expect(run.textContent()).resolves.toMatch(/Decision told to the agentexecuted/);
+      await expect(run.locator('ol.steps-after').textContent()).resolves.toMatch(/Orders placed: .*executed/);
+      const stored = (await http('GET', `/admin/approvals/${made.id}/run`, token('lee', APPROVER))).body as {
+        run: { status: string; decisions: { proposalId: string; status: string }[]; proposedAtStep: number };
+      };
+      expect(stored.run).toMatchObject({
+        status: 'succeeded',
+        decisions: [{ proposalId: made.id, status: 'executed' }],
+        proposedAtStep: 0,
+      });
       expect(serious(await axe(page))).toEqual([]);
     });
 

@@ -463,6 +463,17 @@ export const PROPOSAL_RUN_SCHEMA: SchemaObject = {
             properties: { index: { type: 'integer' }, text: { type: 'string' }, toolCalls: { type: 'array', items: toolCall } },
           },
         },
+        waitingFor: { type: 'array', items: { type: 'string' }, description: "A waiting run's proposals (empty once it went on)" },
+        waitUntil: nullable({ type: 'string', format: 'date-time' }),
+        decisions: {
+          type: 'array',
+          description: 'The decisions the run was told, as the pipeline held them',
+          items: { type: 'object', properties: { proposalId: { type: 'string' }, status: { type: 'string' } } },
+        },
+        proposedAtStep: nullable({
+          type: 'integer',
+          description: 'The step that made this proposal: the steps after it are what the agent did after the decision',
+        }),
       },
     }),
     calls: { type: 'array', items: AUDIT_RECORD_SCHEMA, description: "The run's audited calls in the caller's tenant, oldest first" },

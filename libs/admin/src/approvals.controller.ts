@@ -69,6 +69,13 @@ export interface ProposalRunRecord {
     /** The tool calls with their guard decisions (not the observation the model saw: the audited result is in `calls`). */
     readonly toolCalls: ReadonlyArray<Omit<ToolCallRecord, 'observation'>>;
   }>;
+  /** A waiting run's proposals (this one among them) and until when it waits; empty once it went on. */
+  readonly waitingFor: readonly string[];
+  readonly waitUntil: Date | null;
+  /** The decisions the run was told, as the pipeline's store held them (the run goes on from each). */
+  readonly decisions: ReadonlyArray<{ readonly proposalId: string; readonly status: string }>;
+  /** The step whose tool call made this proposal: the steps after it are what the agent did after the decision. */
+  readonly proposedAtStep: number | null;
 }
 
 /** GET /admin/approvals/:id/run. */
@@ -196,11 +203,11 @@ export class ApprovalsController {
         ? this.audit.query({ tenantId: caller.tenantId, runId: p.runId, userId: p.proposer, limit: RUN_CALLS_LIMIT })
         : Promise.resolve([]),
     ]);
-    return { runId: p.runId, run: run && madeProposal(run, p) ? this.runView(run) : null, calls };
+    return { runId: p.runId, run: run && madeProposal(run, p) ? this.runView(run, p.id) : null, calls };
   }
 
   /** What an approver sees of a stored run: no lease, no permissions; tool arguments redacted as anything over HTTP. */
-  private runView(r: AgentRunRecord): ProposalRunRecord {
+  private runView(r: AgentRunRecord, proposalId: string): ProposalRunRecord {
     const redact = (v: unknown) => (this.redactor ? this.redactor.redact(v) : v);
     return {
       id: r.id,
@@ -226,6 +233,10 @@ export class ApprovalsController {
           durationMs: c.durationMs,
         })),
       })),
+      waitingFor: r.status === 'waiting' ? [...(r.waitingFor ?? [])] : [],
+      waitUntil: r.status === 'waiting' ? (r.waitUntil ?? null) : null,
+      decisions: (r.decisions ?? []).map((d) => ({ proposalId: d.proposalId, status: d.status })),
+      proposedAtStep: r.steps.find((s) => s.toolCalls.some((c) => c.ok && answeredProposal(c.observation, proposalId)))?.index ?? null,
     };
   }
 
@@ -266,7 +277,10 @@ function madeProposal(run: AgentRunRecord, p: ProposalRecord): boolean {
   return run.steps.some((step) => step.toolCalls.some((call) => call.ok && answeredProposal(call.observation, p.id)));
 }
 
-/** Whether a tool call's observation is a pipeline outcome naming this proposal (`{ verdict, proposalId }`). */
+/**
+ * Whether a tool call's observation is a pipeline outcome naming this proposal (`{ verdict, proposalId }`), or, in a
+ * run that waited for it and went on, the decision it was told as that call's result (`{ proposalId, decision }`).
+ */
 function answeredProposal(observation: unknown, id: string): boolean {
   if (typeof observation !== 'string' || !observation.includes(id)) return false;
   try {
@@ -275,7 +289,7 @@ function answeredProposal(observation: unknown, id: string): boolean {
       v !== null &&
       typeof v === 'object' &&
       (v as { proposalId?: unknown }).proposalId === id &&
-      typeof (v as { verdict?: unknown }).verdict === 'string'
+      (typeof (v as { verdict?: unknown }).verdict === 'string' || typeof (v as { decision?: unknown }).decision === 'string')
     );
   } catch {
     return false;

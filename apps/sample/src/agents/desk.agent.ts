@@ -41,8 +41,9 @@ function scriptedDesk(): ModelProvider {
     (req) => {
       const verdicts = req.messages
         .filter((m) => m.role === 'tool')
-        .map((m) => (m.role === 'tool' ? (JSON.parse(m.content) as { verdict?: string; error?: string }) : {}))
-        .map((o) => o.verdict ?? o.error);
+        .map((m) => (m.role === 'tool' ? (JSON.parse(m.content) as { verdict?: string; decision?: string; error?: string }) : {}))
+        // A run that waited for a human is told the decision (`decision`) as its proposal's result.
+        .map((o) => o.verdict ?? o.decision ?? o.error);
       return { text: `Orders placed: ${verdicts.join(', ')}.` };
     },
   ]);

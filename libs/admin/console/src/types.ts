@@ -84,6 +84,10 @@ export interface Run {
   readonly startedAt: string | null;
   readonly finishedAt: string | null;
   readonly steps: readonly { readonly index: number; readonly text: string | null; readonly toolCalls: readonly RunToolCall[] }[];
+  readonly waitingFor: readonly string[];
+  readonly waitUntil: string | null;
+  readonly decisions: readonly { readonly proposalId: string; readonly status: string }[];
+  readonly proposedAtStep: number | null;
 }
 
 export interface ProposalRun {
