@@ -128,8 +128,24 @@ describe('sample app: the AgentWorker over HTTP (POST /agents/:name/goals, GET /
     }, 'the run to finish');
     expect(run).toMatchObject({ id: runId, status: 'succeeded', error: null, userId: 'alice' });
     expect(run.answer).toMatch(new RegExp(`^Approved by lee and submitted \\(proposal ${proposalId}\\)`));
-    const journal = run.journal as Array<{ kind: string }>;
+    const journal = run.journal as Array<{ kind: string; seq: number }>;
     expect(journal.map((e) => e.kind)).toEqual(['turn', 'call', 'turn', 'intent', 'wait', 'decision', 'turn']);
+    expect(run.journalNext).toBeNull();
+    // The journal page by page: journalNext names where the next page starts; a bad bound is a 400 naming it.
+    const pages: Array<{ kind: string; seq: number }[]> = [];
+    let after: number | null = -1;
+    while (after !== null) {
+      const got = (await http().get(`/agents/runs/${runId}?journalAfter=${after}&journalLimit=3`).set('Authorization', token()).expect(200))
+        .body as { journal: { kind: string; seq: number }[]; journalNext: number | null };
+      pages.push(got.journal);
+      after = got.journalNext;
+    }
+    expect(pages.map((p) => p.length)).toEqual([3, 3, 1]);
+    expect(pages.flat()).toEqual(journal);
+    for (const bad of ['journalLimit=0', 'journalLimit=1001', 'journalAfter=x', 'journalAfter=-2', 'journalLimit=1&journalLimit=2']) {
+      const refused = await http().get(`/agents/trader/runs/${runId}?${bad}`).set('Authorization', token());
+      expect([bad, refused.status, refused.body.field]).toEqual([bad, 400, bad.split('=')[0]]);
+    }
   });
 
   it('a synchronous run that ends answers 200 with its result, its status and the id of its stored record', async () => {

@@ -77,3 +77,16 @@ export interface RunJournal {
  * (a turn, and for each call an intent and its outcome, or a wait and its decision).
  */
 export const MAX_JOURNAL_ENTRIES = 80_000;
+
+/** A journal page's bounds, checked: after seq -1 (the first entry) by default, at most MAX_JOURNAL_ENTRIES. */
+export function journalPage(page: { readonly afterSeq?: number; readonly limit?: number } | undefined): {
+  afterSeq: number;
+  limit: number;
+} {
+  const after = page?.afterSeq;
+  const limit = page?.limit;
+  return {
+    afterSeq: Number.isSafeInteger(after) && (after as number) >= -1 ? (after as number) : -1,
+    limit: Number.isSafeInteger(limit) && (limit as number) >= 0 ? Math.min(limit as number, MAX_JOURNAL_ENTRIES) : MAX_JOURNAL_ENTRIES,
+  };
+}

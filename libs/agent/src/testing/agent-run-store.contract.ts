@@ -118,6 +118,12 @@ export function agentRunStoreContract(name: string, factory: () => Promise<Agent
       expect(await j.readJournal('t2', r.id)).toEqual([]);
       expect(await j.readJournal('', r.id)).toEqual([]);
       expect(await j.readJournal('t1', randomUUID())).toEqual([]);
+      // Page by page: after a seq, at most a limit; another tenant reads no page either.
+      expect(await j.readJournal('t1', r.id, { afterSeq: -1, limit: 2 })).toEqual(entries.slice(0, 2));
+      expect(await j.readJournal('t1', r.id, { afterSeq: 1, limit: 2 })).toEqual(entries.slice(2, 4));
+      expect(await j.readJournal('t1', r.id, { afterSeq: 3, limit: 2 })).toEqual([]);
+      expect(await j.readJournal('t1', r.id, { afterSeq: 0 })).toEqual(entries.slice(1));
+      expect(await j.readJournal('t2', r.id, { afterSeq: -1, limit: 2 })).toEqual([]);
     });
 
     journalIt('writes an entry once: the same entry again changes nothing, another at its place is refused', async (j) => {

@@ -28,6 +28,7 @@ import {
   AgentRunRecord,
   AgentRunStore,
   GoalQueue,
+  JournalPage,
   NewAgentRun,
   RefusedRun,
 } from './worker.ports';
@@ -36,6 +37,7 @@ import { auditDigest } from '@zmodu/guard/internal';
 import { scopeIdProblem } from '@zmodu/core';
 import { isDatabaseUnavailable } from '@zmodu/core';
 import { UnhandledRejectionCounts, unhandledRejectionCounts } from './unhandled-rejection-net';
+import { journalPage } from '../journal/run-journal';
 import type { RunJournal, RunJournalEntry } from '../journal/run-journal';
 import { RuntimeEvents } from '@zmodu/guard';
 import { PROPOSAL_OUTCOMES, ProposalOutcome, ProposalOutcomes } from '@zmodu/guard/internal';
@@ -433,13 +435,17 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
   /**
    * A run's journal as a caller may read it (the tenant's run only; none when the store keeps no journal): its model
    * turns (their text, and the names and ids of the calls they asked for: the arguments are shown by each call's
-   * record, as the dispatcher showed them) and its tool calls, waits and decisions, in order.
+   * record, as the dispatcher showed them) and its tool calls, waits and decisions, in order. With `page`, the entries
+   * after `afterSeq`, at most `limit`.
    */
-  async journal(tenantId: string, runId: string): Promise<RunJournalEntry[]> {
+  async journal(tenantId: string, runId: string, page?: JournalPage): Promise<RunJournalEntry[]> {
     const read = this.store.readJournal;
     if (typeof read !== 'function' || scopeIdProblem('tenantId', tenantId)) return [];
-    const entries = await read.call(this.store, tenantId, runId);
-    return entries.map((e) =>
+    const bounds = journalPage(page);
+    const entries = await read.call(this.store, tenantId, runId, page ? bounds : undefined);
+    // A store of yours that reads the whole journal whatever the page: the page is taken here.
+    const paged = page ? entries.filter((e) => e.seq > bounds.afterSeq).slice(0, bounds.limit) : entries;
+    return paged.map((e) =>
       e.kind === 'turn'
         ? {
             ...e,

@@ -5,6 +5,7 @@ import {
   AgentRunDecision,
   AgentRunLease,
   AgentRunWait,
+  JournalPage,
   AgentRunLimits,
   AgentRunMailbox,
   AgentRunOutcome,
@@ -17,7 +18,7 @@ import {
 } from './worker.ports';
 import { admitRuns } from './admit-runs';
 import { RunJournalConflictException } from '../exceptions/run-journal-conflict.exception';
-import { MAX_JOURNAL_ENTRIES, RunJournalEntry } from '../journal/run-journal';
+import { journalPage, RunJournalEntry } from '../journal/run-journal';
 import { canonicalJson } from '@zmodu/core';
 
 type Mutable<T> = { -readonly [K in keyof T]: T[K] };
@@ -245,10 +246,12 @@ export class InMemoryAgentRunStore implements AgentRunStore {
     return true;
   }
 
-  async readJournal(tenantId: string, runId: string): Promise<RunJournalEntry[]> {
+  async readJournal(tenantId: string, runId: string, page?: JournalPage): Promise<RunJournalEntry[]> {
     const run = this.runs.get(runId);
     if (!tenantId || !run || run.tenantId !== tenantId) return [];
-    return (this.journals.get(runId) ?? []).slice(0, MAX_JOURNAL_ENTRIES).map((t) => JSON.parse(t) as RunJournalEntry);
+    const { afterSeq, limit } = journalPage(page);
+    // An entry's seq is its place: the page after afterSeq starts at afterSeq + 1.
+    return (this.journals.get(runId) ?? []).slice(afterSeq + 1, afterSeq + 1 + limit).map((t) => JSON.parse(t) as RunJournalEntry);
   }
 
   private held(lease: AgentRunLease): Mutable<AgentRunRecord> | undefined {

@@ -7,6 +7,7 @@ import {
   AgentRunDecision,
   AgentRunLease,
   AgentRunWait,
+  JournalPage,
   AgentRunLimits,
   AgentRunMailbox,
   AgentRunOutcome,
@@ -20,7 +21,7 @@ import {
 } from './worker.ports';
 import { admitRuns } from './admit-runs';
 import { RunJournalConflictException } from '../exceptions/run-journal-conflict.exception';
-import { MAX_JOURNAL_ENTRIES, RunJournalEntry } from '../journal/run-journal';
+import { journalPage, RunJournalEntry } from '../journal/run-journal';
 import { canonicalJson } from '@zmodu/core';
 
 /** Rows of a query; TypeORM's postgres driver answers UPDATE ... RETURNING as [rows, affected]. */
@@ -216,11 +217,12 @@ export class TypeOrmAgentRunStore implements AgentRunStore {
     return true;
   }
 
-  async readJournal(tenantId: string, runId: string): Promise<RunJournalEntry[]> {
+  async readJournal(tenantId: string, runId: string, page?: JournalPage): Promise<RunJournalEntry[]> {
     if (!tenantId) return [];
+    const { afterSeq, limit } = journalPage(page);
     const rows = await this.rows(
-      `SELECT entry FROM zmodu_agent_run_journal WHERE run_id = $1 AND tenant_id = $2 ORDER BY seq LIMIT ${MAX_JOURNAL_ENTRIES}`,
-      [runId, tenantId],
+      `SELECT entry FROM zmodu_agent_run_journal WHERE run_id = $1 AND tenant_id = $2 AND seq > $3 ORDER BY seq LIMIT $4`,
+      [runId, tenantId, afterSeq, limit],
     );
     return rows.map((r) => JSON.parse(String(r.entry)) as RunJournalEntry);
   }
@@ -279,7 +281,9 @@ export class TypeOrmAgentRunStore implements AgentRunStore {
     const rows =
       typeof afterId === 'string'
         ? await this.rows(`SELECT ${COLUMNS} FROM zmodu_agent_runs WHERE status = 'waiting' AND id > $2 ORDER BY id LIMIT $1`, [n, afterId])
-        : await this.rows(`SELECT ${COLUMNS} FROM zmodu_agent_runs WHERE status = 'waiting' ORDER BY wait_until NULLS LAST, id LIMIT $1`, [n]);
+        : await this.rows(`SELECT ${COLUMNS} FROM zmodu_agent_runs WHERE status = 'waiting' ORDER BY wait_until NULLS LAST, id LIMIT $1`, [
+            n,
+          ]);
     return rows.map(toRecord);
   }
 

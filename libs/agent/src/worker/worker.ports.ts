@@ -194,8 +194,12 @@ export interface AgentRunStore {
    * journals nothing, and a run retried after its process died starts again from its first model turn.
    */
   appendJournal?(lease: AgentRunLease, entries: readonly RunJournalEntry[], leaseMs?: number): Promise<boolean>;
-  /** A run's journal, in order, for its tenant only (another tenant's run, or an empty tenant, has none); at most MAX_JOURNAL_ENTRIES. */
-  readJournal?(tenantId: string, runId: string): Promise<RunJournalEntry[]>;
+  /**
+   * A run's journal, in order, for its tenant only (another tenant's run, or an empty tenant, has none); at most
+   * MAX_JOURNAL_ENTRIES. With `page`: the entries after `afterSeq` (their `seq` greater), at most `limit` (a caller
+   * reading a long journal page by page).
+   */
+  readJournal?(tenantId: string, runId: string, page?: JournalPage): Promise<RunJournalEntry[]>;
   /**
    * running (this lease) → waiting: the lease released (a waiting run holds no slot), what it waits for kept, with
    * `waitUntil = now + waitMs`, and the run as it stands (answer, steps). False when the lease does not hold the run.
@@ -214,6 +218,12 @@ export interface AgentRunStore {
    * page by page reads every waiting run however many there are.
    */
   waiting?(limit: number, afterId?: string): Promise<AgentRunRecord[]>;
+}
+
+/** A page of a run's journal: the entries whose `seq` is greater than `afterSeq` (default: from the first), at most `limit`. */
+export interface JournalPage {
+  readonly afterSeq?: number;
+  readonly limit?: number;
 }
 
 /** How a run id is handed over: `first` for a run taken back (its instance died or stopped), ahead of newer goals. */

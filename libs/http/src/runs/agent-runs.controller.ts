@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
+  BadRequestException,
   Controller,
   Get,
   HttpCode,
@@ -9,6 +10,7 @@ import {
   Optional,
   Param,
   Post,
+  Query,
   Req,
   Res,
 } from '@nestjs/common';
@@ -147,10 +149,26 @@ export class AgentRunsController {
         summary: "A background run of the caller's tenant: status, answer, steps, error, what it waits for, its journal",
       }),
     (api) => api.ApiOkResponse({ description: 'The run (its tenant, permissions and lease left out)' }),
+    (api) =>
+      api.ApiQuery({
+        name: 'journalAfter',
+        required: false,
+        description: 'Journal entries after this seq (default: from the first)',
+        schema: { type: 'integer', minimum: -1 },
+      }),
+    (api) =>
+      api.ApiQuery({
+        name: 'journalLimit',
+        required: false,
+        description: 'Journal entries at most (default 200, at most 1000); journalNext names the next page',
+        schema: { type: 'integer', minimum: 1, maximum: 1000 },
+      }),
+    (api) => api.ApiBadRequestResponse({ description: 'journalAfter or journalLimit is not a whole number in its range' }),
     (api) => api.ApiNotFoundResponse({ description: "No such run in the caller's tenant" }),
   )
-  async runRecord(@Param('id') id: string, @CallerContext() caller: HttpCallerContext) {
-    return this.shown(await this.worker.get(caller.tenantId, id), id, caller.tenantId);
+  async runRecord(@Param('id') id: string, @Query() query: Record<string, unknown>, @CallerContext() caller: HttpCallerContext) {
+    const page = journalPageOf(query);
+    return this.shown(await this.worker.get(caller.tenantId, id), id, caller.tenantId, page);
   }
 
   /** The same, of one agent: a run of another agent is 404 too. */
@@ -158,12 +176,33 @@ export class AgentRunsController {
   @OpenApi(
     (api) => api.ApiOperation({ summary: "A background run of this agent in the caller's tenant" }),
     (api) => api.ApiOkResponse({ description: 'The run (its tenant, permissions and lease left out)' }),
+    (api) =>
+      api.ApiQuery({
+        name: 'journalAfter',
+        required: false,
+        description: 'Journal entries after this seq (default: from the first)',
+        schema: { type: 'integer', minimum: -1 },
+      }),
+    (api) =>
+      api.ApiQuery({
+        name: 'journalLimit',
+        required: false,
+        description: 'Journal entries at most (default 200, at most 1000); journalNext names the next page',
+        schema: { type: 'integer', minimum: 1, maximum: 1000 },
+      }),
+    (api) => api.ApiBadRequestResponse({ description: 'journalAfter or journalLimit is not a whole number in its range' }),
     (api) => api.ApiNotFoundResponse({ description: "No such agent, or no such run of it in the caller's tenant" }),
   )
-  async agentRunRecord(@Param('name') name: string, @Param('id') id: string, @CallerContext() caller: HttpCallerContext) {
+  async agentRunRecord(
+    @Param('name') name: string,
+    @Param('id') id: string,
+    @Query() query: Record<string, unknown>,
+    @CallerContext() caller: HttpCallerContext,
+  ) {
     const agent = this.agent(name);
+    const page = journalPageOf(query);
     const run = await this.worker.get(caller.tenantId, id);
-    return this.shown(run?.agent === agent.name ? run : null, id, caller.tenantId);
+    return this.shown(run?.agent === agent.name ? run : null, id, caller.tenantId, page);
   }
 
   /** Whether this synchronous run is stored and may wait for a human (runsWait, the request's Prefer). */
@@ -183,18 +222,42 @@ export class AgentRunsController {
     return this.agents.get(name);
   }
 
-  /** The run as its tenant reads it, with its journal (docs/worker.md): redacted, its tenant, permissions and lease left out. */
-  private async shown(run: AgentRunRecord | null, id: string, tenantId: string) {
+  /**
+   * The run as its tenant reads it, with a page of its journal (docs/worker.md): redacted, its tenant, permissions and
+   * lease left out. `journalNext` is the `journalAfter` of the next page (null: this page is the last).
+   */
+  private async shown(run: AgentRunRecord | null, id: string, tenantId: string, page: { afterSeq: number; limit: number }) {
     if (!run) throw new NotFoundException({ statusCode: 404, message: RUN_NOT_FOUND_MESSAGE(printable(id)) });
     const { tenantId: _tenant, permissions: _permissions, leaseOwner: _owner, leaseUntil: _until, ...shown } = run;
-    const journal = await this.worker.journal(tenantId, run.id);
-    return this.redactor.redact({ ...shown, journal });
+    const journal = await this.worker.journal(tenantId, run.id, page);
+    const journalNext = journal.length === page.limit && journal.length > 0 ? journal[journal.length - 1].seq : null;
+    return this.redactor.redact({ ...shown, journal, journalNext });
   }
 
   /** The body of an `error` event: what ZmoduExceptionFilter would answer (redacted, logged the same way). */
   private errorBody(err: unknown, runId: string | undefined): object {
     return new ZmoduExceptionFilter(this.redactor, this.options).answer(err, runId).body;
   }
+}
+
+/** Journal entries a run's read answers by default, and at most (`journalLimit`). */
+const JOURNAL_PAGE = 200;
+const MAX_JOURNAL_PAGE = 1000;
+
+/** `?journalAfter=<seq>&journalLimit=<n>`, checked: a 400 naming the parameter, never a partial read. */
+function journalPageOf(query: Record<string, unknown>): { afterSeq: number; limit: number } {
+  const int = (name: string, fallback: number, min: number, max: number): number => {
+    const raw = Object.hasOwn(query, name) ? query[name] : undefined;
+    if (raw === undefined) return fallback;
+    if (typeof raw !== 'string' || !/^-?\d{1,9}$/.test(raw) || Number(raw) < min || Number(raw) > max)
+      throw new BadRequestException({
+        statusCode: 400,
+        message: `${name} must be a whole number from ${min} to ${max}`,
+        field: name,
+      });
+    return Number(raw);
+  };
+  return { afterSeq: int('journalAfter', -1, -1, 1_000_000_000), limit: int('journalLimit', JOURNAL_PAGE, 1, MAX_JOURNAL_PAGE) };
 }
 
 /** Whether a Prefer header (RFC 7240: comma-separated preferences, each maybe with parameters) asks for respond-async. */
