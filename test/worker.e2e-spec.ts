@@ -2,7 +2,7 @@ import { AgentWorker } from '@zmodu/agent';
 import type { ModelProvider, ModelRequest, ModelTurn } from '@zmodu/agent';
 import request from 'supertest';
 import { mintToken } from '../apps/sample/src/auth/dev-token';
-import { parseEventStream, sseBody, streamedRun } from './support/event-stream';
+import { parseEventStream, readEvents, sseBody, streamedRun } from './support/event-stream';
 import { sampleAppsOnTestDatabase } from './support/sample-apps';
 
 const SECRET = 'test-secret-that-is-long-enough-for-hs256-0123456789';
@@ -191,6 +191,59 @@ describe('sample app: the AgentWorker over HTTP (POST /agents/:name/goals, GET /
     expect(plain.body).toMatchObject({ stoppedReason: 'final', pendingApprovals: [expect.any(Object)] });
     expect(plain.body).not.toHaveProperty('status');
     expect((await request(app.getHttpServer()).get(`/agents/runs/${plain.body.runId}`).set('Authorization', token())).status).toBe(404);
+  });
+
+  it('follows a stored run as Server-Sent Events from its journal, and a client that reconnects with Last-Event-ID goes on after the wait', async () => {
+    const app = await boot();
+    await app.listen(0, '127.0.0.1');
+    const base = await app.getUrl();
+    const http = () => request(app.getHttpServer());
+    const waiting = await http()
+      .post('/agents/trader/runs')
+      .set('Authorization', token())
+      .set('Prefer', 'respond-async')
+      .send({ goal: 'What is the price of ACME?' });
+    expect(waiting.status).toBe(202);
+    const { runId, waitingFor } = waiting.body as { runId: string; waitingFor: string[] };
+    const auth = { authorization: token() };
+    // What the run did up to its wait; the stream stays open while it waits (the client leaves after the waiting event).
+    const first = await readEvents(`${base}/agents/runs/${runId}/events`, auth, (e) => e.event === 'waiting');
+    expect(first.status).toBe(200);
+    expect(first.events.map((e) => e.event)).toEqual(['turn', 'step', 'turn', 'waiting']);
+    const waitEvent = first.events.at(-1)!;
+    expect(waitEvent.data).toMatchObject({ proposalId: waitingFor[0], toolCall: { name: 'approval.submit' } });
+    // The 202 named it: a client that saw the run in its POST goes on from there.
+    expect(Number(waitEvent.id)).toBe(waiting.body.lastEventId);
+    const ids = first.events.map((e) => Number(e.id));
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    expect(new Set(ids).size).toBe(ids.length);
+
+    const lead = `Bearer ${mintToken(SECRET, { tenant: 'acme', user: 'lee', permissions: ['approval:decide', 'desk:lead'] })}`;
+    const proposal = (await http().get(`/admin/approvals/${waitingFor[0]}`).set('Authorization', lead).expect(200)).body;
+    await http()
+      .post(`/admin/approvals/${waitingFor[0]}/approve`)
+      .set('Authorization', lead)
+      .send({ version: proposal.version, step: proposal.waitingStep.index, reason: 'fine' })
+      .expect(200);
+    // Reconnected after the last event seen: the decision, the turn after it, then final; nothing seen before again.
+    const rest = await readEvents(
+      `${base}/agents/runs/${runId}/events`,
+      { ...auth, 'last-event-id': String(waitEvent.id) },
+      (e) => e.event === 'final',
+    );
+    expect(rest.events.map((e) => e.event)).toEqual(['decision', 'turn', 'final']);
+    expect(rest.events[0].data).toMatchObject({ proposalId: waitingFor[0], status: 'executed' });
+    expect(Number(rest.events[0].id)).toBeGreaterThan(Number(waitEvent.id));
+    expect(rest.events[2].data).toMatchObject({ id: runId, status: 'succeeded' });
+    expect(rest.events[2].data).not.toHaveProperty('tenantId');
+    expect(rest.events[2].data).not.toHaveProperty('permissions');
+    // Another tenant, an unknown run, a bad Last-Event-ID: plain HTTP errors, no stream.
+    expect((await readEvents(`${base}/agents/runs/${runId}/events`, { authorization: token('globex', 'bob') }, () => true)).status).toBe(
+      404,
+    );
+    expect((await readEvents(`${base}/agents/runs/nope/events`, auth, () => true)).status).toBe(404);
+    expect((await readEvents(`${base}/agents/runs/${runId}/events`, { ...auth, 'last-event-id': 'x' }, () => true)).status).toBe(400);
+    expect((await readEvents(`${base}/agents/runs/${runId}/events`, {}, () => true)).status).toBe(401);
   });
 
   it('answers 429 with Retry-After when the mailbox is full, and a shut-down run is retried at the next start', async () => {

@@ -1,4 +1,5 @@
 import { mintToken } from '../../apps/sample/src/auth/dev-token';
+import { readEvents } from '../support/event-stream';
 import { ChatRequest, conversation, FakeTurn, OpenAIProtocolServer } from '../support/openai-protocol-server';
 import {
   call,
@@ -168,6 +169,19 @@ describe('chaos: runs that wait for a human, two instances in cluster mode, one 
       [ids2],
     );
     for (const { kinds } of journal) expect(kinds).toEqual(['turn', 'intent', 'wait', 'decision', 'turn']);
+    // A client that followed a run on an instance that died reconnects to another with Last-Event-ID (the wait's seq):
+    // it goes on from there, the journal being the run's event log in the database.
+    const followed = await readEvents(
+      `http://127.0.0.1:${fourth.port}/agents/runs/${ids2[0]}/events`,
+      { authorization: `Bearer ${dana}`, 'last-event-id': '2' },
+      (e) => e.event === 'final',
+    );
+    expect(followed.events.map((e) => [e.event, e.id])).toEqual([
+      ['decision', '3'],
+      ['turn', '4'],
+      ['final', undefined],
+    ]);
+    expect(followed.events[2].data).toMatchObject({ id: ids2[0], status: 'succeeded', answer: 'done: desk 3: executed' });
     expect(await ready(fourth)).toBe(200);
   }, 300_000);
 });

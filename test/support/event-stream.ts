@@ -49,3 +49,65 @@ export function streamedRun(events: ParsedEvent[]) {
       .join('');
   return { steps, deltas, textOf };
 }
+
+/** One Server-Sent Event with its id (the `id:` field; undefined without one). */
+export interface IdentifiedEvent extends ParsedEvent {
+  readonly id: string | undefined;
+}
+
+/**
+ * Reads a live text/event-stream (fetch) until `stop(event)` says so or the stream ends, then cancels it (the client
+ * goes away): the events so far, with their ids. `ms` bounds the wait.
+ */
+export async function readEvents(
+  url: string,
+  headers: Record<string, string>,
+  stop: (event: IdentifiedEvent) => boolean,
+  ms = 20_000,
+): Promise<{ status: number; events: IdentifiedEvent[] }> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new Error(`no stopping event within ${ms} ms`)), ms);
+  const res = await fetch(url, { headers: { accept: 'text/event-stream', ...headers }, signal: controller.signal });
+  const events: IdentifiedEvent[] = [];
+  if (!res.body || !(res.headers.get('content-type') ?? '').startsWith('text/event-stream')) {
+    clearTimeout(timer);
+    return { status: res.status, events };
+  }
+  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += value.replace(/\r\n?/g, '\n');
+      let end: number;
+      let stopped = false;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        let event = 'message';
+        let id: string | undefined;
+        const data: string[] = [];
+        for (const line of block.split('\n')) {
+          if (line === '' || line.startsWith(':')) continue;
+          const colon = line.indexOf(':');
+          const field = colon < 0 ? line : line.slice(0, colon);
+          const val = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
+          if (field === 'event') event = val;
+          else if (field === 'data') data.push(val);
+          else if (field === 'id') id = val;
+        }
+        if (!data.length) continue;
+        const parsed = { event, id, data: JSON.parse(data.join('\n')) as unknown };
+        events.push(parsed);
+        if (stop(parsed)) stopped = true;
+      }
+      if (stopped) break;
+    }
+  } finally {
+    clearTimeout(timer);
+    await reader.cancel().catch(() => undefined);
+    controller.abort();
+  }
+  return { status: res.status, events };
+}

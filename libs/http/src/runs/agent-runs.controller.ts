@@ -13,6 +13,7 @@ import {
   Query,
   Req,
   Res,
+  ServiceUnavailableException,
 } from '@nestjs/common';
 import { Agent, AgentRegistry, AgentWorker } from '@zmodu/agent';
 import { clientAbortSignal } from '@zmodu/agent';
@@ -28,6 +29,7 @@ import type { ResolvedHttpOptions } from '../zmodu-http.options';
 import { JsonGoalBody, type RunGoalBody, RunGoalPipe } from './goal-body.pipe';
 import { OpenApi } from './openapi';
 import { refuseUnreadableQuota } from './quota-outage';
+import { followRun, lastEventId, MAX_FOLLOWERS } from './run-follow';
 import { acceptsEventStream, agentRun, type RunAnswer, type RunGoal, streamRun } from './run-event-stream';
 
 const GOAL_BODY_SCHEMA = {
@@ -63,6 +65,9 @@ export class AgentRunsController {
     /** AgentWorkerModule's: without it, the background routes answer 501 (the synchronous run needs none). */
     @Optional() private readonly backgroundWorker?: AgentWorker,
   ) {}
+
+  /** Runs this instance follows as event streams now (GET /agents/runs/:id/events), at most MAX_FOLLOWERS. */
+  private followers = 0;
 
   /**
    * Run an agent on a goal as the caller: the answer, the steps and every tool call with its guard decision. With
@@ -104,7 +109,10 @@ export class AgentRunsController {
             signal,
             ...(onEvent ? { onEvent } : {}),
           });
-          return storedAnswer(record, result, this.redactor);
+          // A run that goes on without the caller: the id of its last journal entry, for GET /agents/runs/:id/events.
+          const open = record.status !== 'succeeded' && record.status !== 'failed';
+          const seen = open ? (await worker.journal(caller.tenantId, record.id)).at(-1)?.seq : undefined;
+          return storedAnswer(record, result, this.redactor, seen);
         }
       : agentRun(agent, body.goal, { ...scope, runId: caller.runId });
     const errorBody = (err: unknown, runId: string | undefined) => this.errorBody(err, runId);
@@ -171,6 +179,58 @@ export class AgentRunsController {
     return this.shown(await this.worker.get(caller.tenantId, id), id, caller.tenantId, page);
   }
 
+  /**
+   * A stored run of the caller's tenant as Server-Sent Events, from its journal: what it did so far (after
+   * `Last-Event-ID`, or `?after=`, when given: EventSource reconnects with it), then what it does, across a wait for a
+   * human and the resume on any instance, until `final`. Each event's id is its journal seq.
+   */
+  @Get('runs/:id/events')
+  @OpenApi(
+    (api) =>
+      api.ApiOperation({
+        summary: "Follow a stored run of the caller's tenant as Server-Sent Events (reconnect with Last-Event-ID)",
+      }),
+    (api) => api.ApiProduces('text/event-stream'),
+    (api) => api.ApiOkResponse({ description: 'Events turn, step, waiting, decision (id: the journal seq), then final with the run' }),
+    (api) => api.ApiBadRequestResponse({ description: 'Last-Event-ID (or after) is not the id of an event' }),
+    (api) => api.ApiNotFoundResponse({ description: "No such run in the caller's tenant" }),
+    (api) => api.ApiServiceUnavailableResponse({ description: 'This instance follows as many runs as it may: retry after Retry-After' }),
+  )
+  async events(
+    @Param('id') id: string,
+    @Query() query: Record<string, unknown>,
+    @CallerContext() caller: HttpCallerContext,
+    @Req() req: IncomingMessage,
+    @Res() response: RunResponse,
+  ): Promise<void> {
+    const after = lastEventId(req.headers['last-event-id'], query);
+    const worker = this.worker;
+    const run = await worker.get(caller.tenantId, id);
+    if (!run) throw new NotFoundException({ statusCode: 404, message: RUN_NOT_FOUND_MESSAGE(printable(id)) });
+    if (this.followers >= MAX_FOLLOWERS) throw new RunFollowersFullException(this.options.retryAfterSeconds);
+    const res = nodeResponse(response);
+    this.followers++;
+    try {
+      await followRun(
+        worker,
+        caller.tenantId,
+        run.id,
+        after,
+        res,
+        (r) => this.redactor.redact(this.withoutScope(r)),
+        (v) => this.redactor.redact(v),
+      );
+    } catch (err) {
+      // The stream is open: the failure (a database away) is its last event, as an HTTP error's body.
+      if (!res.writableEnded && !res.destroyed) {
+        res.write(`event: error\ndata: ${JSON.stringify(this.errorBody(err, run.id))}\n\n`);
+        res.end();
+      }
+    } finally {
+      this.followers--;
+    }
+  }
+
   /** The same, of one agent: a run of another agent is 404 too. */
   @Get(':name/runs/:id')
   @OpenApi(
@@ -228,15 +288,32 @@ export class AgentRunsController {
    */
   private async shown(run: AgentRunRecord | null, id: string, tenantId: string, page: { afterSeq: number; limit: number }) {
     if (!run) throw new NotFoundException({ statusCode: 404, message: RUN_NOT_FOUND_MESSAGE(printable(id)) });
-    const { tenantId: _tenant, permissions: _permissions, leaseOwner: _owner, leaseUntil: _until, ...shown } = run;
+    const shown = this.withoutScope(run);
     const journal = await this.worker.journal(tenantId, run.id, page);
     const journalNext = journal.length === page.limit && journal.length > 0 ? journal[journal.length - 1].seq : null;
     return this.redactor.redact({ ...shown, journal, journalNext });
   }
 
+  /** A run as its tenant reads it: its tenant, permissions and lease left out (redacted by the caller). */
+  private withoutScope(run: AgentRunRecord) {
+    const { tenantId: _tenant, permissions: _permissions, leaseOwner: _owner, leaseUntil: _until, ...shown } = run;
+    return shown;
+  }
+
   /** The body of an `error` event: what ZmoduExceptionFilter would answer (redacted, logged the same way). */
   private errorBody(err: unknown, runId: string | undefined): object {
     return new ZmoduExceptionFilter(this.redactor, this.options).answer(err, runId).body;
+  }
+}
+
+/** Too many runs followed on this instance: a 503 with Retry-After (the exception filter sends it). */
+class RunFollowersFullException extends ServiceUnavailableException {
+  constructor(readonly retryAfterSeconds: number) {
+    super({
+      statusCode: 503,
+      message: `This instance follows ${MAX_FOLLOWERS} runs already: retry after ${retryAfterSeconds} s, or read the run with GET /agents/runs/:id`,
+    });
+    this.name = 'RunFollowersFullException';
   }
 }
 
@@ -271,11 +348,14 @@ export function prefersRespondAsync(header: string | string[] | undefined): bool
  * (the result so far, `waitingFor` and `waitUntil`) or goes on in the background (`queued`, `interrupted`: read it with
  * GET /agents/runs/:id).
  */
-function storedAnswer(record: AgentRunRecord, result: AgentRunResult | undefined, redactor: Redactor): RunAnswer {
+function storedAnswer(record: AgentRunRecord, result: AgentRunResult | undefined, redactor: Redactor, lastSeq?: number): RunAnswer {
   const ended = record.status === 'succeeded' || record.status === 'failed';
   if (ended && result) return { status: 200, body: { ...result, status: record.status }, result };
-  const waiting =
-    record.status === 'waiting' ? { waitingFor: record.waitingFor ?? [], waitUntil: record.waitUntil?.toISOString() ?? null } : {};
+  const waiting = {
+    ...(record.status === 'waiting' ? { waitingFor: record.waitingFor ?? [], waitUntil: record.waitUntil?.toISOString() ?? null } : {}),
+    // Where GET /agents/runs/:id/events goes on from (its Last-Event-ID): null when nothing was journaled.
+    ...(ended ? {} : { lastEventId: lastSeq ?? null }),
+  };
   const body = result
     ? { ...result, status: record.status, ...waiting }
     : (redactor.redact({
@@ -289,7 +369,7 @@ function storedAnswer(record: AgentRunRecord, result: AgentRunResult | undefined
         error: record.error,
         ...waiting,
       }) as object);
-  return { status: ended ? 200 : 202, body, ...(result ? { result } : {}) };
+  return { status: ended ? 200 : 202, body, ...(result ? { result } : {}), ...(lastSeq !== undefined ? { lastSeq } : {}) };
 }
 
 /** A JSON answer on the response handed to the handler: express's `json`, fastify's `send`, or Node's own. */

@@ -42,6 +42,8 @@ export interface RunAnswer {
   readonly status: 200 | 202;
   readonly body: object;
   readonly result?: AgentRunResult;
+  /** A run that goes on without the caller: the seq of its last journal entry (the `waiting` event's id). */
+  readonly lastSeq?: number;
 }
 
 /** Runs a goal with the signal and the listener given: the stream's own, or a JSON answer's. */
@@ -78,7 +80,7 @@ export async function streamRun(
   }
   // The same refusal, now that the stream is open: the quota could not be read at a later turn.
   if (answer.result?.stoppedReason === 'quota_unavailable') return stream.fail(quotaOutageBody(answer.result.runId, retryAfterSeconds));
-  stream.final(answer.status === 202 ? 'waiting' : 'final', answer.body);
+  stream.final(answer.status === 202 ? 'waiting' : 'final', answer.body, answer.lastSeq);
 }
 
 /** A run of the agent itself, not stored (no AgentWorker): it answers 200 with its result. */
@@ -89,7 +91,8 @@ export function agentRun(agent: Agent, goal: string, context: AgentRunContext): 
   };
 }
 
-class RunEventStream {
+/** An SSE answer on a Node response: events (with an id, for Last-Event-ID), keep-alives, a cap on what a slow client queues. */
+export class RunEventStream {
   private readonly abort = new AbortController();
   private keepAlive: NodeJS.Timeout | undefined;
   private opened = false;
@@ -113,8 +116,8 @@ class RunEventStream {
   }
 
   /** `final` with the run's body, or `waiting` when it waits for a human or goes on in the background (a 202's body). */
-  final(event: 'final' | 'waiting', body: object): void {
-    this.send(event, body);
+  final(event: 'final' | 'waiting', body: object, id?: number): void {
+    this.send(event, body, id);
     this.end();
   }
 
@@ -123,11 +126,12 @@ class RunEventStream {
     this.end();
   }
 
-  private send(event: string, data: unknown): void {
+  /** One event; `id` (a journal seq) is what a client that reconnects sends back as Last-Event-ID. */
+  send(event: string, data: unknown, id?: number): void {
     if (!this.opened) this.open();
     if (this.res.writableEnded || this.res.destroyed) return;
     // JSON.stringify escapes line breaks, so one event is one `data:` line.
-    this.res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+    this.res.write(`${id === undefined ? '' : `id: ${id}\n`}event: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
     // A client that stops reading must not make the server hold the whole run in memory: stop the run, cut the stream.
     if (this.res.writableLength > MAX_QUEUED_STREAM_BYTES) {
       this.abort.abort();
@@ -150,7 +154,12 @@ class RunEventStream {
     this.keepAlive.unref();
   }
 
-  private end(): void {
+  /** Open the stream now (its headers sent), before any event. */
+  begin(): void {
+    if (!this.opened) this.open();
+  }
+
+  end(): void {
     clearInterval(this.keepAlive);
     if (!this.res.writableEnded) this.res.end();
   }
