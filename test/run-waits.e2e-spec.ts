@@ -88,6 +88,29 @@ class DeskModel implements ModelProvider {
   }
 }
 
+/** Two orders in one turn, then answers with what it was told; its agent resumes on each decision. */
+class PairModel implements ModelProvider {
+  readonly name = 'pair';
+  asked = 0;
+  lastMessages: ModelRequest['messages'] = [];
+  complete(request: ModelRequest): Promise<ModelTurn> {
+    this.asked++;
+    this.lastMessages = [...request.messages]; // the run's own list grows after the request
+    const usage = { inputTokens: 1, outputTokens: 1 };
+    if (request.messages.length === 1)
+      return Promise.resolve({
+        text: '',
+        toolCalls: [
+          { id: 'a', name: 'approval.submit', arguments: { action: 'order.place', payload: { symbol: 'ACME', qty: 50 } } },
+          { id: 'b', name: 'approval.submit', arguments: { action: 'order.place', payload: { symbol: 'GLOBEX', qty: 60 } } },
+        ],
+        usage,
+      });
+    const last = request.messages.at(-1);
+    return Promise.resolve({ text: `${this.asked === 2 ? 'First' : 'Then'}: ${last?.role}`, toolCalls: [], usage });
+  }
+}
+
 const ALICE = { tenantId: 'acme', userId: 'alice', permissions: [] as string[] };
 const LEE = { tenantId: 'acme', userId: 'lee', permissions: ['approval:decide'] };
 const KIM = { tenantId: 'acme', userId: 'kim', permissions: ['approval:decide'] };
@@ -106,6 +129,7 @@ describe('runs that wait for a human and go on (AgentWorker, the pipeline, the r
   let db: TestDatabase;
   let app: TestingModule;
   let model: DeskModel;
+  let pair: PairModel;
   let echo: EchoModel;
   let worker: AgentWorker;
   let pipeline: ProposalPipeline;
@@ -121,6 +145,7 @@ describe('runs that wait for a human and go on (AgentWorker, the pipeline, the r
   async function boot(maxWaitMs?: number): Promise<void> {
     model = new DeskModel();
     echo = new EchoModel();
+    pair = new PairModel();
     app = await Test.createTestingModule({
       imports: [
         TypeOrmModule.forRoot(await db.options({ migrations: zmoduMigrations(), migrationsRun: true })),
@@ -134,6 +159,7 @@ describe('runs that wait for a human and go on (AgentWorker, the pipeline, the r
               ...(maxWaitMs ? { maxWaitMs } : {}),
             },
             { name: 'echoer', provider: echo, skills: ['note.echo'], guard: { allow: ['note.echo'] } },
+            { name: 'pair', provider: pair, skills: ['approval.submit'], guard: { allow: ['approval.submit'] }, resumeOn: 'each' },
           ],
           guard: { auditStore: 'memory', quotaStore: 'memory' },
         }),
@@ -327,6 +353,46 @@ describe('runs that wait for a human and go on (AgentWorker, the pipeline, the r
     expect(placed).toEqual([]);
     await expect(worker.run('', { agent: 'trader', ...ALICE })).rejects.toThrow(/the goal is empty/);
     await expect(worker.run('x', { agent: 'trader', tenantId: '', userId: 'u', permissions: [] })).rejects.toThrow(/tenantId/);
+  });
+
+  it("resumeOn 'each': goes on at the first of two decisions told the other is pending, waits for it at its end, then hears it as a message", async () => {
+    await boot();
+    const { runId } = await worker.post('Buy both', { agent: 'pair', ...ALICE });
+    const first = await until('the run to wait on both', async () => {
+      const r = await worker.get('acme', runId);
+      return r?.status === 'waiting' && worker.stats().running === 0 ? r : null;
+    });
+    expect(first.waitingFor).toHaveLength(2);
+    const [p1, p2] = first.waitingFor as string[];
+    expect(pair.asked).toBe(1);
+    expect((await decide(p1, 'approve')).verdict).toBe('executed');
+    // It went on with one decision: the model told p1's execution and p2 pending, then it waits again, on p2 alone.
+    const again = await until('the run to wait on the other', async () => {
+      const r = await worker.get('acme', runId);
+      return r?.status === 'waiting' && r.waitingFor?.length === 1 && worker.stats().running === 0 ? r : null;
+    });
+    expect(again.waitingFor).toEqual([p2]);
+    expect(again.pendingApprovals.map((p) => p.proposalId)).toEqual([p2]);
+    expect(pair.asked).toBe(2);
+    const tools = pair.lastMessages.filter((m) => m.role === 'tool').map((m) => JSON.parse((m as { content: string }).content));
+    expect(tools).toEqual([
+      expect.objectContaining({ proposalId: p1, decision: 'executed' }),
+      expect.objectContaining({ proposalId: p2, verdict: 'execute_not_permitted', status: 'pending' }),
+    ]);
+    expect(placed).toEqual([{ symbol: 'ACME', qty: 50 }]);
+    // The second decision: told as a message after the run's first answer (its earlier turns replayed, not asked).
+    expect((await decide(p2, 'reject')).verdict).toBe('rejected_by_human');
+    const run = await finished(runId);
+    expect([run.status, run.error, run.pendingApprovals]).toEqual(['succeeded', null, []]);
+    expect(pair.asked).toBe(3);
+    const told = pair.lastMessages.at(-1) as { role: string; content: string };
+    expect(told.role).toBe('user');
+    expect(told.content).toContain(p2);
+    expect(JSON.parse(told.content.slice(told.content.indexOf('{')))).toMatchObject({ proposalId: p2, decision: 'rejected' });
+    expect(run.answer).toBe('Then: user');
+    expect(placed).toEqual([{ symbol: 'ACME', qty: 50 }]);
+    const kinds = (await worker.journal('acme', runId)).map((e) => e.kind);
+    expect(kinds).toEqual(['turn', 'intent', 'wait', 'intent', 'wait', 'decision', 'turn', 'decision', 'turn']);
   });
 
   it("settles a waiting run once under twenty concurrent settles (the store's conditional write)", async () => {

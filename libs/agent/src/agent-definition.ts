@@ -54,6 +54,13 @@ export interface AgentSpec {
    * 2592000000 (30 days).
    */
   readonly maxWaitMs?: number;
+  /**
+   * When a run that waits on several proposals at once goes on. `'all'` (default): once every one is decided, each
+   * decision the result of the call that proposed. `'each'`: once any is decided: the model is told that decision, and
+   * that the others are pending; at its final answer the run waits for those still pending, and each decision that
+   * comes is told as a message, from which the model goes on (to a new final answer).
+   */
+  readonly resumeOn?: 'all' | 'each';
 }
 
 export const DEFAULT_MAX_STEPS = 8;

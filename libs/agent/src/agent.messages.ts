@@ -146,3 +146,7 @@ export const NOT_THIS_RUNS_PROPOSAL_MESSAGE = 'no proposal of this run has that 
 export const ARGUMENTS_NOT_KEPT_MESSAGE = (skill: string) =>
   `${skill} was not run: this run was taken up again after its process died, and the arguments of this call were not ` +
   'kept (they hold sensitive fields). Call it again with its arguments.';
+
+/** A decision the run was owed (resumeOn 'each'), told after the model went on without it. */
+export const LATE_DECISION_MESSAGE = (proposalId: string, observation: string) =>
+  `The decision on proposal ${proposalId}, which was pending when you went on, has been made: ${observation}`;

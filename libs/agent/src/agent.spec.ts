@@ -528,6 +528,8 @@ describe('Agent.run', () => {
     await expect(app.get(AgentRegistry).get('trader').run('x', { timeoutMs: 0 })).rejects.toThrow(/timeoutMs must be a whole number/);
     await app.close();
     await expect(boot([trader({ runTimeoutMs: 1.5 })])).rejects.toThrow(/runTimeoutMs/);
+    await expect(boot([trader({ maxWaitMs: 0 })])).rejects.toThrow(/maxWaitMs must be a whole number/);
+    await expect(boot([trader({ resumeOn: 'some' as never })])).rejects.toThrow(/resumeOn must be 'all' .* or 'each'/);
   });
 
   it('runs nothing for a caller whose ids only look like ids: no model turn, no charge (attack: userId lee\\u200b, tenantId \\u202e)', async () => {

@@ -32,7 +32,7 @@ import { ChatMessage, ModelProvider, ModelTurn, TokenUsage, ToolCall, ToolSpec }
 import { oneLine, safeText } from './error-text';
 import { TurnTextRedactor } from './turn-text-redactor';
 import { JournalCursor, journaledTurn, RunJournalStoppedException } from './journal/journal-cursor';
-import { ARGUMENTS_NOT_KEPT_MESSAGE, OUTCOME_UNKNOWN_MESSAGE } from './agent.messages';
+import { ARGUMENTS_NOT_KEPT_MESSAGE, LATE_DECISION_MESSAGE, OUTCOME_UNKNOWN_MESSAGE } from './agent.messages';
 
 /** The longest error text a run result (and a log line of the agent) carries, after redaction. */
 export const RUN_ERROR_MAX_CHARS = 500;
@@ -160,9 +160,14 @@ export class Agent {
     let error: string | undefined;
     let budget: ExhaustedBudget | undefined;
     // The run's journal (a worker's run): the turns and calls of earlier attempts are replayed, not asked or run again.
-    const journal = new JournalCursor(context.journal);
     // A worker's run that puts a proposal in front of a human waits for the decision instead of going on without it.
     const mayWait = context.journal !== undefined && context.waitForApprovals === true;
+    // resumeOn 'each': a run resumed on one decision of several goes on, told that the others are pending (they are
+    // owed to it), and at its end waits for those still owed; each is then told as a message where it comes.
+    const eachDecision = mayWait && this.spec.resumeOn === 'each';
+    const owed = new Set<string>();
+    const toldLate = new Set<string>();
+    const journal = new JournalCursor(context.journal, eachDecision);
 
     try {
       for (let index = 0; index < maxSteps; index++) {
@@ -273,6 +278,22 @@ export class Agent {
           answer = text;
           stoppedReason = turn.text.trim() ? 'final' : 'empty_answer';
           if (stoppedReason === 'empty_answer') error = 'the model answered nothing (no text and no tool call)';
+          if (eachDecision && stoppedReason === 'final') {
+            // Decisions owed to the run that came after it went on: told now, and the model goes on from them.
+            const late = journal.lateDecisions();
+            if (late.length > 0) {
+              for (const d of late) {
+                messages.push({ role: 'user', content: LATE_DECISION_MESSAGE(d.proposalId, d.observation) });
+                owed.delete(d.proposalId);
+                toldLate.add(d.proposalId);
+              }
+              continue;
+            }
+            if (owed.size > 0) {
+              stoppedReason = 'waiting';
+              break;
+            }
+          }
           break;
         }
         // Arguments that are not JSON reach the model again as a tool error it can correct (the dispatcher refuses
@@ -295,11 +316,13 @@ export class Agent {
         // Each call as the journal holds it: done by an earlier attempt (its record, replayed), in flight when that
         // attempt's process died (repeated only if the skill says a repeat has no further effect), or not begun.
         const waiting: PendingApproval[] = [];
+        let decidedHere = 0;
         const kept = (record: ToolCallRecord) => (journal.active ? this.journaledRecord(record) : record);
         const through = async (call: ToolCall | undefined, i: number, sent: string, dispatch: () => Promise<SkillCallResult>) => {
           const held = journal.replaying ? journal.call(index, i) : ({ kind: 'none' } as const);
           if (held.kind === 'done') {
             guard.spend(held.spent);
+            if (held.decided) decidedHere++;
             return told(call, held.record);
           }
           if (held.kind === 'waiting') {
@@ -347,8 +370,11 @@ export class Agent {
           await through(call, i, sent, () => this.dispatcher.dispatch(ctx, sent, call.arguments, { toolCallId: call.id }));
         }
         if (refused > 0) await through(anchor, answered.length, '', () => this.turnCapSummary(ctx, turn, perTurn, refused, anchor));
-        // The turn's calls are done; what waits for a human is decided before the model is asked again.
-        if (waiting.length > 0) {
+        // The turn's calls are done; what waits for a human is decided before the model is asked again (resumeOn
+        // 'each': once one of them is, the others are owed and the model goes on, told that they are pending).
+        if (waiting.length > 0 && eachDecision && decidedHere > 0) {
+          for (const p of waiting) owed.add(p.proposalId);
+        } else if (waiting.length > 0) {
           stoppedReason = 'waiting';
           break;
         }
@@ -364,7 +390,9 @@ export class Agent {
     metrics.durationMs = performance.now() - started;
     const snapshot = metrics.snapshot();
     this.metrics.add(snapshot);
-    const pendingApprovals = pendingOf(steps);
+    // A proposal whose decision was told as a message (resumeOn 'each') is not pending any more, whatever its call said.
+    const decidedLate = journal.decidedLate();
+    const pendingApprovals = pendingOf(steps).filter((p) => !toldLate.has(p.proposalId) && !decidedLate.has(p.proposalId));
     // The answer says when work waits for a human, whatever the model wrote.
     if (pendingApprovals.length)
       answer = `${answer}${answer ? '\n\n' : ''}${pendingApprovals.map((p) => `Proposal ${p.proposalId} (${p.skill}) needs human approval${p.reason ? `: ${p.reason}` : ''}.`).join('\n')}`;

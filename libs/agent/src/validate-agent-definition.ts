@@ -43,6 +43,8 @@ export function validateAgentSpec(spec: AgentSpec): void {
   const wait = spec.maxWaitMs;
   if (wait !== undefined && (!Number.isInteger(wait) || wait < 1 || wait > MAX_MAX_WAIT_MS))
     fail(`maxWaitMs must be a whole number of milliseconds from 1 to ${MAX_MAX_WAIT_MS} (e.g. 3600000 for an hour)`);
+  if (spec.resumeOn !== undefined && spec.resumeOn !== 'all' && spec.resumeOn !== 'each')
+    fail(`resumeOn must be 'all' (go on once every proposal of a wait is decided) or 'each' (once any is)`);
   for (const key of ['tokensPerRun', 'tokensPerPeriod', 'tokensPerUserPerPeriod'] as const) {
     const v = spec.budget?.[key];
     if (v !== undefined && !(typeof v === 'number' && v >= 0 && Number.isFinite(v))) fail(`budget.${key} must be a number >= 0`);

@@ -22,7 +22,8 @@ export class RunJournalStoppedException extends ZmoduError {
 
 /** What the journal holds for a tool call: done (its record), in flight when the process died (an intent), or nothing. */
 export type JournaledCall =
-  | { readonly kind: 'done'; readonly record: ToolCallRecord; readonly spent: number }
+  /** `decided`: the call waited for a human, and the decision is its result. */
+  | { readonly kind: 'done'; readonly record: ToolCallRecord; readonly spent: number; readonly decided?: true }
   | { readonly kind: 'in_flight' }
   /** The call put a proposal in front of a human, and no decision is journaled yet: the run still waits on it. */
   | { readonly kind: 'waiting'; readonly record: ToolCallRecord; readonly spent: number; readonly proposalId: string }
@@ -45,12 +46,65 @@ export class JournalCursor {
   /** Outcomes of reads not written yet: they go with the next write (a retry that lost them repeats the read). */
   private pending: RunJournalEntry[] = [];
 
-  /** The decisions journaled at resumes, by proposal: each answers the wait entry of its proposal, wherever it stands. */
+  /**
+   * The decisions journaled at resumes that answer their proposal's wait entry, by proposal: those journaled before
+   * any model turn after that wait (the run waited for them). A decision journaled after a later turn (an agent with
+   * `resumeOn: 'each'` went on, told the proposal was pending) is a late one: told to the model as a message at the
+   * run's next final answer (`lateDecisions`).
+   */
   private readonly decisions = new Map<string, Extract<RunJournalEntry, { kind: 'decision' }>>();
+  /** The seqs of the late decisions (see `decisions`), and those told already. */
+  private readonly late = new Set<number>();
+  private readonly toldLate = new Set<number>();
 
-  constructor(private readonly journal: RunJournal | undefined) {
+  /** `lateInLine`: the run's agent resumes on each decision (`resumeOn: 'each'`); otherwise every decision answers its wait. */
+  constructor(
+    private readonly journal: RunJournal | undefined,
+    lateInLine = false,
+  ) {
     this.seq = journal?.entries.length ?? 0;
-    for (const e of journal?.entries ?? []) if (e.kind === 'decision') this.decisions.set(e.proposalId, e);
+    const open = new Set<string>(); // proposals whose wait no turn followed yet
+    for (const e of journal?.entries ?? []) {
+      if (e.kind === 'wait') open.add(e.proposalId);
+      else if (e.kind === 'turn') open.clear();
+      else if (e.kind === 'decision' && !this.decisions.has(e.proposalId)) {
+        if (!lateInLine || open.has(e.proposalId)) this.decisions.set(e.proposalId, e);
+        else this.late.add(e.seq);
+      }
+    }
+  }
+
+  /**
+   * The late decisions to tell at a final answer: those not told yet that come before the next model turn in the
+   * journal (all of them, past the last), in order. Where an earlier attempt told one, a replay tells it again.
+   */
+  lateDecisions(): Array<Extract<RunJournalEntry, { kind: 'decision' }>> {
+    const entries = this.journal?.entries ?? [];
+    let bound = entries.length;
+    for (let i = this.next; i < entries.length; i++)
+      if (entries[i].kind === 'turn') {
+        bound = i;
+        break;
+      }
+    const found: Array<Extract<RunJournalEntry, { kind: 'decision' }>> = [];
+    for (const seq of [...this.late].sort((a, b) => a - b)) {
+      const entry = entries[seq];
+      if (seq >= bound || this.toldLate.has(seq) || entry?.kind !== 'decision') continue;
+      this.toldLate.add(seq);
+      found.push(entry);
+    }
+    return found;
+  }
+
+  /** Proposals with a late decision not told yet: decided, so the run does not wait on them again. */
+  decidedLate(): Set<string> {
+    const entries = this.journal?.entries ?? [];
+    const ids = new Set<string>();
+    for (const seq of this.late) {
+      const entry = entries[seq];
+      if (!this.toldLate.has(seq) && entry?.kind === 'decision') ids.add(entry.proposalId);
+    }
+    return ids;
   }
 
   /** Whether the run has a journal (what is not written need not be made). */
@@ -95,7 +149,12 @@ export class JournalCursor {
     const decided = this.decisions.get(entry.proposalId);
     if (!decided) return { kind: 'waiting', record: entry.record, spent: entry.spent, proposalId: entry.proposalId };
     // The model is told the decision as this call's result (what it waited for): the call answered, whatever was decided.
-    return { kind: 'done', record: { ...entry.record, ok: true, outcome: 'ok', observation: decided.observation }, spent: entry.spent };
+    return {
+      kind: 'done',
+      record: { ...entry.record, ok: true, outcome: 'ok', observation: decided.observation },
+      spent: entry.spent,
+      decided: true,
+    };
   }
 
   async turnAnswered(step: number, request: Pick<ModelRequest, 'system' | 'messages' | 'tools'>, turn: JournaledTurn): Promise<void> {
@@ -134,7 +193,7 @@ export class JournalCursor {
     this.pending.push(entry);
   }
 
-  /** The next entry to replay; the decisions are read by their proposal, not in line. */
+  /** The next entry to replay; the decisions are read by their proposal (or by `lateDecisions`), not in line. */
   private peek(): RunJournalEntry | undefined {
     if (!this.journal) return undefined;
     const entries = this.journal.entries;

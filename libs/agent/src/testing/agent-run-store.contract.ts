@@ -270,6 +270,17 @@ export function agentRunStoreContract(name: string, factory: () => Promise<Agent
       expect((await store.get('t1', r.id))?.status).toBe('queued');
     });
 
+    waitsIt('with any (resumeOn each), resumes at the first decision of several, once under 20 settles at once', async (w) => {
+      const r = run();
+      await store.insert([r]);
+      await store.claim(r.id, 'w1', 60_000);
+      await w.suspend(leaseOf(r.id, 'w1'), wait([P1, P2]));
+      expect(await w.settle('t2', r.id, [decided(P1)], { any: true })).toEqual({ resumed: false });
+      const results = await Promise.all(Array.from({ length: 20 }, () => w.settle('t1', r.id, [decided(P1)], { any: true })));
+      expect(results.filter((x) => x.resumed)).toHaveLength(1);
+      expect(await store.get('t1', r.id)).toMatchObject({ status: 'queued', decisions: [decided(P1)] });
+    });
+
     waitsIt('pages through every waiting run in id order after a cursor, and lists those whose wait ends first first', async (w) => {
       const runs = [run(), run(), run({ tenantId: 't2', userId: 'u2' })];
       await store.insert(runs);

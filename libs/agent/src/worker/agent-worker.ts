@@ -250,7 +250,10 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
         // Still open past the wait (a store that cannot expire it, or approved and executing): the run waits on.
       }
       if (decisions.length === 0) return;
-      const { resumed } = await (store.settle as NonNullable<AgentRunStore['settle']>).call(store, run.tenantId, run.id, decisions);
+      const any = this.registry.has(run.agent) && this.registry.get(run.agent).spec.resumeOn === 'each';
+      const { resumed } = await (store.settle as NonNullable<AgentRunStore['settle']>).call(store, run.tenantId, run.id, decisions, {
+        any,
+      });
       if (resumed) {
         this.counts.resumed++;
         // Behind the goals already waiting: a tenant's many waits ending at once do not jump the queue.

@@ -6,6 +6,7 @@ import {
   AgentRunLease,
   AgentRunWait,
   JournalPage,
+  SettleOptions,
   AgentRunLimits,
   AgentRunMailbox,
   AgentRunOutcome,
@@ -153,14 +154,19 @@ export class InMemoryAgentRunStore implements AgentRunStore {
     return true;
   }
 
-  async settle(tenantId: string, runId: string, decisions: readonly AgentRunDecision[]): Promise<{ resumed: boolean }> {
+  async settle(
+    tenantId: string,
+    runId: string,
+    decisions: readonly AgentRunDecision[],
+    options?: SettleOptions,
+  ): Promise<{ resumed: boolean }> {
     const run = this.runs.get(runId);
     if (!run || !isScopeId(tenantId) || run.tenantId !== tenantId || run.status !== 'waiting') return { resumed: false };
     const waitingFor = run.waitingFor ?? [];
     const known = new Map((run.decisions ?? []).map((d) => [d.proposalId, d]));
     for (const d of decisions) if (waitingFor.includes(d.proposalId) && !known.has(d.proposalId)) known.set(d.proposalId, { ...d });
     run.decisions = [...known.values()];
-    if (!waitingFor.every((id) => known.has(id))) return { resumed: false };
+    if (options?.any === true ? known.size === 0 : !waitingFor.every((id) => known.has(id))) return { resumed: false };
     Object.assign(run, { status: 'queued', waitUntil: null, maxAttempts: Math.min(run.maxAttempts + 1, MAX_RUN_ATTEMPTS) });
     return { resumed: true };
   }

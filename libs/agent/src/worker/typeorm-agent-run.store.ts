@@ -8,6 +8,7 @@ import {
   AgentRunLease,
   AgentRunWait,
   JournalPage,
+  SettleOptions,
   AgentRunLimits,
   AgentRunMailbox,
   AgentRunOutcome,
@@ -251,7 +252,12 @@ export class TypeOrmAgentRunStore implements AgentRunStore {
    * conditional write): two instances settling one run at once both land their decisions, and the one whose write
    * completes the set moves the run to queued, once.
    */
-  async settle(tenantId: string, runId: string, decisions: readonly AgentRunDecision[]): Promise<{ resumed: boolean }> {
+  async settle(
+    tenantId: string,
+    runId: string,
+    decisions: readonly AgentRunDecision[],
+    options?: SettleOptions,
+  ): Promise<{ resumed: boolean }> {
     for (let i = 0; i < SETTLE_TRIES; i++) {
       const run = await this.get(tenantId, runId);
       if (!run || run.status !== 'waiting') return { resumed: false };
@@ -261,7 +267,7 @@ export class TypeOrmAgentRunStore implements AgentRunStore {
       for (const d of decisions)
         if (waitingFor.includes(d.proposalId) && !known.has(d.proposalId))
           known.set(d.proposalId, { proposalId: d.proposalId, status: d.status, observation: d.observation });
-      const complete = waitingFor.every((id) => known.has(id));
+      const complete = options?.any === true ? known.size > 0 : waitingFor.every((id) => known.has(id));
       if (known.size === had.length && !complete) return { resumed: false };
       const rows = await this.rows(
         `UPDATE zmodu_agent_runs SET decisions = $3::jsonb,

@@ -209,15 +209,26 @@ export interface AgentRunStore {
   /**
    * Record decisions on proposals a waiting run of the tenant waits for (others, and proposals decided already, are
    * ignored); when every one has its decision, waiting → queued (its start given back, as by `release`), as one
-   * conditional write: `resumed` is true for exactly one caller, whichever instance saw the last decision first.
+   * conditional write: `resumed` is true for exactly one caller, whichever instance saw the last decision first. With
+   * `any` (an agent with `resumeOn: 'each'`), once any one has its decision.
    */
-  settle?(tenantId: string, runId: string, decisions: readonly AgentRunDecision[]): Promise<{ readonly resumed: boolean }>;
+  settle?(
+    tenantId: string,
+    runId: string,
+    decisions: readonly AgentRunDecision[],
+    options?: SettleOptions,
+  ): Promise<{ readonly resumed: boolean }>;
   /**
    * Waiting runs, at most `limit`, for the sweep that reads their proposals: those whose wait ends first first; or,
    * with `afterId`, the next page in id order after that id (`''` for the first), so that a sweep going round them
    * page by page reads every waiting run however many there are.
    */
   waiting?(limit: number, afterId?: string): Promise<AgentRunRecord[]>;
+}
+
+/** How a settle resumes a run: `any`, once one of its proposals is decided (default: once all are). */
+export interface SettleOptions {
+  readonly any?: boolean;
 }
 
 /** A page of a run's journal: the entries whose `seq` is greater than `afterSeq` (default: from the first), at most `limit`. */
