@@ -217,6 +217,8 @@ describe('runs that wait for a human and go on (AgentWorker, the pipeline, the r
 
   it("waits for the approval, then goes on to an answer that uses the execution's result, the model asked once per turn", async () => {
     await boot();
+    const resumedEvents: unknown[] = [];
+    app.get(RuntimeEvents).subscribe((e) => void (e.type === 'run_resumed' && resumedEvents.push(e)));
     const { runId, proposalId } = await waitingRun();
     expect(model.asked).toBe(1);
     expect(placed).toEqual([]);
@@ -231,6 +233,7 @@ describe('runs that wait for a human and go on (AgentWorker, the pipeline, the r
     expect(run.answer).toContain('"filled":101.3');
     expect(run.pendingApprovals).toEqual([]);
     expect(worker.stats()).toMatchObject({ waiting: 1, resumed: 1, succeeded: 1 });
+    expect(resumedEvents).toEqual([{ type: 'run_resumed', tenantId: 'acme', runId, agent: 'trader' }]);
   });
 
   it('a rejection is the result too: nothing runs, the model is told who rejected it and why', async () => {

@@ -256,6 +256,7 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
       });
       if (resumed) {
         this.counts.resumed++;
+        this.events?.emit({ type: 'run_resumed', tenantId: run.tenantId, runId: run.id, agent: run.agent });
         // Behind the goals already waiting: a tenant's many waits ending at once do not jump the queue.
         await this.goalQueue.push([run.id]);
       }

@@ -8,7 +8,9 @@ import type { AuditEntry } from '../audit/audit-entry';
  * - `run`: an agent run ended, with its stop reason as `status`;
  * - `proposal_verdict`: the proposal pipeline decided (a submission's verdict, a human's decision, an execution);
  * - `proposal_settled`: a proposal left the queue for good (executed, rejected, failed): a run waiting on it
- *   (`runId`) may go on. A hint: whoever acts on it reads the proposal from the pipeline's store (ProposalOutcomes).
+ *   (`runId`) may go on. A hint: whoever acts on it reads the proposal from the pipeline's store (ProposalOutcomes);
+ * - `run_resumed`: a run that waited for a human goes on (its decisions recorded; the AgentWorker queued it again), on
+ *   the instance that resumed it: e.g. to tell the user that the conversation continues.
  */
 export type RuntimeEvent =
   | { readonly type: 'tool_call'; readonly entry: AuditEntry }
@@ -21,7 +23,8 @@ export type RuntimeEvent =
       readonly tenantId: string | null;
     }
   | { readonly type: 'proposal_verdict'; readonly verdict: string }
-  | { readonly type: 'proposal_settled'; readonly tenantId: string; readonly proposalId: string; readonly runId: string | null };
+  | { readonly type: 'proposal_settled'; readonly tenantId: string; readonly proposalId: string; readonly runId: string | null }
+  | { readonly type: 'run_resumed'; readonly tenantId: string; readonly runId: string; readonly agent: string };
 
 /** Told of every runtime event, synchronously, on the path of the call: keep it cheap. What it throws is swallowed. */
 export type RuntimeObserver = (event: RuntimeEvent) => void;
