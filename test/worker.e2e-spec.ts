@@ -94,6 +94,7 @@ describe('sample app: the AgentWorker over HTTP (POST /agents/:name/goals, GET /
       .send({ goal: 'What is the price of ACME?' });
     expect(waiting.status).toBe(202);
     expect(waiting.headers['preference-applied']).toBe('respond-async');
+    expect(waiting.headers['x-run-id']).toBe(waiting.body.runId); // sent first: a lost answer leaves the caller its run
     expect(waiting.body).toMatchObject({
       status: 'waiting',
       stoppedReason: 'waiting',

@@ -165,8 +165,11 @@ export class Agent {
     // resumeOn 'each': a run resumed on one decision of several goes on, told that the others are pending (they are
     // owed to it), and at its end waits for those still owed; each is then told as a message where it comes.
     const eachDecision = mayWait && this.spec.resumeOn === 'each';
-    const owed = new Set<string>();
+    const owed = new Map<string, PendingApproval>();
     const toldLate = new Set<string>();
+    // What the run waits on when it stops `waiting`: the proposals its calls put in front of a human (never a tool
+    // result that merely names one), and those owed to it.
+    let waitedOn: PendingApproval[] = [];
     const journal = new JournalCursor(context.journal, eachDecision);
 
     try {
@@ -287,10 +290,13 @@ export class Agent {
                 owed.delete(d.proposalId);
                 toldLate.add(d.proposalId);
               }
+              // The model goes on from them, if a step is left: otherwise the run ends at its step limit, not 'final'.
+              stoppedReason = 'max_steps';
               continue;
             }
             if (owed.size > 0) {
               stoppedReason = 'waiting';
+              waitedOn = [...owed.values()];
               break;
             }
           }
@@ -373,9 +379,10 @@ export class Agent {
         // The turn's calls are done; what waits for a human is decided before the model is asked again (resumeOn
         // 'each': once one of them is, the others are owed and the model goes on, told that they are pending).
         if (waiting.length > 0 && eachDecision && decidedHere > 0) {
-          for (const p of waiting) owed.add(p.proposalId);
+          for (const p of waiting) owed.set(p.proposalId, p);
         } else if (waiting.length > 0) {
           stoppedReason = 'waiting';
+          waitedOn = [...waiting, ...owed.values()];
           break;
         }
       }
@@ -392,7 +399,8 @@ export class Agent {
     this.metrics.add(snapshot);
     // A proposal whose decision was told as a message (resumeOn 'each') is not pending any more, whatever its call said.
     const decidedLate = journal.decidedLate();
-    const pendingApprovals = pendingOf(steps).filter((p) => !toldLate.has(p.proposalId) && !decidedLate.has(p.proposalId));
+    const still = (p: PendingApproval) => !toldLate.has(p.proposalId) && !decidedLate.has(p.proposalId);
+    const pendingApprovals = (stoppedReason === 'waiting' ? uniqueProposals(waitedOn) : pendingOf(steps)).filter(still);
     // The answer says when work waits for a human, whatever the model wrote.
     if (pendingApprovals.length)
       answer = `${answer}${answer ? '\n\n' : ''}${pendingApprovals.map((p) => `Proposal ${p.proposalId} (${p.skill}) needs human approval${p.reason ? `: ${p.reason}` : ''}.`).join('\n')}`;
@@ -629,11 +637,24 @@ function pendingOf(steps: AgentStep[]): PendingApproval[] {
   return out;
 }
 
+/** Each proposal once, in order. */
+function uniqueProposals(list: readonly PendingApproval[]): PendingApproval[] {
+  const seen = new Set<string>();
+  return list.filter((p) => !seen.has(p.proposalId) && seen.add(p.proposalId) !== undefined);
+}
+
+/** A proposal id as the pipeline makes them (a UUID): anything else in a tool result is no proposal of ours. */
+const PROPOSAL_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /** The proposal a tool call put in front of a human (its value's verdict is needs_human or execute_not_permitted), or null. */
 function pendingOfCall(call: ToolCallRecord): PendingApproval | null {
   if (!call.ok || !call.observation.includes('"proposalId"')) return null;
   const v = JSON.parse(call.observation) as { verdict?: string; proposalId?: string; reason?: string | null };
-  if ((v.verdict === 'needs_human' || v.verdict === 'execute_not_permitted') && typeof v.proposalId === 'string')
+  if (
+    (v.verdict === 'needs_human' || v.verdict === 'execute_not_permitted') &&
+    typeof v.proposalId === 'string' &&
+    PROPOSAL_ID.test(v.proposalId)
+  )
     return { proposalId: v.proposalId, verdict: v.verdict, skill: call.name, reason: v.reason ?? null };
   return null;
 }

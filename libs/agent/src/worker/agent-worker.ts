@@ -31,6 +31,7 @@ import {
   JournalPage,
   NewAgentRun,
   RefusedRun,
+  settledWithin,
 } from './worker.ports';
 import { safeText } from '../error-text';
 import { auditDigest } from '@zmodu/guard/internal';
@@ -179,6 +180,8 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
   private readonly counts = { succeeded: 0, failed: 0, interrupted: 0, rejected: 0, handlerErrors: 0, waiting: 0, resumed: 0 };
   private readonly unsubscribe?: () => void;
   private sweepingWaits = false;
+  /** Runs a caller waits for (`run`), on this instance: a shutdown waits for them as for its slots. */
+  private readonly callerRuns = new Set<Promise<unknown>>();
   /** Where the sweep of waiting runs goes on from (the last id of its last full page; '' to start over). */
   private waitCursor = '';
 
@@ -331,7 +334,12 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
    */
   async run(
     goal: string,
-    scope: PostGoalOptions & { readonly signal?: AbortSignal; readonly onEvent?: AgentRunContext['onEvent'] },
+    scope: PostGoalOptions & {
+      readonly signal?: AbortSignal;
+      readonly onEvent?: AgentRunContext['onEvent'];
+      /** Told the run's id once it is stored, before it starts (e.g. to send it to the caller first). */
+      readonly onStored?: (runId: string) => void;
+    },
   ): Promise<AgentRunRecord & { readonly result?: AgentRunResult }> {
     const { options, store } = this.require();
     const agent = this.validGoal(goal, scope, options);
@@ -347,14 +355,31 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
     };
     // Not bounded by the mailbox: it does not wait for a slot, the caller's request carries it.
     await store.insert([run]);
+    try {
+      scope.onStored?.(run.id);
+    } catch (err) {
+      this.bookkeepingError(`telling that run ${run.id} is stored`, err);
+    }
     // Shutting down: stored as queued, it runs in the background (another instance, or this app once it is back).
     if (this.stopped) return this.ended(scope.tenantId, run.id, 0);
     const claimSent = Date.now();
     const claimed = await store.claim(run.id, this.instanceId, options.leaseMs);
     if (claimed && claimed.status !== 'failed') {
+      // The shutdown began during the claim (its heartbeat may be gone): given back, as a slot's run would be.
+      if (this.stopped) {
+        await store.release({ runId: run.id, owner: this.instanceId, attempt: claimed.attempts }, SHUTDOWN_INTERRUPTED_MESSAGE(options.shutdownGraceMs));
+        return this.ended(scope.tenantId, run.id, 0);
+      }
       this.claims.push(Date.now());
-      const { record, result } = await this.execute(claimed, claimSent, options, store, scope);
-      return { ...record, ...(result ? { result } : {}) };
+      const running = this.execute(claimed, claimSent, options, store, scope);
+      // The shutdown gives it the grace a slot's run gets (shutdownGraceMs) before it is aborted.
+      this.callerRuns.add(running);
+      try {
+        const { record, result } = await running;
+        return { ...record, ...(result ? { result } : {}) };
+      } finally {
+        this.callerRuns.delete(running);
+      }
     }
     // A recovery sweep handed the queued run to a slot between the insert and the claim: it runs there; wait for it.
     return this.ended(scope.tenantId, run.id, this.registry.get(agent).spec.runTimeoutMs ?? DEFAULT_RUN_TIMEOUT_MS, scope.signal);
@@ -505,7 +530,7 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
     clearInterval(this.sweepTimer); // the heartbeat keeps the running leases until the end
     clearTimeout(this.soonTimer);
     clearInterval(this.countTimer);
-    await queue.stop(options.shutdownGraceMs);
+    await Promise.all([queue.stop(options.shutdownGraceMs), settledWithin(this.callerRuns, options.shutdownGraceMs)]);
     if (this.running.size) {
       for (const goal of this.running.values()) {
         goal.stop = 'shutdown';

@@ -29,7 +29,7 @@ import type { ResolvedHttpOptions } from '../zmodu-http.options';
 import { JsonGoalBody, type RunGoalBody, RunGoalPipe } from './goal-body.pipe';
 import { OpenApi } from './openapi';
 import { refuseUnreadableQuota } from './quota-outage';
-import { followRun, lastEventId, MAX_FOLLOWERS } from './run-follow';
+import { followRun, lastEventId, MAX_FOLLOWERS, MAX_FOLLOWERS_PER_TENANT } from './run-follow';
 import { acceptsEventStream, agentRun, type RunAnswer, type RunGoal, streamRun } from './run-event-stream';
 
 const GOAL_BODY_SCHEMA = {
@@ -66,8 +66,15 @@ export class AgentRunsController {
     @Optional() private readonly backgroundWorker?: AgentWorker,
   ) {}
 
-  /** Runs this instance follows as event streams now (GET /agents/runs/:id/events), at most MAX_FOLLOWERS. */
+  /** Runs this instance follows as event streams now (GET /agents/runs/:id/events), at most MAX_FOLLOWERS, and per tenant. */
   private followers = 0;
+  private readonly followersOf = new Map<string, number>();
+  /** Aborted at shutdown: the open event streams end (their clients reconnect elsewhere with Last-Event-ID). */
+  private readonly closing = new AbortController();
+
+  beforeApplicationShutdown(): void {
+    this.closing.abort();
+  }
 
   /**
    * Run an agent on a goal as the caller: the answer, the steps and every tool call with its guard decision. With
@@ -101,6 +108,9 @@ export class AgentRunsController {
     // With the AgentWorker, and the caller's preference (runsWait), the run is stored (its record, its journal) and may
     // wait for a human: then 202.
     const worker = this.backgroundWorker && this.storesRun(req) ? this.backgroundWorker : undefined;
+    // The stored run's id, sent first (the X-Run-Id header, on an error too; a stream's error event names it): a
+    // caller whose answer is lost reads the run instead of posting the goal again.
+    let storedId: string | undefined;
     const run: RunGoal = worker
       ? async (signal, onEvent) => {
           const { result, ...record } = await worker.run(body.goal, {
@@ -108,15 +118,26 @@ export class AgentRunsController {
             agent: agent.name,
             signal,
             ...(onEvent ? { onEvent } : {}),
+            onStored: (id) => {
+              storedId = id;
+              if (!res.headersSent) res.setHeader('X-Run-Id', id);
+            },
           });
-          // A run that goes on without the caller: the id of its last journal entry, for GET /agents/runs/:id/events.
+          // A run that goes on without the caller: the id of its last journal entry, for GET /agents/runs/:id/events
+          // (null when it cannot be read now: the answer does not fail on it).
           const open = record.status !== 'succeeded' && record.status !== 'failed';
-          const seen = open ? (await worker.journal(caller.tenantId, record.id)).at(-1)?.seq : undefined;
+          const seen = open
+            ? await worker.journal(caller.tenantId, record.id).then(
+                (j) => j.at(-1)?.seq,
+                () => undefined,
+              )
+            : undefined;
           return storedAnswer(record, result, this.redactor, seen);
         }
       : agentRun(agent, body.goal, { ...scope, runId: caller.runId });
     const errorBody = (err: unknown, runId: string | undefined) => this.errorBody(err, runId);
-    if (acceptsEventStream(req)) return streamRun(run, worker ? undefined : caller.runId, res, errorBody, retry);
+    if (acceptsEventStream(req)) return streamRun(run, () => (worker ? storedId : caller.runId), res, errorBody, retry);
+    // An error after the run was stored keeps its X-Run-Id header: the caller reads the run, never posts it again.
     const answer = await run(clientAbortSignal(res));
     if (res.destroyed) return; // the client went away: nobody to answer
     if (answer.result) refuseUnreadableQuota(answer.result, retry);
@@ -207,9 +228,12 @@ export class AgentRunsController {
     const worker = this.worker;
     const run = await worker.get(caller.tenantId, id);
     if (!run) throw new NotFoundException({ statusCode: 404, message: RUN_NOT_FOUND_MESSAGE(printable(id)) });
-    if (this.followers >= MAX_FOLLOWERS) throw new RunFollowersFullException(this.options.retryAfterSeconds);
+    const ofTenant = this.followersOf.get(caller.tenantId) ?? 0;
+    if (this.followers >= MAX_FOLLOWERS || ofTenant >= MAX_FOLLOWERS_PER_TENANT)
+      throw new RunFollowersFullException(this.options.retryAfterSeconds, this.followers >= MAX_FOLLOWERS ? 'instance' : 'tenant');
     const res = nodeResponse(response);
     this.followers++;
+    this.followersOf.set(caller.tenantId, ofTenant + 1);
     try {
       await followRun(
         worker,
@@ -219,6 +243,7 @@ export class AgentRunsController {
         res,
         (r) => this.redactor.redact(this.withoutScope(r)),
         (v) => this.redactor.redact(v),
+        this.closing.signal,
       );
     } catch (err) {
       // The stream is open: the failure (a database away) is its last event, as an HTTP error's body.
@@ -228,6 +253,9 @@ export class AgentRunsController {
       }
     } finally {
       this.followers--;
+      const left = (this.followersOf.get(caller.tenantId) ?? 1) - 1;
+      if (left > 0) this.followersOf.set(caller.tenantId, left);
+      else this.followersOf.delete(caller.tenantId);
     }
   }
 
@@ -308,10 +336,14 @@ export class AgentRunsController {
 
 /** Too many runs followed on this instance: a 503 with Retry-After (the exception filter sends it). */
 class RunFollowersFullException extends ServiceUnavailableException {
-  constructor(readonly retryAfterSeconds: number) {
+  constructor(
+    readonly retryAfterSeconds: number,
+    bound: 'instance' | 'tenant',
+  ) {
+    const what = bound === 'instance' ? `${MAX_FOLLOWERS} runs` : `${MAX_FOLLOWERS_PER_TENANT} runs of your tenant`;
     super({
       statusCode: 503,
-      message: `This instance follows ${MAX_FOLLOWERS} runs already: retry after ${retryAfterSeconds} s, or read the run with GET /agents/runs/:id`,
+      message: `This instance follows ${what} already: retry after ${retryAfterSeconds} s, or read the run with GET /agents/runs/:id`,
     });
     this.name = 'RunFollowersFullException';
   }

@@ -61,7 +61,8 @@ export type RunGoal = (signal: AbortSignal, onEvent?: AgentRunContext['onEvent']
  */
 export async function streamRun(
   run: RunGoal,
-  runId: string | undefined,
+  /** The run's id for an error's body, once known (a stored run's is known when it is stored). */
+  runId: () => string | undefined,
   res: ServerResponse,
   errorBody: StreamErrorBody,
   retryAfterSeconds: number,
@@ -76,7 +77,7 @@ export async function streamRun(
     if (!stream.started && answer.result) refuseUnreadableQuota(answer.result, retryAfterSeconds);
   } catch (err) {
     if (!stream.started) throw err; // a plain HTTP error: nothing was sent yet
-    return stream.fail(errorBody(err, runId));
+    return stream.fail(errorBody(err, runId()));
   }
   // The same refusal, now that the stream is open: the quota could not be read at a later turn.
   if (answer.result?.stoppedReason === 'quota_unavailable') return stream.fail(quotaOutageBody(answer.result.runId, retryAfterSeconds));

@@ -16,6 +16,8 @@ export const MAX_FOLLOW_MS = 10 * 60_000;
 const FOLLOW_PAGE = 200;
 /** Streams one instance follows at once; past it, a 503 with Retry-After (each polls the database). */
 export const MAX_FOLLOWERS = 500;
+/** Of them, one tenant's at most: one tenant does not take every stream of an instance. */
+export const MAX_FOLLOWERS_PER_TENANT = 50;
 /** What EventSource waits before it reconnects (the `retry:` field). */
 const RECONNECT_MS = 1000;
 
@@ -48,15 +50,17 @@ export async function followRun(
   res: ServerResponse,
   show: (run: AgentRunRecord) => unknown,
   redact: (value: unknown) => unknown,
+  closing?: AbortSignal,
 ): Promise<void> {
   const stream = new RunEventStream(res);
-  const gone = clientAbortSignal(res);
+  // The client went away, or this instance shuts down (the stream ends: the client reconnects with Last-Event-ID).
+  const gone = closing ? AbortSignal.any([clientAbortSignal(res), closing]) : clientAbortSignal(res);
   const until = Date.now() + MAX_FOLLOW_MS;
   let cursor = after;
   stream.begin();
   if (!res.destroyed) res.write(`retry: ${RECONNECT_MS}\n\n`);
   for (;;) {
-    if (gone.aborted || res.destroyed) return;
+    if (gone.aborted || res.destroyed) return stream.end();
     const entries = await worker.journal(tenantId, runId, { afterSeq: cursor, limit: FOLLOW_PAGE });
     for (const entry of entries) {
       const event = eventOf(entry);
