@@ -400,7 +400,9 @@ export class Agent {
     // A proposal whose decision was told as a message (resumeOn 'each') is not pending any more, whatever its call said.
     const decidedLate = journal.decidedLate();
     const still = (p: PendingApproval) => !toldLate.has(p.proposalId) && !decidedLate.has(p.proposalId);
-    const pendingApprovals = (stoppedReason === 'waiting' ? uniqueProposals(waitedOn) : pendingOf(steps)).filter(still);
+    // Only a proposing skill's result puts a proposal in front of a human: a read (or any tool) naming one does not.
+    const proposing = (name: string) => this.registry.get(name)?.action === 'propose';
+    const pendingApprovals = (stoppedReason === 'waiting' ? uniqueProposals(waitedOn) : pendingOf(steps, proposing)).filter(still);
     // The answer says when work waits for a human, whatever the model wrote.
     if (pendingApprovals.length)
       answer = `${answer}${answer ? '\n\n' : ''}${pendingApprovals.map((p) => `Proposal ${p.proposalId} (${p.skill}) needs human approval${p.reason ? `: ${p.reason}` : ''}.`).join('\n')}`;
@@ -627,11 +629,11 @@ function providerSecrets(provider: ModelProvider): readonly unknown[] {
 }
 
 /** Tool calls whose value says a proposal waits for a human. */
-function pendingOf(steps: AgentStep[]): PendingApproval[] {
+function pendingOf(steps: AgentStep[], proposing: (skill: string) => boolean): PendingApproval[] {
   const out: PendingApproval[] = [];
   for (const step of steps)
     for (const call of step.toolCalls) {
-      const pending = pendingOfCall(call);
+      const pending = proposing(call.name) ? pendingOfCall(call) : null;
       if (pending) out.push(pending);
     }
   return out;
