@@ -151,7 +151,7 @@ describe('runs that wait for a human and go on (AgentWorker, the pipeline, the r
     await db?.drop();
   });
 
-  async function boot(maxWaitMs?: number, pairSteps?: number): Promise<void> {
+  async function boot(maxWaitMs?: number, pairSteps?: number, maxWaitingPerTenant?: number): Promise<void> {
     model = new DeskModel();
     echo = new EchoModel();
     pair = new PairModel();
@@ -179,7 +179,7 @@ describe('runs that wait for a human and go on (AgentWorker, the pipeline, the r
           ],
           guard: { auditStore: 'memory', quotaStore: 'memory' },
         }),
-        AgentWorkerModule.forRoot({ runStore: 'typeorm', leaseMs: 600 }),
+        AgentWorkerModule.forRoot({ runStore: 'typeorm', leaseMs: 600, ...(maxWaitingPerTenant ? { maxWaitingPerTenant } : {}) }),
         PipelineModule.forRoot({
           actions: { 'order.place': { amount: (payload) => Number((payload as { qty: number }).qty) * 100 } },
           proposable: ['order.place'],
@@ -437,6 +437,21 @@ describe('runs that wait for a human and go on (AgentWorker, the pipeline, the r
     const run = await finished(runId);
     expect([run.stoppedReason, run.pendingApprovals]).toEqual(['max_steps', []]);
     expect(pair.asked).toBe(2);
+  });
+
+  it('past maxWaitingPerTenant a run does not wait: it ends failed at its proposal, which stays in the approval queue', async () => {
+    await boot(undefined, undefined, 1);
+    const { runId: first } = await waitingRun();
+    const { runId: second } = await worker.post('Buy 50 ACME', { agent: 'trader', ...ALICE });
+    const ended = await finished(second);
+    expect([ended.status, ended.stoppedReason]).toEqual(['failed', 'waiting']);
+    expect(ended.error).toMatch(/has 1 runs waiting already \(maxWaitingPerTenant\)/);
+    expect(ended.pendingApprovals).toHaveLength(1);
+    expect((await pipeline.get('acme', ended.pendingApprovals[0].proposalId)).status).toBe('pending');
+    expect((await worker.get('acme', first))?.status).toBe('waiting');
+    // Another tenant has its own bound.
+    const { runId: theirs } = await worker.post('Buy 50 ACME', { agent: 'trader', tenantId: 'globex', userId: 'gail', permissions: [] });
+    await until('globex run to wait', async () => (await worker.get('globex', theirs))?.status === 'waiting');
   });
 
   it("settles a waiting run once under twenty concurrent settles (the store's conditional write)", async () => {

@@ -150,3 +150,7 @@ export const ARGUMENTS_NOT_KEPT_MESSAGE = (skill: string) =>
 /** A decision the run was owed (resumeOn 'each'), told after the model went on without it. */
 export const LATE_DECISION_MESSAGE = (proposalId: string, observation: string) =>
   `The decision on proposal ${proposalId}, which was pending when you went on, has been made: ${observation}`;
+
+/** A run that would wait for a human past its tenant's bound (AgentWorkerOptions.maxWaitingPerTenant). */
+export const WAITING_FULL_MESSAGE = (max: number) =>
+  `The run would wait for a human, but its tenant has ${max} runs waiting already (maxWaitingPerTenant): it ended at its proposals, which stay in the approval queue (a decision still executes them; this run does not hear it).`;

@@ -281,6 +281,22 @@ export function agentRunStoreContract(name: string, factory: () => Promise<Agent
       expect(await store.get('t1', r.id)).toMatchObject({ status: 'queued', decisions: [decided(P1)] });
     });
 
+    waitsIt("bounds a tenant's waiting runs: of 20 suspends at once with maxPerTenant 5, five wait, the rest are 'full'", async (w) => {
+      const runs = Array.from({ length: 20 }, () => run());
+      const other = run({ tenantId: 't2', userId: 'u2' });
+      await store.insert([...runs, other]);
+      for (const r of [...runs, other]) await store.claim(r.id, 'w1', 60_000);
+      const results = await Promise.all(runs.map((r) => w.suspend(leaseOf(r.id, 'w1'), { ...wait([P1]), maxPerTenant: 5 })));
+      expect(results.filter((x) => x === true)).toHaveLength(5);
+      expect(results.filter((x) => x === 'full')).toHaveLength(15);
+      // A refused one still holds its run (nothing written); another tenant has its own bound.
+      const refused = runs[results.indexOf('full')];
+      expect(await store.get('t1', refused.id)).toMatchObject({ status: 'running', leaseOwner: 'w1' });
+      expect(await w.suspend(leaseOf(other.id, 'w1'), { ...wait([P1]), maxPerTenant: 5 })).toBe(true);
+      // Without the lease, false as before (never 'full').
+      expect(await w.suspend(leaseOf(refused.id, 'w9'), { ...wait([P1]), maxPerTenant: 5 })).toBe(false);
+    });
+
     waitsIt('pages through every waiting run in id order after a cursor, and lists those whose wait ends first first', async (w) => {
       const runs = [run(), run(), run({ tenantId: 't2', userId: 'u2' })];
       await store.insert(runs);

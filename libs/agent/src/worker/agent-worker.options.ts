@@ -27,6 +27,12 @@ export class AgentWorkerOptions {
    * a graceful shutdown gets its start back (its maxAttempts grows by one, up to 100).
    */
   maxAttempts?: number = 3;
+  /**
+   * Runs one tenant may have waiting for a human at once (in the run store: on every instance). A run that would wait
+   * past it ends `failed` at its proposals instead (they stay in the approval queue); a waiting run holds no slot, so
+   * this bounds what a tenant keeps waiting, and what the sweep reads.
+   */
+  maxWaitingPerTenant?: number = 1000;
   /** Longest goal accepted, in characters. */
   maxGoalLength?: number = 8000;
   /** Where runs are stored: the app's TypeORM DataSource (default), this process's memory, or your store. */

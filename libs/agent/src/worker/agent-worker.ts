@@ -7,6 +7,7 @@ import {
   RUN_CRASHED_MESSAGE,
   SHUTDOWN_INTERRUPTED_MESSAGE,
   NOT_THIS_RUNS_PROPOSAL_MESSAGE,
+  WAITING_FULL_MESSAGE,
   WORKER_NEEDS_AGENTS_MESSAGE,
 } from '../agent.messages';
 import { InvalidWorkerOptionsException } from '../exceptions/invalid-worker-options.exception';
@@ -367,7 +368,10 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
     if (claimed && claimed.status !== 'failed') {
       // The shutdown began during the claim (its heartbeat may be gone): given back, as a slot's run would be.
       if (this.stopped) {
-        await store.release({ runId: run.id, owner: this.instanceId, attempt: claimed.attempts }, SHUTDOWN_INTERRUPTED_MESSAGE(options.shutdownGraceMs));
+        await store.release(
+          { runId: run.id, owner: this.instanceId, attempt: claimed.attempts },
+          SHUTDOWN_INTERRUPTED_MESSAGE(options.shutdownGraceMs),
+        );
         return this.ended(scope.tenantId, run.id, 0);
       }
       this.claims.push(Date.now());
@@ -961,10 +965,28 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
       answer: result.answer,
       steps: storedSteps(result.steps, this.skills),
       pendingApprovals: result.pendingApprovals,
+      maxPerTenant: this.options.maxWaitingPerTenant,
     };
     const suspended = await this.whileUnavailable(goal, `storing the wait of run ${claimed.id}`, () =>
       (store.suspend as NonNullable<AgentRunStore['suspend']>).call(store, goal.lease, wait),
     );
+    if (suspended === 'full') {
+      // Its tenant has as many runs waiting as it may: this one ends at its proposals (they stay in the approval queue,
+      // and a decision still executes them), told as a failure, not left running or waiting beyond the bound.
+      const outcome: AgentRunOutcome = {
+        status: 'failed',
+        answer: result.answer,
+        stoppedReason: 'waiting',
+        steps: wait.steps,
+        pendingApprovals: result.pendingApprovals,
+        error: WAITING_FULL_MESSAGE(this.options.maxWaitingPerTenant),
+      };
+      if (!(await this.storeOutcome(store, goal.lease, claimed.tenantId, outcome))) return null;
+      this.counts.failed++;
+      const record: AgentRunRecord = { ...claimed, ...outcome, leaseOwner: null, leaseUntil: null, finishedAt: new Date() };
+      await this.deliver(record);
+      return record;
+    }
     if (!suspended) {
       this.counts.interrupted++;
       this.logger.warn(`Run ${claimed.id}: ${LEASE_LOST_MESSAGE}`);

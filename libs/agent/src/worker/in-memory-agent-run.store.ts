@@ -136,9 +136,14 @@ export class InMemoryAgentRunStore implements AgentRunStore {
     return true;
   }
 
-  async suspend(lease: AgentRunLease, wait: AgentRunWait): Promise<boolean> {
+  async suspend(lease: AgentRunLease, wait: AgentRunWait): Promise<boolean | 'full'> {
     const run = this.held(lease);
     if (!run) return false;
+    if (wait.maxPerTenant !== undefined) {
+      let waiting = 0;
+      for (const r of this.runs.values()) if (r.tenantId === run.tenantId && r.status === 'waiting') waiting++;
+      if (waiting >= wait.maxPerTenant) return 'full';
+    }
     Object.assign(run, {
       status: 'waiting',
       leaseOwner: null,

@@ -54,6 +54,7 @@ export function resolveWorkerOptions(raw: AgentWorkerOptions | undefined | null)
     shutdownGraceMs: int(merged, 'shutdownGraceMs', 0, 600_000),
     maxAttempts: int(merged, 'maxAttempts', 1, MAX_RUN_ATTEMPTS),
     maxGoalLength: int(merged, 'maxGoalLength', 1, 1_000_000),
+    maxWaitingPerTenant: int(merged, 'maxWaitingPerTenant', 1, 1_000_000),
     runStore: runStore as ResolvedAgentWorkerOptions['runStore'],
     onResult: merged.onResult as AgentWorkerOptions['onResult'],
   };

@@ -1,5 +1,5 @@
-import { isScopeId } from '@zmodu/core';
-import { DataSource } from 'typeorm';
+import { isScopeId, returning } from '@zmodu/core';
+import { DataSource, EntityManager } from 'typeorm';
 import { StopReason } from '../agent-run';
 import { LEASE_EXPIRED_MESSAGE, OUT_OF_ATTEMPTS_MESSAGE } from '../agent.messages';
 import {
@@ -228,21 +228,49 @@ export class TypeOrmAgentRunStore implements AgentRunStore {
     return rows.map((r) => JSON.parse(String(r.entry)) as RunJournalEntry);
   }
 
-  async suspend(lease: AgentRunLease, wait: AgentRunWait): Promise<boolean> {
-    const rows = await this.rows(
-      `UPDATE zmodu_agent_runs SET status = 'waiting', lease_owner = NULL, lease_until = NULL, answer = $4, stopped_reason = 'waiting',
+  async suspend(lease: AgentRunLease, wait: AgentRunWait): Promise<boolean | 'full'> {
+    if (wait.maxPerTenant !== undefined) return this.suspendBounded(lease, wait, wait.maxPerTenant);
+    return this.suspendNow(this.dataSource.manager, lease, wait);
+  }
+
+  /**
+   * The bound decided in one transaction: a transaction lock of the run's tenant's waits (every bounded suspend of the
+   * tenant waits for the one before), then the count, then the write. Never count-then-write outside the lock.
+   */
+  private async suspendBounded(lease: AgentRunLease, wait: AgentRunWait, max: number): Promise<boolean | 'full'> {
+    return this.dataSource.transaction(async (manager) => {
+      const owned = (await manager.query(
+        `SELECT tenant_id FROM zmodu_agent_runs WHERE id = $1 AND lease_owner = $2 AND attempts = $3 AND status = 'running'`,
+        [lease.runId, lease.owner, lease.attempt],
+      )) as { tenant_id: string }[];
+      if (owned.length !== 1) return false;
+      const tenant = owned[0].tenant_id;
+      await manager.query(`SELECT pg_advisory_xact_lock(hashtextextended('zmodu_agent_runs.waiting:' || $1, 0))`, [tenant]);
+      const [{ n }] = (await manager.query(`SELECT count(*)::int AS n FROM zmodu_agent_runs WHERE tenant_id = $1 AND status = 'waiting'`, [
+        tenant,
+      ])) as { n: number }[];
+      if (Number(n) >= max) return 'full';
+      return this.suspendNow(manager, lease, wait);
+    });
+  }
+
+  private async suspendNow(manager: EntityManager, lease: AgentRunLease, wait: AgentRunWait): Promise<boolean> {
+    const rows = returning(
+      await manager.query(
+        `UPDATE zmodu_agent_runs SET status = 'waiting', lease_owner = NULL, lease_until = NULL, answer = $4, stopped_reason = 'waiting',
          steps = $5::jsonb, pending_approvals = $6::jsonb, waiting_for = $7::jsonb, wait_until = now() + ${MS('$8')}, decisions = '[]'::jsonb
        WHERE id = $1 AND lease_owner = $2 AND attempts = $3 AND status = 'running' RETURNING id`,
-      [
-        lease.runId,
-        lease.owner,
-        lease.attempt,
-        wait.answer,
-        JSON.stringify(wait.steps),
-        JSON.stringify(wait.pendingApprovals),
-        JSON.stringify([...new Set(wait.proposalIds)]),
-        wait.waitMs,
-      ],
+        [
+          lease.runId,
+          lease.owner,
+          lease.attempt,
+          wait.answer,
+          JSON.stringify(wait.steps),
+          JSON.stringify(wait.pendingApprovals),
+          JSON.stringify([...new Set(wait.proposalIds)]),
+          wait.waitMs,
+        ],
+      ),
     );
     return rows.length === 1;
   }

@@ -30,6 +30,11 @@ export interface AgentRunWait {
   readonly answer: string | null;
   readonly steps: readonly AgentStep[];
   readonly pendingApprovals: readonly PendingApproval[];
+  /**
+   * Runs one tenant may have waiting at once: past it the run does not wait (`suspend` answers 'full'). Decided in the
+   * store under a lock of the tenant, so concurrent suspends never exceed it, on any instance.
+   */
+  readonly maxPerTenant?: number;
 }
 
 /** Who a goal runs for. Tenant and user are required (no wildcard); permissions are the caller's, never more. */
@@ -202,10 +207,11 @@ export interface AgentRunStore {
   readJournal?(tenantId: string, runId: string, page?: JournalPage): Promise<RunJournalEntry[]>;
   /**
    * running (this lease) → waiting: the lease released (a waiting run holds no slot), what it waits for kept, with
-   * `waitUntil = now + waitMs`, and the run as it stands (answer, steps). False when the lease does not hold the run.
+   * `waitUntil = now + waitMs`, and the run as it stands (answer, steps). False when the lease does not hold the run;
+   * 'full' when its tenant has `wait.maxPerTenant` runs waiting already (nothing is written: the run still holds it).
    * Optional, with `settle` and `waiting` (and the journal): a store without them never lets a run wait.
    */
-  suspend?(lease: AgentRunLease, wait: AgentRunWait): Promise<boolean>;
+  suspend?(lease: AgentRunLease, wait: AgentRunWait): Promise<boolean | 'full'>;
   /**
    * Record decisions on proposals a waiting run of the tenant waits for (others, and proposals decided already, are
    * ignored); when every one has its decision, waiting → queued (its start given back, as by `release`), as one
