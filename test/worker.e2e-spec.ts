@@ -1,3 +1,4 @@
+import type { INestApplication } from '@nestjs/common';
 import { AgentWorker } from '@zmodu/agent';
 import type { ModelProvider, ModelRequest, ModelTurn } from '@zmodu/agent';
 import request from 'supertest';
@@ -26,6 +27,18 @@ async function until(check: () => Promise<boolean> | boolean, what: string, time
   }
 }
 
+/** A desk lead approves a proposal over HTTP, on the version and step read (a decision binds to what was read). */
+async function approveOverHttp(app: INestApplication, proposalId: string): Promise<void> {
+  const http = () => request(app.getHttpServer());
+  const lead = `Bearer ${mintToken(SECRET, { tenant: 'acme', user: 'lee', permissions: ['approval:decide', 'desk:lead'] })}`;
+  const proposal = (await http().get(`/admin/approvals/${proposalId}`).set('Authorization', lead).expect(200)).body;
+  await http()
+    .post(`/admin/approvals/${proposalId}/approve`)
+    .set('Authorization', lead)
+    .send({ version: proposal.version, step: proposal.waitingStep.index, reason: 'fine' })
+    .expect(200);
+}
+
 describe('sample app: the AgentWorker over HTTP (POST /agents/:name/goals, GET /agents/runs/:id)', () => {
   const { boot, forget } = sampleAppsOnTestDatabase(SECRET);
 
@@ -46,13 +59,7 @@ describe('sample app: the AgentWorker over HTTP (POST /agents/:name/goals, GET /
     expect(run).toMatchObject({ id: runId, status: 'waiting', waitingFor: [expect.any(String)] });
     const proposalId = (run.waitingFor as string[])[0];
     // A desk lead approves it over HTTP, on the version read; the run goes on with the execution's result.
-    const lead = `Bearer ${mintToken(SECRET, { tenant: 'acme', user: 'lee', permissions: ['approval:decide', 'desk:lead'] })}`;
-    const proposal = (await http().get(`/admin/approvals/${proposalId}`).set('Authorization', lead).expect(200)).body;
-    await http()
-      .post(`/admin/approvals/${proposalId}/approve`)
-      .set('Authorization', lead)
-      .send({ version: proposal.version, step: proposal.waitingStep.index, reason: 'fine' })
-      .expect(200);
+    await approveOverHttp(app, proposalId);
     await until(async () => {
       run = (await http().get(`/agents/runs/${runId}`).set('Authorization', token())).body;
       return run.status === 'succeeded' || run.status === 'failed';
@@ -115,13 +122,7 @@ describe('sample app: the AgentWorker over HTTP (POST /agents/:name/goals, GET /
     expect((await worker.resume('acme', runId))?.status).toBe('waiting');
     expect(await worker.resume('globex', runId)).toBeNull();
 
-    const lead = `Bearer ${mintToken(SECRET, { tenant: 'acme', user: 'lee', permissions: ['approval:decide', 'desk:lead'] })}`;
-    const proposal = (await http().get(`/admin/approvals/${proposalId}`).set('Authorization', lead).expect(200)).body;
-    await http()
-      .post(`/admin/approvals/${proposalId}/approve`)
-      .set('Authorization', lead)
-      .send({ version: proposal.version, step: proposal.waitingStep.index, reason: 'fine' })
-      .expect(200);
+    await approveOverHttp(app, proposalId);
     let run: Record<string, unknown> = {};
     await until(async () => {
       run = (await http().get(`/agents/runs/${runId}`).set('Authorization', token())).body;
@@ -219,13 +220,7 @@ describe('sample app: the AgentWorker over HTTP (POST /agents/:name/goals, GET /
     expect(ids).toEqual([...ids].sort((a, b) => a - b));
     expect(new Set(ids).size).toBe(ids.length);
 
-    const lead = `Bearer ${mintToken(SECRET, { tenant: 'acme', user: 'lee', permissions: ['approval:decide', 'desk:lead'] })}`;
-    const proposal = (await http().get(`/admin/approvals/${waitingFor[0]}`).set('Authorization', lead).expect(200)).body;
-    await http()
-      .post(`/admin/approvals/${waitingFor[0]}/approve`)
-      .set('Authorization', lead)
-      .send({ version: proposal.version, step: proposal.waitingStep.index, reason: 'fine' })
-      .expect(200);
+    await approveOverHttp(app, waitingFor[0]);
     // Reconnected after the last event seen: the decision, the turn after it, then final; nothing seen before again.
     const rest = await readEvents(
       `${base}/agents/runs/${runId}/events`,

@@ -305,16 +305,7 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
       this.counts.rejected++;
       throw new MailboxFullException(options.mailboxSize, this.retryAfterSeconds(waiting - options.mailboxSize + 1, 1));
     }
-    const run: NewAgentRun = {
-      id: randomUUID(),
-      agent,
-      goal,
-      tenantId: scope.tenantId,
-      userId: scope.userId,
-      permissions: [...scope.permissions],
-      maxAttempts: options.maxAttempts,
-      ...(scope.jobId !== undefined ? { jobId: scope.jobId, jobTick: scope.jobTick } : {}),
-    };
+    const run = newRun(agent, goal, scope, options.maxAttempts);
     await new Promise<void>((resolve, reject) => {
       this.pending.push({ run, resolve, reject });
       this.scheduleFlush(store);
@@ -344,16 +335,7 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
   ): Promise<AgentRunRecord & { readonly result?: AgentRunResult }> {
     const { options, store } = this.require();
     const agent = this.validGoal(goal, scope, options);
-    const run: NewAgentRun = {
-      id: randomUUID(),
-      agent,
-      goal,
-      tenantId: scope.tenantId,
-      userId: scope.userId,
-      permissions: [...scope.permissions],
-      maxAttempts: options.maxAttempts,
-      ...(scope.jobId !== undefined ? { jobId: scope.jobId, jobTick: scope.jobTick } : {}),
-    };
+    const run = newRun(agent, goal, scope, options.maxAttempts);
     // Not bounded by the mailbox: it does not wait for a slot, the caller's request carries it.
     await store.insert([run]);
     try {
@@ -1079,6 +1061,20 @@ export class AgentWorker implements OnApplicationBootstrap, BeforeApplicationShu
     this.counts.handlerErrors++;
     this.logger.error(`AgentWorker failed ${what}: ${safeText(err)}`);
   }
+}
+
+/** A goal as the run store takes it: a new id, the caller's scope (its permissions copied), its origin if a job's. */
+function newRun(agent: string, goal: string, scope: PostGoalOptions, maxAttempts: number): NewAgentRun {
+  return {
+    id: randomUUID(),
+    agent,
+    goal,
+    tenantId: scope.tenantId,
+    userId: scope.userId,
+    permissions: [...scope.permissions],
+    maxAttempts,
+    ...(scope.jobId !== undefined ? { jobId: scope.jobId, jobTick: scope.jobTick } : {}),
+  };
 }
 
 /**
