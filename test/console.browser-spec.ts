@@ -371,23 +371,33 @@ describe('the approvals console in a browser', () => {
       throw new Error(`no focusable element matched ${want.toString()} within ${max} Tab presses`);
     }
 
-    it('axe-core finds no serious or critical violation on the queue and on a proposal (with its run); screenshots', async () => {
-      // The desk agent's run through the worker (which stores the run): one of its orders waits for a desk lead.
+    /** The desk agent's run through the worker: it waits for a desk lead on one of its orders; that pending proposal. */
+    async function deskRunWaiting(): Promise<{ runId: string; made: { id: string; runId: string | null } }> {
       const worker = app.get(AgentWorker);
-      const finished = new Promise<void>((resolve) => worker.onResult(() => resolve()));
+      const waiting = new Promise<string>((resolve) =>
+        worker.onResult((r) => {
+          if (r.status === 'waiting') resolve(r.id);
+        }),
+      );
       const { runId } = await worker.post('place the orders', {
         agent: 'desk',
         tenantId: 'acme',
         userId: 'alice',
         permissions: ['agent:run', 'order:submit'],
       });
-      await finished;
+      expect(await waiting).toBe(runId);
       await app.get(AgentAuditLog).flush();
       const list = (await http('GET', '/admin/approvals?status=pending&limit=100', token('lee', APPROVER))).body as {
         items: { id: string; runId: string | null }[];
       };
       const made = list.items.find((p) => p.runId === runId);
       if (!made) throw new Error(`no pending proposal of run ${runId}`);
+      return { runId, made };
+    }
+
+    it('axe-core finds no serious or critical violation on the queue and on a proposal (with its run); screenshots', async () => {
+      // The desk agent's run through the worker (which stores the run): one of its orders waits for a desk lead.
+      const { made } = await deskRunWaiting();
 
       const page = await newPage();
       await signIn(page, 'lee', APPROVER);
@@ -420,24 +430,8 @@ describe('the approvals console in a browser', () => {
     });
 
     it('shows the run a proposal belongs to waiting for the decision, then what the agent did after it', async () => {
-      const worker = app.get(AgentWorker);
-      const waiting = new Promise<string>((resolve) =>
-        worker.onResult((r) => {
-          if (r.status === 'waiting') resolve(r.id);
-        }),
-      );
-      const { runId } = await worker.post('place the orders', {
-        agent: 'desk',
-        tenantId: 'acme',
-        userId: 'alice',
-        permissions: ['agent:run', 'order:submit'],
-      });
-      expect(await waiting).toBe(runId);
-      const list = (await http('GET', '/admin/approvals?status=pending&limit=100', token('lee', APPROVER))).body as {
-        items: { id: string; runId: string | null }[];
-      };
-      const made = list.items.find((p) => p.runId === runId);
-      if (!made) throw new Error(`no pending proposal of run ${runId}`);
+      const { runId, made } = await deskRunWaiting();
+      expect(made.runId).toBe(runId);
       const page = await newPage();
       await signIn(page, 'lee', APPROVER);
       await row(page, made.id).waitFor();

@@ -39,6 +39,29 @@ const GOAL_BODY_SCHEMA = {
   properties: { goal: { type: 'string', minLength: 1, maxLength: 4000, description: 'What the agent is asked to do (free text)' } },
 };
 
+/** Journal entries a run's read answers by default, and at most (`journalLimit`). */
+const JOURNAL_PAGE = 200;
+const MAX_JOURNAL_PAGE = 1000;
+
+/** The journal page's query parameters in the OpenAPI document (both routes that read a run). */
+const JOURNAL_PAGE_DOCS: Array<Parameters<typeof OpenApi>[number]> = [
+  (api) =>
+    api.ApiQuery({
+      name: 'journalAfter',
+      required: false,
+      description: 'Journal entries after this seq (default: from the first)',
+      schema: { type: 'integer', minimum: -1 },
+    }),
+  (api) =>
+    api.ApiQuery({
+      name: 'journalLimit',
+      required: false,
+      description: `Journal entries at most (default ${JOURNAL_PAGE}, at most ${MAX_JOURNAL_PAGE}); journalNext names the next page`,
+      schema: { type: 'integer', minimum: 1, maximum: MAX_JOURNAL_PAGE },
+    }),
+  (api) => api.ApiBadRequestResponse({ description: 'journalAfter or journalLimit is not a whole number in its range' }),
+];
+
 /** The response a run writes to: Node's (express's Response is one; fastify's reply has it as `raw`). */
 type RunResponse = ServerResponse & { raw?: ServerResponse };
 const nodeResponse = (res: RunResponse): ServerResponse => res.raw ?? res;
@@ -178,21 +201,7 @@ export class AgentRunsController {
         summary: "A background run of the caller's tenant: status, answer, steps, error, what it waits for, its journal",
       }),
     (api) => api.ApiOkResponse({ description: 'The run (its tenant, permissions and lease left out)' }),
-    (api) =>
-      api.ApiQuery({
-        name: 'journalAfter',
-        required: false,
-        description: 'Journal entries after this seq (default: from the first)',
-        schema: { type: 'integer', minimum: -1 },
-      }),
-    (api) =>
-      api.ApiQuery({
-        name: 'journalLimit',
-        required: false,
-        description: 'Journal entries at most (default 200, at most 1000); journalNext names the next page',
-        schema: { type: 'integer', minimum: 1, maximum: 1000 },
-      }),
-    (api) => api.ApiBadRequestResponse({ description: 'journalAfter or journalLimit is not a whole number in its range' }),
+    ...JOURNAL_PAGE_DOCS,
     (api) => api.ApiNotFoundResponse({ description: "No such run in the caller's tenant" }),
   )
   async runRecord(@Param('id') id: string, @Query() query: Record<string, unknown>, @CallerContext() caller: HttpCallerContext) {
@@ -264,21 +273,7 @@ export class AgentRunsController {
   @OpenApi(
     (api) => api.ApiOperation({ summary: "A background run of this agent in the caller's tenant" }),
     (api) => api.ApiOkResponse({ description: 'The run (its tenant, permissions and lease left out)' }),
-    (api) =>
-      api.ApiQuery({
-        name: 'journalAfter',
-        required: false,
-        description: 'Journal entries after this seq (default: from the first)',
-        schema: { type: 'integer', minimum: -1 },
-      }),
-    (api) =>
-      api.ApiQuery({
-        name: 'journalLimit',
-        required: false,
-        description: 'Journal entries at most (default 200, at most 1000); journalNext names the next page',
-        schema: { type: 'integer', minimum: 1, maximum: 1000 },
-      }),
-    (api) => api.ApiBadRequestResponse({ description: 'journalAfter or journalLimit is not a whole number in its range' }),
+    ...JOURNAL_PAGE_DOCS,
     (api) => api.ApiNotFoundResponse({ description: "No such agent, or no such run of it in the caller's tenant" }),
   )
   async agentRunRecord(
@@ -348,10 +343,6 @@ class RunFollowersFullException extends ServiceUnavailableException {
     this.name = 'RunFollowersFullException';
   }
 }
-
-/** Journal entries a run's read answers by default, and at most (`journalLimit`). */
-const JOURNAL_PAGE = 200;
-const MAX_JOURNAL_PAGE = 1000;
 
 /** `?journalAfter=<seq>&journalLimit=<n>`, checked: a 400 naming the parameter, never a partial read. */
 function journalPageOf(query: Record<string, unknown>): { afterSeq: number; limit: number } {
